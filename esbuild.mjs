@@ -1,0 +1,68 @@
+// Builds every bundle the project ships. One file so the entry points and their
+// platforms (node for the extension host and server, browser for the webview) stay in one place.
+import * as esbuild from 'esbuild';
+import { chmod } from 'node:fs/promises';
+
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+
+const common = {
+  bundle: true,
+  sourcemap: production ? false : 'linked',
+  minify: production,
+  logLevel: 'warning',
+  legalComments: 'none',
+};
+
+/** @type {esbuild.BuildOptions[]} */
+const targets = [
+  {
+    ...common,
+    entryPoints: { extension: 'src/extension/extension.ts' },
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+    outdir: 'dist',
+  },
+  {
+    ...common,
+    entryPoints: { core: 'src/core/index.ts' },
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outdir: 'dist',
+  },
+  {
+    ...common,
+    entryPoints: { server: 'src/sessions/cli.ts' },
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outdir: 'dist',
+    banner: { js: '#!/usr/bin/env node' },
+  },
+  {
+    ...common,
+    entryPoints: { webview: 'src/webview/main.ts' },
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    outdir: 'dist',
+  },
+];
+
+async function main() {
+  if (watch) {
+    const contexts = await Promise.all(targets.map((t) => esbuild.context(t)));
+    await Promise.all(contexts.map((c) => c.watch()));
+    return;
+  }
+  await Promise.all(targets.map((t) => esbuild.build(t)));
+  await chmod('dist/server.js', 0o755);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

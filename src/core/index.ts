@@ -1,0 +1,4 @@
+// The public surface of dist/core.js: pure logic, no vscode, usable from plain Node.
+export * from './protocol';
+export * from './errors';
+export type * from './transport';

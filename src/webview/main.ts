@@ -1,0 +1,2 @@
+// The review panel's browser code (filled in by the panel work).
+export {};

@@ -1,0 +1,257 @@
+// The review panel's wire format, shared by the extension host (src/extension/reviewPanel.ts) and
+// the webview (src/webview/). Every message in either direction is parsed with these schemas;
+// anything that fails is dropped and reported, never acted upon.
+//
+// For the extension room (who builds PanelState and handles decisions):
+// - Host -> webview: {type:'state', state: PanelState} (ReviewPanel.update) and
+//   {type:'invoke', action} (ReviewPanel.invoke, for the host keybindings: the webview then acts
+//   as if the button was clicked, so the decision still carries the binding of the plan shown and,
+//   for reject, the feedback and comments typed there).
+// - Webview -> host: ready | approve | reject | edit | teleport | reply | openLink | saveDraft.
+//   ReviewPanel handles `ready` (re-sends the state) and `openLink` (validated, openExternal)
+//   itself; the others reach the extension through ReviewPanel.onDidReceiveMessage as
+//   PanelRequest.
+// - A decision carries a DecisionBinding {sessionId, toolUseId, planHash}: planHash is whatever
+//   the host put in the revision (sha256 hex of the plan text); the webview only echoes it.
+// - Locking: after the webview sends a decision (or a reply) its buttons stay disabled until
+//   either the pending revision's toolUseId (or the question) changes, or the host acknowledges
+//   with a state carrying `pendingDecision` and later releases with a state where `canDecide` is
+//   true and `pendingDecision` is absent (for example, sending failed and the user may retry).
+//   A state the host posted before it saw the decision therefore cannot re-enable the buttons.
+// - Drafts: the webview keeps feedback/comments in vscode.setState and also sends saveDraft
+//   (debounced) so the host can keep them with the session across restarts; the host may hand
+//   them back in PanelState.draft.
+// - Reject comments: LineComment {line, endLine?, ...} maps onto src/core/feedback.ts's
+//   PlanLineComment as {startLine: line, endLine: endLine ?? line, text}; formatRejectFeedback
+//   there quotes the lines from the plan itself. DecisionBindingSchema here is structurally the one
+//   in src/core/decision.ts (kept here too because that file imports node:crypto and this one is
+//   bundled into the browser).
+// This file is pure (no vscode, no DOM) so both bundles and the unit tests import it.
+import { z } from 'zod';
+
+export const PANEL_LIMITS = {
+  /** Plan text, in UTF-16 code units (about 2 MB of ASCII). */
+  planChars: 2 * 1024 * 1024,
+  feedbackChars: 100 * 1024,
+  comments: 500,
+  commentChars: 10_000,
+  quoteChars: 4_000,
+  replyChars: 100 * 1024,
+  revisions: 100,
+  idChars: 256,
+  labelChars: 500,
+  textChars: 100 * 1024,
+  urlChars: 2_048,
+} as const;
+
+/** True for an absolute http(s) URL; everything else (command:, javascript:, data:, file:, relative) is refused. */
+export function isHttpUrl(href: string): boolean {
+  if (href.length > PANEL_LIMITS.urlChars) return false;
+  try {
+    const url = new URL(href);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const IdSchema = z.string().min(1).max(PANEL_LIMITS.idChars);
+const LabelSchema = z.string().max(PANEL_LIMITS.labelChars);
+export const HttpUrlSchema = z.string().max(PANEL_LIMITS.urlChars).refine(isHttpUrl, 'must be an http(s) URL');
+export const PlanHashSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters (sha256)');
+
+export const PANEL_PHASES = [
+  'starting',
+  'planning',
+  'needs_input',
+  'plan_ready',
+  'approved',
+  'executing',
+  'teleported',
+  'rejected',
+  'failed',
+  'stopped',
+  'completed',
+] as const;
+export const PanelPhaseSchema = z.enum(PANEL_PHASES);
+export type PanelPhase = z.infer<typeof PanelPhaseSchema>;
+
+export const REVISION_STATUSES = ['pending', 'rejected', 'approved', 'approved_edited', 'teleported', 'superseded'] as const;
+export const RevisionStatusSchema = z.enum(REVISION_STATUSES);
+export type RevisionStatus = z.infer<typeof RevisionStatusSchema>;
+
+export const DECISION_KINDS = ['approve', 'reject', 'edit', 'teleport', 'reply'] as const;
+export const DecisionKindSchema = z.enum(DECISION_KINDS);
+export type DecisionKind = z.infer<typeof DecisionKindSchema>;
+
+/** A comment on plan source lines (1-based, inclusive). `quote` is the commented text as the webview saw it. */
+export const LineCommentSchema = z
+  .strictObject({
+    line: z.number().int().min(1),
+    endLine: z.number().int().min(1).optional(),
+    quote: z.string().max(PANEL_LIMITS.quoteChars),
+    text: z.string().trim().min(1, 'a comment needs text').max(PANEL_LIMITS.commentChars),
+  })
+  .refine((c) => c.endLine === undefined || c.endLine >= c.line, 'endLine must not be before line');
+export type LineComment = z.infer<typeof LineCommentSchema>;
+
+const CommentListSchema = z.array(LineCommentSchema).max(PANEL_LIMITS.comments);
+const FeedbackSchema = z.string().max(PANEL_LIMITS.feedbackChars);
+
+export const PlanRevisionSchema = z.strictObject({
+  revision: z.number().int().min(1),
+  toolUseId: IdSchema,
+  plan: z.string().max(PANEL_LIMITS.planChars),
+  planHash: PlanHashSchema,
+  status: RevisionStatusSchema,
+  feedback: FeedbackSchema.optional(),
+  comments: CommentListSchema,
+  /** ISO 8601 time of the decision. */
+  decidedAt: z.string().max(64).optional(),
+});
+export type PlanRevision = z.infer<typeof PlanRevisionSchema>;
+
+export const PanelNoticeSchema = z.strictObject({
+  level: z.enum(['info', 'warning', 'error']),
+  text: z.string().min(1).max(PANEL_LIMITS.textChars),
+});
+export type PanelNotice = z.infer<typeof PanelNoticeSchema>;
+
+export const PanelDraftSchema = z.strictObject({
+  toolUseId: IdSchema,
+  feedback: FeedbackSchema,
+  comments: CommentListSchema,
+});
+export type PanelDraft = z.infer<typeof PanelDraftSchema>;
+
+export const PanelStateSchema = z.strictObject({
+  /** The extension's own key for the session (stable across reloads). */
+  sessionKey: IdSchema,
+  /** The backend's session id, echoed in every decision binding. */
+  sessionId: IdSchema,
+  title: LabelSchema,
+  backendLabel: LabelSchema,
+  agentLabel: LabelSchema.optional(),
+  phase: PanelPhaseSchema,
+  sessionLink: HttpUrlSchema.optional(),
+  /** Oldest first; the last one is the current revision. */
+  revisions: z.array(PlanRevisionSchema).max(PANEL_LIMITS.revisions),
+  /** The agent's question while phase is needs_input. */
+  question: z.string().min(1).max(PANEL_LIMITS.textChars).optional(),
+  /** True while the last revision is pending and the host would accept a decision on it. */
+  canDecide: z.boolean(),
+  /** A decision the host is sending right now; the webview shows it and keeps the buttons disabled. */
+  pendingDecision: DecisionKindSchema.optional(),
+  notice: PanelNoticeSchema.optional(),
+  outcome: z.strictObject({ text: z.string().max(PANEL_LIMITS.textChars), link: HttpUrlSchema.optional() }).optional(),
+  /** Draft feedback/comments the host kept for the pending revision (from saveDraft). */
+  draft: PanelDraftSchema.optional(),
+  /** The scripted demo scenario: labelled as a demo everywhere. */
+  demo: z.boolean().optional(),
+});
+export type PanelState = z.infer<typeof PanelStateSchema>;
+
+export const DecisionBindingSchema = z.strictObject({
+  sessionId: IdSchema,
+  toolUseId: IdSchema,
+  planHash: PlanHashSchema,
+});
+export type DecisionBinding = z.infer<typeof DecisionBindingSchema>;
+
+// Host -> webview.
+export const INVOKABLE_ACTIONS = ['approve', 'reject', 'edit', 'teleport'] as const;
+export type InvokableAction = (typeof INVOKABLE_ACTIONS)[number];
+
+export const StateMessageSchema = z.strictObject({ type: z.literal('state'), state: PanelStateSchema });
+export const InvokeMessageSchema = z.strictObject({ type: z.literal('invoke'), action: z.enum(INVOKABLE_ACTIONS) });
+export const HostToWebviewMessageSchema = z.discriminatedUnion('type', [StateMessageSchema, InvokeMessageSchema]);
+export type HostToWebviewMessage = z.infer<typeof HostToWebviewMessageSchema>;
+
+// Webview -> host.
+export const ReadyMessageSchema = z.strictObject({ type: z.literal('ready') });
+export const ApproveMessageSchema = z.strictObject({ type: z.literal('approve'), binding: DecisionBindingSchema });
+export const RejectMessageSchema = z
+  .strictObject({
+    type: z.literal('reject'),
+    binding: DecisionBindingSchema,
+    feedback: FeedbackSchema,
+    comments: CommentListSchema,
+  })
+  .refine((m) => m.feedback.trim().length > 0 || m.comments.length > 0, 'a rejection needs feedback text or at least one comment');
+export const EditMessageSchema = z.strictObject({ type: z.literal('edit'), binding: DecisionBindingSchema });
+export const TeleportMessageSchema = z.strictObject({ type: z.literal('teleport'), binding: DecisionBindingSchema });
+export const ReplyMessageSchema = z.strictObject({
+  type: z.literal('reply'),
+  sessionKey: IdSchema,
+  text: z.string().trim().min(1, 'a reply needs text').max(PANEL_LIMITS.replyChars),
+});
+export const OpenLinkMessageSchema = z.strictObject({ type: z.literal('openLink'), href: HttpUrlSchema });
+export const SaveDraftMessageSchema = z.strictObject({
+  type: z.literal('saveDraft'),
+  sessionKey: IdSchema,
+  toolUseId: IdSchema,
+  feedback: FeedbackSchema,
+  comments: CommentListSchema,
+});
+export const WebviewToHostMessageSchema = z.discriminatedUnion('type', [
+  ReadyMessageSchema,
+  ApproveMessageSchema,
+  RejectMessageSchema,
+  EditMessageSchema,
+  TeleportMessageSchema,
+  ReplyMessageSchema,
+  OpenLinkMessageSchema,
+  SaveDraftMessageSchema,
+]);
+export type WebviewToHostMessage = z.infer<typeof WebviewToHostMessageSchema>;
+export type ApproveMessage = z.infer<typeof ApproveMessageSchema>;
+export type RejectMessage = z.infer<typeof RejectMessageSchema>;
+export type EditMessage = z.infer<typeof EditMessageSchema>;
+export type TeleportMessage = z.infer<typeof TeleportMessageSchema>;
+export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
+export type OpenLinkMessage = z.infer<typeof OpenLinkMessageSchema>;
+export type SaveDraftMessage = z.infer<typeof SaveDraftMessageSchema>;
+/** A decision about a plan revision: everything that carries a binding. */
+export type DecisionMessage = ApproveMessage | RejectMessage | EditMessage | TeleportMessage;
+/** What ReviewPanel hands to the extension (ready and openLink are handled inside the panel). */
+export type PanelRequest = DecisionMessage | ReplyMessage | SaveDraftMessage;
+
+/** What the webview keeps in vscode.setState, which the WebviewPanelSerializer gets back on reload. */
+export const WebviewSavedStateSchema = z.strictObject({
+  state: PanelStateSchema.optional(),
+  drafts: z.array(PanelDraftSchema.extend({ sessionKey: IdSchema })).max(20),
+  reply: z.strictObject({ sessionKey: IdSchema, text: z.string().max(PANEL_LIMITS.replyChars) }).optional(),
+});
+export type WebviewSavedState = z.infer<typeof WebviewSavedStateSchema>;
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function parseWith<T>(schema: z.ZodType<T>, what: string, data: unknown): ParseResult<T> {
+  const result = schema.safeParse(data);
+  if (result.success) return { ok: true, value: result.data };
+  const details = z.prettifyError(result.error);
+  // Keep the error short enough for a notice and a log line; an oversize plan can produce long paths.
+  const clipped = details.length > 600 ? `${details.slice(0, 600)}…` : details;
+  return { ok: false, error: `invalid ${what}: ${clipped}` };
+}
+
+export function parseHostToWebviewMessage(data: unknown): ParseResult<HostToWebviewMessage> {
+  return parseWith(HostToWebviewMessageSchema, 'message from the extension', data);
+}
+
+export function parseWebviewToHostMessage(data: unknown): ParseResult<WebviewToHostMessage> {
+  return parseWith(WebviewToHostMessageSchema, 'message from the review panel', data);
+}
+
+export function parsePanelState(data: unknown): ParseResult<PanelState> {
+  return parseWith(PanelStateSchema, 'panel state', data);
+}
+
+export function parseWebviewSavedState(data: unknown): ParseResult<WebviewSavedState> {
+  return parseWith(WebviewSavedStateSchema, 'saved panel state', data);
+}
+
+/** The current (last) revision, if any. */
+export function currentRevision(state: PanelState): PlanRevision | undefined {
+  return state.revisions[state.revisions.length - 1];
+}

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import {
+  MAX_PLAN_FILE_ATTEMPTS,
+  firstFreePlanFileName,
+  isoLocalDate,
+  planFileName,
+  planSlug,
+  slugify,
+} from '../../src/core/planFile';
+
+describe('plan file naming', () => {
+  const day = new Date(2026, 0, 5, 23, 59); // local time
+
+  it('slugs are readable lower-case ASCII', () => {
+    assert.equal(slugify('Add OAuth login (GitHub) — v2!'), 'add-oauth-login-github-v2');
+    assert.equal(slugify('Crème brûlée'), 'creme-brulee');
+    assert.equal(slugify('!!!'), 'plan');
+    const long = slugify('word '.repeat(40));
+    assert.ok(long.length <= 60 && !long.endsWith('-'), long);
+  });
+
+  it('names a plan after its first heading, else the title, else its first line', () => {
+    assert.equal(planSlug('intro\n# Plan: Migrate the DB\nsteps'), 'migrate-the-db');
+    assert.equal(planSlug('no heading here\nmore', 'ultraplan: Fix the login bug'), 'fix-the-login-bug');
+    assert.equal(planSlug('First line wins\nsecond'), 'first-line-wins');
+    assert.equal(planSlug('', undefined), 'plan');
+  });
+
+  it('uses the local date as yyyy-mm-dd', () => {
+    assert.equal(isoLocalDate(day), '2026-01-05');
+    assert.equal(planFileName(day, 'x'), '2026-01-05-x.md');
+    assert.equal(planFileName(day, 'x', 3), '2026-01-05-x-3.md');
+  });
+
+  it('never overwrites: picks -2, -3, … when names are taken', async () => {
+    const taken = new Set(['2026-01-05-x.md', '2026-01-05-x-2.md']);
+    assert.equal(await firstFreePlanFileName(day, 'x', (n) => taken.has(n)), '2026-01-05-x-3.md');
+    assert.equal(await firstFreePlanFileName(day, 'y', async (n) => taken.has(n)), '2026-01-05-y.md');
+  });
+
+  it('gives up with a clear message after the bound', async () => {
+    await assert.rejects(firstFreePlanFileName(day, 'x', () => true), new RegExp(`More than ${MAX_PLAN_FILE_ATTEMPTS}`));
+  });
+});

@@ -49,6 +49,10 @@ const targets = [
     format: 'iife',
     target: 'es2022',
     outdir: 'dist',
+    // main.ts imports media/panel.css (with the codicon font): emitted as dist/webview.css plus the
+    // font file, both under the panel's localResourceRoots.
+    loader: { '.ttf': 'file' },
+    assetNames: '[name]',
   },
 ];
 

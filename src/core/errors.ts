@@ -9,6 +9,8 @@ export const POLL_FAILURE_REASONS = [
   'stopped',
   'unauthorized',
   'not_found',
+  // Ours: followUntilResult gave up waiting for the approved plan's execution to end.
+  'timeout_result',
 ] as const;
 export type PollFailureReason = (typeof POLL_FAILURE_REASONS)[number];
 

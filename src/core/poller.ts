@@ -1,0 +1,335 @@
+// The poller (PROTOCOL.md section 5): reads a session's new events and status on an interval,
+// feeds the scanner, reports the phase, and ends with an approved or teleported plan or an
+// UltraplanPollError. The loop is shared with followUntilResult, which keeps following an
+// approved session until its `result` event so the editor can show how the execution ended.
+import { SessionsError, UltraplanPollError, type PollFailureReason } from './errors';
+import { ExitPlanModeScanner, type PendingPlan, type ScanVerdict, type SessionResult } from './scanner';
+import type { SessionStatus } from './protocol';
+import type { SessionTransport } from './transport';
+
+export type PollPhase = 'running' | 'needs_input' | 'plan_ready';
+
+export interface PollPhaseDetail {
+  /** The plan awaiting review (plan_ready). */
+  pendingPlan: PendingPlan | null;
+  /** The agent's last message, its question when the phase is needs_input. */
+  question: string | null;
+  rejectCount: number;
+  status: SessionStatus | string;
+}
+
+/** Time, injectable so tests run on a fake clock. `sleep` rejects or resolves early on abort. */
+export interface PollClock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: PollClock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+    }),
+};
+
+export const DEFAULT_POLL_INTERVAL_MS = 3000;
+export const DEFAULT_MAX_CONSECUTIVE_FAILURES = 5;
+export const DEFAULT_POLL_TIMEOUT_MS = 30 * 60 * 1000;
+/** Executing a plan can take far longer than planning it. */
+export const DEFAULT_FOLLOW_TIMEOUT_MS = 2 * 60 * 60 * 1000;
+
+export interface FollowOptions {
+  sessionId: string;
+  transport: SessionTransport;
+  pollIntervalMs?: number;
+  /** The n-th transient failure in a row fails the poll with network_or_unknown. */
+  maxConsecutiveFailures?: number;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /**
+   * After each batch with events has been ingested: the place to persist `cursor` (to resume
+   * after a reload) and to show revisions. Errors thrown here propagate unchanged.
+   */
+  onBatch?(events: unknown[], scanner: ExitPlanModeScanner, cursor: string | null): void;
+  /** Resume after this event id (null or absent: from the start). */
+  initialCursor?: string | null;
+  /** Resume with a scanner already fed with the events up to `initialCursor`. */
+  scanner?: ExitPlanModeScanner;
+  clock?: PollClock;
+}
+
+export interface PollOptions extends FollowOptions {
+  /** Called on every phase change, and when a new plan replaces the pending one. */
+  onPhase?(phase: PollPhase, detail: PollPhaseDetail): void;
+}
+
+export interface ApprovedPlan {
+  /** remote: approved, the remote executes it; local: teleported, execute it here. */
+  executionTarget: 'remote' | 'local';
+  plan: string;
+  rejectCount: number;
+  /** The ExitPlanMode call that was decided. */
+  toolUseId: string;
+  /** Where to resume reading (followUntilResult's initialCursor). */
+  cursor: string | null;
+  /** The scanner that saw the decision (followUntilResult's scanner). */
+  scanner: ExitPlanModeScanner;
+}
+
+export interface FollowResult extends SessionResult {
+  cursor: string | null;
+}
+
+const minutes = (ms: number) => {
+  const m = Math.round(ms / 60000);
+  return m >= 1 ? `${m} minute${m === 1 ? '' : 's'}` : `${Math.round(ms / 1000)} seconds`;
+};
+
+const rejectionNote = (n: number) => (n === 0 ? '' : ` (${n} plan${n === 1 ? ' was' : 's were'} rejected before)`);
+
+function failure(reason: PollFailureReason, message: string, scanner: ExitPlanModeScanner, cause?: unknown) {
+  return new UltraplanPollError(reason, message, scanner.rejectCount, cause === undefined ? undefined : { cause });
+}
+
+/** Network errors from fetch are TypeErrors; classified SessionsErrors say it themselves. */
+function isTransientError(err: unknown): err is Error {
+  return (err instanceof SessionsError && err.kind === 'transient') || err instanceof TypeError;
+}
+
+/**
+ * What one poll saw; a step returns a value to end the loop, or undefined to go on.
+ * It may throw an UltraplanPollError to fail.
+ */
+type Step<T> = (poll: { events: unknown[]; status: string; verdict: ScanVerdict; cursor: string | null }) => T | undefined;
+
+async function follow<T>(
+  options: FollowOptions,
+  scanner: ExitPlanModeScanner,
+  step: Step<T>,
+  timedOut: () => UltraplanPollError,
+  defaultTimeoutMs: number,
+): Promise<T> {
+  const { sessionId, transport, signal } = options;
+  const clock = options.clock ?? systemClock;
+  const interval = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const maxFailures = options.maxConsecutiveFailures ?? DEFAULT_MAX_CONSECUTIVE_FAILURES;
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
+  const deadline = clock.now() + timeoutMs;
+  let cursor = options.initialCursor ?? null;
+  let failures = 0;
+
+  const stopped = () => failure('stopped', 'Stopped following the session.', scanner);
+
+  // Bounded by the deadline; every wait honours the signal.
+  for (;;) {
+    if (signal?.aborted) throw stopped();
+    if (clock.now() >= deadline) throw timedOut();
+
+    let waitMs = interval;
+    let backingOff = false;
+    let polled: { status: string; events: unknown[]; lastId: string | null } | null = null;
+    try {
+      // Status before events: if the session is idle now, any event written before it went
+      // idle is in the read that follows, so "idle and nothing new" really means waiting on us.
+      const status = await transport.getStatus(sessionId, signal);
+      const read = await transport.readEvents(sessionId, cursor, signal);
+      polled = { status, events: read.events, lastId: read.lastId };
+      failures = 0;
+    } catch (err) {
+      if (signal?.aborted) throw stopped();
+      if (!isTransientError(err)) throw classifyFatal(err, sessionId, scanner);
+      failures++;
+      if (failures >= maxFailures) {
+        throw failure(
+          'network_or_unknown',
+          `Lost contact with the session: ${failures} attempts in a row failed (last: ${err.message}). ` +
+            'Check the network or the server, then follow the session again.',
+          scanner,
+          err,
+        );
+      }
+      const retryAfter = err instanceof SessionsError ? (err.retryAfterMs ?? 0) : 0;
+      waitMs = Math.max(interval, retryAfter);
+      backingOff = true;
+    }
+
+    if (polled !== null) {
+      if (polled.lastId !== null) cursor = polled.lastId;
+      const verdict = scanner.ingest(polled.events);
+      if (polled.events.length > 0) options.onBatch?.(polled.events, scanner, cursor);
+      const done = step({ events: polled.events, status: polled.status, verdict, cursor });
+      if (done !== undefined) return done;
+    }
+
+    const remaining = deadline - clock.now();
+    if (remaining <= 0) continue;
+    const wait = Math.min(waitMs, remaining);
+    // A streaming transport wakes us as soon as something happens; a server's Retry-After is
+    // honoured with a plain sleep.
+    try {
+      if (!backingOff && transport.waitForActivity) {
+        try {
+          await transport.waitForActivity(sessionId, wait, signal);
+        } catch (err) {
+          if (signal?.aborted) throw err;
+          // A broken stream is not fatal: the next read will tell, and polling carries on.
+          await clock.sleep(wait, signal);
+        }
+      } else {
+        await clock.sleep(wait, signal);
+      }
+    } catch (err) {
+      // A clock may reject on abort instead of resolving early.
+      if (signal?.aborted) throw stopped();
+      throw err;
+    }
+  }
+}
+
+function classifyFatal(err: unknown, sessionId: string, scanner: ExitPlanModeScanner): UltraplanPollError {
+  if (err instanceof UltraplanPollError) return err;
+  if (err instanceof SessionsError) {
+    if (err.kind === 'unauthorized') {
+      return failure(
+        'unauthorized',
+        `The session server refused our credentials (${err.message}). Sign in again or check the token, then retry.`,
+        scanner,
+        err,
+      );
+    }
+    if (err.kind === 'not_found') {
+      return failure(
+        'not_found',
+        `Session ${sessionId} was not found. It may have been deleted, or it belongs to another account or server.`,
+        scanner,
+        err,
+      );
+    }
+  }
+  const detail = err instanceof Error ? err.message : String(err);
+  return failure('network_or_unknown', `Following the session failed: ${detail}`, scanner, err);
+}
+
+/**
+ * Polls a session until its plan is approved (executionTarget 'remote') or teleported ('local').
+ * Fails with an UltraplanPollError: terminated, timeout_pending, timeout_no_plan,
+ * extract_marker_missing, network_or_unknown, stopped, unauthorized or not_found.
+ */
+export async function pollForApprovedPlan(options: PollOptions): Promise<ApprovedPlan> {
+  const scanner = options.scanner ?? new ExitPlanModeScanner();
+  const timeoutMs = options.timeoutMs ?? DEFAULT_POLL_TIMEOUT_MS;
+
+  const decided = (cursor: string | null): ApprovedPlan | undefined => {
+    const d = scanner.decided;
+    if (d === null) return undefined;
+    return {
+      executionTarget: d.kind === 'approved' ? 'remote' : 'local',
+      plan: d.plan,
+      rejectCount: scanner.rejectCount,
+      toolUseId: d.toolUseId,
+      cursor,
+      scanner,
+    };
+  };
+  const terminated = (subtype: string) =>
+    failure(
+      'terminated',
+      `The remote session ended (${subtype}) before a plan was approved${rejectionNote(scanner.rejectCount)}. ` +
+        'Open the session to see what happened.',
+      scanner,
+    );
+
+  // A resumed scanner may already hold the outcome (e.g. the window closed right after it).
+  const already = decided(options.initialCursor ?? null);
+  if (already) return already;
+  if (scanner.terminated !== null) throw terminated(scanner.terminated);
+
+  let lastPhase: PollPhase | null = null;
+  let lastPendingId: string | null = null;
+
+  return follow<ApprovedPlan>(
+    { ...options, timeoutMs },
+    scanner,
+    ({ events, status, verdict, cursor }) => {
+      if (verdict.kind === 'approved' || verdict.kind === 'teleport') return decided(cursor);
+      if (verdict.kind === 'terminated') throw terminated(verdict.subtype);
+      if (status === 'archived') throw terminated('archived');
+
+      const pendingPlan = scanner.pendingPlan;
+      // The status flips to idle briefly between tool turns; events flowing mean it is working.
+      const quiet = (status === 'idle' || status === 'requires_action') && events.length === 0;
+      const phase: PollPhase = pendingPlan !== null ? 'plan_ready' : quiet ? 'needs_input' : 'running';
+      const pendingId = pendingPlan?.toolUseId ?? null;
+      if (phase !== lastPhase || pendingId !== lastPendingId) {
+        lastPhase = phase;
+        lastPendingId = pendingId;
+        options.onPhase?.(phase, {
+          pendingPlan,
+          question: scanner.lastAssistantText,
+          rejectCount: scanner.rejectCount,
+          status,
+        });
+      }
+      return undefined;
+    },
+    () =>
+      scanner.everSeenPending
+        ? failure(
+            'timeout_pending',
+            `A plan waited for review for ${minutes(timeoutMs)} without a decision${rejectionNote(scanner.rejectCount)}. ` +
+              'Open the review to decide, or follow the session again.',
+            scanner,
+          )
+        : failure(
+            'timeout_no_plan',
+            `No plan arrived within ${minutes(timeoutMs)}. The remote session may have failed to start or is ` +
+              'still exploring; open it to check.',
+            scanner,
+          ),
+    timeoutMs,
+  );
+}
+
+/**
+ * After an approval, keeps following the session until the `result` event that ends the turn
+ * executing the plan, and returns it (success or error subtype: the caller shows either).
+ * Pass the scanner and cursor from pollForApprovedPlan's result. Fails like the poller, and
+ * with timeout_result when the execution has not ended within `timeoutMs` (default 2 hours).
+ */
+export async function followUntilResult(options: FollowOptions & { scanner: ExitPlanModeScanner }): Promise<FollowResult> {
+  const { scanner } = options;
+  if (scanner.decided === null) throw new Error('followUntilResult needs the scanner that saw the approval.');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_FOLLOW_TIMEOUT_MS;
+  const ended = (cursor: string | null): FollowResult | undefined =>
+    scanner.executionResult === null ? undefined : { ...scanner.executionResult, cursor };
+
+  const already = ended(options.initialCursor ?? null);
+  if (already) return already;
+
+  return follow<FollowResult>(
+    { ...options, timeoutMs },
+    scanner,
+    ({ status, cursor }) => {
+      const done = ended(cursor);
+      if (done) return done;
+      if (status === 'archived') {
+        throw failure('terminated', 'The session was archived before the approved plan finished executing.', scanner);
+      }
+      return undefined;
+    },
+    () =>
+      failure(
+        'timeout_result',
+        `The approved plan was still executing after ${minutes(timeoutMs)}. It may still finish; open the session to check.`,
+        scanner,
+      ),
+    timeoutMs,
+  );
+}

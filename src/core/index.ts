@@ -2,3 +2,6 @@
 export * from './protocol';
 export * from './errors';
 export type * from './transport';
+export * from './scanner';
+export * from './keyword';
+export * from './poller';

@@ -81,8 +81,8 @@ class SessionEventStream {
   private status: string | undefined;
   /** Latest status ever received, kept across drops (an archived session's stream is not retried). */
   private lastStatus: string | undefined;
-  /** A frame arrived since the last read. */
-  private activity = false;
+  /** A status frame arrived since the last status read. */
+  private statusUnseen = false;
   private readonly waiters = new Set<() => void>();
   private controller: AbortController | undefined;
 
@@ -98,7 +98,9 @@ class SessionEventStream {
     return this.mode === 'open' && this.status !== undefined;
   }
 
-  get liveStatus(): string | undefined {
+  /** The streamed status, if live; marks it seen either way (the caller reads over HTTP if not). */
+  readStatus(): string | undefined {
+    this.statusUnseen = false;
     return this.live ? this.status : undefined;
   }
 
@@ -108,7 +110,6 @@ class SessionEventStream {
 
   /** The buffered events after `afterId` (which canServe accepted); trims what was read. */
   take(afterId: string | null): EventsReadResult {
-    this.activity = false;
     const from = afterId === this.base ? 0 : this.indexOf(afterId as string) + 1;
     const taken = this.frames.slice(from);
     this.frames = [];
@@ -123,7 +124,6 @@ class SessionEventStream {
   /** After an HTTP read reached `cursor`: start the stream there, or move an outdated buffer up to it. */
   afterHttpRead(cursor: string | null): void {
     this.stats.readsOverHttp++;
-    this.activity = false;
     if (this.mode === 'idle') {
       this.base = cursor;
       this.lastSeenId = cursor;
@@ -140,15 +140,12 @@ class SessionEventStream {
     }
   }
 
-  consumeActivity(): boolean {
-    const had = this.activity;
-    this.activity = false;
-    return had;
-  }
-
-  /** Resolves on the next frame or mode change, or after timeoutMs, or when signal aborts. */
+  /**
+   * Resolves at once if events are buffered or a status is unseen (whatever order the reader
+   * reads them in), else on the next frame, after timeoutMs, or when signal aborts.
+   */
   waitForActivity(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.activity || signal?.aborted) return Promise.resolve();
+    if (this.frames.length > 0 || this.statusUnseen || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -274,6 +271,7 @@ class SessionEventStream {
         this.log(`session ${this.sessionId}: ignored a status frame that is not {session_status}`);
         return false;
       }
+      if (parsed.data.session_status !== this.status) this.statusUnseen = true;
       this.status = parsed.data.session_status;
       this.lastStatus = parsed.data.session_status;
       this.wake();
@@ -319,7 +317,6 @@ class SessionEventStream {
   }
 
   private wake(): void {
-    this.activity = true;
     for (const waiter of [...this.waiters]) waiter();
   }
 }
@@ -356,7 +353,7 @@ export class StreamingTransport implements SessionTransport {
   }
 
   async getStatus(sessionId: string, signal?: AbortSignal): Promise<SessionStatus | string> {
-    const status = this.sessions.get(sessionId)?.liveStatus;
+    const status = this.sessions.get(sessionId)?.readStatus();
     if (status !== undefined) return status;
     return this.client.getStatus(sessionId, signal);
   }

@@ -115,9 +115,18 @@ export class ExitPlanModeScanner {
   private assistantText: string | null = null;
   private malformed = 0;
 
-  /** Number of plans rejected so far. */
+  /**
+   * Number of plans rejected so far. Ours: every call answered by a rejection counts, also one
+   * superseded by the next call in the same batch, which the scan never targets (the reference
+   * counts only scanned rejections, so a session replayed from the start on resume would show 0).
+   */
   get rejectCount(): number {
-    return this.rejected.size;
+    let count = 0;
+    for (const id of this.calls) {
+      const result = this.results.get(id);
+      if (result !== undefined && result.isError && extractTeleportPlan(result.text) === null) count++;
+    }
+    return count;
   }
 
   /** The newest call not yet rejected has no tool_result yet. */

@@ -6,6 +6,18 @@ import type { SessionTransport } from '../core/transport';
 
 export type BackendKind = 'embedded' | 'server' | 'claude-web';
 
+/**
+ * When the extension archives a backend's sessions (PROTOCOL.md section 9). A backend without one
+ * leaves it to the extension's defaults.
+ */
+export interface BackendLifecycle {
+  /** Approve hands the plan to the remote, which executes it: archiving would stop that. */
+  readonly archiveOnApprove: boolean;
+  readonly archiveOnTeleport: boolean;
+  readonly archiveOnStop: boolean;
+  readonly archiveOnFailure: boolean;
+}
+
 export interface SessionBackend {
   readonly kind: BackendKind;
   /** For people: "Embedded · Claude (ACP)", "Server http://127.0.0.1:8787", … */
@@ -18,6 +30,8 @@ export interface SessionBackend {
   sendEvents(sessionId: string, events: AnyEvent[], signal?: AbortSignal): Promise<void>;
   /** Archives the session; already archived counts as done. */
   archive(sessionId: string, signal?: AbortSignal): Promise<void>;
+  /** When to archive; absent: the extension's defaults. */
+  readonly lifecycle?: BackendLifecycle;
   /** A link a person can open, where the backend has one (claude.ai/code/<id>). */
   sessionLink?(sessionId: string): string | undefined;
   dispose(): Promise<void>;

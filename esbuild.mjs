@@ -5,6 +5,8 @@ import { chmod } from 'node:fs/promises';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
+// `--only=server` builds one bundle (tests rebuild dist/server.js without the other entries).
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 
 const common = {
   bundle: true,
@@ -62,8 +64,10 @@ async function main() {
     await Promise.all(contexts.map((c) => c.watch()));
     return;
   }
-  await Promise.all(targets.map((t) => esbuild.build(t)));
-  await chmod('dist/server.js', 0o755);
+  const selected = only ? targets.filter((t) => Object.keys(t.entryPoints).includes(only)) : targets;
+  if (selected.length === 0) throw new Error(`--only=${only}: no such bundle`);
+  await Promise.all(selected.map((t) => esbuild.build(t)));
+  if (selected.some((t) => Object.keys(t.entryPoints).includes('server'))) await chmod('dist/server.js', 0o755);
 }
 
 main().catch((err) => {

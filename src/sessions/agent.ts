@@ -11,6 +11,11 @@ export interface AgentContext {
   readonly signal: AbortSignal;
   /** A diagnostic line for the host's log (never a token). */
   log(line: string): void;
+  /**
+   * Optional: records the agent's resumable state (JSON) in the session log, in order with the
+   * events emitted before it, so a restarted host can hand it back through `Agent.resume`.
+   */
+  checkpoint?(state: unknown): void;
 }
 
 export interface Agent {
@@ -27,6 +32,11 @@ export interface Agent {
   onDecision(requestId: string, decision: PermissionDecision): void;
   /** Ends the agent and every process it started. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Optional: continues from the last `checkpoint` after a host restart. Resolves false when the
+   * state cannot be resumed (e.g. the scenario changed); the host then reports the agent as lost.
+   */
+  resume?(ctx: AgentContext, checkpoint: unknown): Promise<boolean>;
 }
 
 /** Creates the agent for a new session. */

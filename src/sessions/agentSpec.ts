@@ -1,0 +1,57 @@
+// `--agent KIND:ARGUMENT` for the server CLI. Each kind of agent plugs in as one entry of
+// AGENT_KINDS (scripted:FILE here; acp:<command…> is added by the ACP work), so the CLI, its
+// help text and its errors never need to know the kinds one by one.
+import * as path from 'node:path';
+import type { AgentFactory } from './agent';
+import { loadScenarioFile, scriptedAgentFactory } from './scriptedAgent';
+
+export interface AgentKindContext {
+  log: (line: string) => void;
+  /** The folder an agent works in (`--workspace`), when the CLI was given one. */
+  workspace?: string;
+}
+
+export interface AgentKind {
+  /** For --help: "scripted:FILE". */
+  readonly usage: string;
+  readonly description: string;
+  /** Builds the factory; throws an Error whose message says what is wrong with `argument`. */
+  create(argument: string, context: AgentKindContext): Promise<{ factory: AgentFactory; label: string }>;
+}
+
+export const AGENT_KINDS: Record<string, AgentKind> = {
+  scripted: {
+    usage: 'scripted:FILE',
+    description: 'a scripted agent driven by a scenario JSON file (see examples/)',
+    async create(argument) {
+      if (!argument) throw new Error('scripted needs a scenario file: --agent scripted:examples/demo.json');
+      const scenario = await loadScenarioFile(argument);
+      const label = `Scripted ${scenario.title ? `"${scenario.title}" ` : ''}(${path.basename(argument)})`;
+      return { factory: scriptedAgentFactory(scenario, label), label };
+    },
+  },
+};
+
+export interface AgentSpec {
+  kind: string;
+  argument: string;
+}
+
+/** Splits `KIND:ARGUMENT` (the argument may itself hold colons) and checks the kind exists. */
+export function parseAgentSpec(spec: string): AgentSpec {
+  const colon = spec.indexOf(':');
+  const kind = (colon < 0 ? spec : spec.slice(0, colon)).trim();
+  const argument = colon < 0 ? '' : spec.slice(colon + 1);
+  if (!Object.hasOwn(AGENT_KINDS, kind)) {
+    const known = Object.values(AGENT_KINDS)
+      .map((k) => k.usage)
+      .join(', ');
+    throw new Error(`unknown agent ${JSON.stringify(spec)}; expected one of: ${known}`);
+  }
+  return { kind, argument };
+}
+
+export async function createAgentFactory(spec: string, context: AgentKindContext): Promise<{ factory: AgentFactory; label: string }> {
+  const { kind, argument } = parseAgentSpec(spec);
+  return (AGENT_KINDS[kind] as AgentKind).create(argument, context);
+}

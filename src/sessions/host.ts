@@ -1,0 +1,654 @@
+// SessionHost: sessions in one process. Owns each session's append-only event log and status,
+// drives its agent, and routes what reviewers send (user messages, control_response decisions)
+// to that agent. The embedded backend uses it in memory; the server persists it (store.ts).
+//
+// Durability rule: an event, status or checkpoint becomes visible (readEvents, getSession,
+// subscribers) only after the store has made it durable. So nothing a client has seen can be
+// lost by a crash, and an acknowledged append survives one. Ids are assigned when an event is
+// queued, so the log order is the order events were emitted or received.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import {
+  AnyEventSchema,
+  ControlResponseEventSchema,
+  CreateSessionRequestSchema,
+  UserEventSchema,
+  contentText,
+  type AnyEvent,
+  type CreateSessionRequest,
+  type PermissionDecision,
+  type SessionResource,
+  type SessionStatus,
+} from '../core/protocol';
+import { SessionsError } from '../core/errors';
+import type { Agent, AgentContext, AgentFactory } from './agent';
+import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
+
+export type { StoredEvent } from './store';
+
+export interface SessionHostLimits {
+  /** Sessions held at once, archived ones included (they stay readable). */
+  maxSessions: number;
+  /** Events in one append (and in one creation request). */
+  maxEventsPerAppend: number;
+  /** One event's JSON size in bytes. */
+  maxEventBytes: number;
+}
+
+export const DEFAULT_HOST_LIMITS: SessionHostLimits = {
+  maxSessions: 10_000,
+  maxEventsPerAppend: 100,
+  maxEventBytes: 1024 * 1024,
+};
+
+export const DEFAULT_EVENT_PAGE_SIZE = 100;
+export const MAX_EVENT_PAGE_SIZE = 1000;
+
+export interface SessionHostOptions {
+  agentFactory: AgentFactory;
+  /** Default: in memory (nothing outlives the process). */
+  store?: SessionStore;
+  log?: (line: string) => void;
+  limits?: Partial<SessionHostLimits>;
+}
+
+/** What a subscriber hears: one committed event, or a status change. */
+export interface SessionNotice {
+  event?: StoredEvent;
+  status?: SessionStatus;
+}
+export type SessionListener = (notice: SessionNotice) => void;
+
+export interface StoredEventPage {
+  data: StoredEvent[];
+  has_more: boolean;
+  first_id: string | null;
+  last_id: string | null;
+}
+
+/** Event ids: zero-padded so byte order is numeric order ("e_000000000042"). */
+export function formatEventId(seq: number): string {
+  return `e_${String(seq).padStart(12, '0')}`;
+}
+
+function parseEventSeq(id: string): number {
+  const match = /^e_(\d{12,})$/.exec(id);
+  return match ? Number(match[1]) : 0;
+}
+
+/** The system event a session gets when a restarted host cannot continue its agent. */
+export const AGENT_LOST_SUBTYPE = 'agent_lost';
+
+// Event types only an agent writes: a client sending them would forge the agent's side.
+const AGENT_ONLY_TYPES: ReadonlySet<string> = new Set(['assistant', 'result', 'system']);
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+interface Session {
+  meta: SessionMeta;
+  // Committed (durable) state, what readers see.
+  events: StoredEvent[];
+  status: SessionStatus;
+  updatedAt: string;
+  checkpoint: unknown;
+  // Intended state, decided synchronously so concurrent calls cannot both pass a check.
+  seq: number;
+  intendedStatus: SessionStatus;
+  archived: boolean;
+  /** The agent's control_requests awaiting a decision: request_id -> tool_use_id. */
+  outstanding: Map<string, string>;
+  answered: Set<string>;
+  // Write pipeline.
+  pending: LogRecord[];
+  waiters: Waiter[];
+  flushing: Promise<void> | null;
+  // Agent.
+  agent: Agent | null;
+  agentAbort: AbortController;
+  listeners: Set<SessionListener>;
+}
+
+export class SessionHost {
+  private readonly sessions = new Map<string, Session>();
+  private readonly agentFactory: AgentFactory;
+  private readonly store: SessionStore;
+  private readonly log: (line: string) => void;
+  readonly limits: SessionHostLimits;
+  private creating = 0;
+  private closing = false;
+  private loaded = false;
+
+  constructor(options: SessionHostOptions) {
+    this.agentFactory = options.agentFactory;
+    this.store = options.store ?? new MemorySessionStore();
+    this.log = options.log ?? (() => {});
+    this.limits = { ...DEFAULT_HOST_LIMITS, ...options.limits };
+  }
+
+  /** A host with its stored sessions loaded and their agents resumed. */
+  static async open(options: SessionHostOptions): Promise<SessionHost> {
+    const host = new SessionHost(options);
+    await host.load();
+    return host;
+  }
+
+  /**
+   * Loads stored sessions and resumes their agents (once; a no-op for the memory store). An
+   * agent that cannot resume (no checkpoint, or it refuses) leaves its session `idle` with a
+   * `system` event of subtype `agent_lost`; the next user message starts a fresh agent.
+   */
+  async load(): Promise<void> {
+    if (this.loaded) return;
+    this.loaded = true;
+    for (const { meta, records } of await this.store.load()) {
+      const session = this.newSession(meta, 'running');
+      for (const record of records) {
+        if (record.t === 'event') {
+          session.seq = Math.max(session.seq, parseEventSeq(record.event.id));
+          this.trackControl(session, record.event);
+        }
+        this.apply(session, record, false);
+      }
+      session.intendedStatus = session.status;
+      session.archived = session.status === 'archived';
+      this.sessions.set(meta.id, session);
+      if (!session.archived) await this.resumeAgent(session);
+    }
+  }
+
+  private async resumeAgent(session: Session): Promise<void> {
+    const id = session.meta.id;
+    // null: a previous start already reported this session's agent as lost.
+    if (session.checkpoint === null) return;
+    let reason = 'the agent does not support resuming';
+    if (session.checkpoint !== undefined) {
+      try {
+        const agent = this.agentFactory({ sessionId: id, title: session.meta.title });
+        if (agent.resume) {
+          session.agent = agent;
+          if (await agent.resume(this.contextFor(session), session.checkpoint)) {
+            this.log(`session ${id}: agent resumed (${agent.label})`);
+            return;
+          }
+          reason = 'the agent could not continue from its saved state';
+        }
+        session.agent = null;
+        await agent.stop();
+      } catch (err) {
+        session.agent = null;
+        reason = `resuming failed: ${errorText(err)}`;
+      }
+    }
+    this.log(`session ${id}: agent lost after restart (${reason})`);
+    this.queueEvents(session, [
+      {
+        type: 'system',
+        subtype: AGENT_LOST_SUBTYPE,
+        message: `The session host restarted and this session's agent could not continue (${reason}). Send a message to start a new agent turn.`,
+      },
+    ]);
+    this.queueStatus(session, 'idle');
+    this.queue(session, [{ t: 'checkpoint', state: null }]).catch(() => {});
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading
+
+  getSession(id: string): SessionResource {
+    return this.resource(this.require(id));
+  }
+
+  listSessions(): SessionResource[] {
+    return [...this.sessions.values()].map((s) => this.resource(s));
+  }
+
+  readEvents(id: string, afterId: string | null, limit: number = DEFAULT_EVENT_PAGE_SIZE): StoredEventPage {
+    const session = this.require(id);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EVENT_PAGE_SIZE) {
+      throw new SessionsError('bad_request', `limit must be an integer from 1 to ${MAX_EVENT_PAGE_SIZE}, got ${limit}`, 400);
+    }
+    const events = session.events;
+    // Ids are strictly increasing, so the first id after the cursor is found by bisection. A
+    // cursor that is not an id of this log still works: it is compared, not looked up.
+    let start = 0;
+    if (afterId !== null) {
+      let hi = events.length;
+      while (start < hi) {
+        const mid = (start + hi) >>> 1;
+        if ((events[mid] as StoredEvent).id <= afterId) start = mid + 1;
+        else hi = mid;
+      }
+    }
+    const data = events.slice(start, start + limit);
+    return {
+      data,
+      has_more: start + data.length < events.length,
+      first_id: data[0]?.id ?? null,
+      last_id: data[data.length - 1]?.id ?? null,
+    };
+  }
+
+  /** The id of the session's newest committed event, or null. */
+  lastEventId(id: string): string | null {
+    const events = this.require(id).events;
+    return events[events.length - 1]?.id ?? null;
+  }
+
+  subscribe(id: string, listener: SessionListener): () => void {
+    const session = this.require(id);
+    session.listeners.add(listener);
+    return () => session.listeners.delete(listener);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Writing
+
+  async createSession(request: CreateSessionRequest, agentFactory?: AgentFactory): Promise<SessionResource> {
+    this.refuseWhenClosing();
+    const parsed = CreateSessionRequestSchema.safeParse(request);
+    if (!parsed.success) throw badRequest('invalid session', parsed.error);
+    const body = parsed.data;
+    const title = checkTitle(body.title);
+    const events = body.events.map((e) => e.data);
+    this.checkBatch(events, 'events');
+    const promptEvent = [...events].reverse().find((e) => e.type === 'user');
+    const prompt = promptEvent ? promptText(promptEvent) : '';
+    if (!prompt.trim()) {
+      throw new SessionsError('bad_request', 'events must include the user prompt: a user message with text', 400);
+    }
+    if (this.sessions.size + this.creating >= this.limits.maxSessions) {
+      throw new SessionsError(
+        'conflict',
+        `this host holds its limit of ${this.limits.maxSessions} sessions; raise the limit or use a new data directory`,
+        409,
+      );
+    }
+    this.creating++;
+    try {
+      const id = `session_${randomUUID().replace(/-/g, '')}`;
+      const agent = (agentFactory ?? this.agentFactory)({ sessionId: id, title });
+      const meta: SessionMeta = {
+        id,
+        title,
+        created_at: new Date().toISOString(),
+        environment_id: body.environment_id ?? null,
+        session_context: body.session_context ?? null,
+        agent_label: agent.label,
+      };
+      await this.store.create(meta);
+      const session = this.newSession(meta, 'running');
+      session.agent = agent;
+      this.sessions.set(id, session);
+      const stamped = events.map((e) => this.stamp(session, stripId(e)));
+      for (const event of stamped) this.trackControl(session, event);
+      await this.queue(session, [...stamped.map((event): LogRecord => ({ t: 'event', event })), this.statusRecord(session, 'running')]);
+      await this.startAgent(session, agent, prompt);
+      return this.resource(session);
+    } finally {
+      this.creating--;
+    }
+  }
+
+  private async startAgent(session: Session, agent: Agent, prompt: string): Promise<void> {
+    try {
+      await agent.start(this.contextFor(session), prompt);
+    } catch (err) {
+      this.log(`session ${session.meta.id}: agent failed to start: ${errorText(err)}`);
+      session.agent = null;
+      this.queueEvents(session, [
+        { type: 'system', subtype: 'agent_error', message: `The agent failed to start: ${errorText(err)}` },
+        { type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, errors: [errorText(err)] },
+      ]);
+      this.queueStatus(session, 'idle');
+    }
+  }
+
+  /**
+   * Appends events a client sent (user messages, control_responses) and routes them to the
+   * agent once they are durable. The batch is checked whole first: any refusal appends nothing.
+   */
+  async appendEvents(id: string, events: AnyEvent[]): Promise<StoredEvent[]> {
+    this.refuseWhenClosing();
+    const session = this.require(id);
+    if (session.archived) throw new SessionsError('conflict', `session ${id} is archived; it takes no more events`, 409);
+    if (!Array.isArray(events) || events.length === 0) {
+      throw new SessionsError('bad_request', 'events must be a non-empty list', 400);
+    }
+    this.checkBatch(events, 'events');
+
+    type Routed = { kind: 'user'; text: string } | { kind: 'decision'; requestId: string; decision: PermissionDecision } | null;
+    const routes: Routed[] = [];
+    const answering = new Set<string>();
+    events.forEach((raw, index) => {
+      const at = `events[${index}]`;
+      const event = AnyEventSchema.safeParse(raw);
+      if (!event.success) throw badRequest(at, event.error);
+      const type = event.data.type;
+      if (AGENT_ONLY_TYPES.has(type)) {
+        throw new SessionsError('bad_request', `${at}: only the agent writes "${type}" events`, 400);
+      }
+      if (type === 'user') {
+        const user = UserEventSchema.safeParse(raw);
+        if (!user.success) throw badRequest(at, user.error);
+        const content = user.data.message.content;
+        if (Array.isArray(content) && content.some((b) => b.type === 'tool_result')) {
+          throw new SessionsError('bad_request', `${at}: tool results come from the agent, not from a client`, 400);
+        }
+        routes.push({ kind: 'user', text: contentText(content) });
+      } else if (type === 'control_response') {
+        const response = ControlResponseEventSchema.safeParse(raw);
+        if (!response.success) throw badRequest(at, response.error);
+        const { request_id: requestId, subtype, response: decision } = response.data.response;
+        if (session.answered.has(requestId) || answering.has(requestId)) {
+          throw new SessionsError('conflict', `${at}: control_request ${requestId} was already answered`, 409);
+        }
+        if (!session.outstanding.has(requestId)) {
+          throw new SessionsError('bad_request', `${at}: no control_request ${requestId} awaits an answer in session ${id}`, 400);
+        }
+        if (subtype !== 'success' || !decision) {
+          throw new SessionsError('bad_request', `${at}: a control_response must be a success carrying a decision (allow or deny)`, 400);
+        }
+        answering.add(requestId);
+        routes.push({ kind: 'decision', requestId, decision });
+      } else {
+        routes.push(null);
+      }
+    });
+
+    // Decided synchronously, before any await, so a concurrent duplicate is refused above.
+    const toolUseIds = new Map<string, string>();
+    for (const requestId of answering) {
+      toolUseIds.set(requestId, session.outstanding.get(requestId) ?? '');
+      session.outstanding.delete(requestId);
+      session.answered.add(requestId);
+    }
+    const stamped = events.map((e) => this.stamp(session, stripId(e)));
+    for (const event of stamped) if (event.type === 'control_request') this.trackControl(session, event);
+    try {
+      await this.queue(session, stamped.map((event): LogRecord => ({ t: 'event', event })));
+    } catch (err) {
+      for (const [requestId, toolUseId] of toolUseIds) {
+        session.answered.delete(requestId);
+        session.outstanding.set(requestId, toolUseId);
+      }
+      throw err;
+    }
+    for (const route of routes) {
+      if (!route || session.archived || this.closing) continue;
+      try {
+        if (route.kind === 'user') this.deliverUserMessage(session, route.text);
+        else session.agent?.onDecision(route.requestId, route.decision);
+      } catch (err) {
+        this.log(`session ${id}: agent failed on a ${route.kind}: ${errorText(err)}`);
+      }
+    }
+    return stamped;
+  }
+
+  private deliverUserMessage(session: Session, text: string): void {
+    if (session.agent) {
+      session.agent.onUserMessage(text);
+      return;
+    }
+    // The agent was lost (restart) or failed to start: the message starts a fresh one.
+    const agent = this.agentFactory({ sessionId: session.meta.id, title: session.meta.title });
+    session.agent = agent;
+    this.queueStatus(session, 'running');
+    void this.startAgent(session, agent, text);
+  }
+
+  /** Archives a session: stops its agent; later appends get 409. Already archived: 409. */
+  async archive(id: string): Promise<void> {
+    this.refuseWhenClosing();
+    const session = this.require(id);
+    if (session.archived) throw new SessionsError('conflict', `session ${id} is already archived`, 409);
+    session.archived = true;
+    session.agentAbort.abort();
+    const agent = session.agent;
+    session.agent = null;
+    await Promise.all([
+      this.queue(session, [this.statusRecord(session, 'archived')]),
+      agent?.stop().catch((err: unknown) => this.log(`session ${id}: agent stop failed: ${errorText(err)}`)),
+    ]);
+  }
+
+  /**
+   * Stops every agent and flushes what is queued. Status is left as it was, so a persisted
+   * host resumes these sessions on its next start.
+   */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const stops: Promise<unknown>[] = [];
+    for (const session of this.sessions.values()) {
+      session.agentAbort.abort();
+      if (session.agent) {
+        const id = session.meta.id;
+        stops.push(session.agent.stop().catch((err: unknown) => this.log(`session ${id}: agent stop failed: ${errorText(err)}`)));
+      }
+    }
+    await Promise.all(stops);
+    await Promise.all([...this.sessions.values()].map((s) => s.flushing ?? Promise.resolve()));
+    for (const session of this.sessions.values()) session.listeners.clear();
+    await this.store.close();
+  }
+
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Internals
+
+  private newSession(meta: SessionMeta, status: SessionStatus): Session {
+    return {
+      meta,
+      events: [],
+      status,
+      updatedAt: meta.created_at,
+      checkpoint: undefined,
+      seq: 0,
+      intendedStatus: status,
+      archived: false,
+      outstanding: new Map(),
+      answered: new Set(),
+      pending: [],
+      waiters: [],
+      flushing: null,
+      agent: null,
+      agentAbort: new AbortController(),
+      listeners: new Set(),
+    };
+  }
+
+  private contextFor(session: Session): AgentContext {
+    const id = session.meta.id;
+    const signal = session.agentAbort.signal;
+    const live = () => !signal.aborted && !session.archived && !this.closing;
+    return {
+      sessionId: id,
+      signal,
+      emit: (event) => {
+        if (!live()) return;
+        const parsed = AnyEventSchema.safeParse(event);
+        if (!parsed.success) {
+          this.log(`session ${id}: dropped an agent event that is not an object with a type`);
+          return;
+        }
+        const stamped = this.stamp(session, stripId(parsed.data));
+        this.trackControl(session, stamped);
+        this.queue(session, [{ t: 'event', event: stamped }]).catch(() => {});
+      },
+      setStatus: (status) => {
+        if (live()) this.queueStatus(session, status);
+      },
+      log: (line) => this.log(`session ${id}: ${line}`),
+      checkpoint: (state) => {
+        if (live()) this.queue(session, [{ t: 'checkpoint', state }]).catch(() => {});
+      },
+    };
+  }
+
+  /** Registers the agent's can_use_tool requests so decisions can be matched to them. */
+  private trackControl(session: Session, event: StoredEvent): void {
+    if (event.type === 'control_request') {
+      const request = event.request as { subtype?: unknown; tool_use_id?: unknown } | undefined;
+      if (request?.subtype === 'can_use_tool' && typeof event.request_id === 'string') {
+        session.outstanding.set(event.request_id, typeof request.tool_use_id === 'string' ? request.tool_use_id : '');
+      }
+    } else if (event.type === 'control_response') {
+      const requestId = (event.response as { request_id?: unknown } | undefined)?.request_id;
+      if (typeof requestId === 'string') {
+        session.outstanding.delete(requestId);
+        session.answered.add(requestId);
+      }
+    }
+  }
+
+  private stamp(session: Session, event: Record<string, unknown> & { type: string }): StoredEvent {
+    session.seq += 1;
+    const uuid = typeof event.uuid === 'string' && event.uuid ? event.uuid : randomUUID();
+    return { id: formatEventId(session.seq), ...event, uuid, session_id: session.meta.id };
+  }
+
+  private statusRecord(session: Session, status: SessionStatus): LogRecord {
+    session.intendedStatus = status;
+    return { t: 'status', status, at: new Date().toISOString() };
+  }
+
+  private queueStatus(session: Session, status: SessionStatus): void {
+    if (session.intendedStatus === status) return;
+    this.queue(session, [this.statusRecord(session, status)]).catch(() => {});
+  }
+
+  /** Host-written events (not from the agent or a client); failures are logged by flush. */
+  private queueEvents(session: Session, events: Array<Record<string, unknown> & { type: string }>): void {
+    const records = events.map((e): LogRecord => ({ t: 'event', event: this.stamp(session, e) }));
+    this.queue(session, records).catch(() => {});
+  }
+
+  private queue(session: Session, records: LogRecord[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      session.pending.push(...records);
+      session.waiters.push({ resolve, reject });
+      if (!session.flushing) session.flushing = this.flush(session);
+    });
+  }
+
+  private async flush(session: Session): Promise<void> {
+    try {
+      // Batches whatever queued meanwhile into one durable append (one fsync).
+      while (session.pending.length > 0) {
+        await Promise.resolve();
+        const batch = session.pending.splice(0);
+        const waiters = session.waiters.splice(0);
+        try {
+          await this.store.append(session.meta.id, batch);
+        } catch (err) {
+          this.log(`session ${session.meta.id}: storing ${batch.length} records failed: ${errorText(err)}`);
+          const failure = new Error(`storing session ${session.meta.id} failed: ${errorText(err)}`, { cause: err });
+          for (const w of waiters) w.reject(failure);
+          continue;
+        }
+        for (const record of batch) this.apply(session, record, true);
+        for (const w of waiters) w.resolve();
+      }
+    } finally {
+      session.flushing = null;
+    }
+  }
+
+  private apply(session: Session, record: LogRecord, notify: boolean): void {
+    if (record.t === 'event') {
+      session.events.push(record.event);
+      session.updatedAt = new Date().toISOString();
+      if (notify) this.notify(session, { event: record.event });
+    } else if (record.t === 'status') {
+      session.updatedAt = record.at;
+      if (session.status === record.status) return;
+      session.status = record.status;
+      if (notify) this.notify(session, { status: record.status });
+    } else {
+      session.checkpoint = record.state;
+    }
+  }
+
+  private notify(session: Session, notice: SessionNotice): void {
+    for (const listener of [...session.listeners]) {
+      try {
+        listener(notice);
+      } catch (err) {
+        this.log(`session ${session.meta.id}: a subscriber failed: ${errorText(err)}`);
+      }
+    }
+  }
+
+  private resource(session: Session): SessionResource {
+    return {
+      type: 'session',
+      id: session.meta.id,
+      title: session.meta.title,
+      session_status: session.status,
+      environment_id: session.meta.environment_id,
+      created_at: session.meta.created_at,
+      updated_at: session.updatedAt,
+      session_context: session.meta.session_context,
+    };
+  }
+
+  private require(id: string): Session {
+    const session = this.sessions.get(id);
+    if (!session) throw new SessionsError('not_found', `no session ${JSON.stringify(id)}`, 404);
+    return session;
+  }
+
+  private refuseWhenClosing(): void {
+    if (this.closing) throw new SessionsError('transient', 'the session host is shutting down; retry shortly', 503);
+  }
+
+  private checkBatch(events: unknown[], at: string): void {
+    if (events.length > this.limits.maxEventsPerAppend) {
+      throw new SessionsError('bad_request', `${at}: at most ${this.limits.maxEventsPerAppend} events at once, got ${events.length}`, 400);
+    }
+    events.forEach((event, index) => {
+      const size = Buffer.byteLength(JSON.stringify(event) ?? '', 'utf8');
+      if (size > this.limits.maxEventBytes) {
+        throw new SessionsError('bad_request', `${at}[${index}]: an event may hold at most ${this.limits.maxEventBytes} bytes, this one ${size}`, 413);
+      }
+    });
+  }
+}
+
+// The set_permission_mode request and the prompt are recorded as sent; the host assigns the id.
+function stripId(event: AnyEvent): Record<string, unknown> & { type: string } {
+  const { id: _ignored, ...rest } = event;
+  return rest;
+}
+
+function promptText(event: AnyEvent): string {
+  const parsed = UserEventSchema.safeParse(event);
+  return parsed.success ? contentText(parsed.data.message.content) : '';
+}
+
+/** A title people can read in a list: trimmed, 1-500 characters, one line, no control characters. */
+export function checkTitle(title: string): string {
+  const trimmed = title.trim();
+  if (!trimmed) throw new SessionsError('bad_request', 'title must not be blank', 400);
+  if (trimmed.length > 500) throw new SessionsError('bad_request', `title may hold at most 500 characters, got ${trimmed.length}`, 400);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(trimmed)) {
+    throw new SessionsError('bad_request', 'title must be one line without control characters', 400);
+  }
+  return trimmed;
+}
+
+function badRequest(at: string, error: z.ZodError): SessionsError {
+  return new SessionsError('bad_request', `${at}: ${z.prettifyError(error).replace(/\s*\n\s*/g, '; ')}`, 400);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,205 @@
+// Starts the real built server (dist/server.js) as a child process for tests and benchmarks.
+// dist/server.js is rebuilt once per test process when it is older than the sources it bundles,
+// so `npx mocha test/sessions/...` works without a manual `npm run build`.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const SERVER_JS = path.join(REPO_ROOT, 'dist', 'server.js');
+export const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
+
+export interface StartServerOptions {
+  /** A scenario file: shorthand for agent `scripted:<path>`. Default examples/approve.json. */
+  scenario?: string;
+  /** A full --agent spec (wins over scenario). */
+  agent?: string;
+  /** Default: a fresh temp dir, removed when the test process exits. */
+  dataDir?: string;
+  /** Default: a random token (sent as ULTRAPLAN_SERVER_TOKEN). null: --insecure-no-auth. */
+  token?: string | null;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** The stream's keep-alive interval (hidden flag); default the server's 15 s. */
+  keepAliveMs?: number;
+  extraArgs?: string[];
+  env?: Record<string, string>;
+  /** How long to wait for the listening line (default 15 s). */
+  startTimeoutMs?: number;
+}
+
+export interface ServerProcess {
+  url: string;
+  token: string | null;
+  dataDir: string;
+  pid: number;
+  /** Headers with the token, for fetch. */
+  headers(extra?: Record<string, string>): Record<string, string>;
+  /** Everything the server wrote so far. */
+  stdout(): string;
+  stderr(): string;
+  /** SIGTERM and wait for exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface ServerRunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const LISTENING_LINE = /^ultraplan-server listening on (http:\/\/\S+)$/;
+const running = new Set<ChildProcess>();
+const createdDirs: string[] = [];
+let built = false;
+
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+  for (const dir of createdDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temp dir removed when the test process exits. */
+export function tempDir(prefix = 'ultraplan-test-'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  createdDirs.push(dir);
+  return dir;
+}
+
+/** Rebuilds dist/server.js when any source it bundles is newer (once per process). */
+export function ensureServerBuilt(): void {
+  if (built) return;
+  let builtAt = 0;
+  try {
+    builtAt = statSync(SERVER_JS).mtimeMs;
+  } catch {
+    /* missing: build */
+  }
+  const newest = Math.max(newestMtime(path.join(REPO_ROOT, 'src', 'sessions')), newestMtime(path.join(REPO_ROOT, 'src', 'core')));
+  if (newest > builtAt) execFileSync(process.execPath, ['esbuild.mjs', '--only=server'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  built = true;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+function buildArgs(options: StartServerOptions, dataDir: string): string[] {
+  const agent = options.agent ?? `scripted:${options.scenario ?? path.join(EXAMPLES_DIR, 'approve.json')}`;
+  const args = [SERVER_JS, '--host', options.host ?? '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--agent', agent];
+  if (options.token === null) args.push('--insecure-no-auth');
+  if (options.keepAliveMs !== undefined) args.push('--keep-alive-ms', String(options.keepAliveMs));
+  args.push(...(options.extraArgs ?? []));
+  return args;
+}
+
+function childEnv(options: StartServerOptions, token: string | null): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  if (token !== null) env.ULTRAPLAN_SERVER_TOKEN = token;
+  else if (!options.env?.ULTRAPLAN_SERVER_TOKEN) delete env.ULTRAPLAN_SERVER_TOKEN;
+  return env;
+}
+
+export async function startServer(options: StartServerOptions = {}): Promise<ServerProcess> {
+  ensureServerBuilt();
+  const token = options.token === undefined ? randomBytes(24).toString('hex') : options.token;
+  const dataDir = options.dataDir ?? tempDir('ultraplan-server-');
+  const child = spawn(process.execPath, buildArgs(options, dataDir), {
+    cwd: REPO_ROOT,
+    env: childEnv(options, token),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    });
+  });
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timeoutMs = options.startTimeoutMs ?? 15_000;
+    const timer = setTimeout(() => fail(`no listening line within ${timeoutMs} ms`), timeoutMs);
+    const onData = () => {
+      const newline = stdout.indexOf('\n');
+      if (newline < 0) return;
+      const match = LISTENING_LINE.exec(stdout.slice(0, newline));
+      if (match) finish(() => resolve(match[1] as string));
+      else fail(`unexpected first stdout line ${JSON.stringify(stdout.slice(0, newline))}`);
+    };
+    const onExit = () => fail('the server exited before listening');
+    function finish(then: () => void) {
+      clearTimeout(timer);
+      child.stdout.off('data', onData);
+      child.off('exit', onExit);
+      then();
+    }
+    function fail(why: string) {
+      finish(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`ultraplan-server: ${why}\nstderr:\n${stderr}`));
+      });
+    }
+    child.stdout.on('data', onData);
+    child.once('exit', onExit);
+  });
+
+  return {
+    url,
+    token,
+    dataDir,
+    pid: child.pid as number,
+    headers: (extra = {}) => ({
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'ccr-byoc-2025-07-29',
+      ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
+      ...extra,
+    }),
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const { code } = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Runs the server CLI to completion (for refused starts and --help); kills it after timeoutMs. */
+export async function runServerCli(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<ServerRunResult> {
+  ensureServerBuilt();
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  if (!options.env?.ULTRAPLAN_SERVER_TOKEN) delete env.ULTRAPLAN_SERVER_TOKEN;
+  const child = spawn(process.execPath, [SERVER_JS, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 10_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  running.delete(child);
+  return { code, stdout, stderr };
+}

@@ -195,13 +195,15 @@ export async function startFaultProxy(options: { target: string }): Promise<Faul
           while ((end = pending.indexOf('\n\n')) >= 0) {
             const frame = pending.slice(0, end + 2);
             pending = pending.slice(end + 2);
-            res.write(frame);
             if (/^id:/m.test(frame)) eventsSent++;
             if (eventsSent >= dropAfter) {
               upRes.destroy();
-              res.destroy();
+              // Cut the connection once the K-th frame is flushed (no chunked terminator: an abrupt drop).
+              res.write(frame, () => res.socket?.destroy());
+              upRes.removeAllListeners('data');
               return;
             }
+            res.write(frame);
           }
         });
         upRes.on('end', () => res.end());

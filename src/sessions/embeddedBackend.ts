@@ -1,0 +1,126 @@
+// The embedded backend: the extension hosts its sessions in-process over a SessionHost, no
+// HTTP. Its transport wakes the poller through the host's subscription, so the embedded path is
+// as prompt as the server's event stream.
+import { SessionsError } from '../core/errors';
+import { SKIPPED_EVENT_TYPES, type AnyEvent, type CreateSessionRequest, type SessionResource, type SessionStatus } from '../core/protocol';
+import type { EventRead, SessionTransport } from '../core/transport';
+import type { BackendLifecycle, SessionBackend } from './backend';
+import { MAX_EVENT_PAGE_SIZE, type SessionHost } from './host';
+
+/** Pages read in one readEvents call, as the HTTP client caps it (PROTOCOL.md section 1). */
+export const EMBEDDED_MAX_PAGES = 50;
+
+export interface EmbeddedBackendOptions {
+  host: SessionHost;
+  /** For people, e.g. "Embedded · Claude (ACP)". */
+  label?: string;
+  /** Close the host on dispose (default true: the backend owns it). */
+  closeHostOnDispose?: boolean;
+  lifecycle?: BackendLifecycle;
+}
+
+class EmbeddedTransport implements SessionTransport {
+  // What this transport last handed the poller, per session: waitForActivity returns at once
+  // when the host is already past it, so an event committed between a read and the wait is
+  // never slept through.
+  private readonly seenId = new Map<string, string | null>();
+  private readonly seenStatus = new Map<string, string>();
+
+  constructor(private readonly host: SessionHost) {}
+
+  async readEvents(sessionId: string, afterId: string | null, signal?: AbortSignal): Promise<EventRead> {
+    signal?.throwIfAborted();
+    const events: unknown[] = [];
+    let cursor = afterId;
+    for (let page = 0; page < EMBEDDED_MAX_PAGES; page++) {
+      const read = this.host.readEvents(sessionId, cursor, MAX_EVENT_PAGE_SIZE);
+      for (const event of read.data) if (!SKIPPED_EVENT_TYPES.has(event.type)) events.push(event);
+      cursor = read.last_id ?? cursor;
+      if (!read.has_more) break;
+    }
+    this.seenId.set(sessionId, cursor);
+    return { events, lastId: cursor };
+  }
+
+  async getStatus(sessionId: string, signal?: AbortSignal): Promise<SessionStatus | string> {
+    signal?.throwIfAborted();
+    const status = this.host.getSession(sessionId).session_status;
+    this.seenStatus.set(sessionId, status);
+    return status;
+  }
+
+  waitForActivity(sessionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return resolve();
+      let unsubscribe: () => void = () => {};
+      try {
+        unsubscribe = this.host.subscribe(sessionId, () => done());
+      } catch (err) {
+        return reject(err instanceof SessionsError ? err : new SessionsError('not_found', String(err), 404));
+      }
+      const timer = setTimeout(done, Math.max(0, timeoutMs));
+      signal?.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+      const seen = this.seenId.get(sessionId);
+      const status = this.seenStatus.get(sessionId);
+      if (
+        (seen !== undefined && this.host.lastEventId(sessionId) !== seen) ||
+        (status !== undefined && this.host.getSession(sessionId).session_status !== status)
+      ) {
+        done();
+      }
+    });
+  }
+}
+
+export class EmbeddedBackend implements SessionBackend {
+  readonly kind = 'embedded' as const;
+  readonly label: string;
+  readonly transport: SessionTransport;
+  readonly lifecycle?: BackendLifecycle;
+  private readonly host: SessionHost;
+  private readonly closeHostOnDispose: boolean;
+
+  constructor(options: EmbeddedBackendOptions) {
+    this.host = options.host;
+    this.label = options.label ?? 'Embedded';
+    this.closeHostOnDispose = options.closeHostOnDispose ?? true;
+    this.transport = new EmbeddedTransport(options.host);
+    if (options.lifecycle) this.lifecycle = options.lifecycle;
+  }
+
+  async createSession(request: CreateSessionRequest, signal?: AbortSignal): Promise<SessionResource> {
+    signal?.throwIfAborted();
+    return this.host.createSession(request);
+  }
+
+  async getSession(sessionId: string, signal?: AbortSignal): Promise<SessionResource> {
+    signal?.throwIfAborted();
+    return this.host.getSession(sessionId);
+  }
+
+  async sendEvents(sessionId: string, events: AnyEvent[], signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    await this.host.appendEvents(sessionId, events);
+  }
+
+  async archive(sessionId: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    try {
+      await this.host.archive(sessionId);
+    } catch (err) {
+      // Already archived counts as done (SessionBackend contract).
+      if (err instanceof SessionsError && err.kind === 'conflict') return;
+      throw err;
+    }
+  }
+
+  async dispose(): Promise<void> {
+    if (this.closeHostOnDispose) await this.host.close();
+  }
+}

@@ -1,0 +1,11 @@
+// The e2e harness: import everything from here.
+export * from './browser';
+export * from './codeServer';
+export * from './hostProbe';
+export * from './hostResults';
+export * from './paths';
+export * from './testWindow';
+export * from './waitFor';
+export * from './workbench';
+export * from './workspace';
+export type { EditorState, ExtensionState, HostSuiteResults, HostTestResult, ProbeFile, TabState, TaskExecutionState, TerminalState } from '../runner-extension/src/wire';

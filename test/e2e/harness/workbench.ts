@@ -1,0 +1,226 @@
+// Drives VS Code's workbench UI in code-server the way a person would: the F1 palette, quick
+// picks and input boxes, notifications, the status bar, the Output view and webview frames.
+// Every wait here is bounded; selectors are VS Code 1.100's.
+import * as path from 'node:path';
+import type { Frame, Locator, Page } from 'playwright-core';
+import { suiteOf } from './browser';
+import { outputDir } from './paths';
+import { waitFor } from './waitFor';
+
+const QUICK_INPUT = '.quick-input-widget';
+const QUICK_INPUT_BOX = '.quick-input-widget .quick-input-box input';
+const QUICK_INPUT_ROW = '.quick-input-widget .quick-input-list .monaco-list-row';
+const STATUS_BAR_ITEM = '#workbench\\.parts\\.statusbar .statusbar-item';
+const TOAST = '.notifications-toasts .notification-toast';
+
+export interface TimeoutOption {
+  timeoutMs?: number;
+}
+
+function exactText(text: string): RegExp {
+  return new RegExp(`^\\s*${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+}
+
+/** Closes a quick input left open by an earlier step, so the next one starts clean. */
+export async function closeQuickInput(page: Page): Promise<void> {
+  const widget = page.locator(QUICK_INPUT);
+  if (await widget.isVisible()) {
+    await page.keyboard.press('Escape');
+    await widget.waitFor({ state: 'hidden', timeout: 5_000 });
+  }
+}
+
+async function openPalette(page: Page): Promise<Locator> {
+  const input = page.locator(QUICK_INPUT_BOX);
+  await closeQuickInput(page);
+  await page.keyboard.press('F1');
+  try {
+    await input.waitFor({ state: 'visible', timeout: 3_000 });
+  } catch {
+    // A webview or terminal may hold the keyboard; give the workbench focus and try again.
+    await page.locator('#workbench\\.parts\\.statusbar').click({ position: { x: 2, y: 2 } });
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: 5_000 });
+  }
+  return input;
+}
+
+/** A quick-input row whose label is exactly `label`. */
+function quickInputRow(page: Page, label: string): Locator {
+  return page.locator(QUICK_INPUT_ROW).filter({ has: page.locator('.label-name', { hasText: exactText(label) }) }).first();
+}
+
+/**
+ * Runs a command from the F1 palette by its full title, e.g. 'Ultraplan: Show Log'.
+ * Retypes while the command is not listed yet (extension contributions load after the workbench).
+ */
+export async function runCommand(page: Page, title: string, options: TimeoutOption = {}): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  const input = await openPalette(page);
+  const row = quickInputRow(page, title);
+  for (;;) {
+    await input.fill(`>${title}`);
+    try {
+      await row.waitFor({ state: 'visible', timeout: Math.max(500, Math.min(3_000, deadline - Date.now())) });
+      break;
+    } catch (err) {
+      if (Date.now() >= deadline) {
+        const listed = await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts();
+        throw new Error(`command "${title}" is not in the palette; it lists: ${JSON.stringify(listed)}`, { cause: err });
+      }
+      await input.fill('>');
+    }
+  }
+  await row.click();
+}
+
+/** Picks the item labelled exactly `label` in the open quick pick. */
+export async function answerQuickPick(page: Page, label: string, options: TimeoutOption = {}): Promise<void> {
+  const row = quickInputRow(page, label);
+  try {
+    await row.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
+  } catch (err) {
+    const listed = await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts();
+    throw new Error(`quick pick has no item "${label}"; it lists: ${JSON.stringify(listed)}`, { cause: err });
+  }
+  await row.click();
+}
+
+/** What the open quick input shows: its title, placeholder, message (validation or hint) and items. */
+export async function readQuickInput(page: Page, options: TimeoutOption = {}): Promise<{ title: string; placeholder: string; value: string; message: string; items: string[] }> {
+  await page.locator(QUICK_INPUT_BOX).waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
+  const input = page.locator(QUICK_INPUT_BOX);
+  const title = page.locator(`${QUICK_INPUT} .quick-input-title`);
+  const message = page.locator(`${QUICK_INPUT} .quick-input-message`);
+  return {
+    title: (await title.count()) > 0 ? (await title.innerText()).trim() : '',
+    placeholder: (await input.getAttribute('placeholder')) ?? '',
+    value: await input.inputValue(),
+    message: (await message.count()) > 0 ? (await message.innerText()).trim() : '',
+    items: (await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts()).map((t) => t.trim()),
+  };
+}
+
+/** Types `text` into the open input box (showInputBox) and presses Enter. */
+export async function answerInputBox(page: Page, text: string, options: TimeoutOption & { submit?: boolean } = {}): Promise<void> {
+  const input = page.locator(QUICK_INPUT_BOX);
+  await input.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
+  await input.fill(text);
+  if (options.submit ?? true) await input.press('Enter');
+}
+
+/**
+ * The frame (webviews live two iframes deep) that contains `selector`. Searches every frame of
+ * the page until one matches.
+ */
+export async function findWebviewFrame(page: Page, selector: string, options: TimeoutOption = {}): Promise<Frame> {
+  return waitFor(
+    async () => {
+      for (const frame of page.frames()) {
+        if (frame === page.mainFrame()) continue;
+        try {
+          if ((await frame.locator(selector).count()) > 0) return frame;
+        } catch {
+          // the frame went away while we looked (webview reloads)
+        }
+      }
+      return undefined;
+    },
+    { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 200, message: `a webview frame containing ${selector}` },
+  );
+}
+
+/** Saves test-output/e2e/<suite>/<name>.png and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const file = path.join(outputDir(suiteOf(page)), `${name.replace(/[^\w.-]+/g, '-')}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+/** The status bar item whose text contains `text` (click it, hover it). */
+export function statusBarItem(page: Page, text: string): Locator {
+  return page.locator(STATUS_BAR_ITEM).filter({ hasText: text }).first();
+}
+
+/** The texts of every status bar item, left to right. */
+export async function statusBarTexts(page: Page): Promise<string[]> {
+  return (await page.locator(STATUS_BAR_ITEM).allInnerTexts()).map((t) => t.trim()).filter((t) => t.length > 0);
+}
+
+/** Waits until a status bar item contains `text` and returns its whole text. */
+export async function readStatusBar(page: Page, text: string, options: TimeoutOption = {}): Promise<string> {
+  const item = statusBarItem(page, text);
+  try {
+    await item.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 20_000 });
+  } catch (err) {
+    throw new Error(`no status bar item contains "${text}"; items: ${JSON.stringify(await statusBarTexts(page))}`, { cause: err });
+  }
+  return (await item.innerText()).trim();
+}
+
+/** The status bar item's accessible label (VS Code puts the tooltip in a hover, not a title). */
+export async function statusBarAriaLabel(page: Page, text: string): Promise<string> {
+  const label = statusBarItem(page, text).locator('[aria-label]').first();
+  return (await label.getAttribute('aria-label')) ?? '';
+}
+
+/** The messages of the notification toasts now showing. */
+export async function notifications(page: Page): Promise<string[]> {
+  return (await page.locator(`${TOAST} .notification-list-item-message`).allInnerTexts()).map((t) => t.trim());
+}
+
+/** Waits for a notification containing `text`; returns its toast (to read or click its buttons). */
+export async function waitForNotification(page: Page, text: string, options: TimeoutOption = {}): Promise<Locator> {
+  const toast = page.locator(TOAST).filter({ hasText: text }).first();
+  try {
+    await toast.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 20_000 });
+  } catch (err) {
+    throw new Error(`no notification contains "${text}"; showing: ${JSON.stringify(await notifications(page))}`, { cause: err });
+  }
+  return toast;
+}
+
+/** Clicks the button labelled `button` on the notification containing `text`. */
+export async function clickNotificationButton(page: Page, text: string, button: string, options: TimeoutOption = {}): Promise<void> {
+  const toast = await waitForNotification(page, text, options);
+  await toast.locator('.monaco-button', { hasText: exactText(button) }).first().click();
+}
+
+/** Clears every notification, so toasts do not cover the status bar or the panel. */
+export async function dismissNotifications(page: Page): Promise<void> {
+  if ((await page.locator(TOAST).count()) === 0) return;
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  await page.locator(TOAST).first().waitFor({ state: 'hidden', timeout: 5_000 });
+}
+
+/** The name of the channel the Output view shows, or '' when the Output view is not open. */
+export async function activeOutputChannel(page: Page): Promise<string> {
+  const select = page.locator('#workbench\\.parts\\.panel .monaco-select-box').first();
+  if (!(await select.isVisible())) return '';
+  return select.evaluate((el) => {
+    const s = el as HTMLSelectElement;
+    return s.options[s.selectedIndex]?.text ?? '';
+  });
+}
+
+/** Waits until the Output view shows the channel `name`. */
+export async function waitForOutputChannel(page: Page, name: string, options: TimeoutOption = {}): Promise<void> {
+  let last = '';
+  try {
+    await waitFor(
+      async () => {
+        last = await activeOutputChannel(page);
+        return last === name;
+      },
+      { timeoutMs: options.timeoutMs ?? 15_000, intervalMs: 200, message: `the Output view to show "${name}"` },
+    );
+  } catch (err) {
+    throw new Error(`the Output view shows "${last}", not "${name}"`, { cause: err });
+  }
+}
+
+/** The text lines the Output view shows now (the visible part of its editor). */
+export async function outputViewText(page: Page): Promise<string> {
+  const lines = page.locator('#workbench\\.parts\\.panel .view-lines .view-line');
+  return (await lines.allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
+}

@@ -1,0 +1,70 @@
+// Proves the harness end to end: code-server starts with the built extension, the palette runs
+// an Ultraplan command, the in-host suite runs and reports, the probe answers across a reload.
+import * as assert from 'node:assert/strict';
+import {
+  openTestWindow,
+  runCommand,
+  screenshot,
+  screenshotIfFailed,
+  waitForOutputChannel,
+  uriArg,
+  type TestWindow,
+} from './harness';
+
+describe('smoke: code-server + Chromium + Ultraplan', function () {
+  let window: TestWindow | undefined;
+
+  before(async function () {
+    window = await openTestWindow({ suite: 'smoke', hostSuite: 'smoke' });
+  });
+  afterEach(async function () {
+    await screenshotIfFailed(this, window);
+  });
+  after(async function () {
+    await window?.close();
+  });
+
+  it('opens the workspace in the workbench', async function () {
+    const w = window!;
+    await screenshot(w.page, 'workbench');
+    const title = await w.page.title();
+    assert.match(title, /ultraplan-ws-/, `window title "${title}" does not name the workspace folder`);
+  });
+
+  it('runs the in-host suite: the extension is installed and activates', async function () {
+    const results = await window!.expectHostSuitePassed();
+    assert.ok(results.passed >= 2);
+  });
+
+  it('runs "Ultraplan: Show Log" from the palette and shows the Ultraplan output channel', async function () {
+    const w = window!;
+    await runCommand(w.page, 'Ultraplan: Show Log');
+    await waitForOutputChannel(w.page, 'Ultraplan');
+    await screenshot(w.page, 'show-log');
+  });
+
+  it('answers probe requests from the extension host', async function () {
+    const w = window!;
+    const extension = await w.probe.extension('ultraplan.ultraplan');
+    assert.equal(extension.present, true);
+    assert.equal(extension.isActive, true);
+    assert.ok((await w.probe.commands('ultraplan.')).includes('ultraplan.showLog'));
+    await w.probe.executeCommand('vscode.open', uriArg(`${w.workspace}/README.md`));
+    const editors = await w.probe.editors();
+    assert.ok(
+      editors.some((e) => e.uri.endsWith('/README.md') && e.text.startsWith('# Sample')),
+      `README.md not open: ${JSON.stringify(editors.map((e) => e.uri))}`,
+    );
+    await assert.rejects(w.probe.executeCommand('ultraplan.noSuchCommand'), /not found/);
+  });
+
+  it('follows a window reload to the new extension host', async function () {
+    const w = window!;
+    const before = w.probe.announcement();
+    const after = await w.reload();
+    assert.notEqual(after.startedAt, before?.startedAt);
+    const extension = await w.probe.extension('ultraplan.ultraplan', { activate: true });
+    assert.equal(extension.isActive, true);
+    await screenshot(w.page, 'after-reload');
+  });
+});

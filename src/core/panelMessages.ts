@@ -27,7 +27,7 @@
 //   in src/core/decision.ts (kept here too because that file imports node:crypto and this one is
 //   bundled into the browser).
 // This file is pure (no vscode, no DOM) so both bundles and the unit tests import it.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const PANEL_LIMITS = {
   /** Plan text, in UTF-16 code units (about 2 MB of ASCII). */

@@ -1,2 +1,22 @@
-// The review panel's browser code (filled in by the panel work).
-export {};
+// The review panel's browser entry (bundled to dist/webview.js as an IIFE, loaded by nonce under the
+// CSP of src/extension/reviewPanelHtml.ts). Wires the host channel to the view; everything the host
+// sends is validated by ReviewView.receive before it is used.
+import '../../media/panel.css';
+import { connectToHost } from './hostChannel';
+import { ReviewView } from './reviewView';
+
+function start(): void {
+  const root = document.getElementById('app');
+  if (!root) throw new Error('Ultraplan review: the page has no #app element');
+  const host = connectToHost();
+  const view = new ReviewView(host, root);
+  window.addEventListener('message', (event: MessageEvent<unknown>) => view.receive(event.data));
+  // A hidden or reloading panel must not lose what was typed in the last few hundred milliseconds.
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') view.flush();
+  });
+  window.addEventListener('pagehide', () => view.flush());
+  host.send({ type: 'ready' });
+}
+
+start();

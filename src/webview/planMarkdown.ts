@@ -1,0 +1,70 @@
+// Untrusted markdown (a plan, a question, a result, all written by a model) to inert DOM.
+// markdown-it with html off escapes raw HTML; links must be absolute http(s) or they stay text;
+// images never load (their alt text and a link stand in). DOMPurify then cleans the output again
+// (defence in depth, should a markdown-it rule ever emit something unexpected), and the page's CSP
+// blocks scripts, remote images and styles as a third layer.
+//
+// Block elements of a plan carry data-ls / data-le: the 0-based [start, end) source-line range from
+// markdown-it's token.map, so a click on a block maps back to the plan lines it came from.
+import DOMPurify from 'dompurify';
+import MarkdownIt from 'markdown-it';
+import { isHttpUrl } from '../core/panelMessages';
+
+export const LINE_START_ATTR = 'data-ls';
+export const LINE_END_ATTR = 'data-le';
+
+function createMarkdown(withLineMap: boolean): InstanceType<typeof MarkdownIt> {
+  const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
+  // The default validator lets command:, vscode: and other schemes through; we allow only http(s).
+  md.validateLink = (url: string) => isHttpUrl(url);
+  md.renderer.rules.image = (tokens, idx) => {
+    const token = tokens[idx];
+    if (!token) return '';
+    const alt = token.content || 'image';
+    const src = String(token.attrGet('src') ?? '');
+    const escape = md.utils.escapeHtml;
+    const label = `<span class="plan-image" title="Images are not loaded in the review panel">[image: ${escape(alt)}]</span>`;
+    return isHttpUrl(src) ? `${label} <a href="${escape(src)}" class="plan-image-link">${escape(src)}</a>` : label;
+  };
+  if (withLineMap) {
+    md.core.ruler.push('ultraplan_line_map', (state) => {
+      for (const token of state.tokens) {
+        if (token.map && token.nesting >= 0 && token.type !== 'inline') {
+          token.attrSet(LINE_START_ATTR, String(token.map[0]));
+          token.attrSet(LINE_END_ATTR, String(token.map[1]));
+        }
+      }
+    });
+  }
+  return md;
+}
+
+const planMarkdown = createMarkdown(true);
+const textMarkdown = createMarkdown(false);
+
+const FORBIDDEN_TAGS = [
+  'img', 'picture', 'source', 'video', 'audio', 'track', 'iframe', 'frame', 'frameset', 'object', 'embed',
+  'style', 'link', 'meta', 'base', 'form', 'input', 'button', 'textarea', 'select', 'option', 'svg', 'math',
+  'template', 'slot', 'dialog', 'portal',
+];
+const FORBIDDEN_ATTRS = ['style', 'src', 'srcset', 'action', 'formaction', 'background', 'poster', 'ping', 'target'];
+
+function sanitize(html: string): DocumentFragment {
+  return DOMPurify.sanitize(html, {
+    ALLOWED_URI_REGEXP: /^https?:\/\//i,
+    FORBID_TAGS: FORBIDDEN_TAGS,
+    FORBID_ATTR: FORBIDDEN_ATTRS,
+    ALLOW_DATA_ATTR: true,
+    RETURN_DOM_FRAGMENT: true,
+  });
+}
+
+/** A plan as sanitized DOM whose block elements carry their source-line range. */
+export function renderPlanMarkdown(source: string): DocumentFragment {
+  return sanitize(planMarkdown.render(source));
+}
+
+/** Short model text (a question, a result) as sanitized DOM. */
+export function renderTextMarkdown(source: string): DocumentFragment {
+  return sanitize(textMarkdown.render(source));
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// `npm test`: system deps -> code-server (cached) -> build -> typecheck -> unit tests -> e2e tests,
+// in that order, each timed. Keeps going after a failed typecheck or unit run (so one run shows
+// everything), stops if the build fails (nothing after it could run). Ends with the line
+// `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
+//
+//   node scripts/test.mjs                 everything
+//   node scripts/test.mjs --e2e [files]   deps, code-server, build, then only e2e (files optional)
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureSystemDeps } from './ensure-system-deps.mjs';
+import { setupCodeServer } from './setup-code-server.mjs';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const mochaBin = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
+const args = process.argv.slice(2);
+const e2eOnly = args.includes('--e2e');
+const e2eFiles = args.filter((a) => !a.startsWith('--'));
+
+const summary = { passed: 0, failed: 0, pending: 0 };
+const steps = [];
+
+function stripAnsi(text) {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, '');
+}
+
+/** Runs a command with its output shown as it comes and kept for counting. */
+function run(command, commandArgs, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(command, commandArgs, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      process.stdout.write(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+      process.stderr.write(chunk);
+    });
+    child.on('error', (err) => resolve({ code: 1, output: `${output}\n${err.message}` }));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
+  });
+}
+
+async function step(name, action) {
+  const started = Date.now();
+  console.log(`\n=== ${name}`);
+  let ok;
+  try {
+    ok = await action();
+  } catch (err) {
+    console.error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    ok = false;
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  steps.push({ name, ok, seconds });
+  console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s`);
+  return ok;
+}
+
+/** Runs mocha with the spec reporter and adds its "N passing / N failing / N pending" to the summary. */
+async function mochaStep(name, mochaArgs) {
+  return step(name, async () => {
+    const { code, output } = await run(process.execPath, [mochaBin, ...mochaArgs]);
+    const text = stripAnsi(output);
+    // The last match: mocha prints its summary at the end, after anything a test logged.
+    const count = (word) => Number([...text.matchAll(new RegExp(`^\\s*(\\d+) ${word}\\b`, 'gm'))].at(-1)?.[1] ?? 0);
+    const passed = count('passing');
+    const failed = count('failing');
+    summary.passed += passed;
+    summary.pending += count('pending');
+    summary.failed += failed;
+    // A crash before mocha's summary (no tests found, a syntax error) still has to show as a failure.
+    if (code !== 0 && failed === 0) summary.failed += 1;
+    return code === 0;
+  });
+}
+
+async function main() {
+  const prepared =
+    (await step('system packages', async () => {
+      ensureSystemDeps();
+      return true;
+    })) &&
+    (await step('code-server 4.100.3 (cached)', async () => {
+      await setupCodeServer();
+      return true;
+    })) &&
+    (await step('build', async () => (await run('npm', ['run', '--silent', 'build'])).code === 0));
+  if (!prepared) {
+    summary.failed += 1;
+  } else {
+    if (!e2eOnly) {
+      if (!(await step('typecheck', async () => (await run('npm', ['run', '--silent', 'typecheck'])).code === 0))) summary.failed += 1;
+      await mochaStep('unit tests', []);
+    }
+    await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...e2eFiles]);
+  }
+  console.log('\n=== summary');
+  for (const s of steps) console.log(`  ${s.ok ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds} s)`);
+  if (summary.pending > 0) console.log(`  ${summary.pending} pending`);
+  console.log(`${summary.passed} passed, ${summary.failed} failed`);
+  process.exit(steps.every((s) => s.ok) && summary.failed === 0 ? 0 : 1);
+}
+
+main().catch((err) => {
+  console.error(err);
+  console.log(`${summary.passed} passed, ${summary.failed + 1} failed`);
+  process.exit(1);
+});

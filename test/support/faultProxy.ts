@@ -46,6 +46,8 @@ export interface FaultProxy {
   /** The proxy's base URL, e.g. http://127.0.0.1:40123. */
   readonly url: string;
   addFault(rule: FaultRule): void;
+  /** Points the proxy at another server (e.g. the same data dir restarted on a new port). */
+  setTarget(target: string): void;
   clearFaults(): void;
   /** Every request seen, in arrival order. */
   readonly requests: readonly ProxiedRequest[];
@@ -68,7 +70,7 @@ function pathMatches(pattern: RegExp | string | undefined, path: string): boolea
 
 /** Starts a proxy to `target` (a base URL such as the server's) on 127.0.0.1:0. */
 export async function startFaultProxy(options: { target: string }): Promise<FaultProxy> {
-  const target = new URL(options.target);
+  let target = new URL(options.target);
   const rules: ActiveRule[] = [];
   const requests: ProxiedRequest[] = [];
   const agent = new http.Agent({ keepAlive: true, maxSockets: 2048 });
@@ -223,6 +225,9 @@ export async function startFaultProxy(options: { target: string }): Promise<Faul
 
   return {
     url: `http://127.0.0.1:${port}`,
+    setTarget(next) {
+      target = new URL(next);
+    },
     addFault(rule) {
       rules.push({ ...rule, remaining: rule.times ?? 1 });
     },

@@ -1,0 +1,156 @@
+import * as assert from 'node:assert/strict';
+import {
+  PANEL_LIMITS,
+  currentRevision,
+  isHttpUrl,
+  parseHostToWebviewMessage,
+  parsePanelState,
+  parseWebviewSavedState,
+  parseWebviewToHostMessage,
+  type PanelState,
+} from '../../src/core/panelMessages';
+
+const HASH = 'a'.repeat(64);
+const binding = { sessionId: 'sess_1', toolUseId: 'toolu_1', planHash: HASH };
+
+function state(extra: Partial<PanelState> = {}): PanelState {
+  return {
+    sessionKey: 'embedded:sess_1',
+    sessionId: 'sess_1',
+    title: 'Plan',
+    backendLabel: 'Embedded',
+    phase: 'plan_ready',
+    revisions: [{ revision: 1, toolUseId: 'toolu_1', plan: '# Plan\n- step', planHash: HASH, status: 'pending', comments: [] }],
+    canDecide: true,
+    ...extra,
+  };
+}
+
+function expectError(result: { ok: boolean; error?: string }, pattern: RegExp): void {
+  assert.equal(result.ok, false);
+  assert.match((result as { error: string }).error, pattern);
+}
+
+describe('panel messages', () => {
+  describe('host -> webview', () => {
+    it('accepts a full state and returns it typed', () => {
+      const full = state({
+        agentLabel: 'Claude (ACP)',
+        sessionLink: 'https://example.com/s/1',
+        question: 'Which database?',
+        pendingDecision: 'approve',
+        notice: { level: 'warning', text: 'Reconnecting' },
+        outcome: { text: 'Done', link: 'https://example.com/s/1' },
+        draft: { toolUseId: 'toolu_1', feedback: 'more tests', comments: [{ line: 2, quote: '- step', text: 'why?' }] },
+        demo: true,
+      });
+      const result = parseHostToWebviewMessage({ type: 'state', state: full });
+      assert.ok(result.ok);
+      assert.equal(result.value.type, 'state');
+      assert.deepEqual(result.value.type === 'state' && result.value.state, full);
+      assert.equal(currentRevision(full)?.toolUseId, 'toolu_1');
+    });
+
+    it('accepts invoke for the four decisions only', () => {
+      assert.ok(parseHostToWebviewMessage({ type: 'invoke', action: 'reject' }).ok);
+      expectError(parseHostToWebviewMessage({ type: 'invoke', action: 'reply' }), /action/);
+    });
+
+    it('refuses unknown types, unknown fields and bad enums with a readable error', () => {
+      expectError(parseHostToWebviewMessage({ type: 'eval', code: 'alert(1)' }), /invalid message from the extension/);
+      expectError(parseHostToWebviewMessage({ type: 'state', state: { ...state(), extra: 1 } }), /extra/);
+      expectError(parseHostToWebviewMessage({ type: 'state', state: state({ phase: 'done' as never }) }), /phase/);
+      expectError(parseHostToWebviewMessage(null), /invalid/);
+    });
+
+    it('refuses a session link or outcome link that is not http(s)', () => {
+      expectError(parsePanelState(state({ sessionLink: 'command:workbench.action.terminal.new' })), /http\(s\)/);
+      expectError(parsePanelState(state({ sessionLink: 'javascript:alert(1)' })), /http\(s\)/);
+      expectError(parsePanelState(state({ outcome: { text: 'x', link: 'data:text/html,hi' } })), /http\(s\)/);
+    });
+
+    it('refuses a plan over 2 MB and a plan hash that is not sha256 hex', () => {
+      const big = 'x'.repeat(PANEL_LIMITS.planChars + 1);
+      const revisions = state().revisions.map((r) => ({ ...r, plan: big }));
+      expectError(parsePanelState(state({ revisions })), /plan/);
+      const atLimit = state().revisions.map((r) => ({ ...r, plan: 'x'.repeat(PANEL_LIMITS.planChars) }));
+      assert.ok(parsePanelState(state({ revisions: atLimit })).ok);
+      const badHash = state().revisions.map((r) => ({ ...r, planHash: 'A'.repeat(64) }));
+      expectError(parsePanelState(state({ revisions: badHash })), /sha256/);
+    });
+
+    it('keeps the error short even for a huge invalid message', () => {
+      const revisions = Array.from({ length: 300 }, (_, i) => ({ revision: i + 1, toolUseId: '', plan: 1, planHash: 'x', status: 'nope', comments: 'no' }));
+      const result = parseHostToWebviewMessage({ type: 'state', state: { ...state(), revisions } });
+      assert.equal(result.ok, false);
+      assert.ok(!result.ok && result.error.length < 700, 'error is clipped');
+    });
+  });
+
+  describe('webview -> host', () => {
+    it('accepts each message type', () => {
+      const messages = [
+        { type: 'ready' },
+        { type: 'approve', binding },
+        { type: 'reject', binding, feedback: 'Use SQLite', comments: [] },
+        { type: 'reject', binding, feedback: '', comments: [{ line: 3, endLine: 5, quote: 'a\nb\nc', text: 'split this' }] },
+        { type: 'edit', binding },
+        { type: 'teleport', binding },
+        { type: 'reply', sessionKey: 'k', text: 'Postgres' },
+        { type: 'openLink', href: 'https://example.com/docs?a=1#b' },
+        { type: 'saveDraft', sessionKey: 'k', toolUseId: 'toolu_1', feedback: '', comments: [] },
+      ];
+      for (const message of messages) {
+        const result = parseWebviewToHostMessage(message);
+        assert.ok(result.ok, `${message.type}: ${result.ok ? '' : result.error}`);
+        assert.deepEqual(result.value, message);
+      }
+    });
+
+    it('refuses a decision without a valid binding', () => {
+      expectError(parseWebviewToHostMessage({ type: 'approve' }), /binding/);
+      expectError(parseWebviewToHostMessage({ type: 'approve', binding: { ...binding, planHash: 'abc' } }), /sha256/);
+      expectError(parseWebviewToHostMessage({ type: 'approve', binding: { ...binding, extra: true } }), /extra/);
+      expectError(parseWebviewToHostMessage({ type: 'teleport', binding: { ...binding, toolUseId: '' } }), /toolUseId/);
+    });
+
+    it('refuses a rejection with neither feedback nor comments', () => {
+      expectError(parseWebviewToHostMessage({ type: 'reject', binding, feedback: '   ', comments: [] }), /feedback text or at least one comment/);
+    });
+
+    it('refuses bad comments: line 0, endLine before line, empty text, too many', () => {
+      const reject = (comments: unknown[]) => parseWebviewToHostMessage({ type: 'reject', binding, feedback: 'x', comments });
+      expectError(reject([{ line: 0, quote: '', text: 'a' }]), /line/);
+      expectError(reject([{ line: 4, endLine: 2, quote: '', text: 'a' }]), /endLine/);
+      expectError(reject([{ line: 1, quote: '', text: '  ' }]), /needs text/);
+      const many = Array.from({ length: PANEL_LIMITS.comments + 1 }, () => ({ line: 1, quote: '', text: 'a' }));
+      expectError(reject(many), /comments/);
+      assert.ok(reject(many.slice(1)).ok);
+    });
+
+    it('refuses oversize feedback and replies', () => {
+      expectError(parseWebviewToHostMessage({ type: 'reject', binding, feedback: 'x'.repeat(PANEL_LIMITS.feedbackChars + 1), comments: [] }), /feedback/);
+      expectError(parseWebviewToHostMessage({ type: 'reply', sessionKey: 'k', text: 'x'.repeat(PANEL_LIMITS.replyChars + 1) }), /text/);
+      expectError(parseWebviewToHostMessage({ type: 'reply', sessionKey: 'k', text: ' ' }), /needs text/);
+    });
+
+    it('refuses links that are not absolute http(s)', () => {
+      for (const href of ['command:workbench.action.openSettings', 'javascript:alert(1)', 'data:text/html,x', 'file:///etc/passwd', 'vscode://x', '/relative', 'https://' + 'a'.repeat(3000)]) {
+        expectError(parseWebviewToHostMessage({ type: 'openLink', href }), /http\(s\)|openLink|href/);
+        assert.equal(isHttpUrl(href), false, href);
+      }
+      assert.equal(isHttpUrl('http://127.0.0.1:8080/x'), true);
+    });
+  });
+
+  describe('saved webview state', () => {
+    it('round-trips drafts and state, and refuses garbage', () => {
+      const saved = { state: state(), drafts: [{ sessionKey: 'k', toolUseId: 't', feedback: 'f', comments: [] }], reply: { sessionKey: 'k', text: 'r' } };
+      const result = parseWebviewSavedState(saved);
+      assert.ok(result.ok);
+      assert.deepEqual(result.value, saved);
+      expectError(parseWebviewSavedState({ drafts: 'x' }), /drafts/);
+      expectError(parseWebviewSavedState(42), /saved panel state/);
+    });
+  });
+});

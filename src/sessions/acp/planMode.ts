@@ -1,0 +1,103 @@
+// Finding an ACP agent's plan mode and following its mode afterwards. Pure: the answers of
+// session/new and the session/update notifications go in, decisions come out.
+import type {
+  NewSessionResponse,
+  SessionConfigOption,
+  SessionModeState,
+} from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
+
+/** How the plan mode is switched on: a session mode, or the `mode` config option. */
+export type PlanModeTarget =
+  | { via: 'mode'; modeId: string; name: string }
+  | { via: 'config_option'; configId: string; value: string; name: string };
+
+export type PlanModeChoice = { ok: true; target: PlanModeTarget } | { ok: false; message: string };
+
+interface ModeCandidate {
+  id: string;
+  name: string;
+}
+
+function pickPlan(candidates: readonly ModeCandidate[]): ModeCandidate | undefined {
+  const exact = candidates.find((mode) => mode.id === 'plan');
+  if (exact) return exact;
+  // An id or a name that says plan ("architect" modes do not count: they may write).
+  return candidates.find((mode) => /plan/i.test(mode.id) || /plan/i.test(mode.name));
+}
+
+/** The `mode` select config option, if the agent offers one. */
+export function modeConfigOption(
+  options: readonly SessionConfigOption[] | null | undefined,
+): (SessionConfigOption & { type: 'select' }) | undefined {
+  for (const option of options ?? []) {
+    if (option.type !== 'select') continue;
+    if (option.id === 'mode' || option.category === 'mode') return option as SessionConfigOption & { type: 'select' };
+  }
+  return undefined;
+}
+
+function configCandidates(option: SessionConfigOption & { type: 'select' }): ModeCandidate[] {
+  const result: ModeCandidate[] = [];
+  for (const entry of option.options as readonly unknown[]) {
+    if (!entry || typeof entry !== 'object') continue;
+    const record = entry as Record<string, unknown>;
+    if (typeof record.value === 'string') {
+      result.push({ id: record.value, name: typeof record.name === 'string' ? record.name : record.value });
+    } else if (Array.isArray(record.options)) {
+      // A grouped select: its groups hold the values.
+      for (const inner of record.options as unknown[]) {
+        const innerRecord = inner as Record<string, unknown> | null;
+        if (innerRecord && typeof innerRecord.value === 'string') {
+          result.push({ id: innerRecord.value, name: typeof innerRecord.name === 'string' ? innerRecord.name : innerRecord.value });
+        }
+      }
+    }
+  }
+  return result;
+}
+
+/** Picks the plan mode from session/new's answer, or says which modes the agent offers instead. */
+export function choosePlanMode(agentLabel: string, session: Pick<NewSessionResponse, 'modes' | 'configOptions'>): PlanModeChoice {
+  const modes: SessionModeState | null | undefined = session.modes;
+  const modeCandidates = (modes?.availableModes ?? []).map((mode) => ({ id: mode.id, name: mode.name }));
+  const fromModes = pickPlan(modeCandidates);
+  if (fromModes) return { ok: true, target: { via: 'mode', modeId: fromModes.id, name: fromModes.name } };
+
+  const option = modeConfigOption(session.configOptions);
+  const optionCandidates = option ? configCandidates(option) : [];
+  const fromOption = pickPlan(optionCandidates);
+  if (option && fromOption) {
+    return { ok: true, target: { via: 'config_option', configId: option.id, value: fromOption.id, name: fromOption.name } };
+  }
+
+  const offered = [...modeCandidates, ...optionCandidates];
+  const list = offered.length
+    ? offered.map((mode) => (mode.name && mode.name !== mode.id ? `${mode.id} ("${mode.name}")` : mode.id)).join(', ')
+    : 'none';
+  return {
+    ok: false,
+    message:
+      `${agentLabel} has no plan mode, so Ultraplan cannot plan with it safely. ` +
+      `Modes it offers: ${list}. Choose an agent with a plan mode in "Choose Backend…".`,
+  };
+}
+
+/** The plan mode's id as the agent reports it back (mode id or config value). */
+export function planModeId(target: PlanModeTarget): string {
+  return target.via === 'mode' ? target.modeId : target.value;
+}
+
+/**
+ * The current mode an update announces, if it announces one: `current_mode_update`, or a
+ * `config_option_update` whose `mode` option changed (agents use either).
+ */
+export function modeFromUpdate(update: { sessionUpdate: string } & Record<string, unknown>): string | undefined {
+  if (update.sessionUpdate === 'current_mode_update' && typeof update.currentModeId === 'string') {
+    return update.currentModeId;
+  }
+  if (update.sessionUpdate === 'config_option_update' && Array.isArray(update.configOptions)) {
+    const option = modeConfigOption(update.configOptions as SessionConfigOption[]);
+    if (option && typeof option.currentValue === 'string') return option.currentValue;
+  }
+  return undefined;
+}

@@ -1,0 +1,69 @@
+// Planning is read-only whatever the agent does: which of an agent's requests the client refuses
+// while a session plans, and the message the agent gets back. Pure path logic, no file system.
+import * as path from 'node:path';
+
+/** Tool kinds that change the workspace or run commands: refused while planning. */
+export const WRITING_TOOL_KINDS: ReadonlySet<string> = new Set(['edit', 'delete', 'move', 'execute']);
+/** Tool kinds that only look: allowed while planning without asking the reviewer. */
+export const LOOKING_TOOL_KINDS: ReadonlySet<string> = new Set(['read', 'search', 'think', 'fetch']);
+
+/** True when `child` is `root` or inside it (both absolute, already resolved). */
+export function isInside(root: string, child: string): boolean {
+  const relative = path.relative(root, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/**
+ * A plan file: a Markdown file whose name says plan or that sits in a `plans` folder
+ * (PLAN.md, plans/feature.md, ~/.claude/plans/x.md). Agents write their plan there in plan mode.
+ */
+export function looksLikePlanFile(filePath: string): boolean {
+  const normalized = path.normalize(filePath);
+  if (path.extname(normalized).toLowerCase() !== '.md') return false;
+  if (/plan/i.test(path.basename(normalized))) return true;
+  return normalized.split(path.sep).some((segment) => segment.toLowerCase() === 'plans');
+}
+
+export type WriteVerdict = { allowed: true } | { allowed: false; message: string };
+
+/**
+ * Whether fs/write_text_file may write `filePath`. While planning only a plan file may be
+ * written; after approval, anything inside the workspace.
+ */
+export function writeVerdict(options: {
+  filePath: string;
+  workspace: string;
+  planning: boolean;
+  namedPlanFiles: ReadonlySet<string>;
+}): WriteVerdict {
+  const { filePath, workspace, planning, namedPlanFiles } = options;
+  if (!path.isAbsolute(filePath)) {
+    return { allowed: false, message: `Ultraplan refused to write "${filePath}": the path must be absolute.` };
+  }
+  const resolved = path.resolve(filePath);
+  if (planning) {
+    if (namedPlanFiles.has(resolved) || looksLikePlanFile(resolved)) return { allowed: true };
+    return {
+      allowed: false,
+      message:
+        `Ultraplan refused to write ${resolved}: this session is planning, and planning is read-only. ` +
+        `Only the plan file may be written; propose the change in your plan and ask to exit plan mode.`,
+    };
+  }
+  if (isInside(path.resolve(workspace), resolved)) return { allowed: true };
+  return { allowed: false, message: `Ultraplan refused to write ${resolved}: it is outside the workspace ${workspace}.` };
+}
+
+export function terminalRefusal(method: string): string {
+  return (
+    `Ultraplan refused ${method}: this client offers no terminals (clientCapabilities.terminal is false), ` +
+    `and a planning session is read-only.`
+  );
+}
+
+export function permissionRefusal(kind: string, title: string): string {
+  return (
+    `Ultraplan refused "${title}" (${kind}): this session is planning, and planning is read-only. ` +
+    `Put the change in your plan and ask to exit plan mode.`
+  );
+}

@@ -168,7 +168,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const session = await b.createSession(genericRequest('Add a changelog'));
     const create = proxy.requests.find((r) => r.method === 'POST' && r.path === '/v1/sessions');
     assert.ok(create);
-    assert.equal(create.status, 200 <= create.status && create.status < 300 ? create.status : -1);
+    assert.ok(create.status >= 200 && create.status < 300, `creation answered ${create.status}`);
     assert.equal(create.token, 'token-valid');
     assert.equal(create.headers['anthropic-version'], '2023-06-01');
     assert.equal(create.headers['anthropic-beta'], 'ccr-byoc-2025-07-29');
@@ -178,7 +178,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     assert.equal(body.environment_id, 'env_cloud_default');
     assert.deepEqual(body.session_context.sources, [{ type: 'git_repository', url: 'https://github.com/acme/widgets', revision: 'main' }]);
     assert.match(body.session_context.outcomes[0]!.git_info.branches[0]!, /^claude\/add-a-changelog-[0-9a-f]{5}$/);
-    assert.deepEqual((body.events[0]!.data as { request: unknown }).request, { subtype: 'set_permission_mode', mode: 'plan', ultraplan: true });
+    assert.deepEqual((body.events[0]!.data as unknown as { request: unknown }).request, { subtype: 'set_permission_mode', mode: 'plan', ultraplan: true });
     assert.equal(b.sessionLink(session.id), `https://claude.ai/code/${session.id}`);
     assert.match(logLines.join('\n'), new RegExp(`session ${session.id} created · https://claude\\.ai/code/`));
     // The service has no SSE stream; the backend polls, as Claude Code does.
@@ -275,6 +275,21 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       },
     }).catch(() => undefined);
     assert.equal(phase, 'plan_ready');
+  });
+
+  it('a WebSocket that takes the frame but closes with an error is not counted as sent', async () => {
+    proxy.settings.refuseControlResponseOverHttp = 405;
+    const b = backend!;
+    const { sessionId, pending } = await launchAndWaitForPlan(b);
+    // Archived meanwhile (say, from the browser): the service refuses the decision behind the socket.
+    await b.archive(sessionId);
+    await assert.rejects(decide(b, sessionId, pending, 'allow'), (err: unknown) => {
+      assert.ok(err instanceof ClaudeWebError, String(err));
+      assert.equal(err.reason, 'decision_not_delivered');
+      assert.match(err.message, /NOT sent.*WebSocket closed before taking the decision \(code 4409/);
+      return true;
+    });
+    assert.equal(proxy.socketFrames.length, 1, 'the frame did reach the socket');
   });
 
   it('a user message refused over HTTP does not take the WebSocket path', async () => {

@@ -43,7 +43,7 @@ describe('AcpAgent with the fake ACP agent', function () {
 
       const texts = ctx.events
         .filter((event) => event.type === 'assistant')
-        .flatMap((event) => (event as { message: { content: Array<{ type: string; text?: string; name?: string }> } }).message.content);
+        .flatMap((event) => (event as unknown as { message: { content: Array<{ type: string; text?: string; name?: string }> } }).message.content);
       // Two chunks became one text; the text before the exit request was flushed before it.
       assert.deepEqual(
         texts.filter((block) => block.type === 'text').map((block) => block.text),

@@ -325,7 +325,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     }
     assert.ok(caught instanceof UltraplanPollError, String(caught));
     assert.equal(caught.reason, 'unauthorized');
-    const failure = claudeWebFailureOf(caught.cause);
+    const failure = claudeWebFailureOf(caught);
     assert.equal(failure?.reason, 'token_refused');
     assert.match(caught.cause instanceof Error ? caught.cause.message : '', /refused Claude Code's login \(HTTP 401.*Run `claude` once/);
   });

@@ -66,10 +66,17 @@ export async function listEnvironments(options: ClaudeWebAccessOptions & { envir
   return { environments: access.environments, chosen, organizationUuid: access.organizationUuid };
 }
 
-/** The ClaudeWebError behind a failure from this backend (its cause, or itself), if any. */
+/**
+ * The ClaudeWebError behind a failure from this backend or from a poll over its transport (the
+ * error itself or one of its causes), if any.
+ */
 export function claudeWebFailureOf(err: unknown): ClaudeWebError | undefined {
-  if (err instanceof ClaudeWebError) return err;
-  if (err instanceof Error && err.cause instanceof ClaudeWebError) return err.cause;
+  let current: unknown = err;
+  // Bounded: a cause chain is short (poll error -> SessionsError -> ClaudeWebError).
+  for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
+    if (current instanceof ClaudeWebError) return current;
+    current = current.cause;
+  }
   return undefined;
 }
 

@@ -119,3 +119,14 @@ export async function readStream(
   }
   return { frames, status, contentType, ended };
 }
+
+/** Polls the event log until `done(events)` holds (bounded); returns those events. */
+export async function waitForEvents(server: ServerProcess, id: string, done: (events: any[]) => boolean, timeoutMs = 8000): Promise<any[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const events = await allEvents(server, id);
+    if (done(events)) return events;
+    if (Date.now() > deadline) throw new Error(`session ${id}: the awaited events did not arrive within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 40));
+  }
+}

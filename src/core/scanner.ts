@@ -97,6 +97,33 @@ export function extractTeleportPlan(text: string): string | null {
   return at === -1 ? null : text.slice(at + marker.length).trimEnd();
 }
 
+/**
+ * Validates one raw event: the event, 'unknown' for a type this scanner does not read (the
+ * wire's business, not an error), or 'malformed' (missing fields, wrong types).
+ */
+export function readSessionEvent(raw: unknown): KnownEvent | 'unknown' | 'malformed' {
+  if (raw === null || typeof raw !== 'object') return 'malformed';
+  const type = (raw as { type?: unknown }).type;
+  if (typeof type !== 'string') return 'malformed';
+  if (!KNOWN_TYPES.has(type)) return 'unknown';
+  const parsed = KnownEventSchema.safeParse(raw);
+  if (!parsed.success) return 'malformed';
+  const event = parsed.data;
+  // The block union admits any `{type}` object, so a tool_use without an id would slip through
+  // as an "other" block and an ExitPlanMode call would be silently missed. Check the two block
+  // kinds the scanner reads against their own schemas.
+  if (event.type === 'assistant' || event.type === 'user') {
+    const content = event.message.content;
+    if (typeof content !== 'string') {
+      for (const block of content) {
+        if (block.type === 'tool_use' && !ToolUseBlockSchema.safeParse(block).success) return 'malformed';
+        if (block.type === 'tool_result' && !ToolResultBlockSchema.safeParse(block).success) return 'malformed';
+      }
+    }
+  }
+  return event;
+}
+
 export class ExitPlanModeScanner {
   /** ExitPlanMode tool_use ids in call order. */
   private readonly calls: string[] = [];
@@ -285,42 +312,9 @@ export class ExitPlanModeScanner {
   }
 
   private validate(raw: unknown): KnownEvent | null {
-    if (raw === null || typeof raw !== 'object') {
-      this.malformed++;
-      return null;
-    }
-    const type = (raw as { type?: unknown }).type;
-    if (typeof type !== 'string') {
-      this.malformed++;
-      return null;
-    }
-    // Unknown types are the wire's business, not an error.
-    if (!KNOWN_TYPES.has(type)) return null;
-    const parsed = KnownEventSchema.safeParse(raw);
-    if (!parsed.success) {
-      this.malformed++;
-      return null;
-    }
-    const event = parsed.data;
-    // The block union admits any `{type}` object, so a tool_use without an id would slip through
-    // as an "other" block and an ExitPlanMode call would be silently missed. Check the two block
-    // kinds the scanner reads against their own schemas.
-    if (event.type === 'assistant' || event.type === 'user') {
-      const content = event.message.content;
-      if (typeof content !== 'string') {
-        for (const block of content) {
-          if (block.type === 'tool_use' && !ToolUseBlockSchema.safeParse(block).success) {
-            this.malformed++;
-            return null;
-          }
-          if (block.type === 'tool_result' && !ToolResultBlockSchema.safeParse(block).success) {
-            this.malformed++;
-            return null;
-          }
-        }
-      }
-    }
-    return event;
+    const read = readSessionEvent(raw);
+    if (read === 'malformed') this.malformed++;
+    return typeof read === 'string' ? null : read;
   }
 
   private recordCall(id: string, plan: string | null): void {

@@ -204,6 +204,8 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const events = await fetch(`${server.url}/v1/sessions/${sessionId}/events`, { headers: server.headers() }).then((r) => r.json() as Promise<{ data: Array<{ type: string; message?: { content?: unknown } }> }>);
     assert.ok(JSON.stringify(events.data).includes(JSON.stringify(APPROVED_PLAN_MARKER).slice(1, -1)));
     await assertUntouched(home, before);
+    assert.ok(logLines.length > 0);
+    assert.doesNotMatch(logLines.join('\n'), /token-valid|refresh-secret/, 'a token reached the log');
   });
 
   it('teleport: the plan comes back for local execution and the session is archived', async () => {

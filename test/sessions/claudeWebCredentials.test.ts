@@ -160,6 +160,30 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
     assert.equal(fallback.accessToken, 'file-token');
   });
 
+  it('the default Keychain reader runs `security find-generic-password` without a shell (a fake `security` on PATH)', async () => {
+    const bin = join(dir, 'bin');
+    await mkdir(bin);
+    const argsFile = join(dir, 'security-args');
+    const entryFile = join(dir, 'entry.json');
+    const script = `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > '${argsFile}'\n[ -f '${entryFile}' ] || exit 44\ncat '${entryFile}'\n`;
+    await writeFile(join(bin, 'security'), script, { mode: 0o755 });
+    const savedPath = process.env.PATH;
+    process.env.PATH = `${bin}:${savedPath ?? ''}`;
+    try {
+      await writeFile(file, credentialsJson({ accessToken: 'file-token' }));
+      // No entry (exit 44): the file is the fallback.
+      const fallback = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada lovelace' }, platform: 'darwin' });
+      assert.equal(fallback.accessToken, 'file-token');
+      assert.deepEqual((await readFile(argsFile, 'utf8')).trim().split('\n'), ['find-generic-password', '-s', 'Claude Code-credentials', '-a', 'ada lovelace', '-w']);
+      await writeFile(entryFile, credentialsJson({ accessToken: 'keychain-token' }));
+      const fromKeychain = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada lovelace' }, platform: 'darwin' });
+      assert.equal(fromKeychain.accessToken, 'keychain-token');
+      assert.equal(fromKeychain.source, 'keychain');
+    } finally {
+      process.env.PATH = savedPath;
+    }
+  });
+
   it('the Keychain is never consulted off macOS', async () => {
     await writeFile(file, credentialsJson());
     await readClaudeCredentials({ ...options(), readKeychain: async () => assert.fail('Keychain read on linux') });

@@ -1,0 +1,96 @@
+// The event stream against the real server process: drops resumed without duplicates or gaps,
+// fallback to polling when the stream route answers 404, and no stream left open after an abort.
+import { strict as assert } from 'node:assert';
+import { UltraplanPollError } from '../../src/core/errors';
+import { followUntilResult, pollForApprovedPlan } from '../../src/core/poller';
+import { sortEventItems } from '../../src/sessions/client';
+import { startServer, type ServerProcess } from '../support/serverProcess';
+import { createPlanSession, rawEvents, scenario, scriptedReviewer, startRig } from './clientHarness';
+
+const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });
+
+async function eventually(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(check(), `never happened: ${what}`);
+}
+
+describe('event stream against the real server', function () {
+  this.timeout(60_000);
+  let server: ServerProcess;
+
+  before(async () => {
+    server = await startServer({ scenario: scenario('demo'), keepAliveMs: 1_000 });
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  it('a stream dropped every few events resumes without duplicates or gaps, to the same outcome', async () => {
+    const rig = await startRig({ mode: 'stream', reuse: server });
+    try {
+      const sessionId = await createPlanSession(rig);
+      rig.proxy.addFault({ path: '/events/stream', times: 4, fault: { kind: 'drop_stream_after', events: 2 } });
+      const fed: unknown[] = [];
+      const reviewer = scriptedReviewer(rig.client, sessionId, [
+        { on: 'needs_input', reply: 'Per API key, with an in-memory fallback.' },
+        { on: 'plan_ready', decide: () => ({ behavior: 'deny', message: 'Make the limit configurable.' }) },
+        { on: 'plan_ready', decide: (plan) => allow(plan) },
+      ]);
+      const approved = await pollForApprovedPlan({
+        sessionId,
+        transport: rig.backend.transport,
+        timeoutMs: 30_000,
+        onPhase: reviewer.onPhase,
+        onBatch: (events) => fed.push(...events),
+      });
+      await reviewer.settled();
+      assert.deepEqual(reviewer.failures, []);
+      assert.equal(approved.rejectCount, 1);
+      assert.match(approved.plan, /revision 2/);
+      const finished = await followUntilResult({ sessionId, transport: rig.backend.transport, scanner: approved.scanner, initialCursor: approved.cursor, timeoutMs: 30_000, onBatch: (events) => fed.push(...events) });
+      assert.equal(finished.subtype, 'success');
+
+      // What the scanner was fed is exactly the log minus the skipped types: no gap, no duplicate.
+      const expected = sortEventItems(await rawEvents(rig.client, sessionId)).events;
+      assert.deepEqual(fed, expected);
+      const stats = rig.backend.streamingTransport?.streamStats(sessionId);
+      assert.ok(stats && stats.connects >= 5, `reconnected after each drop: ${JSON.stringify(stats)}`);
+      assert.ok(stats.readsFromStream > stats.readsOverHttp, JSON.stringify(stats));
+    } finally {
+      await rig.close();
+    }
+  });
+
+  it('falls back to polling when the stream route answers 404, to the same outcome', async () => {
+    const rig = await startRig({ mode: 'stream', server: { scenario: scenario('approve') } });
+    try {
+      rig.proxy.addFault({ path: '/events/stream', times: Infinity, fault: { kind: 'status', status: 404 } });
+      const sessionId = await createPlanSession(rig);
+      const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
+      const approved = await pollForApprovedPlan({ sessionId, transport: rig.backend.transport, pollIntervalMs: 100, timeoutMs: 20_000, onPhase: reviewer.onPhase });
+      assert.match(approved.plan, /Add a CHANGELOG/);
+      const stats = rig.backend.streamingTransport?.streamStats(sessionId);
+      assert.equal(stats?.mode, 'polling');
+      assert.match(stats?.fallbackReason ?? '', /HTTP 404/);
+      assert.equal(rig.proxy.countRequests('/events/stream'), 1, 'asked once, then polled');
+    } finally {
+      await rig.close();
+    }
+  });
+
+  it("the poll's abort closes its stream", async () => {
+    const rig = await startRig({ mode: 'stream', reuse: server });
+    try {
+      const sessionId = await createPlanSession(rig);
+      const stop = new AbortController();
+      const polling = pollForApprovedPlan({ sessionId, transport: rig.backend.transport, timeoutMs: 30_000, signal: stop.signal }).catch((e: unknown) => e);
+      await eventually(() => rig.proxy.openStreams === 1, 'stream open');
+      stop.abort();
+      const result = await polling;
+      assert.ok(result instanceof UltraplanPollError && result.reason === 'stopped');
+      await eventually(() => rig.proxy.openStreams === 0, 'stream closed after abort');
+    } finally {
+      await rig.close();
+    }
+  });
+});

@@ -13,6 +13,8 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 /** A stream whose client reads slower than this much buffered output is ended; it resumes by id. */
 const MAX_STREAM_BUFFER_BYTES = 8 * 1024 * 1024;
+/** How much of an oversized body is read and dropped so the client gets its 413. */
+const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
 
 export interface SessionsServerOptions {
   host: SessionHost;
@@ -189,14 +191,22 @@ export class SessionsServer {
   /** Reads a bounded JSON body. `optional`: an empty body reads as {}. */
   private async readJson(req: http.IncomingMessage, optional = false): Promise<unknown> {
     const declared = Number(req.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > this.maxBodyBytes) throw tooLarge(this.maxBodyBytes);
+    if (Number.isFinite(declared) && declared > this.maxBodyBytes + MAX_DRAIN_BYTES) throw tooLarge(this.maxBodyBytes);
     const chunks: Buffer[] = [];
     let size = 0;
+    let tooBig = Number.isFinite(declared) && declared > this.maxBodyBytes;
     for await (const chunk of req) {
       size += (chunk as Buffer).length;
-      if (size > this.maxBodyBytes) throw tooLarge(this.maxBodyBytes);
+      if (size > this.maxBodyBytes) tooBig = true;
+      // An oversized body is read and dropped (up to a bound) before answering 413: a client
+      // still sending when the connection closes sees a broken pipe instead of the answer.
+      if (tooBig) {
+        if (size > this.maxBodyBytes + MAX_DRAIN_BYTES) break;
+        continue;
+      }
       chunks.push(chunk as Buffer);
     }
+    if (tooBig) throw tooLarge(this.maxBodyBytes);
     const text = Buffer.concat(chunks).toString('utf8');
     if (text.trim() === '') {
       if (optional) return {};
@@ -284,7 +294,6 @@ export class SessionsServer {
     };
     const keepAlive = setInterval(() => write(': keep-alive\n\n'), this.keepAliveMs);
     this.streams.add(end);
-    req.on('close', end);
     res.on('close', end);
 
     // Backlog, status and subscription all happen in this one synchronous run, so no event can

@@ -101,6 +101,20 @@ describe('ultraplan-server over HTTP', function () {
     const huge = { events: [userMessageEvent('x'.repeat(2 * 1024 * 1024))] };
     assertError(await call(server, 'POST', `/v1/sessions/${id}/events`, huge), 413, 'request_too_large', /exceeds/);
     assertError(await call(server, 'POST', '/v1/sessions', { ...createRequest(), padding: 'x'.repeat(2 * 1024 * 1024) }), 413, 'request_too_large', /exceeds/);
+    // Without a content-length (chunked), the limit holds too and the client still gets its 413.
+    let chunks = 0;
+    const chunked = await fetch(`${server.url}/v1/sessions/${id}/events`, {
+      method: 'POST',
+      headers: server.headers(),
+      body: new ReadableStream({
+        pull(controller) {
+          if (chunks++ < 40) controller.enqueue(new TextEncoder().encode(' '.repeat(64 * 1024)));
+          else controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    assertError({ status: chunked.status, body: await chunked.json() }, 413, 'request_too_large', /exceeds 1048576 bytes/);
     assertError(
       await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [controlResponseEvent('req_unknown', { behavior: 'deny', message: 'no' })] }),
       400,

@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import type { AgentFactory } from './agent';
 import { loadScenarioFile, scriptedAgentFactory } from './scriptedAgent';
+import { AFTER_APPROVAL_VALUES, createAcpAgentFactory, resolveAgentCommand, type AfterApproval } from './acp';
 
 export interface AgentKindContext {
   log: (line: string) => void;
@@ -28,6 +29,35 @@ export const AGENT_KINDS: Record<string, AgentKind> = {
       const scenario = await loadScenarioFile(argument);
       const label = `Scripted ${scenario.title ? `"${scenario.title}" ` : ''}(${path.basename(argument)})`;
       return { factory: scriptedAgentFactory(scenario, label), label };
+    },
+  },
+  acp: {
+    usage: 'acp:COMMAND…',
+    description:
+      'an ACP agent in plan mode: claude, gemini, codex, or a command line ("acp:npx -y @agentclientprotocol/claude-agent-acp"); ' +
+      'it works in --workspace (default: the current directory). Env: ULTRAPLAN_AFTER_APPROVAL (default|acceptEdits), ' +
+      'ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS',
+    async create(argument, context) {
+      const { argv, label } = resolveAgentCommand(argument);
+      const afterApproval = process.env.ULTRAPLAN_AFTER_APPROVAL ?? 'default';
+      if (!(AFTER_APPROVAL_VALUES as readonly string[]).includes(afterApproval)) {
+        throw new Error(`ULTRAPLAN_AFTER_APPROVAL must be one of ${AFTER_APPROVAL_VALUES.join(', ')}, got ${JSON.stringify(afterApproval)}`);
+      }
+      const timeoutText = process.env.ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS;
+      if (timeoutText !== undefined && !/^\d+$/.test(timeoutText)) {
+        throw new Error(`ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS must be a number of milliseconds, got ${JSON.stringify(timeoutText)}`);
+      }
+      const cwd = path.resolve(context.workspace ?? process.cwd());
+      context.log(`acp: ${argv.join(' ')} in ${cwd}`);
+      const factory = createAcpAgentFactory({
+        argv,
+        cwd,
+        label,
+        afterApproval: afterApproval as AfterApproval,
+        ...(timeoutText !== undefined ? { firstEventTimeoutMs: Number(timeoutText) } : {}),
+        log: context.log,
+      });
+      return { factory, label };
     },
   },
 };

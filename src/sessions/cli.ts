@@ -25,6 +25,7 @@ Options:
   --data-dir DIR      where sessions are stored (created if missing); required
   --agent KIND:ARG    the agent that plans in each new session; required. Kinds:
 ${kinds}
+  --workspace DIR     the folder an agent works in (acp agents; default: the current directory)
   --token-file FILE   read the bearer token from FILE (else ULTRAPLAN_SERVER_TOKEN)
   --insecure-no-auth  accept requests without a token; only with a loopback --host
   --max-sessions N    sessions held at once (default ${DEFAULT_HOST_LIMITS.maxSessions})
@@ -67,6 +68,7 @@ async function main(argv: string[]): Promise<void> {
         port: { type: 'string', default: '8787' },
         'data-dir': { type: 'string' },
         agent: { type: 'string' },
+        workspace: { type: 'string' },
         'token-file': { type: 'string' },
         'insecure-no-auth': { type: 'boolean', default: false },
         'max-sessions': { type: 'string' },
@@ -110,9 +112,13 @@ async function main(argv: string[]): Promise<void> {
     log('ultraplan-server: a token is set, so --insecure-no-auth is ignored');
   }
 
+  const workspace = values.workspace === undefined ? undefined : path.resolve(values.workspace);
+  if (workspace !== undefined && !(await fs.stat(workspace).then((stat) => stat.isDirectory(), () => false))) {
+    throw new UsageError(`--workspace ${workspace} is not a directory`);
+  }
   let agent;
   try {
-    agent = await createAgentFactory(values.agent, { log });
+    agent = await createAgentFactory(values.agent, { log, ...(workspace !== undefined ? { workspace } : {}) });
   } catch (err) {
     throw new UsageError(`--agent: ${err instanceof Error ? err.message : String(err)}`);
   }

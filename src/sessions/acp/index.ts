@@ -1,0 +1,23 @@
+// The ACP agent runner: what the extension and the server use.
+export {
+  AcpAgent,
+  createAcpAgentFactory,
+  labelFromArgv,
+  DEFAULT_FIRST_EVENT_TIMEOUT_MS,
+  DEFAULT_HANDSHAKE_TIMEOUT_MS,
+  DEFAULT_STOP_GRACE_MS,
+  type AcpAgentOptions,
+  type AcpAgentFactoryOptions,
+} from './acpAgent';
+export { AFTER_APPROVAL_VALUES, type AfterApproval } from './planReview';
+export {
+  KNOWN_AGENTS,
+  detectKnownAgents,
+  detectCustomAgent,
+  findOnPath,
+  resolveAgentCommand,
+  splitCommandLine,
+  type DetectedAgent,
+  type KnownAgent,
+  type KnownAgentId,
+} from './knownAgents';

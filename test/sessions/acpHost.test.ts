@@ -1,0 +1,172 @@
+// The fake ACP agent through the real SessionHost, EmbeddedBackend and pollForApprovedPlan: the
+// path the editor takes with the embedded default, scanner and poller unchanged.
+import { strict as assert } from 'node:assert';
+import { pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
+import { UltraplanPollError } from '../../src/core/errors';
+import { controlResponseEvent, teleportDenyMessage, userMessageEvent } from '../../src/core/protocol';
+import { createAcpAgentFactory } from '../../src/sessions/acp';
+import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
+import { SessionHost } from '../../src/sessions/host';
+import { fakeRun, readRecord, received, waitForRecord, waitGone, type FakeRun } from './acpTestSupport';
+import { allEvents, createRequest } from './hostTestKit';
+
+const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };
+
+describe('ACP agents through SessionHost and the poller', function () {
+  this.timeout(25000);
+  let run: FakeRun;
+  let backend: EmbeddedBackend;
+  let host: SessionHost;
+
+  async function open(scenario: string, options: { firstEventTimeoutMs?: number } = {}): Promise<void> {
+    run = await fakeRun(scenario);
+    host = new SessionHost({
+      agentFactory: createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, ...options }),
+    });
+    backend = new EmbeddedBackend({ host, label: 'Embedded · Fake (ACP)' });
+  }
+
+  async function agentPid(): Promise<number> {
+    const [started] = await waitForRecord(run.record, 'started');
+    return started?.pid as number;
+  }
+
+  afterEach(async () => {
+    await backend?.dispose();
+    if (run) {
+      const started = (await readRecord(run.record)).filter((entry) => entry.kind === 'started');
+      for (const entry of started) assert.ok(await waitGone(entry.pid as number), `agent ${String(entry.pid)} left behind`);
+      await run.cleanup();
+    }
+  });
+
+  it('plan, reject with feedback, revised plan, approve: the poller sees it all and the agent received both decisions', async () => {
+    await open('claude-plan.json');
+    const session = await backend.createSession(createRequest('Plan a greeting feature'));
+    const phases: Array<{ phase: PollPhase; detail: PollPhaseDetail }> = [];
+    let decisions = 0;
+    const approved = await pollForApprovedPlan({
+      sessionId: session.id,
+      transport: backend.transport,
+      ...FAST,
+      onPhase: (phase, detail) => {
+        phases.push({ phase, detail });
+        if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
+        const requestId = detail.pendingPlan.requestId;
+        decisions += 1;
+        const decision =
+          decisions === 1
+            ? ({ behavior: 'deny', message: 'Handle an empty name too.' } as const)
+            : ({ behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } } as const);
+        void backend.sendEvents(session.id, [controlResponseEvent(requestId, decision)]);
+      },
+    });
+    assert.equal(approved.executionTarget, 'remote');
+    assert.equal(approved.plan, '# Add a greeting (v2)\n\n1. Write greet(name)\n2. Test it');
+    assert.equal(approved.rejectCount, 1);
+    const ready = phases.filter((entry) => entry.phase === 'plan_ready');
+    assert.equal(ready[0]?.detail.pendingPlan?.plan, '# Add a greeting\n\n1. Write greet()\n2. Test it');
+    assert.equal(ready.length, 2);
+
+    const record = await readRecord(run.record);
+    assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan', 'default']);
+    const prompts = record.filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));
+    assert.match(prompts[1] ?? '', /Handle an empty name too\./);
+
+    const pid = await agentPid();
+    await backend.archive(session.id);
+    assert.ok(await waitGone(pid), 'archive left the agent running');
+  });
+
+  it('teleport: the poller returns a local plan and the agent received the reject and a cancel', async () => {
+    await open('claude-plan.json');
+    const session = await backend.createSession(createRequest());
+    const result = await pollForApprovedPlan({
+      sessionId: session.id,
+      transport: backend.transport,
+      ...FAST,
+      onPhase: (phase, detail) => {
+        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
+          void backend.sendEvents(session.id, [
+            controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'deny', message: teleportDenyMessage(detail.pendingPlan.plan ?? '') }),
+          ]);
+        }
+      },
+    });
+    assert.equal(result.executionTarget, 'local');
+    assert.equal(result.plan, '# Add a greeting\n\n1. Write greet()\n2. Test it');
+    await waitForRecord(run.record, 'turn_end');
+    const record = await readRecord(run.record);
+    assert.equal(received(record, 'session/cancel').length, 1);
+    assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan']);
+  });
+
+  it('a question: needs_input with the question, the answer reaches the agent, then a plan', async () => {
+    await open('question.json');
+    const session = await backend.createSession(createRequest());
+    let question: string | null = null;
+    const result = await pollForApprovedPlan({
+      sessionId: session.id,
+      transport: backend.transport,
+      ...FAST,
+      onPhase: (phase, detail) => {
+        if (phase === 'needs_input' && question === null) {
+          question = detail.question;
+          void backend.sendEvents(session.id, [userMessageEvent('SQLite, please.')]);
+        }
+        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
+          void backend.sendEvents(session.id, [
+            controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
+          ]);
+        }
+      },
+    });
+    assert.equal(question, 'Which database should I use: Postgres or SQLite?');
+    assert.equal(result.plan, 'Use SQLite.');
+    const prompts = (await readRecord(run.record)).filter((entry) => entry.kind === 'prompt').map((entry) => entry.text);
+    assert.deepEqual(prompts, ['Plan the change', 'SQLite, please.']);
+  });
+
+  it('a crash fails the poll as terminated; the log holds the readable message with the stderr tail', async () => {
+    await open('crash.json');
+    const session = await backend.createSession(createRequest());
+    await assert.rejects(
+      pollForApprovedPlan({ sessionId: session.id, transport: backend.transport, ...FAST }),
+      (error: unknown) => error instanceof UltraplanPollError && error.reason === 'terminated' && /error_during_execution/.test(error.message),
+    );
+    const result = allEvents(host, session.id).find((event) => event.type === 'result') as { result?: string } | undefined;
+    assert.match(result?.result ?? '', /exited with code 3 unexpectedly[\s\S]*fatal: the model backend went away/);
+    assert.equal(host.getSession(session.id).session_status, 'idle');
+  });
+
+  it('a prompt that never answers ends the poll with the bounded message', async () => {
+    await open('hang.json', { firstEventTimeoutMs: 700 });
+    const session = await backend.createSession(createRequest());
+    await assert.rejects(
+      pollForApprovedPlan({ sessionId: session.id, transport: backend.transport, ...FAST }),
+      (error: unknown) => error instanceof UltraplanPollError && error.reason === 'terminated',
+    );
+    const result = allEvents(host, session.id).find((event) => event.type === 'result') as { result?: string } | undefined;
+    assert.match(result?.result ?? '', /sent nothing for 1 s after the prompt/);
+  });
+
+  it('writes while planning are refused and logged in the session log', async () => {
+    await open('write-while-planning.json');
+    const session = await backend.createSession(createRequest());
+    await waitForRecord(run.record, 'turn_end');
+    const refused = allEvents(host, session.id).filter((event) => event.type === 'system' && (event as { subtype?: string }).subtype === 'acp_refused');
+    assert.equal(refused.length, 3);
+    const record = await readRecord(run.record);
+    assert.equal(record.find((entry) => entry.kind === 'write_outcome')?.ok, false);
+  });
+
+  it('closing the host (extension deactivation) ends every agent process', async () => {
+    await open('cancelled.json');
+    await backend.createSession(createRequest());
+    const pid = await agentPid();
+    const [grandchild] = await waitForRecord(run.record, 'grandchild');
+    await backend.dispose();
+    assert.ok(await waitGone(pid), 'agent left behind');
+    assert.ok(await waitGone(grandchild?.pid as number), 'grandchild left behind');
+  });
+});

@@ -284,7 +284,7 @@ export class SessionHost {
       this.sessions.set(id, session);
       const stamped = events.map((e) => this.stamp(session, stripId(e)));
       for (const event of stamped) this.trackControl(session, event);
-      await this.queue(session, [...stamped.map((event): LogRecord => ({ t: 'event', event })), this.statusRecord(session, 'running')]);
+      await this.queue(session, [...stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })), this.statusRecord(session, 'running')]);
       await this.startAgent(session, agent, prompt);
       return this.resource(session);
     } finally {
@@ -368,7 +368,7 @@ export class SessionHost {
     const stamped = events.map((e) => this.stamp(session, stripId(e)));
     for (const event of stamped) if (event.type === 'control_request') this.trackControl(session, event);
     try {
-      await this.queue(session, stamped.map((event): LogRecord => ({ t: 'event', event })));
+      await this.queue(session, stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })));
     } catch (err) {
       for (const [requestId, toolUseId] of toolUseIds) {
         session.answered.delete(requestId);
@@ -480,7 +480,7 @@ export class SessionHost {
         }
         const stamped = this.stamp(session, stripId(parsed.data));
         this.trackControl(session, stamped);
-        this.queue(session, [{ t: 'event', event: stamped }]).catch(() => {});
+        this.queue(session, [{ t: 'event', event: stamped, at: new Date().toISOString() }]).catch(() => {});
       },
       setStatus: (status) => {
         if (live()) this.queueStatus(session, status);
@@ -526,7 +526,7 @@ export class SessionHost {
 
   /** Host-written events (not from the agent or a client); failures are logged by flush. */
   private queueEvents(session: Session, events: Array<Record<string, unknown> & { type: string }>): void {
-    const records = events.map((e): LogRecord => ({ t: 'event', event: this.stamp(session, e) }));
+    const records = events.map((e): LogRecord => ({ t: 'event', event: this.stamp(session, e), at: new Date().toISOString() }));
     this.queue(session, records).catch(() => {});
   }
 
@@ -564,7 +564,7 @@ export class SessionHost {
   private apply(session: Session, record: LogRecord, notify: boolean): void {
     if (record.t === 'event') {
       session.events.push(record.event);
-      session.updatedAt = new Date().toISOString();
+      if (record.at) session.updatedAt = record.at;
       if (notify) this.notify(session, { event: record.event });
     } else if (record.t === 'status') {
       session.updatedAt = record.at;

@@ -35,12 +35,12 @@ export type SessionMeta = z.infer<typeof SessionMetaSchema>;
 
 /** One line of a session's journal. */
 export type LogRecord =
-  | { t: 'event'; event: StoredEvent }
+  | { t: 'event'; event: StoredEvent; at?: string }
   | { t: 'status'; status: SessionStatus; at: string }
   | { t: 'checkpoint'; state: unknown };
 
 const LogRecordSchema = z.discriminatedUnion('t', [
-  z.object({ t: z.literal('event'), event: z.looseObject({ type: z.string(), id: z.string() }) }),
+  z.object({ t: z.literal('event'), event: z.looseObject({ type: z.string(), id: z.string() }), at: z.string().optional() }),
   z.object({ t: z.literal('status'), status: SessionStatusSchema, at: z.string() }),
   z.object({ t: z.literal('checkpoint'), state: z.unknown() }),
 ]);

@@ -230,10 +230,12 @@ describe('SessionHost (file store, restarts in process)', () => {
     const { id } = await host.createSession(createRequest());
     await waitForStatus(host, id, 'requires_action');
     const before = allEvents(host, id);
+    const resourceBefore = host.getSession(id);
     await host.close();
 
     host = await open('approve.json');
     assert.deepEqual(allEvents(host, id), before);
+    assert.deepEqual(host.getSession(id), resourceBefore, 'status, updated_at and the rest come back as they were');
     assert.equal(host.getSession(id).session_status, 'requires_action');
     const pending = pendingPlanRequest(before);
     await host.appendEvents(id, [controlResponseEvent(pending.requestId, { behavior: 'allow', updatedInput: { plan: pending.plan } })]);

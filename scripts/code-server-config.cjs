@@ -1,5 +1,5 @@
-// Where the cached code-server lives. One file so the setup script, `npm start` and the
-// e2e harness agree on the folder without importing each other.
+// Where the cached code-server lives and how we run it. One file so the setup script,
+// `npm start` and the e2e harness agree without importing each other.
 'use strict';
 const os = require('node:os');
 const path = require('node:path');
@@ -24,4 +24,52 @@ function codeServerEntry() {
   return path.join(codeServerHome(), 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 }
 
-module.exports = { CODE_SERVER_VERSION, VSCODE_VERSION, cacheRoot, codeServerHome, codeServerMarker, codeServerEntry };
+/** User settings that keep welcome pages, tips and update checks out of the way. */
+const WORKBENCH_SETTINGS = Object.freeze({
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'workbench.enableExperiments': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'git.openRepositoryInParentFolders': 'never',
+  'security.workspace.trust.startupPrompt': 'never',
+  'chat.commandCenter.enabled': false,
+  'editor.accessibilitySupport': 'off',
+  'workbench.colorTheme': 'Default Dark Modern',
+});
+
+/** Arguments for `node <codeServerEntry()> …` (TESTING.md step 6). */
+function codeServerArgs({ port, userDataDir, extensionsDir, workspace, workspaceTrust = false }) {
+  return [
+    codeServerEntry(),
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-getting-started-override',
+    ...(workspaceTrust ? [] : ['--disable-workspace-trust']),
+    '--user-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
+    workspace,
+  ];
+}
+
+/** code-server takes its port from PORT over --bind-addr; we always pass the port we chose. */
+function codeServerEnv(env) {
+  const copy = { ...env };
+  delete copy.PORT;
+  return copy;
+}
+
+module.exports = {
+  codeServerEnv,
+  WORKBENCH_SETTINGS,
+  codeServerArgs, CODE_SERVER_VERSION, VSCODE_VERSION, cacheRoot, codeServerHome, codeServerMarker, codeServerEntry };

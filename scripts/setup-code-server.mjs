@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { ensureSystemDeps } from './ensure-system-deps.mjs';
 
 const require = createRequire(import.meta.url);
-const paths = require('./code-server-paths.cjs');
+const paths = require('./code-server-config.cjs');
 
 const LOCK_WAIT_MS = 20 * 60_000;
 const LOCK_POLL_MS = 2_000;

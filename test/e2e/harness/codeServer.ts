@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { codeServerEntry, codeServerMarker } from '../../../scripts/code-server-paths.cjs';
+import { WORKBENCH_SETTINGS, codeServerArgs, codeServerEnv, codeServerMarker } from '../../../scripts/code-server-config.cjs';
 import { buildRunnerExtension, RUNNER_DIR } from '../runner-extension/build';
 import { RUNNER_ENV } from '../runner-extension/src/wire';
 import { HostProbe } from './hostProbe';
@@ -52,22 +52,7 @@ export interface CodeServer {
 }
 
 /** Settings that keep welcome pages, tips and update checks out of the tests' way. */
-export const DEFAULT_SETTINGS: Readonly<Record<string, unknown>> = {
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'workbench.welcomePage.walkthroughs.openOnInstall': false,
-  'workbench.enableExperiments': false,
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-  'extensions.autoCheckUpdates': false,
-  'extensions.autoUpdate': false,
-  'extensions.ignoreRecommendations': true,
-  'git.openRepositoryInParentFolders': 'never',
-  'security.workspace.trust.startupPrompt': 'never',
-  'editor.accessibilitySupport': 'off',
-  'chat.commandCenter.enabled': false,
-  'workbench.colorTheme': 'Default Dark Modern',
-};
+export const DEFAULT_SETTINGS = WORKBENCH_SETTINGS;
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
 const RUNNER_ID = 'ultraplan.ultraplan-test-runner';
@@ -151,7 +136,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const probeToken = randomBytes(16).toString('hex');
   const hostResultsFile = options.hostSuite ? path.join(tempRoot, 'host-results.json') : undefined;
   const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
+    ...codeServerEnv(process.env),
     [RUNNER_ENV.probeFile]: probeFile,
     [RUNNER_ENV.probeToken]: probeToken,
     ...(options.hostSuite && hostResultsFile ? { [RUNNER_ENV.suite]: options.hostSuite, [RUNNER_ENV.results]: hostResultsFile } : {}),
@@ -170,22 +155,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const logStream = fs.createWriteStream(path.join(logDir, 'code-server.log'), { flags: 'a' });
   const startOnce = async (): Promise<{ child: ChildProcess; port: number; exited: Promise<void> }> => {
     const port = await freePort();
-    const args = [
-      codeServerEntry(),
-      '--auth',
-      'none',
-      '--bind-addr',
-      `127.0.0.1:${port}`,
-      '--disable-telemetry',
-      '--disable-update-check',
-      '--disable-getting-started-override',
-      ...(options.workspaceTrust ? [] : ['--disable-workspace-trust']),
-      '--user-data-dir',
-      userDataDir,
-      '--extensions-dir',
-      extensionsDir,
-      options.workspace,
-    ];
+    const args = codeServerArgs({ port, userDataDir, extensionsDir, workspace: options.workspace, workspaceTrust: options.workspaceTrust ?? false });
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const collect = (chunk: Buffer) => {

@@ -94,7 +94,7 @@ async function main() {
   } else {
     if (!e2eOnly) {
       if (!(await step('typecheck', async () => (await run('npm', ['run', '--silent', 'typecheck'])).code === 0))) summary.failed += 1;
-      await mochaStep('unit tests', []);
+      await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json']);
     }
     await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...e2eFiles]);
   }

@@ -1,6 +1,6 @@
 // Shared by the ACP tests: the fake agent's command line, a workspace, its record, and an
 // AgentContext that records what an agent emits (until a test runs it under the real SessionHost).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -208,4 +208,22 @@ export async function waitGone(pid: number, timeoutMs = 5000): Promise<boolean> 
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return !isAlive(pid);
+}
+
+/** Live (non-zombie) processes whose process group is `pgid` (Linux /proc). */
+export function processGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(entry));
+  }
+  return members;
 }

@@ -53,6 +53,7 @@ export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 120_000;
 export const DEFAULT_STOP_GRACE_MS = 2_000;
 /** How much stderr an error message quotes. */
 const STDERR_IN_MESSAGE_CHARS = 2_000;
+const STDERR_IN_MESSAGE_LINES = 12;
 /** How often an agent that leaves plan mode on its own is switched back before we stop trying. */
 const MAX_PLAN_MODE_REASSERTIONS = 3;
 
@@ -63,6 +64,8 @@ export interface AcpAgentOptions {
   cwd: string;
   /** Extra environment variables, over the host's own. */
   env?: Record<string, string | undefined>;
+  /** Start from the host's environment (default true); false: the agent gets `env` only. */
+  inheritEnv?: boolean;
   /** A label for people ("Claude (ACP)"); derived from argv when absent. */
   label?: string;
   /** What Approve selects (default: 'default', edits approved manually). */
@@ -98,6 +101,17 @@ type PendingReview =
       options: readonly PermissionOption[];
       answer: (response: RequestPermissionResponse) => void;
     };
+
+/** Updates that show a turn is progressing (for the first-event bound). */
+const PROGRESS_UPDATES: ReadonlySet<string> = new Set([
+  'agent_message_chunk',
+  'agent_thought_chunk',
+  'tool_call',
+  'tool_call_update',
+  'plan',
+  'current_mode_update',
+  'config_option_update',
+]);
 
 const CANCELLED: RequestPermissionResponse = { outcome: { outcome: 'cancelled' } };
 
@@ -194,7 +208,7 @@ export class AcpAgent implements Agent {
       proc = new AgentProcess({
         argv: this.options.argv,
         cwd: this.workspace,
-        env: { ...process.env, ...this.options.env },
+        env: { ...(this.options.inheritEnv === false ? {} : process.env), ...this.options.env },
         onMalformedLine: (line) =>
           this.fail(`${this.label} wrote a line that is not JSON-RPC on its protocol channel: "${line.slice(0, 200)}"`),
       });
@@ -408,7 +422,8 @@ export class AcpAgent implements Agent {
     if (this.finished || this.stopping) return;
     if (this.acpSessionId && notification.sessionId !== this.acpSessionId) return;
     const update = notification.update;
-    if (this.promptActive) this.sawEvent();
+    // Only signs of the model at work count: adapters send command lists and usage on their own.
+    if (this.promptActive && PROGRESS_UPDATES.has(update.sessionUpdate)) this.sawEvent();
     const mode = modeFromUpdate(update as unknown as { sessionUpdate: string } & Record<string, unknown>);
     if (mode !== undefined) {
       this.onModeReported(mode);
@@ -698,7 +713,15 @@ export class AcpAgent implements Agent {
     if (proc) await Promise.race([proc.exited, new Promise((resolve) => setTimeout(resolve, 500))]);
     if (this.finished || this.stopping) return;
     const exit = proc?.exit;
-    this.fail(exit ? this.describeExit(exit) : `${context}: ${errorMessage(error)}`);
+    if (exit) {
+      this.fail(this.describeExit(exit));
+      return;
+    }
+    const message = errorMessage(error);
+    const hint = /authenticat|log ?in|credential|api.?key|unauthori[sz]ed/i.test(message)
+      ? ` Log in with ${this.label}'s own command line (or set its API key), then start again.`
+      : '';
+    this.fail(`${context}: ${message}.${hint}`);
   }
 
   private fail(message: string): void {
@@ -706,7 +729,12 @@ export class AcpAgent implements Agent {
     this.finished = true;
     this.disarmFirstEventTimer();
     this.translator?.flush();
-    const tail = this.proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS);
+    const tail = this.proc
+      ?.stderrTail()
+      .slice(-STDERR_IN_MESSAGE_CHARS)
+      .split('\n')
+      .slice(-STDERR_IN_MESSAGE_LINES)
+      .join('\n');
     const full = tail ? `${message}\n\n${this.label} stderr (last lines):\n${tail}` : message;
     this.emitResult('error_during_execution', full);
     this.ctx?.setStatus('idle');
@@ -768,6 +796,7 @@ export interface AcpAgentFactoryOptions {
   argv: readonly string[];
   cwd: string;
   env?: Record<string, string | undefined>;
+  inheritEnv?: boolean;
   label?: string;
   afterApproval?: AfterApproval;
   firstEventTimeoutMs?: number;

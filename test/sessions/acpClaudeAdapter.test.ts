@@ -1,0 +1,117 @@
+// The real Claude ACP adapter (@agentclientprotocol/claude-agent-acp, a devDependency) up to the
+// model call, which cannot succeed here (TESTING.md): initialize, session/new with its modes, the
+// switch to plan mode, then the bounded failure of the prompt, with no process left behind.
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { AcpAgent } from '../../src/sessions/acp/acpAgent';
+import { choosePlanMode, modeFromUpdate } from '../../src/sessions/acp/planMode';
+import { processGroupMembers, RecordingContext, waitGone } from './acpTestSupport';
+
+const ADAPTER = path.resolve(__dirname, '../../node_modules/.bin/claude-agent-acp');
+
+/** An environment with no way to reach a model: an empty HOME, and no inherited keys. */
+function isolatedEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ['PATH', 'LANG', 'TMPDIR']) {
+    const value = process.env[key];
+    if (value !== undefined) env[key] = value;
+  }
+  // As root the adapter refuses session/new unless it is told it runs in a sandbox.
+  return { ...env, HOME: home, IS_SANDBOX: '1', ...extra };
+}
+
+describe('the real Claude ACP adapter, up to the model call', function () {
+  this.timeout(60000);
+  let home: string;
+  let workspace: string;
+
+  beforeEach(async () => {
+    home = await mkdtemp(path.join(tmpdir(), 'ultraplan-claude-home-'));
+    workspace = await mkdtemp(path.join(tmpdir(), 'ultraplan-claude-ws-'));
+  });
+
+  afterEach(async () => {
+    await rm(home, { recursive: true, force: true });
+    await rm(workspace, { recursive: true, force: true });
+  });
+
+  it('answers initialize and session/new with a plan mode, and switches to it', async () => {
+    const acp = await import('@agentclientprotocol/sdk');
+    const child = spawn(ADAPTER, [], { cwd: workspace, env: isolatedEnv(home), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const modeUpdates: string[] = [];
+    try {
+      const app = acp.client({ name: 'ultraplan-test' });
+      app.onNotification('session/update', ({ params }) => {
+        const mode = modeFromUpdate(params.update as unknown as { sessionUpdate: string } & Record<string, unknown>);
+        if (mode) modeUpdates.push(mode);
+      });
+      const connection = app.connect(
+        acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
+      );
+      const init = await connection.agent.request('initialize', {
+        protocolVersion: 1,
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+      });
+      assert.equal(init.protocolVersion, 1);
+      assert.equal(init.agentInfo?.name, '@agentclientprotocol/claude-agent-acp');
+
+      const session = await connection.agent.request('session/new', { cwd: workspace, mcpServers: [] });
+      const modeIds = session.modes?.availableModes.map((mode) => mode.id) ?? [];
+      for (const id of ['default', 'acceptEdits', 'plan', 'bypassPermissions']) assert.ok(modeIds.includes(id), `mode ${id} in ${modeIds.join(',')}`);
+      const choice = choosePlanMode('Claude (ACP)', session);
+      assert.deepEqual(choice.ok && choice.target, { via: 'mode', modeId: 'plan', name: session.modes?.availableModes.find((m) => m.id === 'plan')?.name });
+
+      await connection.agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'plan' });
+      // The adapter reports the switch (as a config_option_update of `mode`).
+      const deadline = Date.now() + 5000;
+      while (!modeUpdates.includes('plan') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+      assert.ok(modeUpdates.includes('plan'), `mode updates: ${modeUpdates.join(',')}`);
+      connection.close();
+    } finally {
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+        assert.ok(await waitGone(child.pid));
+      }
+    }
+  });
+
+  async function runPrompt(env: Record<string, string>, firstEventTimeoutMs: number) {
+    const ctx = new RecordingContext();
+    // inheritEnv false: the adapter gets only `env`, so no credentials of this machine reach it.
+    const agent = new AcpAgent({ argv: [ADAPTER], cwd: workspace, env, inheritEnv: false, label: 'Claude (ACP)', firstEventTimeoutMs, stopGraceMs: 1000 });
+    await agent.start(ctx, 'Plan a tiny change');
+    const pid = agent.pid;
+    assert.ok(pid !== undefined);
+    const [result] = await ctx.waitFor(() => (ctx.results().length ? ctx.results() : undefined), 45000, 'a result');
+    assert.equal(ctx.systemEvents('init')[0]?.permissionMode, 'plan');
+    assert.equal(agent.mode, 'plan');
+    await agent.stop();
+    assert.ok(await waitGone(pid), 'the adapter is still running');
+    assert.deepEqual(processGroupMembers(pid), [], 'processes left in the adapter group');
+    return { result, ctx };
+  }
+
+  it('with an unreachable model, the prompt ends at the first-event bound with a clear message; the adapter and its children are gone', async () => {
+    const { result } = await runPrompt(
+      isolatedEnv(home, { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }),
+      4000,
+    );
+    assert.equal(result?.subtype, 'error_during_execution');
+    assert.match(result?.result ?? '', /Claude \(ACP\) sent nothing for 4 s after the prompt\. It may be retrying a model it cannot reach/);
+  });
+
+  it('without a login, the prompt fails with the adapter\'s message and what to do', async () => {
+    const { result } = await runPrompt(isolatedEnv(home), 20000);
+    assert.equal(result?.subtype, 'error_during_execution');
+    // Either the adapter says so at once, or it retries and our bound ends it: both are clear.
+    assert.match(result?.result ?? '', /Authentication required.*Log in with Claude \(ACP\)'s own command line|sent nothing for 20 s/s);
+  });
+});

@@ -122,6 +122,11 @@ export function labelFromArgv(argv: readonly string[]): string {
     const pkg = argv.slice(1).find((arg) => !arg.startsWith('-'));
     if (pkg) return `${pkg} (ACP)`;
   }
+  // An interpreter running a script: the script says what it is.
+  if (/^(node|tsx|bun|deno|python3?)(\.exe)?$/.test(program)) {
+    const script = argv.slice(1).find((arg) => !arg.startsWith('-') && arg !== 'run');
+    if (script) return `${path.basename(script)} (ACP)`;
+  }
   return `${program} (ACP)`;
 }
 

@@ -2,7 +2,7 @@
 // The transport prefers the server's event stream (section 6) and falls back to polling by itself.
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../core/protocol';
 import type { SessionTransport } from '../core/transport';
-import type { SessionBackend } from './backend';
+import type { BackendLifecycle, SessionBackend } from './backend';
 import type { SessionsClient } from './client';
 import { StreamingTransport, type StreamingTransportOptions } from './eventStream';
 
@@ -15,6 +15,8 @@ export interface HttpBackendOptions {
   label?: string;
   /** A link a person can open for a session; claude-web defaults to https://claude.ai/code/<id>. */
   sessionLink?: (sessionId: string) => string | undefined;
+  /** When the extension archives this backend's sessions; absent: the extension's defaults. */
+  lifecycle?: BackendLifecycle;
   /** Tuning for the stream (backoff, failures before fallback, idle timeout). */
   stream?: Omit<StreamingTransportOptions, 'client'>;
 }
@@ -24,6 +26,7 @@ export class HttpBackend implements SessionBackend {
   readonly label: string;
   readonly transport: SessionTransport;
   readonly client: SessionsClient;
+  readonly lifecycle?: BackendLifecycle;
   private readonly streaming: StreamingTransport | undefined;
   private readonly link: ((sessionId: string) => string | undefined) | undefined;
 
@@ -34,6 +37,7 @@ export class HttpBackend implements SessionBackend {
     this.link = options.sessionLink ?? (this.kind === 'claude-web' ? (id) => `https://claude.ai/code/${encodeURIComponent(id)}` : undefined);
     this.streaming = options.preferStream ? new StreamingTransport({ ...options.stream, client: options.client }) : undefined;
     this.transport = this.streaming ?? options.client;
+    if (options.lifecycle) this.lifecycle = options.lifecycle;
   }
 
   createSession(request: CreateSessionRequest, signal?: AbortSignal): Promise<SessionResource> {

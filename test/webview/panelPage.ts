@@ -1,0 +1,204 @@
+// Loads the real webview bundle (dist/webview.js + dist/webview.css) in real Chromium, under the
+// exact page and CSP that ReviewPanel serves (reviewPanelHtml), from a node:http server on
+// 127.0.0.1:0. acquireVsCodeApi is a small shim installed before any page script: it records what
+// the webview posts and saves, which is all the host side of VS Code would see.
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { PanelState, PlanRevision } from '../../src/core/panelMessages';
+import { reviewPanelHtml } from '../../src/extension/reviewPanelHtml';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/harness/browser';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const DIST = path.join(REPO_ROOT, 'dist');
+export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'test-output', 'webview');
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.ttf': 'font/ttf',
+  '.map': 'application/json',
+};
+
+export interface PanelServer {
+  origin: string;
+  /** Every path requested, in order. */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+async function listen(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return `http://127.0.0.1:${port}`;
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Serves the panel page (a fresh nonce per load) and the built bundle from dist/. */
+export async function startPanelServer(): Promise<PanelServer> {
+  for (const file of ['webview.js', 'webview.css', 'codicon.ttf']) {
+    if (!fs.existsSync(path.join(DIST, file))) throw new Error(`dist/${file} is missing: run \`npm run build\` first`);
+  }
+  const requests: string[] = [];
+  let origin = '';
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', origin);
+    requests.push(url.pathname);
+    if (url.pathname === '/' || url.pathname === '/index.html') {
+      const html = reviewPanelHtml({
+        cspSource: origin,
+        nonce: randomBytes(18).toString('base64'),
+        scriptUri: `${origin}/dist/webview.js`,
+        styleUri: `${origin}/dist/webview.css`,
+      });
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(html);
+      return;
+    }
+    const match = /^\/dist\/([\w.-]+)$/.exec(url.pathname);
+    const file = match?.[1];
+    if (file && fs.existsSync(path.join(DIST, file))) {
+      res.writeHead(200, { 'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream' });
+      res.end(fs.readFileSync(path.join(DIST, file)));
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  origin = await listen(server);
+  return { origin, requests, close: () => closeServer(server) };
+}
+
+/** A server that serves nothing and remembers every request: a hostile plan must never reach it. */
+export async function startRecordingServer(): Promise<{ origin: string; requests: string[]; close(): Promise<void> }> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    res.writeHead(204).end();
+  });
+  const origin = await listen(server);
+  return { origin, requests, close: () => closeServer(server) };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+}
+
+declare global {
+  interface Window {
+    __posted: unknown[];
+    __saved: unknown;
+    __violations: string[];
+    __canary?: unknown;
+  }
+}
+
+export interface PanelPage {
+  page: Page;
+  dialogs: string[];
+  pageErrors: string[];
+  /** Messages the webview posted to the host, in order. */
+  posted(): Promise<Array<Record<string, unknown>>>;
+  /** Waits until the webview has posted a message of `type` (beyond `after` earlier ones). */
+  waitForPosted(type: string, after?: number): Promise<Record<string, unknown>>;
+  postState(state: PanelState): Promise<void>;
+  postRaw(message: unknown): Promise<void>;
+  saved(): Promise<unknown>;
+  screenshot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens the panel page; `saved` is what getState() returns (a restored webview). */
+export async function openPanel(browser: Browser, server: PanelServer, saved?: unknown): Promise<PanelPage> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  const dialogs: string[] = [];
+  const pageErrors: string[] = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  // A string, not a function: tsx compiles test functions with a `__name` helper that does not exist
+  // in the page. The same helper is defined here for the callbacks page.evaluate sends.
+  await page.addInitScript(`
+    window.__name = (fn) => fn;
+    window.__posted = [];
+    window.__saved = ${JSON.stringify(saved ?? null)} ?? undefined;
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber));
+    let acquired = false;
+    window.acquireVsCodeApi = () => {
+      if (acquired) throw new Error('acquireVsCodeApi called twice');
+      acquired = true;
+      return {
+        postMessage: (message) => window.__posted.push(JSON.parse(JSON.stringify(message))),
+        getState: () => window.__saved,
+        setState: (state) => { window.__saved = JSON.parse(JSON.stringify(state)); },
+      };
+    };
+  `);
+  await page.goto(`${server.origin}/index.html`);
+  await page.waitForFunction(() => window.__posted.some((m) => (m as { type?: string }).type === 'ready'));
+  const posted = () => page.evaluate(() => window.__posted as Array<Record<string, unknown>>);
+  return {
+    page,
+    dialogs,
+    pageErrors,
+    posted,
+    async waitForPosted(type, after = 0) {
+      const handle = await page.waitForFunction(
+        ([t, n]) => window.__posted.slice(n as number).find((m) => (m as { type?: string }).type === t),
+        [type, after] as const,
+        { timeout: 5_000 },
+      );
+      return (await handle.jsonValue()) as Record<string, unknown>;
+    },
+    async postState(state) {
+      await page.evaluate((s) => window.postMessage({ type: 'state', state: s }, '*'), state);
+      // postMessage is async; one frame later the view has handled it.
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+    },
+    async postRaw(message) {
+      await page.evaluate((m) => window.postMessage(m, '*'), message);
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+    },
+    saved: () => page.evaluate(() => window.__saved),
+    async screenshot(name) {
+      fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: false });
+    },
+    close: () => context.close(),
+  };
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+export function revision(n: number, plan: string, extra: Partial<PlanRevision> = {}): PlanRevision {
+  return { revision: n, toolUseId: `toolu_${n}`, plan, planHash: sha256(plan), status: 'pending', comments: [], ...extra };
+}
+
+export function panelState(revisions: PlanRevision[], extra: Partial<PanelState> = {}): PanelState {
+  return {
+    sessionKey: 'embedded:sess_1',
+    sessionId: 'sess_1',
+    title: 'Add a dark mode toggle',
+    backendLabel: 'Embedded',
+    agentLabel: 'Fake ACP agent',
+    phase: 'plan_ready',
+    revisions,
+    canDecide: true,
+    ...extra,
+  };
+}

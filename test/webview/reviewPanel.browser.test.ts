@@ -1,0 +1,349 @@
+// The review panel's webview in real Chromium, under the CSP ReviewPanel serves. Needs a build
+// (`npm run build`; `npm test` builds first). Screenshots go to test-output/webview/.
+import * as assert from 'node:assert/strict';
+import type { Browser } from 'playwright-core';
+import { parseWebviewToHostMessage } from '../../src/core/panelMessages';
+import { launchChromium, openPanel, panelState, revision, startPanelServer, startRecordingServer, type PanelPage, type PanelServer } from './panelPage';
+
+const PLAN_V1 = [
+  '# Add a dark mode toggle', // 1
+  '', // 2
+  'We add a toggle to the settings page.', // 3
+  '', // 4
+  '## Steps', // 5
+  '', // 6
+  '1. Add a `theme` field to the settings store', // 7
+  '2. Render a switch in `SettingsPage.tsx`', // 8
+  '3. Persist the choice in localStorage', // 9
+  '', // 10
+  '```ts', // 11
+  "export type Theme = 'light' | 'dark';", // 12
+  '```', // 13
+  '', // 14
+  'See https://example.com/design for the design.', // 15
+].join('\n');
+
+const PLAN_V2 = PLAN_V1.replace('3. Persist the choice in localStorage', '3. Persist the choice in the user profile\n4. Add a test for the toggle');
+
+const BUTTONS = ['Approve', 'Reject', 'Edit', 'Teleport'] as const;
+
+async function buttonStates(panel: PanelPage): Promise<Record<string, boolean>> {
+  const result: Record<string, boolean> = {};
+  for (const label of BUTTONS) result[label] = await panel.page.getByRole('button', { name: label, exact: true }).isEnabled();
+  return result;
+}
+
+function allEnabled(states: Record<string, boolean>, enabled: boolean): boolean {
+  return BUTTONS.every((label) => states[label] === enabled);
+}
+
+describe('review panel webview (Chromium)', function () {
+  this.timeout(60_000);
+  let browser: Browser;
+  let server: PanelServer;
+  let panel: PanelPage | undefined;
+
+  before(async () => {
+    server = await startPanelServer();
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  afterEach(async () => {
+    if (panel) {
+      assert.deepEqual(panel.pageErrors, [], 'no uncaught errors in the page');
+      await panel.close();
+    }
+    panel = undefined;
+  });
+
+  it('renders the plan with its header and the four buttons', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(panelState([revision(1, PLAN_V1)], { sessionLink: 'https://example.com/sessions/1' }));
+    const { page } = panel;
+    assert.equal(await page.locator('#plan h1').textContent(), 'Add a dark mode toggle');
+    assert.equal(await page.locator('#plan ol > li').count(), 3);
+    assert.equal(await page.locator('#plan pre code').textContent(), "export type Theme = 'light' | 'dark';\n");
+    assert.equal(await page.locator('.revision-label').textContent(), 'Revision 1 of 1');
+    assert.equal(await page.locator('.phase-badge').textContent(), 'Plan ready');
+    assert.equal(await page.locator('.backend-label').textContent(), 'Embedded · Fake ACP agent');
+    assert.ok(allEnabled(await buttonStates(panel), true));
+    for (const label of BUTTONS) assert.equal((await page.getByRole('button', { name: label, exact: true }).textContent())?.trim(), label);
+    assert.equal(await page.locator('.demo-badge').isVisible(), false);
+    // The codicon font came from our own origin, so the CSP allowed it.
+    assert.ok(server.requests.includes('/dist/codicon.ttf'), `font requested: ${server.requests.join(', ')}`);
+    assert.deepEqual(await page.evaluate(() => window.__violations), []);
+    await panel.screenshot('plan-rendered');
+  });
+
+  it('labels the scripted demo as a demo', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(panelState([revision(1, PLAN_V1)], { demo: true, backendLabel: 'Embedded (demo)' }));
+    assert.equal(await panel.page.locator('.demo-badge').isVisible(), true);
+    assert.match((await panel.page.locator('.demo-note').textContent()) ?? '', /scripted demo/);
+  });
+
+  it('runs nothing and loads nothing from a hostile plan, and keeps its text readable', async () => {
+    const recorder = await startRecordingServer();
+    try {
+      const remote = recorder.origin;
+      const hostileHead = [
+        '# Hostile plan',
+        '<script>window.__canary = "script"; alert("script")</script>',
+        '<img src="x" onerror="window.__canary = \'img\'; alert(\'img\')">',
+        `<img src="${remote}/raw-img.png">`,
+        `![tracking pixel](${remote}/md-img.png)`,
+        '[run me](javascript:window.__canary="js-link")',
+        '[open terminal](command:workbench.action.terminal.new)',
+        '[data link](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)',
+        `<iframe src="${remote}/frame"></iframe>`,
+        `<style>@import url("${remote}/style.css"); body { background: url("${remote}/bg.png") }</style>`,
+        `<link rel="stylesheet" href="${remote}/link.css">`,
+        '<a href="javascript:alert(1)">raw anchor</a>',
+        `<svg onload="window.__canary='svg'"><image href="${remote}/svg.png"/></svg>`,
+        `[safe link](${remote}/clicked)`,
+        '',
+      ];
+      const filler = Array.from({ length: 5_000 }, (_, i) => `- filler line ${i + 1}`);
+      const plan = [...hostileHead, ...filler, '', 'THE LAST LINE'].join('\n');
+      panel = await openPanel(browser, server);
+      await panel.postState(panelState([revision(1, plan)]));
+      const { page } = panel;
+      await page.getByText('THE LAST LINE').waitFor();
+      // Give any stray loader a moment: images and styles would have been requested by now.
+      await page.waitForTimeout(300);
+      assert.equal(await page.evaluate(() => window.__canary), undefined, 'no script ran');
+      assert.deepEqual(panel.dialogs, [], 'no dialog opened');
+      assert.deepEqual(recorder.requests, [], 'nothing requested from the remote server');
+      // Nothing even tried: the CSP (the third layer) had nothing to refuse.
+      assert.deepEqual(await page.evaluate(() => window.__violations), []);
+      for (const tag of ['script', 'img', 'iframe', 'style', 'link', 'svg', 'object', 'embed']) {
+        assert.equal(await page.locator(`#plan ${tag}`).count(), 0, `no <${tag}> in the plan`);
+      }
+      const hrefs = await page.locator('#plan a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+      assert.ok(hrefs.every((h) => h !== null && /^https?:\/\//.test(h)), `only http(s) links: ${hrefs.join(' ')}`);
+      // The hostile text is shown as text, readable.
+      const text = (await page.locator('#plan').textContent()) ?? '';
+      assert.match(text, /<script>window.__canary = "script"; alert\("script"\)<\/script>/);
+      assert.match(text, /\[open terminal\]\(command:workbench.action.terminal.new\)/);
+      assert.match(text, /\[image: tracking pixel\]/);
+      assert.match(text, /filler line 5000/);
+      // Clicking a plan link asks the host to open it; the page itself does not navigate.
+      const before = (await panel.posted()).length;
+      await page.getByRole('link', { name: 'safe link' }).click();
+      const open = await panel.waitForPosted('openLink', before);
+      assert.deepEqual(open, { type: 'openLink', href: `${remote}/clicked` });
+      assert.ok(parseWebviewToHostMessage(open).ok);
+      assert.deepEqual(recorder.requests, [], 'the click did not navigate');
+      assert.equal(page.url(), `${server.origin}/index.html`);
+      await panel.screenshot('hostile-plan');
+    } finally {
+      await recorder.close();
+    }
+  });
+
+  it('collects line comments and sends them with the feedback in the reject message', async () => {
+    panel = await openPanel(browser, server);
+    const state = panelState([revision(1, PLAN_V1)]);
+    await panel.postState(state);
+    const { page } = panel;
+    // Click step 2 (source line 8) and comment on it.
+    await page.locator('#plan li', { hasText: 'Render a switch' }).click();
+    const composer = page.locator('.comment-composer textarea');
+    await composer.fill('Use the existing Switch component');
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    // Select from step 1 to step 3 (lines 7-9) with click + shift-click and comment on the range.
+    await page.locator('#plan li', { hasText: 'Add a theme field' }).click();
+    await page.locator('#plan li', { hasText: 'Persist the choice' }).click({ modifiers: ['Shift'] });
+    await page.locator('.comment-composer textarea').fill('Too many steps for one PR');
+    await page.locator('.comment-composer textarea').press('Control+Enter');
+    const cards = page.locator('.comment-card');
+    assert.equal(await cards.count(), 2);
+    // Each thread sits after the block where its lines end: step 2's, then step 3's.
+    assert.deepEqual(await page.locator('.comment-lines').allTextContents(), ['Line 8', 'Lines 7–9']);
+    // Edit one, remove nothing, then reject with feedback.
+    await page.getByRole('button', { name: 'Edit comment on line 8' }).click();
+    await page.locator('.comment-composer textarea').fill('Use the existing <Switch> component');
+    await page.getByRole('button', { name: 'Save comment' }).click();
+    await page.locator('#feedback').fill('Please split the work.');
+    await panel.screenshot('line-comments');
+    const before = (await panel.posted()).length;
+    await page.getByRole('button', { name: 'Reject', exact: true }).click();
+    const reject = await panel.waitForPosted('reject', before);
+    const parsed = parseWebviewToHostMessage(reject);
+    assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
+    assert.deepEqual(reject, {
+      type: 'reject',
+      binding: { sessionId: 'sess_1', toolUseId: 'toolu_1', planHash: state.revisions[0]?.planHash },
+      feedback: 'Please split the work.',
+      comments: [
+        {
+          line: 7,
+          endLine: 9,
+          quote: '1. Add a `theme` field to the settings store\n2. Render a switch in `SettingsPage.tsx`\n3. Persist the choice in localStorage',
+          text: 'Too many steps for one PR',
+        },
+        { line: 8, quote: '2. Render a switch in `SettingsPage.tsx`', text: 'Use the existing <Switch> component' },
+      ],
+    });
+    // The comment text with markup is shown as text, not parsed.
+    assert.equal(await page.locator('#plan switch').count(), 0);
+  });
+
+  it('refuses to reject without feedback or comments, and removes a comment', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    const { page } = panel;
+    await page.locator('#plan p', { hasText: 'We add a toggle' }).click();
+    await page.locator('.comment-composer textarea').fill('temporary');
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    await page.getByRole('button', { name: 'Remove comment on line 3' }).click();
+    assert.equal(await page.locator('.comment-card').count(), 0);
+    await page.getByRole('button', { name: 'Reject', exact: true }).click();
+    assert.match((await page.locator('.notice-local').textContent()) ?? '', /write feedback or add at least one line comment/);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'feedback');
+    assert.ok(!(await panel.posted()).some((m) => m.type === 'reject'), 'no reject was sent');
+  });
+
+  it('keeps the buttons disabled after a decision until the host releases them or a new plan arrives', async () => {
+    panel = await openPanel(browser, server);
+    const state = panelState([revision(1, PLAN_V1)]);
+    await panel.postState(state);
+    const { page } = panel;
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    const approve = await panel.waitForPosted('approve');
+    assert.deepEqual(approve, { type: 'approve', binding: { sessionId: 'sess_1', toolUseId: 'toolu_1', planHash: state.revisions[0]?.planHash } });
+    assert.ok(allEnabled(await buttonStates(panel), false), 'disabled right after the click');
+    // A state the host sent before it saw the click must not re-enable them.
+    await panel.postState(state);
+    assert.ok(allEnabled(await buttonStates(panel), false), 'still disabled on a stale state');
+    await panel.screenshot('after-approve');
+    // Host acknowledges, then releases (say the send failed): enabled again.
+    await panel.postState({ ...state, pendingDecision: 'approve' });
+    assert.ok(allEnabled(await buttonStates(panel), false));
+    assert.match((await page.locator('.decision-status').textContent()) ?? '', /Approve: in progress/);
+    await panel.postState({ ...state, notice: { level: 'error', text: 'Could not send the approval: offline' } });
+    assert.ok(allEnabled(await buttonStates(panel), true), 'released by the host');
+    assert.equal(await page.locator('.notice').first().textContent(), 'Could not send the approval: offline');
+    // Teleport, then a new revision arrives: enabled for the new plan.
+    await page.getByRole('button', { name: 'Teleport', exact: true }).click();
+    await panel.waitForPosted('teleport');
+    assert.ok(allEnabled(await buttonStates(panel), false));
+    const next = panelState([revision(1, PLAN_V1, { status: 'rejected' }), revision(2, PLAN_V2)]);
+    await panel.postState(next);
+    assert.ok(allEnabled(await buttonStates(panel), true), 'a new plan enables them');
+    // canDecide false from the host keeps them disabled.
+    await panel.postState({ ...next, canDecide: false });
+    assert.ok(allEnabled(await buttonStates(panel), false));
+  });
+
+  it('acts on invoke from the host keybindings, with the same checks as a click', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    await panel.postRaw({ type: 'invoke', action: 'reject' });
+    assert.ok(!(await panel.posted()).some((m) => m.type === 'reject'), 'reject without feedback is not sent');
+    await panel.postRaw({ type: 'invoke', action: 'edit' });
+    const edit = await panel.waitForPosted('edit');
+    assert.equal((edit.binding as { toolUseId: string }).toolUseId, 'toolu_1');
+    await panel.postRaw({ type: 'invoke', action: 'approve' });
+    assert.ok(!(await panel.posted()).some((m) => m.type === 'approve'), 'locked after edit: a second decision is not sent');
+  });
+
+  it('shows the revision list and the current revision as a diff against the previous one', async () => {
+    panel = await openPanel(browser, server);
+    const state = panelState([revision(1, PLAN_V1, { status: 'rejected', feedback: 'Store it server side', comments: [{ line: 9, quote: '3. Persist the choice in localStorage', text: 'not local' }] }), revision(2, PLAN_V2)]);
+    await panel.postState(state);
+    const { page } = panel;
+    assert.equal(await page.locator('.revision-label').textContent(), 'Revision 2 of 2');
+    assert.deepEqual(await page.locator('.revision-list button').allTextContents(), ['Revision 1: rejected', 'Revision 2: waiting for review']);
+    await page.getByRole('button', { name: 'Show changes' }).click();
+    assert.deepEqual(await page.locator('.diff-removed').allTextContents(), ['- 3. Persist the choice in localStorage']);
+    assert.deepEqual(await page.locator('.diff-added').allTextContents(), ['+ 3. Persist the choice in the user profile', '+ 4. Add a test for the toggle']);
+    assert.match((await page.locator('.diff-summary').textContent()) ?? '', /2 lines added, 1 removed/);
+    assert.ok(allEnabled(await buttonStates(panel), true), 'decisions allowed while viewing the diff of the current revision');
+    await panel.screenshot('revision-diff');
+    // Revision 1: read-only, with its feedback and kept comment; decisions disabled.
+    await page.getByRole('button', { name: 'Revision 1: rejected' }).click();
+    assert.equal(await page.locator('.revision-label').textContent(), 'Revision 1 of 2');
+    assert.match((await page.locator('.revision-feedback').textContent()) ?? '', /Store it server side/);
+    assert.equal(await page.locator('.comment-card .comment-text').textContent(), 'not local');
+    assert.equal(await page.getByRole('button', { name: /Remove comment/ }).count(), 0);
+    assert.ok(allEnabled(await buttonStates(panel), false));
+    assert.match((await page.locator('.decision-status').textContent()) ?? '', /older revision/);
+  });
+
+  it('shows a question with a reply box and sends the reply once', async () => {
+    panel = await openPanel(browser, server);
+    const state = panelState([], { phase: 'needs_input', question: 'Should the toggle be **per device** or per account?', canDecide: false });
+    await panel.postState(state);
+    const { page } = panel;
+    assert.equal(await page.locator('.question strong').textContent(), 'per device');
+    await page.getByLabel('Your reply').fill('Per account, please.');
+    await panel.screenshot('question');
+    await page.getByRole('button', { name: 'Reply', exact: true }).click();
+    const reply = await panel.waitForPosted('reply');
+    assert.deepEqual(reply, { type: 'reply', sessionKey: 'embedded:sess_1', text: 'Per account, please.' });
+    assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), false);
+    await panel.postState(state);
+    assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), false, 'a stale state does not re-enable Reply');
+    await panel.postState({ ...state, question: 'And the default?' });
+    assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), true);
+  });
+
+  it('drops an invalid message with a visible notice and changes nothing', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    const { page } = panel;
+    await panel.postRaw({ type: 'state', state: { ...panelState([revision(1, '# Replaced')]), sessionLink: 'command:workbench.action.terminal.new' } });
+    assert.equal(await page.locator('#plan h1').textContent(), 'Add a dark mode toggle', 'the plan was not replaced');
+    assert.match((await page.locator('.notice-local').textContent()) ?? '', /did not pass validation/);
+    await panel.postRaw({ type: 'run', command: 'alert(1)' });
+    assert.match((await page.locator('.notice-local').textContent()) ?? '', /did not pass validation/);
+    assert.deepEqual(panel.dialogs, []);
+    await panel.screenshot('invalid-message');
+  });
+
+  it('keeps drafts across a reload through setState and tells the host', async () => {
+    panel = await openPanel(browser, server);
+    const state = panelState([revision(1, PLAN_V1)]);
+    await panel.postState(state);
+    const { page } = panel;
+    await page.locator('#plan h2').click();
+    await page.locator('.comment-composer textarea').fill('Name the steps');
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    await page.locator('#feedback').fill('draft feedback');
+    const draft = await panel.waitForPosted('saveDraft');
+    assert.deepEqual(draft, { type: 'saveDraft', sessionKey: 'embedded:sess_1', toolUseId: 'toolu_1', feedback: 'draft feedback', comments: [{ line: 5, quote: '## Steps', text: 'Name the steps' }] });
+    await page.waitForFunction(() => JSON.stringify(window.__saved ?? '').includes('draft feedback'));
+    const saved = await panel.saved();
+    await panel.close();
+    // A restored webview: the saved state is shown before the host says anything.
+    panel = await openPanel(browser, server, saved);
+    const restored = panel.page;
+    assert.equal(await restored.locator('#plan h1').textContent(), 'Add a dark mode toggle');
+    assert.equal(await restored.locator('#feedback').inputValue(), 'draft feedback');
+    assert.equal(await restored.locator('.comment-card .comment-text').textContent(), 'Name the steps');
+    // A draft the host kept is used when the webview has none.
+    await panel.close();
+    panel = await openPanel(browser, server);
+    await panel.postState({ ...state, draft: { toolUseId: 'toolu_1', feedback: 'from the host', comments: [] } });
+    assert.equal(await panel.page.locator('#feedback').inputValue(), 'from the host');
+  });
+
+  it('supports the keyboard: arrows move between blocks, Enter comments', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    const { page } = panel;
+    await page.locator('#plan').focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Keyboard comment');
+    await page.keyboard.press('Control+Enter');
+    assert.equal(await page.locator('.comment-lines').textContent(), 'Line 3');
+  });
+});

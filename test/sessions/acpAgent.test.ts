@@ -97,6 +97,16 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['acceptEdits']);
     });
 
+    it("Claude 0.101's options: acceptEdits approves manually, then switches the session to acceptEdits", async () => {
+      const { agent, ctx, run } = await startAgent('claude-0101-plan.json', { afterApproval: 'acceptEdits' });
+      const request = await ctx.waitForPlanRequest();
+      agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
+      await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
+      const record = await readRecord(run.record);
+      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['exit-plan-default']);
+      assert.deepEqual(received(record, 'session/set_mode').map((message) => message.params.modeId), ['plan', 'acceptEdits']);
+    });
+
     it('an edited plan is approved with the edited marker and sent to the agent as the next prompt', async () => {
       const { agent, ctx, run } = await startAgent('claude-plan.json');
       const request = await ctx.waitForPlanRequest();

@@ -98,6 +98,30 @@ describe('ACP pure pieces', () => {
       assert.match(!onlyBypass.ok ? onlyBypass.message : '', /C offered: "Yes, and bypass permissions" \(bypassPermissions, allow_always\), "No, keep planning"/);
     });
 
+    it("Approve on the options of Claude's adapter 0.101 (auto mode, clear context, bypass): manual by default, never auto or bypass", () => {
+      const options: PermissionOption[] = [
+        { optionId: 'exit-plan-clear-auto', name: 'Yes, clear context (12% used) and use auto mode', kind: 'allow_always' },
+        { optionId: 'exit-plan-auto', name: 'Yes, and use auto mode', kind: 'allow_always' },
+        { optionId: 'exit-plan-bypass', name: 'Yes, and bypass permissions', kind: 'allow_always' },
+        { optionId: 'exit-plan-default', name: 'Yes, manually approve edits', kind: 'allow_once' },
+        { optionId: 'reject', name: 'No, keep planning', kind: 'reject_once' },
+      ];
+      const manual = chooseApproveOption('C', options, 'default');
+      assert.equal(manual.ok && manual.option.optionId, 'exit-plan-default');
+      // No auto-accept option here (the agent then switches mode itself, see AcpAgent).
+      assert.equal(chooseApproveOption('C', options, 'acceptEdits').ok, false);
+      const bypass = chooseApproveOption('C', options, 'bypassPermissions');
+      assert.equal(bypass.ok && bypass.option.optionId, 'exit-plan-bypass');
+      const reject = chooseRejectOption('C', options);
+      assert.equal(reject.ok && reject.option.optionId, 'reject');
+      const withAccept = chooseApproveOption(
+        'C',
+        [{ optionId: 'exit-plan-clear-accept-edits', name: 'Yes, clear context and auto-accept edits', kind: 'allow_always' }, { optionId: 'exit-plan-accept-edits', name: 'Yes, auto-accept edits', kind: 'allow_always' }, ...options.slice(3)],
+        'acceptEdits',
+      );
+      assert.equal(withAccept.ok && withAccept.option.optionId, 'exit-plan-accept-edits');
+    });
+
     it('Approve on Allow/Reject (Gemini) takes the plain allow; acceptEdits there is an error', () => {
       const options: PermissionOption[] = [
         { optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' },

@@ -178,6 +178,7 @@ export class AcpAgent implements Agent {
   private readonly namedPlanFiles = new Set<string>();
   private readonly writtenPlans = new Map<string, string>();
   private agentInfo: InitializeResponse['agentInfo'];
+  private availableModeIds: string[] = [];
 
   constructor(private readonly options: AcpAgentOptions) {
     if (options.argv.length === 0 || !options.argv[0]) throw new Error('The ACP agent command is empty.');
@@ -312,6 +313,7 @@ export class AcpAgent implements Agent {
       );
       this.acpSessionId = session.sessionId;
       this.currentMode = session.modes?.currentModeId;
+      this.availableModeIds = (session.modes?.availableModes ?? []).map((mode) => mode.id);
 
       const choice = choosePlanMode(this.label, session);
       if (!choice.ok) {
@@ -613,12 +615,23 @@ export class AcpAgent implements Agent {
     const edited = typeof decision.updatedInput.plan === 'string' ? decision.updatedInput.plan : review.plan;
     const wasEdited = edited !== review.plan;
     if (review.kind === 'plan_permission') {
-      const choice = chooseApproveOption(this.label, review.options, this.afterApproval);
+      let choice = chooseApproveOption(this.label, review.options, this.afterApproval);
+      let thenMode: string | undefined;
+      if (!choice.ok && this.afterApproval === 'acceptEdits' && this.availableModeIds.includes('acceptEdits')) {
+        // No auto-accept option on this request (Claude's adapter offers auto mode instead), but
+        // the agent has the mode: approve with manual edits, then switch to it, as asked.
+        const manual = chooseApproveOption(this.label, review.options, 'default');
+        if (manual.ok) {
+          choice = manual;
+          thenMode = 'acceptEdits';
+        }
+      }
       if (!choice.ok) {
         review.answer(CANCELLED);
         this.fail(choice.message);
         return;
       }
+      if (thenMode) this.switchModeAfterApproval(thenMode);
       this.approved = true;
       this.translator?.toolResult(review.toolUseId, this.approvedText(edited, wasEdited), false);
       review.answer({ outcome: { outcome: 'selected', optionId: choice.option.optionId } });
@@ -632,6 +645,19 @@ export class AcpAgent implements Agent {
     if (wasEdited) {
       this.queuePrompt(`The reviewer edited the plan before approving it. Follow this version:\n\n${edited}`);
     }
+  }
+
+  private switchModeAfterApproval(modeId: string): void {
+    const connection = this.connection;
+    const sessionId = this.acpSessionId;
+    if (!connection || !sessionId) return;
+    // After the permission answer, so the agent's own switch to manual mode does not undo it.
+    setTimeout(() => {
+      connection.agent.request('session/set_mode', { sessionId, modeId }).then(
+        () => this.log(`switched to "${modeId}" after approval (ultraplan.afterApproval)`),
+        (error: unknown) => this.report('acp_decision_error', `Could not switch ${this.label} to "${modeId}" after approval: ${errorMessage(error)}`, {}),
+      );
+    }, 0);
   }
 
   private approvedText(plan: string, edited: boolean): string {

@@ -16,6 +16,9 @@ export const AFTER_APPROVAL_VALUES: readonly AfterApproval[] = ['default', 'acce
 
 const BYPASS_PATTERN = /bypass|yolo|dangerous|skip.?permission|full.?access|don'?t ask/i;
 const ACCEPT_EDITS_PATTERN = /accept.?edits|auto.?accept/i;
+const MANUAL_PATTERN = /manual/i;
+/** Options that do more than approve: Claude's auto mode (a classifier decides), clearing the context. */
+const SPECIAL_PATTERN = /auto.?mode|exit-plan-auto|clear.?context|exit-plan-clear/i;
 const KEEP_PLANNING_PATTERN = /keep.?planning|continue.?planning|revise/i;
 const EXIT_PLAN_TITLE_PATTERN = /exit.?plan|plan.?mode|implement.?this.?plan|ready.?to.?code|approve.?plan/i;
 
@@ -94,6 +97,10 @@ function isAcceptEdits(option: PermissionOption): boolean {
   return option.optionId === 'acceptEdits' || ACCEPT_EDITS_PATTERN.test(option.optionId) || ACCEPT_EDITS_PATTERN.test(option.name);
 }
 
+function isSpecial(option: PermissionOption): boolean {
+  return SPECIAL_PATTERN.test(option.optionId) || SPECIAL_PATTERN.test(option.name);
+}
+
 const isAllow = (option: PermissionOption): boolean => option.kind === 'allow_once' || option.kind === 'allow_always';
 const isReject = (option: PermissionOption): boolean => option.kind === 'reject_once' || option.kind === 'reject_always';
 
@@ -109,16 +116,17 @@ export function chooseApproveOption(
   const allows = options.filter(isAllow);
   let chosen: PermissionOption | undefined;
   if (afterApproval === 'bypassPermissions') {
-    chosen = allows.find(isBypass);
+    chosen = allows.find((option) => isBypass(option) && !isSpecial(option)) ?? allows.find(isBypass);
   } else if (afterApproval === 'acceptEdits') {
-    chosen = allows.find((option) => isAcceptEdits(option) && !isBypass(option));
+    chosen = allows.find((option) => isAcceptEdits(option) && !isBypass(option) && !isSpecial(option));
   } else {
-    chosen = allows.find((option) => option.optionId === 'default');
+    chosen =
+      allows.find((option) => option.optionId === 'default') ??
+      allows.find((option) => (MANUAL_PATTERN.test(option.name) || MANUAL_PATTERN.test(option.optionId) || /-default$/.test(option.optionId)) && !isBypass(option));
     if (!chosen) {
-      // A plain allow (Gemini's "Allow", Codex's "Yes"): the only one that neither bypasses nor auto-accepts.
-      const plain = allows.filter((option) => !isBypass(option) && !isAcceptEdits(option));
-      if (plain.length === 1) chosen = plain[0];
-      else if (plain.length > 1) chosen = plain.find((option) => option.kind === 'allow_once') ?? plain[0];
+      // A plain allow (Gemini's "Allow", Codex's "Yes"): one that neither bypasses, auto-accepts nor does more.
+      const plain = allows.filter((option) => !isBypass(option) && !isAcceptEdits(option) && !isSpecial(option));
+      chosen = plain.find((option) => option.kind === 'allow_once') ?? plain[0];
     }
   }
   if (chosen) return { ok: true, option: chosen };

@@ -1,8 +1,259 @@
+// Activation: wires settings, backends, followed sessions, the status bar and the review panel to
+// the editor's commands. Thin on purpose: the logic lives in core/, sessions/ and the classes here.
+//
+// Activation is only on our commands or a restored review panel (onWebviewPanel:ultraplan.review),
+// as issue 4 asks. A session in flight always has the review panel open (we open it at start), so
+// after a reload the panel's serializer activates us and every persisted session is re-attached
+// then; if the person had closed the panel, the sessions re-attach on the next Ultraplan command.
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { hasUltraplanKeyword, hasUltrareviewKeyword, replaceUltraplanKeyword } from '../core/keyword';
+import type { InvokableAction } from '../core/panelMessages';
+import { Backends, DEMO_LABEL, scriptedAgentSource, serverTokenKey } from './backends';
+import { FollowedSessions } from './followedSessions';
+import { ReviewPanel } from './reviewPanel';
+import { SettingsReader } from './settings';
+import type { SessionController } from './sessionController';
+import { plansFolder } from './teleport';
+
+let active: { sessions: FollowedSessions; backends: Backends } | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('Ultraplan', { log: true });
-  context.subscriptions.push(log, vscode.commands.registerCommand('ultraplan.showLog', () => log.show()));
+  const settings = new SettingsReader(log);
+  const backends = new Backends({ context, log, embeddedAgent: scriptedAgentSource(context.extensionUri) });
+  const sessions = new FollowedSessions({ context, log, settings, backends });
+  active = { sessions, backends };
+  context.subscriptions.push(log, settings);
+  log.info(`Ultraplan ${String((context.extension.packageJSON as { version?: unknown }).version ?? '')} activated`);
+
+  const register = (id: string, run: (...args: unknown[]) => unknown) =>
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          await run(...args);
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          log.error(`${id} failed: ${message}`);
+          void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
+        }
+      }),
+    );
+
+  register('ultraplan.planTask', async (initial?: unknown) => {
+    await sessions.restored;
+    const s = settings.readForBackend();
+    if (!s) return;
+    if (!checkTrustFor(s.backend)) return;
+    const text = await vscode.window.showInputBox({
+      title: 'Ultraplan: Plan a Task',
+      prompt: `Describe the task; an agent plans it in plan mode on ${s.backend === 'embedded' ? `the embedded backend (${DEMO_LABEL})` : s['server.url']}.`,
+      placeHolder: 'e.g. Add rate limiting to the public API',
+      value: typeof initial === 'string' ? initial : '',
+      ignoreFocusOut: true,
+      validateInput: promptHint,
+    });
+    if (text === undefined) return;
+    const prompt = promptToSend(text);
+    if (!prompt) {
+      void vscode.window.showWarningMessage('Ultraplan: the prompt is empty once the keyword is removed; describe the task.');
+      return;
+    }
+    await sessions.start(prompt, s);
+  });
+
+  register('ultraplan.planFromSelection', async () => {
+    await sessions.restored;
+    const editor = vscode.window.activeTextEditor;
+    const selection = editor?.selection;
+    const text = editor && selection && !selection.isEmpty ? editor.document.getText(selection) : '';
+    if (!editor || text.trim().length === 0) {
+      void vscode.window.showWarningMessage('Ultraplan: select the text to plan from first.');
+      return;
+    }
+    const s = settings.readForBackend();
+    if (!s || !checkTrustFor(s.backend)) return;
+    const where = `${vscode.workspace.asRelativePath(editor.document.uri)}:${selection!.start.line + 1}-${selection!.end.line + 1}`;
+    const prompt = promptToSend(text);
+    if (!prompt) return;
+    await sessions.start(`${prompt}\n\n(From ${where}.)`, s);
+  });
+
+  register('ultraplan.showReview', async (key?: unknown) => {
+    await sessions.restored;
+    const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Show the review of…');
+    if (controller) sessions.show(controller);
+    else if (typeof key !== 'string' && sessions.all.length === 0) {
+      const plan = 'Plan a Task…';
+      void vscode.window.showInformationMessage('Ultraplan: no planning sessions yet.', plan).then((c) => c && vscode.commands.executeCommand('ultraplan.planTask'));
+    }
+  });
+
+  register('ultraplan.stopSession', async () => {
+    await sessions.restored;
+    const controller = await pickSession(sessions, 'Stop which session?', (c) => !c.finished);
+    if (!controller) return;
+    await controller.stop();
+    void vscode.window.showInformationMessage(`Ultraplan: stopped "${controller.title}".`);
+  });
+
+  register('ultraplan.teleport', async () => {
+    await sessions.restored;
+    const controller = await pickSession(sessions, 'Teleport the plan of…', (c) => c.canDecide);
+    if (!controller) {
+      void vscode.window.showInformationMessage('Ultraplan: no plan is waiting for a decision.');
+      return;
+    }
+    // Through the panel, so the decision carries the binding of the plan the person sees there.
+    sessions.show(controller).invoke('teleport');
+  });
+
+  const invoke = (action: InvokableAction) => () => {
+    const panel = ReviewPanel.current;
+    if (!panel) {
+      void vscode.window.showWarningMessage('Ultraplan: open the plan review first.');
+      return;
+    }
+    panel.invoke(action);
+  };
+  register('ultraplan.review.approve', invoke('approve'));
+  register('ultraplan.review.reject', invoke('reject'));
+  register('ultraplan.review.teleport', invoke('teleport'));
+  register('ultraplan.approveEditedPlan', () => sessions.approveEdited());
+
+  register('ultraplan.chooseBackend', async () => {
+    const current = settings.read();
+    type Item = vscode.QuickPickItem & { backend: 'embedded' | 'server' };
+    const items: Item[] = [
+      { label: 'Embedded', description: DEMO_LABEL, detail: 'Runs in the editor; until agent selection arrives it plays the shipped demo scenario.', backend: 'embedded' },
+      { label: 'Server', description: current['server.url'] || 'set its URL next', detail: 'A self-hosted ultraplan-server; the token is kept in secret storage.', backend: 'server' },
+    ];
+    for (const i of items) if (i.backend === current.backend) i.label = `$(check) ${i.label}`;
+    const picked = await vscode.window.showQuickPick(items, { title: 'Ultraplan: Choose Backend' });
+    if (!picked) return;
+    const config = vscode.workspace.getConfiguration('ultraplan');
+    if (picked.backend === 'server') {
+      const url = await vscode.window.showInputBox({
+        title: 'Ultraplan server URL',
+        value: current['server.url'] || 'http://127.0.0.1:8787',
+        validateInput: (v) => (/^https?:\/\/[^\s]+$/.test(v.trim()) ? undefined : 'An http:// or https:// URL'),
+        ignoreFocusOut: true,
+      });
+      if (url === undefined) return;
+      await config.update('server.url', url.trim(), vscode.ConfigurationTarget.Global);
+      await config.update('backend', 'server', vscode.ConfigurationTarget.Global);
+      log.info(`backend: server ${url.trim()}`);
+      if (!(await backends.hasServerToken(url.trim()))) await vscode.commands.executeCommand('ultraplan.setServerToken');
+      return;
+    }
+    await config.update('backend', 'embedded', vscode.ConfigurationTarget.Global);
+    log.info('backend: embedded');
+  });
+
+  register('ultraplan.setServerToken', async () => {
+    const s = settings.read();
+    if (!s['server.url']) {
+      const open = 'Open Settings';
+      void vscode.window.showWarningMessage('Ultraplan: set ultraplan.server.url first; the token belongs to that server.', open).then((c) => c && vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.server.url'));
+      return;
+    }
+    const origin = new URL(s['server.url']).origin;
+    const token = await vscode.window.showInputBox({
+      title: `Ultraplan: token for ${origin}`,
+      prompt: 'Kept in VS Code secret storage; never in settings or logs. Leave empty to remove it.',
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (token === undefined) return;
+    const key = serverTokenKey(s['server.url']);
+    if (token.trim() === '') {
+      await context.secrets.delete(key);
+      log.info(`server token removed for ${origin}`);
+      void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} removed.`);
+      return;
+    }
+    await context.secrets.store(key, token.trim());
+    log.info(`server token stored for ${origin}`);
+    void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} saved.`);
+  });
+
+  register('ultraplan.showLog', () => log.show());
+
+  register('ultraplan.openSavedPlans', async () => {
+    const folder = plansFolder(settings.read().plansDirectory);
+    if (!folder) {
+      void vscode.window.showWarningMessage('Ultraplan: open a folder first; saved plans live inside the workspace.');
+      return;
+    }
+    let entries: [string, vscode.FileType][] = [];
+    try {
+      entries = await vscode.workspace.fs.readDirectory(folder);
+    } catch {
+      entries = [];
+    }
+    const plans = entries
+      .filter(([name, type]) => type === vscode.FileType.File && name.endsWith('.md'))
+      .map(([name]) => name)
+      .sort()
+      .reverse();
+    if (plans.length === 0) {
+      void vscode.window.showInformationMessage(`Ultraplan: no saved plans in ${vscode.workspace.asRelativePath(folder)} yet (teleport a plan to save one).`);
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(plans.map((name) => ({ label: name, description: path.basename(folder.fsPath) })), { title: 'Ultraplan: saved plans' });
+    if (picked) await vscode.window.showTextDocument(vscode.Uri.joinPath(folder, picked.label), { preview: false });
+  });
+
+  // Sessions that were waiting for trust re-attach once it is granted.
+  context.subscriptions.push(
+    vscode.workspace.onDidGrantWorkspaceTrust(() => log.info('workspace trusted: embedded agents and tasks are allowed now')),
+  );
 }
 
-export function deactivate(): void {}
+function checkTrustFor(backend: string): boolean {
+  if (backend !== 'embedded' || vscode.workspace.isTrusted) return true;
+  void vscode.window.showWarningMessage(
+    'Ultraplan: the embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or choose a server backend.',
+  );
+  return false;
+}
+
+/** The input box's hint: what the keyword does, and that `ultrareview` launches nothing. */
+export function promptHint(value: string): vscode.InputBoxValidationMessage | string | undefined {
+  if (value.trim().length === 0) return undefined;
+  const hints: string[] = [];
+  if (hasUltraplanKeyword(value)) {
+    const sent = replaceUltraplanKeyword(value);
+    hints.push(sent ? `"ultraplan" is the launch keyword; the agent receives: ${sent.length > 80 ? `${sent.slice(0, 79)}…` : sent}` : 'Only the keyword: describe the task to plan.');
+  }
+  if (hasUltrareviewKeyword(value)) hints.push('"ultrareview" asks for a code review, which Ultraplan does not run; this plans the task.');
+  return hints.length > 0 ? { message: hints.join(' · '), severity: vscode.InputBoxValidationSeverity.Info } : undefined;
+}
+
+/** The prompt as sent: the keyword replaced (PROTOCOL.md section 7), or the text as typed. */
+export function promptToSend(text: string): string {
+  return (hasUltraplanKeyword(text) ? replaceUltraplanKeyword(text) : text).trim();
+}
+
+async function pickSession(
+  sessions: FollowedSessions,
+  title: string,
+  filter: (c: SessionController) => boolean = () => true,
+): Promise<SessionController | undefined> {
+  const candidates = sessions.ordered(filter);
+  if (candidates.length <= 1) return candidates[0];
+  const picked = await vscode.window.showQuickPick(
+    candidates.map((c) => ({ label: c.title, description: `${c.phase.replace('_', ' ')} · ${c.backend.label}`, c })),
+    { title: `Ultraplan: ${title}` },
+  );
+  return picked?.c;
+}
+
+export async function deactivate(): Promise<void> {
+  const a = active;
+  active = undefined;
+  if (!a) return;
+  // Stop pollers first (they use the backends), then close the backends and the host's agents.
+  await a.sessions.dispose();
+  await a.backends.dispose();
+}

@@ -1,0 +1,63 @@
+// The one status bar item (left): the session that needs the person first, plus a count; its
+// tooltip gives title, backend, elapsed time and revision count; a click opens the review.
+import * as vscode from 'vscode';
+import { formatElapsed, summarizeStatus } from './statusSummary';
+import type { SessionController } from './sessionController';
+
+export class PhaseStatusBarItem implements vscode.Disposable {
+  readonly #item = vscode.window.createStatusBarItem('ultraplan.status', vscode.StatusBarAlignment.Left, 50);
+  readonly #timer: NodeJS.Timeout;
+  #sessions: readonly SessionController[] = [];
+
+  constructor() {
+    this.#item.name = 'Ultraplan';
+    // The tooltip's elapsed time goes stale; refresh it while something is shown.
+    this.#timer = setInterval(() => {
+      if (this.#sessions.length > 0) this.#render();
+    }, 15_000);
+  }
+
+  update(sessions: readonly SessionController[]): void {
+    this.#sessions = sessions;
+    this.#render();
+  }
+
+  #render(): void {
+    const summary = summarizeStatus(
+      this.#sessions.map((s) => ({ sessionId: s.key, phase: s.phase, changedAt: s.phaseChangedAt, controller: s })),
+    );
+    if (!summary) {
+      this.#item.hide();
+      return;
+    }
+    const s = summary.primary.controller;
+    this.#item.text = summary.text;
+    const md = new vscode.MarkdownString(undefined, true);
+    md.isTrusted = false;
+    md.supportHtml = false;
+    md.appendMarkdown('**Ultraplan** · ');
+    md.appendText(s.title);
+    md.appendMarkdown('\n\n');
+    md.appendText(`Backend: ${s.backend.label}${s.demo ? ' · Demo (scripted)' : ''}`);
+    md.appendMarkdown('\n\n');
+    md.appendText(`Phase: ${s.phase.replace('_', ' ')} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
+    if (summary.count > 1) {
+      md.appendMarkdown('\n\n');
+      md.appendText(`${summary.count} sessions; click to review this one.`);
+    }
+    this.#item.tooltip = md;
+    this.#item.command = { title: 'Show Plan Review', command: 'ultraplan.showReview', arguments: [s.key] };
+    this.#item.backgroundColor =
+      s.phase === 'failed'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : s.phase === 'plan_ready' || s.phase === 'needs_input'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+    this.#item.show();
+  }
+
+  dispose(): void {
+    clearInterval(this.#timer);
+    this.#item.dispose();
+  }
+}

@@ -23,6 +23,53 @@ const CONTENT_TYPES: Record<string, string> = {
   '.map': 'application/json',
 };
 
+/**
+ * A few of VS Code's Dark Modern theme variables, set the way VS Code sets them (CSSOM on <html>,
+ * which the CSP allows), so screenshots look like the panel in the editor.
+ */
+const DARK_MODERN: Record<string, string> = {
+  'font-family': "-apple-system, BlinkMacSystemFont, 'Segoe WPC', 'Segoe UI', 'Ubuntu', 'Droid Sans', sans-serif",
+  'font-size': '13px',
+  'editor-font-family': "'Droid Sans Mono', 'monospace', monospace",
+  'editor-font-size': '13px',
+  foreground: '#cccccc',
+  descriptionForeground: '#9d9d9d',
+  'editor-background': '#1f1f1f',
+  'button-background': '#0078d4',
+  'button-foreground': '#ffffff',
+  'button-hoverBackground': '#026ec1',
+  'button-border': '#ffffff12',
+  'button-secondaryBackground': '#313131',
+  'button-secondaryForeground': '#cccccc',
+  'button-secondaryHoverBackground': '#3c3c3c',
+  'badge-background': '#616161',
+  'badge-foreground': '#f8f8f8',
+  'textLink-foreground': '#4daafc',
+  'textLink-activeForeground': '#4daafc',
+  'input-background': '#313131',
+  'input-foreground': '#cccccc',
+  'input-border': '#3c3c3c',
+  focusBorder: '#0078d4',
+  'widget-border': '#313131',
+  'panel-border': '#2b2b2b',
+  'textCodeBlock-background': '#2b2b2b',
+  'textBlockQuote-background': '#2b2b2b',
+  'textBlockQuote-border': '#616161',
+  'list-hoverBackground': '#2a2d2e',
+  'editor-selectionHighlightBackground': '#add6ff26',
+  'editorWidget-background': '#202020',
+  'diffEditor-insertedLineBackground': '#9bb95533',
+  'diffEditor-removedLineBackground': '#ff000033',
+  'statusBarItem-warningBackground': '#c19c00',
+  'statusBarItem-warningForeground': '#ffffff',
+  'editorWarning-foreground': '#cca700',
+  errorForeground: '#f85149',
+  'notificationsErrorIcon-foreground': '#f14c4c',
+  'notificationsWarningIcon-foreground': '#cca700',
+  'notificationsInfoIcon-foreground': '#3794ff',
+  'icon-foreground': '#cccccc',
+};
+
 export interface PanelServer {
   origin: string;
   /** Every path requested, in order. */
@@ -132,6 +179,11 @@ export async function openPanel(browser: Browser, server: PanelServer, saved?: u
   // in the page. The same helper is defined here for the callbacks page.evaluate sends.
   await page.addInitScript(`
     window.__name = (fn) => fn;
+    const theme = ${JSON.stringify(DARK_MODERN)};
+    document.addEventListener('DOMContentLoaded', () => {
+      for (const [name, value] of Object.entries(theme)) document.documentElement.style.setProperty('--vscode-' + name, value);
+      document.body.classList.add('vscode-dark');
+    });
     window.__posted = [];
     window.__saved = ${JSON.stringify(saved ?? null)} ?? undefined;
     window.__violations = [];

@@ -7,6 +7,7 @@
 //   node scripts/test.mjs                 everything
 //   node scripts/test.mjs --e2e [files]   deps, code-server, build, then only e2e (files optional)
 import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureSystemDeps } from './ensure-system-deps.mjs';
@@ -78,6 +79,31 @@ async function mochaStep(name, mochaArgs) {
   });
 }
 
+/**
+ * The in-host suites' own counts, for the log. They are not added to the closing line: each
+ * in-host suite already passes or fails an e2e test, which is counted there.
+ */
+function reportHostSuites(since) {
+  const root = path.join(repoRoot, 'test-output', 'e2e');
+  if (!existsSync(root)) return;
+  const totals = { passed: 0, failed: 0, suites: 0 };
+  for (const dir of readdirSync(root)) {
+    for (const name of readdirSync(path.join(root, dir)).filter((n) => n.startsWith('host-results-') && n.endsWith('.json'))) {
+      const file = path.join(root, dir, name);
+      if (statSync(file).mtimeMs < since) continue;
+      try {
+        const results = JSON.parse(readFileSync(file, 'utf8'));
+        totals.passed += Number(results.passed) || 0;
+        totals.failed += Number(results.failed) || 0;
+        totals.suites += 1;
+      } catch {
+        // a results file we cannot read was already reported by its e2e test
+      }
+    }
+  }
+  if (totals.suites > 0) console.log(`(in-host suites: ${totals.suites}, their tests: ${totals.passed} passed, ${totals.failed} failed)`);
+}
+
 async function main() {
   const prepared =
     (await step('system packages', async () => {
@@ -96,7 +122,9 @@ async function main() {
       if (!(await step('typecheck', async () => (await run('npm', ['run', '--silent', 'typecheck'])).code === 0))) summary.failed += 1;
       await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json']);
     }
+    const e2eStarted = Date.now();
     await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...e2eFiles]);
+    reportHostSuites(e2eStarted);
   }
   console.log('\n=== summary');
   for (const s of steps) console.log(`  ${s.ok ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds} s)`);

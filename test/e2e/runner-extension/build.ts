@@ -28,8 +28,9 @@ export async function buildRunnerExtension(): Promise<{ suites: string[] }> {
   const suiteFiles = findHostSuites(HOST_SUITES_DIR);
   const entryPoints: Record<string, string> = { runner: path.join(RUNNER_DIR, 'src', 'runner.ts') };
   for (const file of suiteFiles) entryPoints[`suites/${hostSuiteName(file)}`] = file;
-  await esbuild.build({
+  const result = await esbuild.build({
     entryPoints,
+    write: false,
     outdir: RUNNER_OUT,
     bundle: true,
     platform: 'node',
@@ -39,6 +40,14 @@ export async function buildRunnerExtension(): Promise<{ suites: string[] }> {
     external: ['vscode', 'mocha'],
     logLevel: 'warning',
   });
+  // Several test processes may build while an extension host loads a bundle: write each file
+  // under a temporary name and rename it, so a reader never sees half a file.
+  for (const file of result.outputFiles) {
+    fs.mkdirSync(path.dirname(file.path), { recursive: true });
+    const temp = `${file.path}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, file.contents);
+    fs.renameSync(temp, file.path);
+  }
   return { suites: suiteFiles.map(hostSuiteName) };
 }
 

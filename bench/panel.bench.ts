@@ -1,0 +1,135 @@
+// The review panel in real Chromium: time from a plan state arriving in the webview (postMessage,
+// as VS Code delivers it) to the next painted frame, for a 2,000-line plan (and a 5,000-line one).
+// Ours: validate with zod, render markdown-it, sanitize with DOMPurify, index the source-line
+// blocks. Baseline, same run, same browser: the same message shown as plain text
+// (pre.textContent), the least a panel could do. Also the webview bundle's size.
+import * as esbuild from 'esbuild';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { Page } from 'playwright-core';
+import type { PanelState } from '../src/core/panelMessages';
+import { launchChromium, openPanel, panelState, revision, startPanelServer, REPO_ROOT } from '../test/webview/panelPage';
+import { repeat, result, type BenchResult } from './measure';
+
+export const title = 'Review panel: plan state arriving -> painted, in Chromium (median of 7)';
+
+const RUNS = 7;
+
+/** A plan shaped like a real one: sections of prose, numbered steps with code spans, code blocks, links. */
+export function generatePlan(lines: number, seed: number): string {
+  const out: string[] = [`# Plan ${seed}: migrate the settings store`, ''];
+  let section = 0;
+  while (out.length < lines) {
+    section++;
+    out.push(`## ${section}. Update module ${section}`, '', `This section changes \`src/module${section}.ts\` and its tests; see https://example.com/docs/${section}.`, '');
+    for (let step = 1; step <= 6; step++) out.push(`${step}. Edit **function${step}** in \`src/module${section}/file${step}.ts\` so it reads the new field (${seed}).`);
+    out.push('', '```ts', `export function function${section}(input: Settings): Theme {`, '  return input.theme ?? "light";', '}', '```', '');
+    out.push(`- [ ] Check ${section}: run \`npm test -- module${section}\``, `- Risk: *low*; rollback by reverting the commit.`, '');
+  }
+  return out.slice(0, lines).join('\n');
+}
+
+interface Timing {
+  ms: number;
+}
+
+/** In the page: post the message, and after the view's own listener ran, wait for the frame to paint. */
+async function timeStateToPaint(page: Page, state: PanelState): Promise<number> {
+  const timing = await page.evaluate(
+    (s) =>
+      new Promise<Timing>((resolve) => {
+        const start = performance.now();
+        // Registered after the view's listener, so it runs once the view has rendered synchronously.
+        const after = () => {
+          window.removeEventListener('message', after);
+          // rAF runs before the next paint; the timeout after it runs once that frame is out.
+          requestAnimationFrame(() => setTimeout(() => resolve({ ms: performance.now() - start }), 0));
+        };
+        window.addEventListener('message', after);
+        window.postMessage({ type: 'state', state: s }, '*');
+      }),
+    state,
+  );
+  return timing.ms;
+}
+
+async function timeTextToPaint(page: Page, plan: string): Promise<number> {
+  const timing = await page.evaluate(
+    (text) =>
+      new Promise<Timing>((resolve) => {
+        const pre = document.getElementById('baseline') ?? document.body.appendChild(document.createElement('pre'));
+        pre.id = 'baseline';
+        const start = performance.now();
+        const onMessage = (event: MessageEvent) => {
+          window.removeEventListener('message', onMessage);
+          pre.textContent = (event.data as { plan: string }).plan;
+          requestAnimationFrame(() => setTimeout(() => resolve({ ms: performance.now() - start }), 0));
+        };
+        window.addEventListener('message', onMessage);
+        window.postMessage({ type: 'plain', plan: text }, '*');
+      }),
+    plan,
+  );
+  return timing.ms;
+}
+
+async function bundleSizes(): Promise<{ built: number; minified: number; gzip: number }> {
+  const built = statSync(path.join(REPO_ROOT, 'dist', 'webview.js')).size;
+  const output = await esbuild.build({
+    entryPoints: [path.join(REPO_ROOT, 'src', 'webview', 'main.ts')],
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    minify: true,
+    write: false,
+    outdir: 'out',
+    loader: { '.ttf': 'file' },
+    logLevel: 'silent',
+  });
+  const js = output.outputFiles.find((f) => f.path.endsWith('.js'));
+  if (!js) throw new Error('esbuild produced no js');
+  return { built, minified: js.contents.length, gzip: gzipSync(js.contents).length };
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const server = await startPanelServer();
+  const browser = await launchChromium();
+  const results: BenchResult[] = [];
+  try {
+    const panel = await openPanel(browser, server);
+    const plain = await browser.newPage();
+    await plain.setContent('<!DOCTYPE html><html><body></body></html>');
+    // tsx names functions with a __name helper that page.evaluate callbacks carry along.
+    await plain.evaluate('window.__name = (fn) => fn');
+    for (const lines of [2_000, 5_000]) {
+      let n = 0;
+      const nextState = () => {
+        n++;
+        // A new revision each run, so the view cannot reuse the previous render.
+        return panelState([revision(1, generatePlan(lines, n), { toolUseId: `toolu_${lines}_${n}` })], { sessionKey: `bench:${lines}:${n}` });
+      };
+      const ours = await repeat(RUNS, () => timeStateToPaint(panel.page, nextState()), 1);
+      const rendered = await panel.page.locator('#plan [data-ls]').count();
+      const baseline = await repeat(RUNS, () => timeTextToPaint(plain, generatePlan(lines, ++n)), 1);
+      const baseName = `${lines} lines: plain textContent (baseline)`;
+      results.push(result(baseName, 'ms', 'lower', baseline, { note: 'same message shown as plain text in a <pre>' }));
+      results.push(
+        result(`${lines} lines: review panel`, 'ms', 'lower', ours, {
+          baseline: baseName,
+          note: `zod validation + markdown-it + DOMPurify + line index; ${rendered} commentable blocks`,
+        }),
+      );
+    }
+    await panel.close();
+    const sizes = await bundleSizes();
+    results.push(result('dist/webview.js as built', 'KB', 'lower', [sizes.built / 1024], { note: 'npm run build (not minified, sourcemap linked)' }));
+    results.push(result('webview.js minified', 'KB', 'lower', [sizes.minified / 1024]));
+    results.push(result('webview.js minified + gzip', 'KB', 'lower', [sizes.gzip / 1024]));
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  return results;
+}

@@ -41,7 +41,7 @@ export class FollowedSessions implements vscode.Disposable {
   readonly #o: FollowedSessionsOptions;
   readonly #controllers = new Map<string, SessionController>();
   readonly #statusBar = new PhaseStatusBarItem();
-  readonly edits = new PlanEdits();
+  readonly edits = new PlanEdits((key) => this.#controllers.get(key)?.setEditing(false));
   readonly #disposables: vscode.Disposable[] = [];
   #shownKey: string | undefined;
   #persistTimer: NodeJS.Timeout | undefined;
@@ -300,10 +300,12 @@ export class FollowedSessions implements vscode.Disposable {
         const plan = controller.pendingPlan?.plan;
         if (!checked.sent || plan === undefined) {
           const message = checked.sent ? 'There is no plan to edit.' : checked.message;
+          controller.releasePanel('edit');
           void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
           return;
         }
         this.#o.log.info(`[${controller.key}] editing plan ${binding.toolUseId}`);
+        controller.setEditing(true);
         await this.edits.open(controller.key, binding, plan);
         return;
       }
@@ -336,17 +338,22 @@ export class FollowedSessions implements vscode.Disposable {
     const settings = this.#o.settings.read();
     const checked = controller.check(binding);
     if (!checked.sent) {
+      controller.releasePanel('teleport');
       void vscode.window.showWarningMessage(`Ultraplan: ${checked.message}`);
       return;
     }
     const chosen = settings['teleport.target'];
     const target: ConcreteTarget | undefined = chosen === 'ask' ? await pickTeleportTarget() : chosen;
-    if (!target) return;
+    if (!target) {
+      controller.releasePanel('teleport');
+      return;
+    }
     // Everything that can stop the teleport is checked before the deny is sent: after it, the
     // remote has let go of the plan.
     const problem = targetProblem(target, settings['teleport.taskCommand']) ?? (plansFolder(settings.plansDirectory) ? undefined : 'Open a folder first: teleported plans are saved inside the workspace.');
     if (problem) {
       log.warn(`teleport refused: ${problem}`);
+      controller.releasePanel('teleport');
       const open = 'Open Settings';
       void vscode.window.showWarningMessage(`Ultraplan: ${problem}`, open).then((c) => c && vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.teleport'));
       return;

@@ -16,12 +16,16 @@ export class PlanEdits implements vscode.Disposable {
   readonly #byUri = new Map<string, EditedPlan>();
   readonly #disposables: vscode.Disposable[] = [];
 
-  constructor() {
+  /** `onClosed(sessionKey)`: an edit was closed without being approved. */
+  constructor(private readonly onClosed: (sessionKey: string) => void) {
     this.#disposables.push(
       vscode.window.onDidChangeActiveTextEditor(() => this.#updateContext()),
       vscode.workspace.onDidCloseTextDocument((doc) => {
+        const edit = this.#byUri.get(doc.uri.toString());
+        if (!edit) return;
         this.#byUri.delete(doc.uri.toString());
         this.#updateContext();
+        this.onClosed(edit.sessionKey);
       }),
     );
   }

@@ -69,6 +69,8 @@ export class SessionController implements vscode.Disposable {
   #notice: PanelNotice | undefined;
   #outcome: { text: string; link?: string } | undefined;
   #inFlight: DecisionKind | undefined;
+  #ack: DecisionKind | undefined;
+  #editing = false;
   #finished: boolean;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
@@ -306,7 +308,7 @@ export class SessionController implements vscode.Disposable {
     const refuse = (message: string): DecisionOutcome => {
       log.warn(`[${this.key}] decision ${kind} on ${binding.toolUseId} refused: ${message}`);
       this.#notice = { level: 'warning', text: message };
-      this.#changed();
+      this.releasePanel(kind);
       void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
       return { sent: false, message };
     };
@@ -331,6 +333,7 @@ export class SessionController implements vscode.Disposable {
       // so a retry after an ambiguous failure cannot decide twice). A 409 means it is decided.
       if (!(err instanceof SessionsError && err.kind === 'conflict')) this.#gate.release(binding);
       this.#inFlight = undefined;
+      this.#editing = false;
       const message = `Sending the decision failed: ${errorText(err)}`;
       log.error(`[${this.key}] ${message}`);
       this.#notice = { level: 'error', text: message };
@@ -339,6 +342,7 @@ export class SessionController implements vscode.Disposable {
       return { sent: false, message };
     }
     this.#inFlight = undefined;
+    this.#editing = false;
     const ext = this.#extrasFor(binding.toolUseId);
     ext.decidedAt = new Date().toISOString();
     if (extras) {
@@ -365,6 +369,26 @@ export class SessionController implements vscode.Disposable {
     }
     this.#changed();
     return { sent: true };
+  }
+
+  /**
+   * The webview locks its buttons after a click until the host acknowledges (a state with
+   * pendingDecision) and then releases (one without). For a decision that did not go out
+   * (refused, cancelled at a prompt, an edit closed unapproved) this does both, in order.
+   */
+  releasePanel(kind: DecisionKind): void {
+    this.#ack = kind;
+    this.#changed();
+    this.#ack = undefined;
+    this.#changed();
+  }
+
+  /** While the plan is open for editing the panel shows the edit in progress. */
+  setEditing(editing: boolean): void {
+    if (this.#editing === editing) return;
+    this.#editing = editing;
+    if (editing) this.#changed();
+    else this.releasePanel('edit');
   }
 
   async approve(binding: DecisionBinding): Promise<DecisionOutcome> {
@@ -533,7 +557,8 @@ export class SessionController implements vscode.Disposable {
     const link = this.sessionLink;
     if (link) state.sessionLink = link;
     if (this.#phase === 'needs_input' && this.#question) state.question = clip(this.#question, PANEL_LIMITS.textChars);
-    if (this.#inFlight !== undefined) state.pendingDecision = this.#inFlight;
+    const pendingDecision = this.#inFlight ?? this.#ack ?? (this.#editing ? 'edit' : undefined);
+    if (pendingDecision !== undefined) state.pendingDecision = pendingDecision;
     if (this.#notice) state.notice = { level: this.#notice.level, text: clip(this.#notice.text, PANEL_LIMITS.textChars) };
     if (this.#outcome) state.outcome = { ...this.#outcome, text: clip(this.#outcome.text, PANEL_LIMITS.textChars) };
     if (current) {

@@ -346,4 +346,41 @@ describe('review panel webview (Chromium)', function () {
     await page.keyboard.press('Control+Enter');
     assert.equal(await page.locator('.comment-lines').textContent(), 'Line 3');
   });
+
+  it('comments on the lines a text selection spans', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    const { page } = panel;
+    const from = await page.locator('#plan li', { hasText: 'Add a theme field' }).boundingBox();
+    const to = await page.locator('#plan li', { hasText: 'Persist the choice' }).boundingBox();
+    assert.ok(from && to);
+    await page.mouse.move(from.x + 30, from.y + from.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(to.x + 60, to.y + to.height / 2, { steps: 5 });
+    await page.mouse.up();
+    assert.equal(await page.locator('.comment-composer label').textContent(), 'Comment on lines 7–9');
+    assert.equal(await page.locator('#plan li.block-selected').count(), 3);
+    assert.equal(await page.locator('#plan p.block-selected, #plan h2.block-selected').count(), 0);
+  });
+
+  it('opens the session and outcome links through the host only', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(
+      panelState([revision(1, PLAN_V1, { status: 'approved' })], {
+        phase: 'completed',
+        canDecide: false,
+        sessionLink: 'https://example.com/sessions/1',
+        outcome: { text: 'Implemented **dark mode** in 3 files.', link: 'https://example.com/sessions/1/result' },
+      }),
+    );
+    const { page } = panel;
+    assert.equal(await page.locator('.outcome strong').textContent(), 'dark mode');
+    assert.ok(allEnabled(await buttonStates(panel), false), 'nothing to decide on a completed session');
+    await page.getByRole('link', { name: 'Open session' }).click();
+    await page.getByRole('link', { name: 'Open the session' }).click();
+    const links = (await panel.posted()).filter((m) => m.type === 'openLink').map((m) => m.href);
+    assert.deepEqual(links, ['https://example.com/sessions/1', 'https://example.com/sessions/1/result']);
+    assert.equal(page.url(), `${server.origin}/index.html`);
+    await panel.screenshot('outcome');
+  });
 });

@@ -1,7 +1,11 @@
 // Proves the harness end to end: code-server starts with the built extension, the palette runs
 // an Ultraplan command, the in-host suite runs and reports, the probe answers across a reload.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import {
+  assertHostSuitePassed,
   openTestWindow,
   runCommand,
   screenshot,
@@ -56,6 +60,40 @@ describe('smoke: code-server + Chromium + Ultraplan', function () {
       `README.md not open: ${JSON.stringify(editors.map((e) => e.uri))}`,
     );
     await assert.rejects(w.probe.executeCommand('ultraplan.noSuchCommand'), /not found/);
+  });
+
+  it('reports in-host failures test by test, and fails the outer test on them', async function () {
+    const w = window!;
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'ultraplan-host-suite-'));
+    try {
+      const file = path.join(dir, 'mixed.js');
+      fs.writeFileSync(
+        file,
+        [
+          "const vscode = require('vscode');",
+          "describe('mixed', () => {",
+          "  it('sees the vscode API', () => { if (typeof vscode.commands.executeCommand !== 'function') throw new Error('no vscode'); });",
+          "  it('fails on purpose', () => { throw new Error('boom from the host'); });",
+          '});',
+        ].join('\n'),
+      );
+      const results = await w.probe.runSuite(file);
+      assert.equal(results.passed, 1);
+      assert.equal(results.failed, 1);
+      assert.deepEqual(
+        results.tests.map((t) => [t.fullTitle, t.state]),
+        [
+          ['mixed sees the vscode API', 'passed'],
+          ['mixed fails on purpose', 'failed'],
+        ],
+      );
+      assert.throws(() => assertHostSuitePassed(results), /mixed fails on purpose: boom from the host/);
+    } finally {
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    }
+    const missing = await w.probe.runSuite('no-such-suite');
+    assert.match(missing.loadError ?? '', /bundle not found/);
+    assert.throws(() => assertHostSuitePassed(missing), /could not run/);
   });
 
   it('follows a window reload to the new extension host', async function () {

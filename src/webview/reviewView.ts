@@ -297,7 +297,12 @@ export class ReviewView {
     if (!shown) {
       this.#planKey = '';
       this.#blocks = undefined;
-      const waiting = state.phase === 'starting' || state.phase === 'planning' ? 'The agent is working on a plan…' : 'No plan in this session.';
+      const waiting =
+        state.phase === 'starting' || state.phase === 'planning'
+          ? 'The agent is working on a plan…'
+          : state.phase === 'needs_input'
+            ? 'No plan yet: the agent asked a question first.'
+            : 'No plan in this session.';
       this.#plan.replaceChildren(el('p', { className: 'placeholder', text: waiting }));
       this.#revisionFeedback.hidden = true;
       return;

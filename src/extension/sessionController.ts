@@ -218,7 +218,9 @@ export class SessionController implements vscode.Disposable {
         },
       });
       const link = this.sessionLink;
-      const text = result.result?.trim() || (result.isError ? `The execution ended with ${result.subtype}.` : 'The approved plan was executed.');
+      // The result's own text when it has one, else the agent's last message (its summary).
+      const summary = result.result?.trim() || approved.scanner.lastAssistantText?.trim();
+      const text = summary || (result.isError ? `The execution ended with ${result.subtype}.` : 'The approved plan was executed.');
       this.#outcome = link ? { text, link } : { text };
       this.#setPhase(result.isError ? 'failed' : 'completed');
       this.#finish();

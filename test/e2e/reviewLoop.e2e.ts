@@ -1,0 +1,137 @@
+// The review loop against the real ultraplan-server in real code-server + Chromium:
+// plan -> reject with a line comment (the comment and the quoted line reach the agent) ->
+// revision 2 shown with a diff -> edit, approve the edited text (the agent receives it) ->
+// executing -> the outcome.
+import * as assert from 'node:assert/strict';
+import type { ServerProcess } from '../support/serverProcess';
+import {
+  openTestWindow,
+  readStatusBar,
+  runCommand,
+  screenshot,
+  screenshotIfFailed,
+  statusBarAriaLabel,
+  waitFor,
+  type TestWindow,
+} from './harness';
+import {
+  decisionsSent,
+  exitPlanResults,
+  onlySession,
+  planTask,
+  reviewFrame,
+  scenario,
+  startScenarioServer,
+  useServer,
+  waitForEvents,
+} from './ultraplanSteps';
+
+describe('review loop: reject with a line comment, diff, edit and approve (server backend)', function () {
+  let window: TestWindow | undefined;
+  let server: ServerProcess | undefined;
+  let sessionId = '';
+
+  before(async function () {
+    server = await startScenarioServer(scenario('review-loop.json'));
+    window = await openTestWindow({ suite: 'review-loop' });
+    await useServer(window, server);
+  });
+  afterEach(async function () {
+    await screenshotIfFailed(this, window);
+  });
+  after(async function () {
+    await window?.close();
+    await server?.stop();
+  });
+
+  it('plans a task: status bar goes to "plan ready" and the panel shows revision 1 with the four buttons', async function () {
+    const { page } = window!;
+    await planTask(page, 'ultraplan add a dark mode toggle');
+    const session = await onlySession(server!);
+    sessionId = session.id;
+    assert.equal(session.title, 'ultraplan: plan add a dark mode toggle', 'title prefixed, keyword replaced per section 7');
+    const frame = await reviewFrame(page, '#plan li');
+    for (const label of ['Approve', 'Reject', 'Edit', 'Teleport']) {
+      assert.equal(await frame.getByRole('button', { name: label, exact: true }).isEnabled(), true, `${label} enabled`);
+    }
+    assert.match((await frame.locator('#plan').textContent()) ?? '', /Persist the choice in localStorage/);
+    const tooltip = await statusBarAriaLabel(page, 'Ultraplan: plan ready');
+    assert.match(tooltip, /plan ready/i);
+    await screenshot(page, 'plan-ready');
+  });
+
+  it('rejects with feedback and a line comment; the agent receives the comment under its quoted line', async function () {
+    const { page } = window!;
+    const frame = await reviewFrame(page, '#plan li');
+    await frame.locator('#plan li', { hasText: 'Persist the choice in localStorage' }).click();
+    await frame.locator('.comment-composer textarea').fill('Store it in the user profile, not the browser');
+    await frame.getByRole('button', { name: 'Add comment' }).click();
+    await frame.locator('#feedback').fill('Close, but the storage is wrong.');
+    await screenshot(page, 'line-comment');
+    await frame.getByRole('button', { name: 'Reject', exact: true }).click();
+
+    const deny = await waitForEvents(
+      server!,
+      sessionId,
+      (events) => exitPlanResults(events).find((r) => r.isError),
+      'the rejection to reach the agent',
+    );
+    assert.match(deny.text, /Close, but the storage is wrong\./);
+    assert.match(deny.text, /> 3\. Persist the choice in localStorage\n\nStore it in the user profile, not the browser/);
+  });
+
+  it('shows revision 2 and its diff against revision 1; revision 1 keeps its comment', async function () {
+    const { page } = window!;
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    const frame = await reviewFrame(page, '.revision-label');
+    await waitFor(async () => ((await frame.locator('.revision-label').textContent()) === 'Revision 2 of 2' ? true : undefined), {
+      timeoutMs: 20_000,
+      message: 'revision 2 to show',
+    });
+    await frame.getByRole('button', { name: 'Show changes' }).click();
+    const added = await frame.locator('.diff-added').allTextContents();
+    assert.ok(added.some((t) => t.includes('Persist the choice in the user profile on the server')), added.join(' | '));
+    assert.ok((await frame.locator('.diff-removed').allTextContents()).some((t) => t.includes('localStorage')));
+    await screenshot(page, 'revision-2-diff');
+    await frame.getByRole('button', { name: 'Revision 1: rejected' }).click();
+    assert.equal(await frame.locator('.comment-card .comment-text').textContent(), 'Store it in the user profile, not the browser');
+    await frame.getByRole('button', { name: /^Revision 2/ }).click();
+  });
+
+  it('edits the plan and approves the edited text; the agent receives it and executes', async function () {
+    const { page, probe } = window!;
+    const frame = await reviewFrame(page, '.revision-label');
+    await frame.getByRole('button', { name: 'Edit', exact: true }).click();
+    const editor = await waitFor(async () => (await probe.editors()).find((e) => e.uri.startsWith('untitled:') && e.text.includes('user profile on the server')), {
+      timeoutMs: 20_000,
+      message: 'the plan to open in an untitled editor',
+    });
+    assert.equal(editor.languageId, 'markdown');
+    // Type at the end of the document in the real editor.
+    await page.locator('.monaco-editor textarea.inputarea, .monaco-editor .native-edit-context').first().focus();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('5. Document the toggle in the README\n');
+    await screenshot(page, 'editing');
+    await runCommand(page, 'Ultraplan: Approve Edited Plan');
+
+    const approved = await waitForEvents(
+      server!,
+      sessionId,
+      (events) => exitPlanResults(events).find((r) => !r.isError),
+      'the edited approval to reach the agent',
+    );
+    assert.match(approved.text, /## Approved Plan \(edited by user\):\n[\s\S]*5\. Document the toggle in the README/);
+    const events = await waitForEvents(server!, sessionId, (e) => (decisionsSent(e).length === 2 ? e : undefined), 'two decisions');
+    const allow = decisionsSent(events)[1] as { behavior: string; updatedInput: { plan: string } };
+    assert.equal(allow.behavior, 'allow');
+    assert.match(allow.updatedInput.plan, /4\. Add a test for the toggle\n5\. Document the toggle in the README/);
+
+    await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
+    const outcome = await reviewFrame(page, '.outcome');
+    await waitFor(async () => ((await outcome.locator('.outcome').textContent()) ?? '').includes('Dark mode toggle implemented') || undefined, {
+      timeoutMs: 20_000,
+      message: 'the outcome in the panel',
+    });
+    await screenshot(page, 'completed');
+  });
+});

@@ -1,0 +1,128 @@
+// Steps shared by the Ultraplan scenario suites (test/e2e/*.e2e.ts): start a real ultraplan-server
+// with a scripted scenario, point the extension at it, plan a task from the palette, read what the
+// agent received through the server's own events API.
+import * as path from 'node:path';
+import type { Frame, Page } from 'playwright-core';
+import { startServer, type ServerProcess } from '../support/serverProcess';
+import {
+  answerInputBox,
+  findWebviewFrame,
+  readStatusBar,
+  runCommand,
+  waitFor,
+  type TestWindow,
+} from './harness';
+
+export const SCENARIOS = path.resolve(__dirname, '..', 'fixtures', 'scenarios');
+
+export function scenario(name: string): string {
+  return path.join(SCENARIOS, name);
+}
+
+export async function startScenarioServer(file: string): Promise<ServerProcess> {
+  return startServer({ scenario: file, keepAliveMs: 2000 });
+}
+
+/** Points the extension at `server` (settings through the probe, token through the real command). */
+export async function useServer(window: TestWindow, server: ServerProcess): Promise<void> {
+  await window.probe.updateConfiguration('ultraplan', 'backend', 'server');
+  await window.probe.updateConfiguration('ultraplan', 'server.url', server.url);
+  await runCommand(window.page, 'Ultraplan: Set Server Token…');
+  await answerInputBox(window.page, server.token ?? '');
+}
+
+/** Plans a task from the palette and waits for the status bar to say `until`. */
+export async function planTask(page: Page, prompt: string, until = 'Ultraplan: plan ready'): Promise<void> {
+  await runCommand(page, 'Ultraplan: Plan a Task…');
+  await answerInputBox(page, prompt);
+  await readStatusBar(page, until, { timeoutMs: 60_000 });
+}
+
+/** The review panel's frame, once it shows `selector`. */
+export async function reviewFrame(page: Page, selector = '#plan'): Promise<Frame> {
+  return findWebviewFrame(page, selector, { timeoutMs: 30_000 });
+}
+
+interface StoredEvent {
+  id: string;
+  type: string;
+  [key: string]: unknown;
+}
+
+async function getJson(server: ServerProcess, route: string): Promise<unknown> {
+  const res = await fetch(`${server.url}${route}`, { headers: server.headers() });
+  if (!res.ok) throw new Error(`GET ${route}: HTTP ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** The server's sessions (newest last, as listed). */
+export async function listSessions(server: ServerProcess): Promise<Array<{ id: string; title: string; session_status: string }>> {
+  const body = (await getJson(server, '/v1/sessions')) as { data: Array<{ id: string; title: string; session_status: string }> };
+  return body.data;
+}
+
+/** The only session on the server (each scenario suite plans one task per server). */
+export async function onlySession(server: ServerProcess): Promise<{ id: string; title: string; session_status: string }> {
+  const sessions = await listSessions(server);
+  if (sessions.length !== 1) throw new Error(`expected one session, found ${sessions.length}`);
+  return sessions[0]!;
+}
+
+/** Every stored event of a session, control_responses included (what the agent was sent). */
+export async function sessionEvents(server: ServerProcess, sessionId: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < 100; page++) {
+    const query: string = after ? `?limit=1000&after_id=${encodeURIComponent(after)}` : '?limit=1000';
+    const body = (await getJson(server, `/v1/sessions/${encodeURIComponent(sessionId)}/events${query}`)) as {
+      data: StoredEvent[];
+      has_more: boolean;
+      last_id: string | null;
+    };
+    events.push(...body.data);
+    if (!body.has_more || !body.last_id) break;
+    after = body.last_id;
+  }
+  return events;
+}
+
+/** Text of the tool_results the agent wrote for its ExitPlanMode calls, in order. */
+export function exitPlanResults(events: StoredEvent[]): Array<{ text: string; isError: boolean }> {
+  const results: Array<{ text: string; isError: boolean }> = [];
+  const exitPlanIds = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'assistant') {
+      const blocks = (e as { message?: { content?: unknown } }).message?.content;
+      for (const b of Array.isArray(blocks) ? (blocks as Array<Record<string, unknown>>) : []) {
+        if (b.type === 'tool_use' && b.name === 'ExitPlanMode' && typeof b.id === 'string') exitPlanIds.add(b.id);
+      }
+    }
+    if (e.type !== 'user') continue;
+    const content = (e as { message?: { content?: unknown } }).message?.content;
+    if (!Array.isArray(content)) continue;
+    for (const block of content as Array<Record<string, unknown>>) {
+      if (block.type !== 'tool_result' || !exitPlanIds.has(String(block.tool_use_id))) continue;
+      const c = block.content;
+      const text = typeof c === 'string' ? c : Array.isArray(c) ? c.map((b: { text?: string }) => b.text ?? '').join('\n') : '';
+      results.push({ text, isError: block.is_error === true });
+    }
+  }
+  return results;
+}
+
+/** The decisions sent to the agent (control_response payloads), in order. */
+export function decisionsSent(events: StoredEvent[]): Array<Record<string, unknown>> {
+  return events
+    .filter((e) => e.type === 'control_response')
+    .map((e) => ((e as { response?: { response?: Record<string, unknown> } }).response?.response ?? {}));
+}
+
+/** Waits until the session's events satisfy `check`. */
+export async function waitForEvents<T>(
+  server: ServerProcess,
+  sessionId: string,
+  check: (events: StoredEvent[]) => T | undefined | false,
+  message: string,
+): Promise<T> {
+  return waitFor(async () => check(await sessionEvents(server, sessionId)) || undefined, { timeoutMs: 30_000, intervalMs: 300, message });
+}

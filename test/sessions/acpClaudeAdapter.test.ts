@@ -95,6 +95,9 @@ describe('the real Claude ACP adapter, up to the model call', function () {
     assert.equal(agent.mode, 'plan');
     await agent.stop();
     assert.ok(await waitGone(pid), 'the adapter is still running');
+    // Killed processes take a moment to go; bounded.
+    const deadline = Date.now() + 3000;
+    while (processGroupMembers(pid).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(processGroupMembers(pid), [], 'processes left in the adapter group');
     return { result, ctx };
   }

@@ -109,8 +109,6 @@ const PROGRESS_UPDATES: ReadonlySet<string> = new Set([
   'tool_call',
   'tool_call_update',
   'plan',
-  'current_mode_update',
-  'config_option_update',
 ]);
 
 const CANCELLED: RequestPermissionResponse = { outcome: { outcome: 'cancelled' } };

@@ -136,6 +136,7 @@ export class AgentProcess {
   async stop(graceMs: number): Promise<AgentExit> {
     if (this.exitInfo) {
       this.killGroup('SIGKILL');
+      await this.waitForGroupGone(graceMs);
       return this.exitInfo;
     }
     this.child.stdin?.end();
@@ -149,7 +150,26 @@ export class AgentProcess {
     });
     await Promise.race([this.exited, forced]);
     clearTimeout(timer);
-    return this.exited;
+    const exit = await this.exited;
+    await this.waitForGroupGone(graceMs);
+    return exit;
+  }
+
+  /** The agent's children die a moment after it: wait (bounded) until its group is empty. */
+  private async waitForGroupGone(boundMs: number): Promise<void> {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    const deadline = Date.now() + boundMs;
+    for (;;) {
+      try {
+        process.kill(-pid, 0);
+      } catch {
+        return;
+      }
+      if (Date.now() > deadline) return;
+      this.killGroup('SIGKILL');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   }
 }
 

@@ -4,7 +4,7 @@
 // message, or an old card clicked after the agent revised cannot approve a plan nobody read.
 // Pure: no I/O, no timers (node:crypto's hash is a computation).
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { controlResponseEvent, teleportDenyMessage, type AnyEvent } from './protocol';
 
 export const DecisionBindingSchema = z.strictObject({

@@ -1,7 +1,7 @@
 // Wire schemas for the Sessions API and the SDK message stream (PROTOCOL.md sections 1-2).
 // Lenient where the wire is (unknown event types and unknown fields pass through, so a newer
 // server never breaks an older client), strict where we decide (what we send).
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const ULTRAPLAN_TELEPORT_SENTINEL = '__ULTRAPLAN_TELEPORT_LOCAL__';
 export const APPROVED_PLAN_MARKER = '## Approved Plan:\n';

@@ -2,7 +2,7 @@
 // revisions with their comments and feedback, drafts and the decisions already used. Kept in
 // workspaceState as JSON and parsed with zod on the way back in: a damaged or older entry is
 // dropped with a log line, never trusted. Pure (no vscode import) so it is unit-tested.
-import { z } from 'zod';
+import * as z from 'zod';
 import { PanelDraftSchema, PanelPhaseSchema, PlanRevisionSchema, HttpUrlSchema } from '../core/panelMessages';
 
 export const PERSISTED_SESSIONS_KEY = 'ultraplan.sessions.v1';

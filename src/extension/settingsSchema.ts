@@ -1,6 +1,6 @@
 // The extension's settings, validated with zod when read (the user's settings.json is input like
 // any other). Pure: it is given a reader, so unit tests run without VS Code.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Backends the extension can run today; "claude-web" joins with its issue, once it works. */
 export const SETTINGS_BACKENDS = ['embedded', 'server'] as const;

@@ -1,7 +1,7 @@
 // The one HTTP client for the Sessions API (PROTOCOL.md section 1), used for both our own server
 // and Claude Code on the web. Every answer is checked with zod and every failure becomes a
 // SessionsError whose kind the poller switches on; messages are for people and never hold a token.
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ANTHROPIC_VERSION,
   AnyEventSchema,

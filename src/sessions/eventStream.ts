@@ -5,7 +5,7 @@
 // it falls back to plain polling. The poller is fed the same batches either way: the buffer is only
 // served when it provably continues the poller's cursor, otherwise the read goes over HTTP.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SessionsError } from '../core/errors';
 import type { SessionStatus } from '../core/protocol';
 import type { SessionTransport } from '../core/transport';

@@ -7,7 +7,7 @@
 // lost by a crash, and an acknowledged append survives one. Ids are assigned when an event is
 // queued, so the log order is the order events were emitted or received.
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   AnyEventSchema,
   ControlResponseEventSchema,

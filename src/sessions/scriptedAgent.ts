@@ -7,7 +7,7 @@
 //   {"ask": question} | {"plan": markdown} | {"fail": error subtype, "message"?: text} | {"sleep": ms}
 import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   APPROVED_PLAN_EDITED_MARKER,
   APPROVED_PLAN_MARKER,

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { SessionsError, type SessionsErrorKind } from '../core/errors';
 import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../core/protocol';
 import type { SessionHost, SessionNotice, StoredEvent } from './host';
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;

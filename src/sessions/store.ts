@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SessionContextSchema, SessionStatusSchema, type SessionStatus } from '../core/protocol';
 
 /** An event as stored: the wire event plus its server-assigned id. */

@@ -2,7 +2,7 @@
 // section 9): the profile (organization), the cloud environments, and the GitHub app check. They
 // are not Sessions API calls, so SessionsClient has no method for them; this is the smallest GET
 // that answers them, and it maps every failure straight to the ClaudeWebError a person needs.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ANTHROPIC_VERSION, CCR_BETA, ErrorBodySchema } from '../../core/protocol';
 import { EnvironmentListSchema, type Environment } from './environment';
 import { ClaudeWebError, RUN_CLAUDE_FIX } from './errors';

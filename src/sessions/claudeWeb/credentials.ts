@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ClaudeWebError, RUN_CLAUDE_FIX } from './errors';
 
 export const SESSIONS_SCOPE = 'user:sessions:claude_code';

@@ -1,5 +1,5 @@
 // Which cloud environment a remote session runs in (PROTOCOL.md section 9). Pure.
-import { z } from 'zod';
+import * as z from 'zod';
 import { CLAUDE_CODE_WEB_URL, ClaudeWebError } from './errors';
 
 export const EnvironmentSchema = z.looseObject({

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { claudeConfigDir, type Env } from './credentials';
 
 const GlobalConfigSchema = z.looseObject({

@@ -127,6 +127,34 @@ describe('ACP agents through SessionHost and the poller', function () {
     assert.deepEqual(prompts, ['Plan the change', 'SQLite, please.']);
   });
 
+  it("a question asked as an elicitation (Claude's AskUserQuestion) is needs_input; the reply answers it in-turn", async () => {
+    await open('ask-question.json');
+    const session = await backend.createSession(createRequest());
+    let question: string | null = null;
+    const result = await pollForApprovedPlan({
+      sessionId: session.id,
+      transport: backend.transport,
+      ...FAST,
+      onPhase: (phase, detail) => {
+        if (phase === 'needs_input' && question === null) {
+          question = detail.question;
+          void backend.sendEvents(session.id, [userMessageEvent('sqlite')]);
+        }
+        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
+          void backend.sendEvents(session.id, [
+            controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
+          ]);
+        }
+      },
+    });
+    assert.equal(question, 'Which database should the service use?\n- Postgres\n- SQLite');
+    assert.equal(result.plan, 'Use SQLite.');
+    const record = await readRecord(run.record);
+    assert.deepEqual(record.find((entry) => entry.kind === 'elicitation_response')?.response, { action: 'accept', content: { question_0: 'SQLite' } });
+    // Answered in the same turn: no second prompt.
+    assert.equal(record.filter((entry) => entry.kind === 'prompt').length, 1);
+  });
+
   it('a crash fails the poll as terminated; the log holds the readable message with the stderr tail', async () => {
     await open('crash.json');
     const session = await backend.createSession(createRequest());

@@ -11,6 +11,8 @@ import { AcpEventTranslator } from '../../src/sessions/acp/eventTranslator';
 import { detectCustomAgent, detectKnownAgents, findOnPath, resolveAgentCommand, splitCommandLine } from '../../src/sessions/acp/knownAgents';
 import { choosePlanMode, modeFromUpdate } from '../../src/sessions/acp/planMode';
 import {
+  answerQuestion,
+  questionForm,
   chooseApproveOption,
   chooseRejectOption,
   isPlanExitRequest,
@@ -163,6 +165,29 @@ describe('ACP pure pieces', () => {
         planReviewForm({ sessionId: 's', mode: 'form', message: 'Pick a color', requestedSchema: { type: 'object', properties: { c: { type: 'string', enum: ['red', 'blue'] } } } }),
         undefined,
       );
+    });
+  });
+
+  describe('questions', () => {
+    const form = questionForm({
+      sessionId: 's',
+      mode: 'form',
+      message: 'Which one?',
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          question_0: { type: 'string', oneOf: [{ const: 'a', title: 'Option A' }, { const: 'b', title: 'Option B' }] },
+          question_0_custom: { type: 'string', title: 'Other' },
+        },
+      },
+    });
+    it('shows the message and the choices, and maps a reply to a choice or to the free text', () => {
+      assert.equal(form?.text, 'Which one?\n- Option A\n- Option B');
+      assert.deepEqual(form && answerQuestion(form, ' option b '), { question_0: 'b' });
+      assert.deepEqual(form && answerQuestion(form, 'Neither, use C'), { question_0_custom: 'Neither, use C' });
+    });
+    it('a URL elicitation is not a question form', () => {
+      assert.equal(questionForm({ sessionId: 's', mode: 'url', message: 'Open', url: 'https://x', elicitationId: 'e' } as never), undefined);
     });
   });
 

@@ -34,11 +34,14 @@ import {
   chooseApproveOption,
   chooseRejectOption,
   isPlanExitRequest,
+  answerQuestion,
   planReviewForm,
   planSource,
+  questionForm,
   rawInputPlan,
   type AfterApproval,
   type PlanReviewForm,
+  type QuestionForm,
 } from './planReview';
 import {
   isInside,
@@ -177,6 +180,8 @@ export class AcpAgent implements Agent {
   private readonly writtenPlans = new Map<string, string>();
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
+  /** A question the agent asked as an elicitation, answered by the next user message. */
+  private pendingQuestion: { form: QuestionForm; answer: (response: CreateElicitationResponse) => void } | undefined;
 
   constructor(private readonly options: AcpAgentOptions) {
     if (options.argv.length === 0 || !options.argv[0]) throw new Error('The ACP agent command is empty.');
@@ -249,6 +254,13 @@ export class AcpAgent implements Agent {
   onUserMessage(text: string): void {
     if (this.finished || this.stopping) {
       this.log(`ignored a user message: the agent has ended`);
+      return;
+    }
+    const question = this.pendingQuestion;
+    if (question) {
+      this.pendingQuestion = undefined;
+      question.answer({ action: 'accept', content: answerQuestion(question.form, text) });
+      this.ctx?.setStatus(this.reviews.size ? 'requires_action' : 'running');
       return;
     }
     if (this.promptActive || !this.acpSessionId) this.queuedPrompts.push(text);
@@ -385,6 +397,8 @@ export class AcpAgent implements Agent {
     } else {
       this.emit({ type: 'result', subtype: 'success', is_error: false, num_turns: this.turns, result: lastText, stop_reason: stopReason });
     }
+    this.pendingQuestion?.answer({ action: 'cancel' });
+    this.pendingQuestion = undefined;
     // Reviews still open belong to the ended turn: the agent no longer waits for them.
     for (const [requestId, review] of this.reviews) {
       this.log(`turn ended with review ${requestId} open; cancelling it`);
@@ -502,9 +516,19 @@ export class AcpAgent implements Agent {
     if (this.finished || this.stopping) return { action: 'cancel' };
     const form = this.approved ? undefined : planReviewForm(request);
     const translator = this.translator;
-    if (!form || !translator) {
-      this.report('acp_elicitation_declined', `${this.label} asked "${request.message}"; Ultraplan only answers plan reviews this way, so it declined.`, {});
-      return { action: 'decline' };
+    if (!translator) return { action: 'cancel' };
+    if (!form) {
+      const question = questionForm(request);
+      if (!question || this.pendingQuestion) {
+        this.report('acp_elicitation_declined', `${this.label} asked "${request.message}" in a way Ultraplan cannot show, so it declined.`, {});
+        return { action: 'decline' };
+      }
+      // A question for the person: it goes to the log as the agent's message; their reply answers it.
+      translator.assistantText(question.text);
+      return new Promise<CreateElicitationResponse>((answer) => {
+        this.pendingQuestion = { form: question, answer };
+        this.ctx?.setStatus('requires_action');
+      });
     }
     const remembered = form.toolCallId ? translator.toolCall(form.toolCallId) : undefined;
     const carrier = remembered && rawInputPlan({ rawInput: remembered.rawInput }) ? remembered : translator.latestPlanToolCall();
@@ -782,6 +806,8 @@ export class AcpAgent implements Agent {
       else review.answer(CANCELLED);
     }
     this.reviews.clear();
+    this.pendingQuestion?.answer({ action: 'cancel' });
+    this.pendingQuestion = undefined;
     this.queuedPrompts.length = 0;
     const connection = this.connection;
     if (connection && this.acpSessionId && this.promptActive && !this.proc?.exit) {

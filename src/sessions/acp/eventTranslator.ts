@@ -84,6 +84,13 @@ export class AcpEventTranslator {
     });
   }
 
+  /** Emits `text` as an assistant message of its own (after any text in progress). */
+  assistantText(text: string): void {
+    this.flush();
+    this.text = text;
+    this.flush();
+  }
+
   /**
    * Emits the ExitPlanMode tool_use for a plan the agent asks to leave plan mode with; returns its
    * id. The id is ours, so a tool call the agent already reported under its own name stays apart.

@@ -211,3 +211,73 @@ export function planReviewForm(request: CreateElicitationRequest): PlanReviewFor
   const toolCallId = typeof record.toolCallId === 'string' ? record.toolCallId : undefined;
   return { ...form, ...(feedbackKey ? { feedbackKey } : {}), ...(toolCallId ? { toolCallId } : {}) };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Any other form elicitation is a question for the person (Claude's AskUserQuestion arrives so).
+
+interface QuestionField {
+  key: string;
+  title: string;
+  choices: Choice[];
+  multi: boolean;
+}
+
+export interface QuestionForm {
+  /** The question as text for the log: the message, then each field with its choices. */
+  text: string;
+  fields: QuestionField[];
+}
+
+function arrayChoices(property: Record<string, unknown>): Choice[] {
+  const items = property.items;
+  if (!isRecord(items)) return [];
+  const list = Array.isArray(items.anyOf) ? items.anyOf : Array.isArray(items.oneOf) ? items.oneOf : undefined;
+  if (list) return choicesOf({ oneOf: list });
+  return choicesOf(items);
+}
+
+/** Reads a form elicitation as questions; undefined for a URL elicitation or an empty form. */
+export function questionForm(request: CreateElicitationRequest): QuestionForm | undefined {
+  const record = request as unknown as Record<string, unknown>;
+  if (record.mode !== 'form' || !isRecord(record.requestedSchema) || !isRecord(record.requestedSchema.properties)) return undefined;
+  const fields: QuestionField[] = [];
+  for (const [key, property] of Object.entries(record.requestedSchema.properties)) {
+    if (!isRecord(property)) continue;
+    const title = [property.title, property.description].filter((part) => typeof part === 'string' && part).join(': ') || key;
+    if (property.type === 'string') fields.push({ key, title, choices: choicesOf(property), multi: false });
+    else if (property.type === 'array') fields.push({ key, title, choices: arrayChoices(property), multi: true });
+  }
+  if (fields.length === 0) return undefined;
+  const lines = [typeof record.message === 'string' ? record.message : ''];
+  const selects = fields.filter((field) => field.choices.length > 0);
+  for (const field of selects) {
+    if (selects.length > 1) lines.push('', field.title);
+    for (const choice of field.choices) lines.push(`- ${choice.title}`);
+  }
+  return { text: lines.join('\n').trim(), fields };
+}
+
+/**
+ * The form answer for a person's free-text reply: a choice it names is picked; the text itself
+ * goes to the first free-text field (the "Other" answer), or to the first field when there is none.
+ */
+export function answerQuestion(form: QuestionForm, reply: string): Record<string, string | string[]> {
+  const text = reply.trim();
+  const content: Record<string, string | string[]> = {};
+  const selects = form.fields.filter((field) => field.choices.length > 0);
+  const free = form.fields.find((field) => field.choices.length === 0 && !field.multi);
+  let picked = false;
+  for (const field of selects) {
+    const choice = field.choices.find((candidate) => candidate.title.toLowerCase() === text.toLowerCase() || candidate.value.toLowerCase() === text.toLowerCase());
+    if (choice) {
+      content[field.key] = field.multi ? [choice.value] : choice.value;
+      picked = true;
+      break;
+    }
+  }
+  if (!picked) {
+    const target = free ?? form.fields[0];
+    if (target) content[target.key] = target.multi ? [text] : text;
+  }
+  return content;
+}

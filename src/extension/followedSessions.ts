@@ -41,7 +41,7 @@ export class FollowedSessions implements vscode.Disposable {
   readonly #o: FollowedSessionsOptions;
   readonly #controllers = new Map<string, SessionController>();
   readonly #statusBar = new PhaseStatusBarItem();
-  readonly edits = new PlanEdits((key) => this.#controllers.get(key)?.setEditing(false));
+  readonly edits = new PlanEdits((key) => this.#controllers.get(key)?.setEditing(undefined));
   readonly #disposables: vscode.Disposable[] = [];
   #shownKey: string | undefined;
   #persistTimer: NodeJS.Timeout | undefined;
@@ -305,7 +305,7 @@ export class FollowedSessions implements vscode.Disposable {
           return;
         }
         this.#o.log.info(`[${controller.key}] editing plan ${binding.toolUseId}`);
-        controller.setEditing(true);
+        controller.setEditing(binding.toolUseId);
         await this.edits.open(controller.key, binding, plan);
         return;
       }

@@ -70,7 +70,8 @@ export class SessionController implements vscode.Disposable {
   #outcome: { text: string; link?: string } | undefined;
   #inFlight: DecisionKind | undefined;
   #ack: DecisionKind | undefined;
-  #editing = false;
+  /** The plan (tool_use id) open for editing, if any. */
+  #editing: string | undefined;
   #finished: boolean;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
@@ -335,7 +336,7 @@ export class SessionController implements vscode.Disposable {
       // so a retry after an ambiguous failure cannot decide twice). A 409 means it is decided.
       if (!(err instanceof SessionsError && err.kind === 'conflict')) this.#gate.release(binding);
       this.#inFlight = undefined;
-      this.#editing = false;
+      this.#editing = undefined;
       const message = `Sending the decision failed: ${errorText(err)}`;
       log.error(`[${this.key}] ${message}`);
       this.#notice = { level: 'error', text: message };
@@ -344,7 +345,7 @@ export class SessionController implements vscode.Disposable {
       return { sent: false, message };
     }
     this.#inFlight = undefined;
-    this.#editing = false;
+    this.#editing = undefined;
     const ext = this.#extrasFor(binding.toolUseId);
     ext.decidedAt = new Date().toISOString();
     if (extras) {
@@ -385,11 +386,11 @@ export class SessionController implements vscode.Disposable {
     this.#changed();
   }
 
-  /** While the plan is open for editing the panel shows the edit in progress. */
-  setEditing(editing: boolean): void {
-    if (this.#editing === editing) return;
-    this.#editing = editing;
-    if (editing) this.#changed();
+  /** While a plan is open for editing the panel shows the edit in progress (for that plan only). */
+  setEditing(toolUseId: string | undefined): void {
+    if (this.#editing === toolUseId) return;
+    this.#editing = toolUseId;
+    if (toolUseId !== undefined) this.#changed();
     else this.releasePanel('edit');
   }
 
@@ -559,7 +560,8 @@ export class SessionController implements vscode.Disposable {
     const link = this.sessionLink;
     if (link) state.sessionLink = link;
     if (this.#phase === 'needs_input' && this.#question) state.question = clip(this.#question, PANEL_LIMITS.textChars);
-    const pendingDecision = this.#inFlight ?? this.#ack ?? (this.#editing ? 'edit' : undefined);
+    const editingCurrent = this.#editing !== undefined && this.#editing === current?.toolUseId && this.canDecide;
+    const pendingDecision = this.#inFlight ?? this.#ack ?? (editingCurrent ? 'edit' : undefined);
     if (pendingDecision !== undefined) state.pendingDecision = pendingDecision;
     if (this.#notice) state.notice = { level: this.#notice.level, text: clip(this.#notice.text, PANEL_LIMITS.textChars) };
     if (this.#outcome) state.outcome = { ...this.#outcome, text: clip(this.#outcome.text, PANEL_LIMITS.textChars) };

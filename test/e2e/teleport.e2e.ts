@@ -1,0 +1,106 @@
+// Teleport in real code-server against the real server: to a Task (the plan file exists, the task
+// ran with it as its own argument, the remote is archived) and to Chat (code-server has the
+// command but no chat provider: the fallback says so and opens the file; the name is not reused).
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ServerProcess } from '../support/serverProcess';
+import {
+  openTestWindow,
+  readStatusBar,
+  screenshot,
+  screenshotIfFailed,
+  waitFor,
+  waitForNotification,
+  type TestWindow,
+} from './harness';
+import { exitPlanResults, listSessions, planTask, reviewFrame, scenario, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
+
+// Writes its first argument (the plan file path) into teleport-marker.txt next to it, and a copy of
+// the plan, so the test sees that the task ran and with which argument.
+const MARKER_SCRIPT = `const fs = require('node:fs');
+const file = process.argv[2];
+fs.writeFileSync(require('node:path').join(__dirname, 'teleport-marker.txt'), JSON.stringify({ argv: process.argv.slice(2), plan: fs.readFileSync(file, 'utf8') }));
+`;
+
+const today = (() => {
+  const d = new Date();
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+})();
+
+describe('teleport: to a task and to chat (server backend)', function () {
+  let window: TestWindow | undefined;
+  let server: ServerProcess | undefined;
+
+  before(async function () {
+    server = await startScenarioServer(scenario('one-plan.json'));
+    window = await openTestWindow({
+      suite: 'teleport',
+      files: { 'marker.js': MARKER_SCRIPT, 'README.md': '# Sample\n' },
+      settings: {
+        'ultraplan.teleport.target': 'task',
+        'ultraplan.teleport.taskCommand': ['node', 'marker.js', '${planFile}'],
+      },
+    });
+    await useServer(window, server);
+  });
+  afterEach(async function () {
+    await screenshotIfFailed(this, window);
+  });
+  after(async function () {
+    await window?.close();
+    await server?.stop();
+  });
+
+  it('teleports to a task: saves the plan, runs the task with the file as its argument, archives the remote', async function () {
+    const { page, workspace } = window!;
+    await planTask(page, 'add a changelog');
+    const [session] = await listSessions(server!);
+    const frame = await reviewFrame(page, '#plan li');
+    await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
+
+    const planFile = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.md`);
+    const marker = path.join(workspace, 'teleport-marker.txt');
+    const ran = await waitFor(() => (fs.existsSync(marker) ? (JSON.parse(fs.readFileSync(marker, 'utf8')) as { argv: string[]; plan: string }) : undefined), {
+      timeoutMs: 30_000,
+      message: 'the task to run and write its marker',
+    });
+    assert.deepEqual(ran.argv, [planFile], 'the plan file is the task\'s only argument');
+    assert.match(ran.plan, /^# Plan: add a changelog\n/);
+    assert.equal(fs.readFileSync(planFile, 'utf8'), ran.plan);
+
+    const deny = await waitForEvents(server!, session!.id, (e) => exitPlanResults(e).find((r) => r.isError), 'the teleport deny');
+    assert.match(deny.text, /^__ULTRAPLAN_TELEPORT_LOCAL__\n# Plan: add a changelog/);
+    await waitFor(async () => ((await listSessions(server!)).find((s) => s.id === session!.id)?.session_status === 'archived' ? true : undefined), {
+      timeoutMs: 15_000,
+      message: 'the remote session to be archived',
+    });
+    await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 15_000 });
+    const outcome = await reviewFrame(page, '.outcome');
+    assert.match((await outcome.locator('.outcome').textContent()) ?? '', /running it as a task[\s\S]*archived/);
+    await screenshot(page, 'teleported-task');
+  });
+
+  it('teleports to chat: falls back to the file in code-server and never overwrites the first plan', async function () {
+    const { page, probe, workspace } = window!;
+    await probe.updateConfiguration('ultraplan', 'teleport.target', 'chat');
+    await planTask(page, 'add a changelog');
+    const frame = await reviewFrame(page, '#plan li');
+    await waitFor(async () => ((await frame.getByRole('button', { name: 'Teleport', exact: true }).isEnabled()) ? true : undefined), {
+      timeoutMs: 15_000,
+      message: 'the new plan to be decidable',
+    });
+    await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
+    await waitForNotification(page, 'no chat provider is installed here', { timeoutMs: 30_000 });
+    const second = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog-2.md`);
+    const editors = await waitFor(async () => {
+      const open = await probe.editors();
+      return open.some((e) => e.uri.endsWith(`${today}-add-a-changelog-2.md`)) ? open : undefined;
+    }, { timeoutMs: 15_000, message: 'the plan file to open' });
+    assert.ok(editors.length > 0);
+    assert.ok(fs.existsSync(second), 'a second file, not an overwrite');
+    assert.ok(fs.existsSync(path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.md`)));
+    await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 15_000 });
+    await screenshot(page, 'teleported-chat-fallback');
+  });
+});

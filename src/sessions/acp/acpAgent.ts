@@ -28,6 +28,7 @@ import {
 } from '../../core/protocol';
 import type { Agent, AgentContext, AgentFactory } from '../agent';
 import { AgentProcess, type AgentExit } from './agentProcess';
+import { acpSdk } from './sdk';
 import { AcpEventTranslator } from './eventTranslator';
 import { choosePlanMode, modeFromUpdate, planModeId, type PlanModeTarget } from './planMode';
 import {
@@ -209,8 +210,7 @@ export class AcpAgent implements Agent {
     ctx.signal.addEventListener('abort', () => void this.stop(), { once: true });
     this.translator = new AcpEventTranslator((event) => this.emit(event));
     ctx.setStatus('running');
-    const acp = await import('@agentclientprotocol/sdk');
-    if (ctx.signal.aborted) return;
+    const acp = acpSdk;
 
     let proc: AgentProcess;
     try {

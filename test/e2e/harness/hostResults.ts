@@ -31,8 +31,8 @@ export function formatHostResults(results: HostSuiteResults): string {
 }
 
 /** Prints every in-host test, then throws listing each failure (or a load error, or no tests at all). */
-export function assertHostSuitePassed(results: HostSuiteResults): void {
-  console.log(formatHostResults(results));
+export function assertHostSuitePassed(results: HostSuiteResults, options: { print?: boolean } = {}): void {
+  if (options.print ?? true) console.log(formatHostResults(results));
   const failures = results.tests.filter((t) => t.state === 'failed');
   if (results.loadError || failures.length > 0 || results.failed > 0 || results.passed === 0) {
     const details = [

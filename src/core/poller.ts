@@ -242,7 +242,9 @@ export async function pollForApprovedPlan(options: PollOptions): Promise<Approve
     failure(
       'terminated',
       `The remote session ended (${subtype}) before a plan was approved${rejectionNote(scanner.rejectCount)}. ` +
-        'Open the session to see what happened.',
+        (scanner.terminatedDetail !== null
+          ? `The agent said: ${scanner.terminatedDetail}`
+          : 'Open the session to see what happened.'),
       scanner,
     );
 

@@ -134,6 +134,7 @@ export class ExitPlanModeScanner {
   private readonly proposed = new Map<string, ProposedPlan>();
   private readonly rejected = new Set<string>();
   private terminatedSubtype: string | null = null;
+  private terminatedDetailText: string | null = null;
   private rescanAfterRejection = false;
   private seenPending = false;
   private ordinal = 0;
@@ -189,6 +190,14 @@ export class ExitPlanModeScanner {
   /** Subtype of the non-success `result` that ended the session, if one arrived. */
   get terminated(): string | null {
     return this.terminatedSubtype;
+  }
+
+  /**
+   * What the terminating `result` said (its `errors`, else its `result` text), clipped: the agent's
+   * own explanation (an ACP agent's stderr tail, a refused login) is what a person needs to see.
+   */
+  get terminatedDetail(): string | null {
+    return this.terminatedDetailText;
   }
 
   /** The approval or teleport this scanner has returned, if any (survives later batches). */
@@ -273,7 +282,10 @@ export class ExitPlanModeScanner {
           break;
         }
         case 'result': {
-          if (event.subtype !== 'success') this.terminatedSubtype = event.subtype;
+          if (event.subtype !== 'success') {
+            this.terminatedSubtype = event.subtype;
+            this.terminatedDetailText = resultDetail(event.errors, event.result);
+          }
           const result: SessionResult = { subtype: event.subtype, isError: event.is_error ?? event.subtype !== 'success' };
           if (event.result !== undefined) result.result = event.result;
           resultEvents.push({ ordinal, result });
@@ -404,4 +416,12 @@ export class ExitPlanModeScanner {
     const approved = extractApprovedPlan(result.text);
     return { kind: 'approved', plan: approved?.plan ?? null, edited: approved?.edited ?? false };
   }
+}
+
+const MAX_TERMINATION_DETAIL_CHARS = 2000;
+
+function resultDetail(errors: readonly string[] | undefined, result: string | undefined): string | null {
+  const text = (errors && errors.length > 0 ? errors.join('\n') : (result ?? '')).trim();
+  if (text === '') return null;
+  return text.length > MAX_TERMINATION_DETAIL_CHARS ? `${text.slice(0, MAX_TERMINATION_DETAIL_CHARS)}…` : text;
 }

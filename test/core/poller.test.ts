@@ -195,6 +195,20 @@ describe('pollForApprovedPlan (PROTOCOL.md section 5)', () => {
       });
     });
 
+    it("terminated: the message carries the agent's own explanation from the result's errors", async () => {
+      const crash = { ...result('error_during_execution'), errors: ['The agent exited with code 1. stderr: login required'] };
+      await rejectsWith(run([{ events: [crash] }]).promise, 'terminated', (e) => {
+        assert.match(e.message, /error_during_execution/);
+        assert.match(e.message, /The agent said: The agent exited with code 1\. stderr: login required/);
+      });
+    });
+
+    it('terminated: without errors the result text is the explanation', async () => {
+      await rejectsWith(run([{ events: [result('error_max_turns')] }]).promise, 'terminated', (e) =>
+        assert.match(e.message, /The agent said: ended: error_max_turns/),
+      );
+    });
+
     it('terminated: the session was archived under us', async () => {
       await rejectsWith(run([{ status: 'archived', events: [] }]).promise, 'terminated', (e) => assert.match(e.message, /archived/));
     });

@@ -13,9 +13,10 @@ import { SessionHost } from '../sessions/host';
 import { HttpBackend } from '../sessions/httpBackend';
 import { loadScenarioFile, scriptedAgentFactory } from '../sessions/scriptedAgent';
 import { FileSessionStore } from '../sessions/store';
+import { showAgentNotice } from './acpAgentSource';
 import type { UltraplanSettings } from './settingsSchema';
 
-/** The shipped demo scenario; the embedded backend runs it until agent selection arrives. */
+/** The shipped demo scenario: run when chosen (ultraplan.agent.choice = demo) or when no agent is installed. */
 export const DEMO_SCENARIO = path.join('examples', 'demo.json');
 export const DEMO_LABEL = 'Demo (scripted)';
 
@@ -24,13 +25,15 @@ export function serverTokenKey(serverUrl: string): string {
   return `ultraplan.serverToken:${new URL(serverUrl).origin}`;
 }
 
-/** What the embedded host runs for each session. Issue 5 (ACP agents) replaces the scripted source. */
+/** What the embedded host runs for a session: an ACP agent (acpAgentSource.ts) or the scripted demo. */
 export interface EmbeddedAgent {
   factory: AgentFactory;
   /** For people: "Demo (scripted)", "Scripted scenario (x.json)", "Claude (ACP)". */
   label: string;
   /** Scripted demo: labelled as a demo everywhere it shows. */
   demo: boolean;
+  /** Shown when a session starts with this agent (e.g. the demo runs because no agent was found). */
+  notice?: string;
 }
 
 export type EmbeddedAgentSource = (settings: UltraplanSettings) => Promise<EmbeddedAgent>;
@@ -59,7 +62,13 @@ export interface BackendsOptions {
 
 export class Backends implements vscode.Disposable {
   readonly #options: BackendsOptions;
-  #embedded: Promise<{ backend: EmbeddedBackend; agent: EmbeddedAgent }> | undefined;
+  #embedded: Promise<{ backend: EmbeddedBackend }> | undefined;
+  /**
+   * The agent chosen for the latest new session (the settings are read per session, so a change
+   * in "Choose Backend…" applies to the next one). The host's own factory hands it out to
+   * sessions it restarts: resumed after a reload, or sent a message after their agent was lost.
+   */
+  #embeddedAgent: EmbeddedAgent | undefined;
   readonly #servers = new Map<string, HttpBackend>();
 
   constructor(options: BackendsOptions) {
@@ -73,25 +82,52 @@ export class Backends implements vscode.Disposable {
   }
 
   /**
-   * The embedded backend: opens the host (loading and resuming journaled sessions) on first use.
-   * Refuses in an untrusted workspace: an embedded agent runs on this machine.
+   * The embedded backend with the agent for a new session, chosen now from the settings. Opens
+   * the host (loading and resuming journaled sessions) on first use. Refuses in an untrusted
+   * workspace: an embedded agent runs on this machine.
    */
   async embedded(settings: UltraplanSettings): Promise<{ backend: EmbeddedBackend; agent: EmbeddedAgent }> {
     if (!vscode.workspace.isTrusted) {
       throw new Error('The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.');
     }
+    const agent = await this.#options.embeddedAgent(settings);
+    this.#embeddedAgent = agent;
+    return { backend: await this.#embeddedHost(), agent };
+  }
+
+  /** For re-attached sessions: the host, with the settings' agent for the sessions it restarts. */
+  async #embeddedRestored(settings: UltraplanSettings): Promise<EmbeddedBackend> {
+    if (!vscode.workspace.isTrusted) {
+      throw new Error('The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.');
+    }
+    if (!this.#embeddedAgent) {
+      // A chosen agent that cannot run must not keep the sessions from re-attaching.
+      try {
+        this.#embeddedAgent = await this.#options.embeddedAgent(settings);
+      } catch (err) {
+        this.#options.log.warn(`embedded agent for restored sessions: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return this.#embeddedHost();
+  }
+
+  async #embeddedHost(): Promise<EmbeddedBackend> {
     if (!this.#embedded) {
       const log = this.#options.log;
       const opening = (async () => {
-        const agent = await this.#options.embeddedAgent(settings);
         const dataDir = this.#embeddedDataDir();
         const host = await SessionHost.open({
-          agentFactory: agent.factory,
+          // Read when the host creates an agent, never before (synchronously in createSession).
+          agentFactory: (o) => {
+            const agent = this.#embeddedAgent;
+            if (!agent) throw new Error('no embedded agent is chosen; start a new session to choose one');
+            return agent.factory(o);
+          },
           store: new FileSessionStore(dataDir, { log: (l) => log.debug(`embedded store: ${l}`) }),
           log: (l) => log.debug(`embedded host: ${l}`),
         });
-        log.info(`embedded backend ready (${agent.label}); sessions kept in ${dataDir}`);
-        return { backend: new EmbeddedBackend({ host, label: `Embedded · ${agent.label}` }), agent };
+        log.info(`embedded backend ready; sessions kept in ${dataDir}`);
+        return { backend: new EmbeddedBackend({ host, label: 'Embedded' }) };
       })();
       this.#embedded = opening;
       // A failed open (bad scenario file, …) must not stick: the person fixes it and retries.
@@ -99,7 +135,7 @@ export class Backends implements vscode.Disposable {
         if (this.#embedded === opening) this.#embedded = undefined;
       });
     }
-    return this.#embedded;
+    return (await this.#embedded).backend;
   }
 
   /** The HTTP backend for a server URL (one per URL). */
@@ -128,11 +164,12 @@ export class Backends implements vscode.Disposable {
   }
 
   /** The backend to start a new session on, per the settings. */
-  async forNewSession(settings: UltraplanSettings): Promise<{ backend: SessionBackend; demo: boolean; serverUrl?: string }> {
+  async forNewSession(settings: UltraplanSettings): Promise<{ backend: SessionBackend; demo: boolean; serverUrl?: string; agentLabel?: string }> {
     switch (settings.backend) {
       case 'embedded': {
         const { backend, agent } = await this.embedded(settings);
-        return { backend, demo: agent.demo };
+        if (agent.notice) showAgentNotice(agent.notice);
+        return { backend, demo: agent.demo, agentLabel: agent.label };
       }
       case 'server':
         return { backend: this.server(settings['server.url']), demo: false, serverUrl: settings['server.url'] };
@@ -143,7 +180,7 @@ export class Backends implements vscode.Disposable {
   async forRestored(kind: BackendKind, settings: UltraplanSettings, serverUrl: string | undefined): Promise<SessionBackend> {
     switch (kind) {
       case 'embedded':
-        return (await this.embedded(settings)).backend;
+        return this.#embeddedRestored(settings);
       case 'server':
         if (!serverUrl) throw new Error('the stored session has no server address');
         return this.server(serverUrl);

@@ -9,7 +9,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { hasUltraplanKeyword, hasUltrareviewKeyword, replaceUltraplanKeyword } from '../core/keyword';
 import type { InvokableAction } from '../core/panelMessages';
-import { Backends, DEMO_LABEL, scriptedAgentSource, serverTokenKey } from './backends';
+import { acpAgentSource, checkEmbeddedAgent, embeddedAgentDescription } from './acpAgentSource';
+import { applyEmbeddedChoice, embeddedPickItems, type EmbeddedPickItem } from './agentChoiceCommand';
+import { Backends, scriptedAgentSource, serverTokenKey } from './backends';
 import { FollowedSessions } from './followedSessions';
 import { ReviewPanel } from './reviewPanel';
 import { SettingsReader } from './settings';
@@ -21,7 +23,7 @@ let active: { sessions: FollowedSessions; backends: Backends } | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('Ultraplan', { log: true });
   const settings = new SettingsReader(log);
-  const backends = new Backends({ context, log, embeddedAgent: scriptedAgentSource(context.extensionUri) });
+  const backends = new Backends({ context, log, embeddedAgent: acpAgentSource({ log, demo: scriptedAgentSource(context.extensionUri) }) });
   const sessions = new FollowedSessions({ context, log, settings, backends });
   active = { sessions, backends };
   context.subscriptions.push(log, settings);
@@ -44,10 +46,10 @@ export function activate(context: vscode.ExtensionContext): void {
     await sessions.restored;
     const s = settings.readForBackend();
     if (!s) return;
-    if (!checkTrustFor(s.backend)) return;
+    if (!checkTrustFor(s.backend) || !checkEmbeddedAgent(s, log)) return;
     const text = await vscode.window.showInputBox({
       title: 'Ultraplan: Plan a Task',
-      prompt: `Describe the task; an agent plans it in plan mode on ${s.backend === 'embedded' ? `the embedded backend (${DEMO_LABEL})` : s['server.url']}.`,
+      prompt: `Describe the task; an agent plans it in plan mode on ${s.backend === 'embedded' ? `the embedded backend (${embeddedAgentDescription(s)})` : s['server.url']}.`,
       placeHolder: 'e.g. Add rate limiting to the public API',
       value: typeof initial === 'string' ? initial : '',
       ignoreFocusOut: true,
@@ -72,7 +74,7 @@ export function activate(context: vscode.ExtensionContext): void {
       return;
     }
     const s = settings.readForBackend();
-    if (!s || !checkTrustFor(s.backend)) return;
+    if (!s || !checkTrustFor(s.backend) || !checkEmbeddedAgent(s, log)) return;
     const where = `${vscode.workspace.asRelativePath(editor.document.uri)}:${selection!.start.line + 1}-${selection!.end.line + 1}`;
     const prompt = promptToSend(text);
     if (!prompt) return;
@@ -123,12 +125,13 @@ export function activate(context: vscode.ExtensionContext): void {
 
   register('ultraplan.chooseBackend', async () => {
     const current = settings.read();
-    type Item = vscode.QuickPickItem & { backend: 'embedded' | 'server' };
-    const items: Item[] = [
-      { label: 'Embedded', description: DEMO_LABEL, detail: 'Runs in the editor; until agent selection arrives it plays the shipped demo scenario.', backend: 'embedded' },
+    type Item = vscode.QuickPickItem & { backend: 'server' };
+    const items: Array<Item | EmbeddedPickItem> = [
+      // Embedded: each known agent (installed or not), a custom command, automatic, the demo.
+      ...embeddedPickItems(current),
       { label: 'Server', description: current['server.url'] || 'set its URL next', detail: 'A self-hosted ultraplan-server; the token is kept in secret storage.', backend: 'server' },
     ];
-    for (const i of items) if (i.backend === current.backend) i.label = `$(check) ${i.label}`;
+    for (const i of items) if (i.backend !== 'embedded' && i.backend === current.backend) i.label = `$(check) ${i.label}`;
     const picked = await vscode.window.showQuickPick(items, { title: 'Ultraplan: Choose Backend' });
     if (!picked) return;
     const config = vscode.workspace.getConfiguration('ultraplan');
@@ -146,8 +149,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (!(await backends.hasServerToken(url.trim()))) await vscode.commands.executeCommand('ultraplan.setServerToken');
       return;
     }
-    await config.update('backend', 'embedded', vscode.ConfigurationTarget.Global);
-    log.info('backend: embedded');
+    await applyEmbeddedChoice(picked, current, log);
   });
 
   register('ultraplan.setServerToken', async () => {

@@ -191,7 +191,7 @@ export class FollowedSessions implements vscode.Disposable {
         token.onCancellationRequested(() => abort.abort());
         try {
           progress.report({ message: settings.backend === 'embedded' ? 'opening the embedded session host' : `connecting to ${settings['server.url']}` });
-          const { backend, demo, serverUrl } = await this.#o.backends.forNewSession(settings);
+          const { backend, demo, serverUrl, agentLabel } = await this.#o.backends.forNewSession(settings);
           if (serverUrl && !(await this.#o.backends.hasServerToken(serverUrl))) {
             const set = 'Set Server Token…';
             void vscode.window
@@ -212,13 +212,14 @@ export class FollowedSessions implements vscode.Disposable {
             abort.signal,
           );
           const key = `${backend.kind}:${resource.id}`;
-          const fresh: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string } = {
+          const fresh: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string; agentLabel?: string } = {
             key,
             sessionId: resource.id,
             title,
             demo,
           };
           if (serverUrl) fresh.serverUrl = serverUrl;
+          if (agentLabel) fresh.agentLabel = agentLabel;
           const controller = new SessionController({
             backend,
             log,
@@ -228,7 +229,7 @@ export class FollowedSessions implements vscode.Disposable {
             fresh,
           });
           this.#controllers.set(key, controller);
-          log.info(`session ${resource.id} created (${backend.label}${demo ? ', demo' : ''})`);
+          log.info(`session ${resource.id} created (${backend.label}${agentLabel ? ` · ${agentLabel}` : ''}${demo ? ', demo' : ''})`);
           controller.start();
           this.#changed();
           await this.persistNow();

@@ -27,6 +27,8 @@ export const PersistedSessionSchema = z.strictObject({
   question: z.string().optional(),
   outcome: z.strictObject({ text: z.string(), link: HttpUrlSchema.optional() }).optional(),
   demo: z.boolean().optional(),
+  /** The agent that planned (embedded), shown in the panel and tooltip. */
+  agentLabel: z.string().optional(),
   /** True once a decision that ends the review (approve, teleport, stop) was made. */
   finished: z.boolean(),
 });

@@ -24,7 +24,7 @@ export interface SessionControllerOptions {
   /** A session restored after a reload; absent for a new session. */
   restored?: PersistedSession;
   /** For a new session. */
-  fresh?: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string };
+  fresh?: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string; agentLabel?: string };
 }
 
 interface RevisionExtras {
@@ -55,6 +55,8 @@ export class SessionController implements vscode.Disposable {
   readonly createdAt: number;
   readonly demo: boolean;
   readonly serverUrl: string | undefined;
+  /** The agent that plans (embedded: "Claude (ACP)", "Demo (scripted)"); unknown for remote backends. */
+  readonly agentLabel: string | undefined;
 
   #phase: PanelPhase;
   #phaseChangedAt: number;
@@ -90,6 +92,7 @@ export class SessionController implements vscode.Disposable {
       this.createdAt = r.createdAt;
       this.demo = r.demo ?? false;
       this.serverUrl = r.serverUrl;
+      this.agentLabel = r.agentLabel;
       this.#phase = r.phase;
       this.#phaseChangedAt = r.phaseChangedAt;
       this.#cursor = r.cursor;
@@ -116,6 +119,7 @@ export class SessionController implements vscode.Disposable {
       this.createdAt = Date.now();
       this.demo = f.demo;
       this.serverUrl = f.serverUrl;
+      this.agentLabel = f.agentLabel;
       this.#phase = 'planning';
       this.#phaseChangedAt = this.createdAt;
       this.#cursor = null;
@@ -557,6 +561,7 @@ export class SessionController implements vscode.Disposable {
       canDecide: this.canDecide && current !== undefined && current.toolUseId === this.pendingPlan?.toolUseId,
     };
     if (this.demo) state.demo = true;
+    if (this.agentLabel) state.agentLabel = clip(this.agentLabel, PANEL_LIMITS.labelChars);
     const link = this.sessionLink;
     if (link) state.sessionLink = link;
     if (this.#phase === 'needs_input' && this.#question) state.question = clip(this.#question, PANEL_LIMITS.textChars);
@@ -592,6 +597,7 @@ export class SessionController implements vscode.Disposable {
     if (this.#question !== undefined) p.question = this.#question;
     if (this.#outcome !== undefined) p.outcome = this.#outcome;
     if (this.demo) p.demo = true;
+    if (this.agentLabel !== undefined) p.agentLabel = this.agentLabel;
     return p;
   }
 

@@ -1,6 +1,8 @@
 // The extension's settings, validated with zod when read (the user's settings.json is input like
 // any other). Pure: it is given a reader, so unit tests run without VS Code.
 import * as z from 'zod';
+import { AFTER_APPROVAL_VALUES } from '../sessions/acp/planReview';
+import { AGENT_CHOICES } from './agentChoice';
 
 /** Backends the extension can run today; "claude-web" joins with its issue, once it works. */
 export const SETTINGS_BACKENDS = ['embedded', 'server'] as const;
@@ -51,6 +53,17 @@ export const SETTING_SCHEMAS = {
     .refine((a) => a.length === 0 || (a[0] ?? '').trim().length > 0, 'its first element (the program) must not be empty'),
   'teleport.archiveRemote': z.boolean({ error: 'must be true or false' }),
   'embedded.scenario': z.string({ error: 'must be a path to a scenario file (or empty for the demo)' }).trim(),
+  'agent.choice': z.enum(AGENT_CHOICES, { error: `must be one of: ${AGENT_CHOICES.join(', ')}` }),
+  'agent.command': z
+    .array(z.string({ error: 'each argument must be a string' }), {
+      error: 'must be a list of arguments, e.g. ["my-agent", "--acp"] (no shell: one element per argument)',
+    })
+    .refine((a) => a.length === 0 || (a[0] ?? '').trim().length > 0, 'its first element (the program) must not be empty'),
+  afterApproval: z.enum(AFTER_APPROVAL_VALUES, { error: `must be one of: ${AFTER_APPROVAL_VALUES.join(', ')}` }),
+  'agent.firstEventTimeoutSeconds': z
+    .number({ error: 'must be a number of seconds' })
+    .min(5, 'must be at least 5 seconds')
+    .max(3600, 'must be at most 3600 seconds (an hour)'),
 } as const;
 
 export type SettingKey = keyof typeof SETTING_SCHEMAS;
@@ -65,6 +78,10 @@ export const SETTING_DEFAULTS: { [K in SettingKey]: z.output<(typeof SETTING_SCH
   'teleport.taskCommand': [],
   'teleport.archiveRemote': true,
   'embedded.scenario': '',
+  'agent.choice': 'auto',
+  'agent.command': [],
+  afterApproval: 'default',
+  'agent.firstEventTimeoutSeconds': 120,
 };
 
 export type UltraplanSettings = typeof SETTING_DEFAULTS;

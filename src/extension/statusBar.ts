@@ -38,7 +38,7 @@ export class PhaseStatusBarItem implements vscode.Disposable {
     md.appendMarkdown('**Ultraplan** · ');
     md.appendText(s.title);
     md.appendMarkdown('\n\n');
-    md.appendText(`Backend: ${s.backend.label}${s.demo ? ' · Demo (scripted)' : ''}`);
+    md.appendText(`Backend: ${s.backend.label}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`);
     md.appendMarkdown('\n\n');
     md.appendText(`Phase: ${s.phase.replace('_', ' ')} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
     if (summary.count > 1) {

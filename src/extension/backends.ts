@@ -1,13 +1,16 @@
 // Creates the SessionBackend for a backend kind and keeps it for the extension's lifetime:
 // embedded = an in-process SessionHost (sessions journaled under the extension's storage so they
 // survive a reload) driving the agent the embedded agent source provides; server = HttpBackend
-// over SessionsClient with the token from SecretStorage. Later backends (claude-web) and agent
-// sources (ACP) plug in here: one provider per kind, one function for the embedded agent.
+// over SessionsClient with the token from SecretStorage; claude-web = Claude Code on the web with
+// the user's Claude Code login, eligibility checked afresh for each launch. Later agent sources
+// (ACP) plug in here: one provider per kind, one function for the embedded agent.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentFactory } from '../sessions/agent';
 import type { BackendKind, SessionBackend } from '../sessions/backend';
 import { SessionsClient } from '../sessions/client';
+import { claudeWebBackendOptions, type PreparedClaudeWeb } from './claudeWebBackend';
+import { createClaudeWebBackend, type ClaudeWebBackend } from '../sessions/claudeWeb';
 import { EmbeddedBackend } from '../sessions/embeddedBackend';
 import { SessionHost } from '../sessions/host';
 import { HttpBackend } from '../sessions/httpBackend';
@@ -70,6 +73,12 @@ export class Backends implements vscode.Disposable {
    */
   #embeddedAgent: EmbeddedAgent | undefined;
   readonly #servers = new Map<string, HttpBackend>();
+  /** Every Claude Code on the web backend made (each launch checks eligibility afresh). */
+  readonly #claudeWeb = new Set<ClaudeWebBackend>();
+  /** The one checked by the launch's preflight, taken by the next session start. */
+  #claudeWebPrepared: PreparedClaudeWeb | undefined;
+  /** Shared by sessions re-attached after a reload. */
+  #claudeWebRestored: Promise<ClaudeWebBackend> | undefined;
 
   constructor(options: BackendsOptions) {
     this.#options = options;
@@ -159,6 +168,29 @@ export class Backends implements vscode.Disposable {
     return backend;
   }
 
+  /**
+   * Claude Code on the web: checks eligibility (login, organization, environment, repository,
+   * GitHub app) and makes a backend; throws the first failed check as a ClaudeWebError. The
+   * result is kept for the next session start with the same settings.
+   */
+  async prepareClaudeWeb(settings: UltraplanSettings, signal?: AbortSignal): Promise<PreparedClaudeWeb> {
+    const options = claudeWebBackendOptions(settings, this.#options.log, signal);
+    const { backend, warnings } = await createClaudeWebBackend(options);
+    this.#claudeWeb.add(backend);
+    const prepared: PreparedClaudeWeb = { backend, warnings, key: options.key, at: Date.now() };
+    this.#claudeWebPrepared = prepared;
+    return prepared;
+  }
+
+  /** The prepared backend for these settings if it is recent, else a freshly checked one. */
+  async #claudeWebForLaunch(settings: UltraplanSettings): Promise<ClaudeWebBackend> {
+    const prepared = this.#claudeWebPrepared;
+    this.#claudeWebPrepared = undefined;
+    const key = claudeWebBackendOptions(settings, this.#options.log).key;
+    if (prepared && prepared.key === key && Date.now() - prepared.at < 5 * 60_000) return prepared.backend;
+    return (await this.prepareClaudeWeb(settings)).backend;
+  }
+
   async hasServerToken(serverUrl: string): Promise<boolean> {
     return Boolean(await this.#options.context.secrets.get(serverTokenKey(serverUrl)));
   }
@@ -173,6 +205,8 @@ export class Backends implements vscode.Disposable {
       }
       case 'server':
         return { backend: this.server(settings['server.url']), demo: false, serverUrl: settings['server.url'] };
+      case 'claude-web':
+        return { backend: await this.#claudeWebForLaunch(settings), demo: false };
     }
   }
 
@@ -184,16 +218,28 @@ export class Backends implements vscode.Disposable {
       case 'server':
         if (!serverUrl) throw new Error('the stored session has no server address');
         return this.server(serverUrl);
-      case 'claude-web':
-        throw new Error('Claude Code on the web is not available in this version');
+      case 'claude-web': {
+        // One check for every re-attached session; a failed one is not kept, so a retry checks again.
+        if (!this.#claudeWebRestored) {
+          const opening = this.prepareClaudeWeb(settings).then((p) => p.backend);
+          this.#claudeWebRestored = opening;
+          opening.catch(() => {
+            if (this.#claudeWebRestored === opening) this.#claudeWebRestored = undefined;
+          });
+        }
+        return this.#claudeWebRestored;
+      }
     }
   }
 
   async dispose(): Promise<void> {
     const embedded = this.#embedded;
     this.#embedded = undefined;
-    const servers = [...this.#servers.values()];
+    const servers: SessionBackend[] = [...this.#servers.values(), ...this.#claudeWeb];
     this.#servers.clear();
+    this.#claudeWeb.clear();
+    this.#claudeWebPrepared = undefined;
+    this.#claudeWebRestored = undefined;
     await Promise.allSettled([
       ...servers.map((s) => s.dispose()),
       // Closing the host stops its agents (and every process they started).

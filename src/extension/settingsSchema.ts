@@ -4,8 +4,11 @@ import * as z from 'zod';
 import { AFTER_APPROVAL_VALUES } from '../sessions/acp/planReview';
 import { AGENT_CHOICES } from './agentChoice';
 
-/** Backends the extension can run today; "claude-web" joins with its issue, once it works. */
-export const SETTINGS_BACKENDS = ['embedded', 'server'] as const;
+/** Backends the extension can run: in-process, a self-hosted server, Claude Code on the web. */
+export const SETTINGS_BACKENDS = ['embedded', 'server', 'claude-web'] as const;
+
+/** Claude Code on the web's API (tests point ultraplan.claudeWeb.baseUrl at a local stand-in). */
+export const CLAUDE_WEB_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export const TELEPORT_TARGETS = ['ask', 'chat', 'task', 'file'] as const;
 export type TeleportTarget = (typeof TELEPORT_TARGETS)[number];
 
@@ -64,6 +67,11 @@ export const SETTING_SCHEMAS = {
     .number({ error: 'must be a number of seconds' })
     .min(5, 'must be at least 5 seconds')
     .max(3600, 'must be at most 3600 seconds (an hour)'),
+  'claudeWeb.environmentId': z
+    .string({ error: 'must be an environment id such as "env_…" (or empty to let Ultraplan choose)' })
+    .trim()
+    .refine((s) => !/\s/.test(s), 'must be a single environment id without spaces, e.g. env_01abc'),
+  'claudeWeb.baseUrl': httpUrl.refine((s) => s !== '', `must not be empty (the default is ${CLAUDE_WEB_DEFAULT_BASE_URL})`),
 } as const;
 
 export type SettingKey = keyof typeof SETTING_SCHEMAS;
@@ -82,6 +90,8 @@ export const SETTING_DEFAULTS: { [K in SettingKey]: z.output<(typeof SETTING_SCH
   'agent.command': [],
   afterApproval: 'default',
   'agent.firstEventTimeoutSeconds': 120,
+  'claudeWeb.environmentId': '',
+  'claudeWeb.baseUrl': CLAUDE_WEB_DEFAULT_BASE_URL,
 };
 
 export type UltraplanSettings = typeof SETTING_DEFAULTS;

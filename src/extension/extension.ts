@@ -1,10 +1,12 @@
 // Activation: wires settings, backends, followed sessions, the status bar and the review panel to
 // the editor's commands. Thin on purpose: the logic lives in core/, sessions/ and the classes here.
 //
-// Activation is only on our commands or a restored review panel (onWebviewPanel:ultraplan.review),
-// as issue 4 asks. A session in flight always has the review panel open (we open it at start), so
-// after a reload the panel's serializer activates us and every persisted session is re-attached
-// then; if the person had closed the panel, the sessions re-attach on the next Ultraplan command.
+// Activation: our commands, a restored review panel (onWebviewPanel:ultraplan.review), and
+// onStartupFinished. Issue 4 asks for the first two only, and the panel's serializer does re-attach
+// sessions; but in the browser (code-server) the workbench cannot always save its editors on
+// shutdown, so after a reload the panel may not come back, and a session in flight would be
+// orphaned with nothing on screen. onStartupFinished runs after the window is up and costs little
+// here: with nothing persisted, activate only registers commands (no host, no network).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { hasUltraplanKeyword, hasUltrareviewKeyword, replaceUltraplanKeyword } from '../core/keyword';
@@ -12,6 +14,9 @@ import type { InvokableAction } from '../core/panelMessages';
 import { acpAgentSource, checkEmbeddedAgent, embeddedAgentDescription } from './acpAgentSource';
 import { applyEmbeddedChoice, embeddedPickItems, type EmbeddedPickItem } from './agentChoiceCommand';
 import { Backends, scriptedAgentSource, serverTokenKey } from './backends';
+import { openSessionInBrowser, pickClaudeWebEnvironment, prepareClaudeWebLaunch } from './claudeWebUi';
+import { refinePlan, registerChatParticipant } from './promptPathUi';
+import type { UltraplanSettings } from './settingsSchema';
 import { FollowedSessions } from './followedSessions';
 import { ReviewPanel } from './reviewPanel';
 import { SettingsReader } from './settings';
@@ -42,6 +47,18 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     );
 
+  /** Every launch path (palette, selection, chat, refine): the backend's own checks, then the session. */
+  const launch = async (prompt: string, s: UltraplanSettings): Promise<SessionController | undefined> => {
+    if (s.backend === 'claude-web') {
+      const retry = () => {
+        const again = settings.readForBackend();
+        return again ? launch(prompt, again) : undefined;
+      };
+      if (!(await prepareClaudeWebLaunch({ backends, settings: s, log, retry }))) return undefined;
+    }
+    return sessions.start(prompt, s);
+  };
+
   register('ultraplan.planTask', async (initial?: unknown) => {
     await sessions.restored;
     const s = settings.readForBackend();
@@ -49,7 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
     if (!checkTrustFor(s.backend) || !checkEmbeddedAgent(s, log)) return;
     const text = await vscode.window.showInputBox({
       title: 'Ultraplan: Plan a Task',
-      prompt: `Describe the task; an agent plans it in plan mode on ${s.backend === 'embedded' ? `the embedded backend (${embeddedAgentDescription(s)})` : s['server.url']}.`,
+      prompt: `Describe the task; an agent plans it in plan mode on ${s.backend === 'embedded' ? `the embedded backend (${embeddedAgentDescription(s)})` : s.backend === 'claude-web' ? 'Claude Code on the web, with your Claude Code login' : s['server.url']}.`,
       placeHolder: 'e.g. Add rate limiting to the public API',
       value: typeof initial === 'string' ? initial : '',
       ignoreFocusOut: true,
@@ -61,7 +78,7 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.window.showWarningMessage('Ultraplan: the prompt is empty once the keyword is removed; describe the task.');
       return;
     }
-    await sessions.start(prompt, s);
+    await launch(prompt, s);
   });
 
   register('ultraplan.planFromSelection', async () => {
@@ -78,7 +95,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const where = `${vscode.workspace.asRelativePath(editor.document.uri)}:${selection!.start.line + 1}-${selection!.end.line + 1}`;
     const prompt = promptToSend(text);
     if (!prompt) return;
-    await sessions.start(`${prompt}\n\n(From ${where}.)`, s);
+    await launch(`${prompt}\n\n(From ${where}.)`, s);
   });
 
   register('ultraplan.showReview', async (key?: unknown) => {
@@ -125,11 +142,17 @@ export function activate(context: vscode.ExtensionContext): void {
 
   register('ultraplan.chooseBackend', async () => {
     const current = settings.read();
-    type Item = vscode.QuickPickItem & { backend: 'server' };
+    type Item = (vscode.QuickPickItem & { backend: 'server' }) | (vscode.QuickPickItem & { backend: 'claude-web' });
     const items: Array<Item | EmbeddedPickItem> = [
       // Embedded: each known agent (installed or not), a custom command, automatic, the demo.
       ...embeddedPickItems(current),
       { label: 'Server', description: current['server.url'] || 'set its URL next', detail: 'A self-hosted ultraplan-server; the token is kept in secret storage.', backend: 'server' },
+      {
+        label: 'Claude Code on the web',
+        description: current['claudeWeb.environmentId'] || 'choose the environment next',
+        detail: 'Your Claude Code login plans in a cloud session on this GitHub repository. Depends on a service whose API is not public.',
+        backend: 'claude-web',
+      },
     ];
     for (const i of items) if (i.backend !== 'embedded' && i.backend === current.backend) i.label = `$(check) ${i.label}`;
     const picked = await vscode.window.showQuickPick(items, { title: 'Ultraplan: Choose Backend' });
@@ -147,6 +170,15 @@ export function activate(context: vscode.ExtensionContext): void {
       await config.update('backend', 'server', vscode.ConfigurationTarget.Global);
       log.info(`backend: server ${url.trim()}`);
       if (!(await backends.hasServerToken(url.trim()))) await vscode.commands.executeCommand('ultraplan.setServerToken');
+      return;
+    }
+    if (picked.backend === 'claude-web') {
+      const retry = () => vscode.commands.executeCommand('ultraplan.chooseBackend');
+      const environmentId = await pickClaudeWebEnvironment({ settings: current, log, retry });
+      if (environmentId === undefined) return;
+      await config.update('claudeWeb.environmentId', environmentId, vscode.ConfigurationTarget.Global);
+      await config.update('backend', 'claude-web', vscode.ConfigurationTarget.Global);
+      log.info(`backend: claude-web, environment ${environmentId || 'automatic'}`);
       return;
     }
     await applyEmbeddedChoice(picked, current, log);
@@ -178,6 +210,24 @@ export function activate(context: vscode.ExtensionContext): void {
     log.info(`server token stored for ${origin}`);
     void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} saved.`);
   });
+
+  register('ultraplan.refinePlan', async () => {
+    await sessions.restored;
+    await refinePlan({ settings, log, launch });
+  });
+
+  register('ultraplan.openInBrowser', async (key?: unknown) => {
+    await sessions.restored;
+    const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Open which session in the browser?', (c) => c.sessionLink !== undefined);
+    const link = controller?.sessionLink;
+    if (!link) {
+      void vscode.window.showInformationMessage('Ultraplan: no session with a browser page (Claude Code on the web sessions have one).');
+      return;
+    }
+    await openSessionInBrowser(link, log);
+  });
+
+  registerChatParticipant(context, { settings, log, launch });
 
   register('ultraplan.showLog', () => log.show());
 

@@ -31,6 +31,8 @@ export interface FollowedSessionsOptions {
 }
 
 const MAX_TITLE = 80;
+/** How long the workbench gets to revive the review panel before we open it ourselves. */
+const PANEL_REVIVAL_GRACE_MS = 3000;
 
 export function titleFromPrompt(prompt: string): string {
   const line = prompt.split(/\r?\n/).find((l) => l.trim().length > 0)?.trim() ?? 'plan';
@@ -45,6 +47,7 @@ export class FollowedSessions implements vscode.Disposable {
   readonly #disposables: vscode.Disposable[] = [];
   #shownKey: string | undefined;
   #persistTimer: NodeJS.Timeout | undefined;
+  #revivalTimer: NodeJS.Timeout | undefined;
   /** Resolves once persisted sessions are re-attached (the panel serializer waits for it). */
   readonly restored: Promise<void>;
 
@@ -54,7 +57,10 @@ export class FollowedSessions implements vscode.Disposable {
       registerReviewPanelSerializer(options.context, { log: options.log }, async (panel, saved) => {
         await this.restored;
         this.#attachPanel(panel);
-        const controller = saved ? this.#controllers.get(saved.sessionKey) : undefined;
+        // The saved state names the session; without one (the webview had not saved yet, or
+        // it was invalid) the panel shows the session that needs the person first.
+        const controller = (saved ? this.#controllers.get(saved.sessionKey) : undefined) ?? (saved ? undefined : this.ordered()[0]);
+        options.log.info(`review panel restored (${saved ? `saved state for ${saved.sessionKey}` : 'no saved state'}; showing ${controller?.key ?? 'nothing'})`);
         if (controller) {
           this.#shownKey = controller.key;
           panel.update(controller.panelState());
@@ -94,6 +100,18 @@ export class FollowedSessions implements vscode.Disposable {
       }
     }
     this.#changed();
+    // The workbench normally revives the panel through its serializer, but in the browser it cannot
+    // always save its editors on shutdown. If no panel came back, bring the review back ourselves.
+    if (this.all.some((c) => !c.finished)) {
+      this.#revivalTimer = setTimeout(() => {
+        this.#revivalTimer = undefined;
+        const first = this.ordered((c) => !c.finished)[0];
+        if (!ReviewPanel.current && first) {
+          log.info(`review panel was not restored by the workbench; showing ${first.key}`);
+          this.show(first, true);
+        }
+      }, PANEL_REVIVAL_GRACE_MS);
+    }
   }
 
   #addRestored(
@@ -393,6 +411,7 @@ export class FollowedSessions implements vscode.Disposable {
   }
 
   async dispose(): Promise<void> {
+    if (this.#revivalTimer) clearTimeout(this.#revivalTimer);
     for (const c of this.#controllers.values()) c.dispose();
     await Promise.allSettled([...this.#controllers.values()].map((c) => c.settled()));
     await this.persistNow().catch(() => undefined);

@@ -1,0 +1,71 @@
+// A clarifying question answered from the panel, then a window reload while the plan waits:
+// the session is re-attached from workspace state, the panel comes back through its serializer,
+// and the plan is approved after the reload (real server, real code-server + Chromium).
+import * as assert from 'node:assert/strict';
+import type { ServerProcess } from '../support/serverProcess';
+import { openTestWindow, readStatusBar, screenshot, screenshotIfFailed, waitFor, type TestWindow } from './harness';
+import { decisionsSent, exitPlanResults, onlySession, planTask, reviewFrame, scenario, sessionEvents, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
+
+describe('question -> reply -> plan, then a window reload and approve (server backend)', function () {
+  let window: TestWindow | undefined;
+  let server: ServerProcess | undefined;
+  let sessionId = '';
+
+  before(async function () {
+    server = await startScenarioServer(scenario('question.json'));
+    window = await openTestWindow({ suite: 'question-reload' });
+    await useServer(window, server);
+  });
+  afterEach(async function () {
+    await screenshotIfFailed(this, window);
+    if (this.currentTest?.state === 'failed' && window) {
+      // The extension's own log says why a session did not move on.
+      const logs = (await import('node:child_process')).execSync(`find ${JSON.stringify(window.server.userDataDir)} -name 'Ultraplan.log' -o -name '*ultraplan*.log' | head -5`).toString().trim().split('\n');
+      for (const file of logs.filter(Boolean)) console.log(`--- ${file}\n${(await import('node:fs')).readFileSync(file, 'utf8').slice(-6000)}`);
+    }
+  });
+  after(async function () {
+    await window?.close();
+    await server?.stop();
+  });
+
+  it('shows the agent\'s question with a reply box; the reply reaches the agent and a plan follows', async function () {
+    const { page } = window!;
+    await planTask(page, 'make the build target one Node version', 'Ultraplan: needs input');
+    sessionId = (await onlySession(server!)).id;
+    const frame = await reviewFrame(page, '.question');
+    assert.match((await frame.locator('.question').textContent()) ?? '', /Node 20 or Node 22/);
+    await frame.getByLabel('Your reply').fill('Node 20, please.');
+    await screenshot(page, 'question');
+    await frame.getByRole('button', { name: 'Reply', exact: true }).click();
+    await waitForEvents(
+      server!,
+      sessionId,
+      (events) => events.some((e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === 'Node 20, please.'),
+      'the reply to reach the session',
+    );
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    const plan = await reviewFrame(page, '#plan li');
+    assert.match((await plan.locator('#plan').textContent()) ?? '', /Target node20 in esbuild/);
+  });
+
+  it('comes back after a window reload with the plan still ready, then approves it', async function () {
+    const w = window!;
+    const before = w.probe.announcement();
+    const after = await w.reload();
+    assert.notEqual(after.startedAt, before?.startedAt, 'a new extension host');
+    await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    const frame = await reviewFrame(w.page, '#plan li');
+    await waitFor(async () => ((await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled()) ? true : undefined), {
+      timeoutMs: 20_000,
+      message: 'Approve to be enabled after the reload',
+    });
+    await screenshot(w.page, 'after-reload');
+    assert.equal(decisionsSent(await sessionEvents(server!, sessionId)).length, 0, 'nothing decided by the reload itself');
+    await frame.getByRole('button', { name: 'Approve', exact: true }).click();
+    const approved = await waitForEvents(server!, sessionId, (e) => exitPlanResults(e).find((r) => !r.isError), 'the approval');
+    assert.match(approved.text, /## Approved Plan:\n# Plan: build for Node 20/);
+    await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
+    await screenshot(w.page, 'approved-after-reload');
+  });
+});

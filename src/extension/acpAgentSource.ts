@@ -3,6 +3,7 @@
 // nothing is installed. Chosen per new session, so a change in "Choose Backend…" applies at once.
 import * as vscode from 'vscode';
 import { createAcpAgentFactory, detectCustomAgent, detectKnownAgents } from '../sessions/acp';
+import { endsAfterApprovedResult } from './acpAgentLifetime';
 import { planEmbeddedAgent, type AgentDetection, type EmbeddedAgentPlan } from './agentChoice';
 import type { EmbeddedAgent, EmbeddedAgentSource } from './backends';
 import type { UltraplanSettings } from './settingsSchema';
@@ -95,14 +96,18 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
       case 'acp': {
         const cwd = workspaceFolder() as string; // planForSettings refused an ACP agent without a folder
         log.info(`embedded agent: ${plan.label} (${plan.availability}): ${plan.argv.join(' ')} in ${cwd}; after approval: ${settings.afterApproval}`);
-        const factory = createAcpAgentFactory({
-          argv: plan.argv,
-          cwd,
-          label: plan.label,
-          afterApproval: settings.afterApproval,
-          firstEventTimeoutMs: settings['agent.firstEventTimeoutSeconds'] * 1000,
-          log: (line) => log.info(`agent ${plan.label}: ${line}`),
-        });
+        const agentLog = (line: string) => log.info(`agent ${plan.label}: ${line}`);
+        const factory = endsAfterApprovedResult(
+          createAcpAgentFactory({
+            argv: plan.argv,
+            cwd,
+            label: plan.label,
+            afterApproval: settings.afterApproval,
+            firstEventTimeoutMs: settings['agent.firstEventTimeoutSeconds'] * 1000,
+            log: agentLog,
+          }),
+          agentLog,
+        );
         return { factory, label: plan.label, demo: false };
       }
     }

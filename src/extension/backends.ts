@@ -136,7 +136,9 @@ export class Backends implements vscode.Disposable {
           log: (l) => log.debug(`embedded host: ${l}`),
         });
         log.info(`embedded backend ready; sessions kept in ${dataDir}`);
-        return { backend: new EmbeddedBackend({ host, label: 'Embedded' }) };
+        // A failed session's agent may still run (a poll that timed out): archiving ends it.
+        const lifecycle = { archiveOnApprove: false, archiveOnTeleport: true, archiveOnStop: true, archiveOnFailure: true };
+        return { backend: new EmbeddedBackend({ host, label: 'Embedded', lifecycle }) };
       })();
       this.#embedded = opening;
       // A failed open (bad scenario file, …) must not stick: the person fixes it and retries.

@@ -174,7 +174,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     assert.match(feedback, /> 1\. Write greet\(\)\n\nTake the name as a parameter/);
   });
 
-  it('shows the revised plan as revision 2, approves it: the agent gets the manual allow option, never a bypass', async function () {
+  it('shows the revised plan as revision 2, approves it: the agent gets the manual allow option, never a bypass; its process ends with the result', async function () {
     const { page } = window!;
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     const frame = await reviewFrame(page, '.revision-label');
@@ -196,6 +196,10 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
       message: 'the agent\'s closing message as the outcome',
     });
     await screenshot(page, 'approved');
+    // The session has its outcome: nothing talks to its agent again, so its process is gone.
+    const [pid] = startedPids(readRecord(record));
+    assert.ok(pid, 'the agent recorded its pid');
+    await waitFor(() => (isAlive(pid) ? undefined : true), { timeoutMs: 15_000, message: `agent pid ${pid} to end after the approved plan's result` });
   });
 
   it('Stop Session ends the agent process of a session in flight', async function () {

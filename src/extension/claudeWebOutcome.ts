@@ -63,6 +63,8 @@ export function describeExecutionReport(report: ExecutionReport): string | undef
   const said = report.branches.filter((b) => b.from === 'text').map((b) => b.name);
   const session = report.branches.filter((b) => b.from === 'session').map((b) => b.name);
   if (said.length > 0) parts.push(`Branch: ${said.join(', ')}.`);
-  if (session.length > 0) parts.push(`The session's outcome branch: ${session.join(', ')}.`);
+  // The outcome branch is the one the launch asked for; it only says something when the session
+  // itself named neither a pull request nor a branch.
+  else if (session.length > 0 && report.pullRequests.length === 0) parts.push(`Branch (the session's outcome): ${session.join(', ')}.`);
   return parts.length > 0 ? parts.join(' ') : undefined;
 }

@@ -77,8 +77,8 @@ export function refinePlanPrompt(plan: string, source: string): RefinePlanInput 
     return { ok: false, message: `${source} has ${text.length.toLocaleString('en-US')} characters; plans up to ${REFINE_PLAN_MAX_CHARS.toLocaleString('en-US')} can be refined.` };
   }
   const prompt = [
-    `Refine the plan "${planTitle(text)}" (from ${source}).`,
-    'The draft below is a starting point, not a settled decision: check it against the repository, correct',
+    `Refine the plan "${planTitle(text)}".`,
+    `The draft below (from ${source}) is a starting point, not a settled decision: check it against the repository, correct`,
     'what is wrong, add what is missing, drop what is not needed and keep what holds up. Ask if something',
     'essential is unclear. Then present the refined plan for review.',
     '',

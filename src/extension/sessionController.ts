@@ -12,6 +12,9 @@ import { followUntilResult, pollForApprovedPlan, type PollPhase, type PollPhaseD
 import { ExitPlanModeScanner } from '../core/scanner';
 import { userMessageEvent } from '../core/protocol';
 import type { SessionBackend } from '../sessions/backend';
+import { claudeWebFailureOf } from '../sessions/claudeWeb';
+import { isLoginFailure } from './claudeWebFailure';
+import { executionReport, showBackendFailure } from './claudeWebUi';
 import type { PersistedSession } from './persistedSessions';
 
 export interface SessionControllerOptions {
@@ -225,25 +228,35 @@ export class SessionController implements vscode.Disposable {
       const link = this.sessionLink;
       // The result's own text when it has one, else the agent's last message (its summary).
       const summary = result.result?.trim() || approved.scanner.lastAssistantText?.trim();
-      const text = summary || (result.isError ? `The execution ended with ${result.subtype}.` : 'The approved plan was executed.');
+      const ended = summary || (result.isError ? `The execution ended with ${result.subtype}.` : 'The approved plan was executed.');
+      // The pull request / branch, only as the session reports them.
+      const report = await executionReport(this.backend, this.sessionId, [result.result, approved.scanner.lastAssistantText], log);
+      const text = report ? `${ended}\n\n${report.text}` : ended;
       this.#outcome = link ? { text, link } : { text };
       this.#setPhase(result.isError ? 'failed' : 'completed');
       this.#finish();
       log.info(`[${this.key}] execution ended: ${result.subtype}`);
       const show = 'Show Plan Review';
-      const message = `Ultraplan: "${this.title}" ${result.isError ? 'failed while executing' : 'finished'}: ${clip(text, 200)}`;
-      void (result.isError ? vscode.window.showErrorMessage(message, show) : vscode.window.showInformationMessage(message, show)).then(
-        (c) => c && vscode.commands.executeCommand('ultraplan.showReview', this.key),
-      );
+      const openPr = 'Open Pull Request';
+      const buttons = report?.pullRequest ? [show, openPr] : [show];
+      const message = `Ultraplan: "${this.title}" ${result.isError ? 'failed while executing' : 'finished'}: ${clip(ended, 200)}${report ? ` ${report.text}` : ''}`;
+      void (result.isError ? vscode.window.showErrorMessage(message, ...buttons) : vscode.window.showInformationMessage(message, ...buttons)).then((c) => {
+        if (c === show) void vscode.commands.executeCommand('ultraplan.showReview', this.key);
+        if (c === openPr && report?.pullRequest) void vscode.env.openExternal(vscode.Uri.parse(report.pullRequest, true));
+      });
     } catch (err) {
       if (err instanceof UltraplanPollError && err.reason === 'stopped' && this.#endedBy !== undefined) return;
       if (this.#endedBy === undefined && this.#abort.signal.aborted) return; // disposed (window closing)
-      const message = errorText(err);
+      // Claude Code on the web: the failure's own words (cause, fix). When it is our login that
+      // failed, the remote session is fine: it is not archived, and Retry follows it again.
+      const claudeWeb = claudeWebFailureOf(err);
+      const message = claudeWeb?.message ?? errorText(err);
       log.error(`[${this.key}] ${err instanceof UltraplanPollError ? err.reason : 'error'}: ${message}`);
       this.#notice = { level: 'error', text: message };
       this.#setPhase('failed');
       this.#finish();
-      if (this.backend.lifecycle?.archiveOnFailure) await this.#archive('the session failed');
+      if (this.backend.lifecycle?.archiveOnFailure && !isLoginFailure(claudeWeb)) await this.#archive('the session failed');
+      if (showBackendFailure(err, { log, prefix: `"${this.title}":`, ...(isLoginFailure(claudeWeb) ? { retry: () => this.resume() } : {}) })) return;
       void vscode.window.showErrorMessage(`Ultraplan: "${this.title}": ${message}`, 'Show Log').then((c) => c && o.log.show());
     }
   }
@@ -341,11 +354,20 @@ export class SessionController implements vscode.Disposable {
       if (!(err instanceof SessionsError && err.kind === 'conflict')) this.#gate.release(binding);
       this.#inFlight = undefined;
       this.#editing = undefined;
-      const message = `Sending the decision failed: ${errorText(err)}`;
+      // Claude Code on the web says why in its own words; a decision neither HTTP nor the session
+      // WebSocket took is not sent, and the plan stays pending here (the browser can decide it).
+      const claudeWeb = claudeWebFailureOf(err);
+      const notDelivered = claudeWeb?.reason === 'decision_not_delivered';
+      const message = notDelivered && claudeWeb ? claudeWeb.message : `Sending the decision failed: ${claudeWeb?.message ?? errorText(err)}`;
       log.error(`[${this.key}] ${message}`);
       this.#notice = { level: 'error', text: message };
       this.#changed();
-      void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
+      // Retry sends the same bound decision (the gate checks it again); a teleport is retried from
+      // the panel, which also saves the plan.
+      const retry = notDelivered || decision.kind === 'teleport' ? {} : { retry: () => this.decide(binding, decision, extras) };
+      if (!showBackendFailure(err, { log, ...(notDelivered ? {} : { prefix: 'Your decision was not sent:' }), ...retry })) {
+        void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
+      }
       return { sent: false, message };
     }
     this.#inFlight = undefined;
@@ -488,6 +510,19 @@ export class SessionController implements vscode.Disposable {
   saveDraft(draft: PanelDraft): void {
     this.#drafts.set(draft.toolUseId, draft);
     this.#changed();
+  }
+
+  /**
+   * Follows a session again after our own login failed (the person ran `claude` and chose Retry):
+   * the log is replayed from its start, as after a reload.
+   */
+  resume(): void {
+    if (!this.#finished || this.#endedBy !== undefined || this.#phase !== 'failed') return;
+    this.#options.log.info(`[${this.key}] following session ${this.sessionId} again`);
+    this.#finished = false;
+    this.#notice = undefined;
+    this.#abort = new AbortController();
+    this.start();
   }
 
   /** Stops following and archives the session (ends its agent). */

@@ -41,6 +41,14 @@ export class PhaseStatusBarItem implements vscode.Disposable {
     md.appendText(`Backend: ${s.backend.label}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`);
     md.appendMarkdown('\n\n');
     md.appendText(`Phase: ${s.phase.replace('_', ' ')} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
+    const link = s.sessionLink;
+    if (link) {
+      // The session's page (claude.ai/code/<id>); parentheses escaped so the link cannot end early.
+      md.appendMarkdown('\n\n');
+      md.appendText('Session: ');
+      const escaped = link.replace(/[()[\]]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+      md.appendMarkdown(`[${escaped}](${escaped})`);
+    }
     if (summary.count > 1) {
       md.appendMarkdown('\n\n');
       md.appendText(`${summary.count} sessions; click to review this one.`);

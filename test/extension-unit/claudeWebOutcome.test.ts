@@ -26,7 +26,10 @@ describe('what an approved session reports at its end', () => {
       { name: 'claude/x-1', from: 'text' },
       { name: 'claude/other-2', from: 'session' },
     ]);
-    assert.equal(describeExecutionReport(report), "Branch: claude/x-1. The session's outcome branch: claude/other-2.");
+    // what the session said wins over the branch the launch asked for
+    assert.equal(describeExecutionReport(report), 'Branch: claude/x-1.');
+    const quiet = findExecutionReport(['Done.'], context(['claude/plan-x-3a778']));
+    assert.equal(describeExecutionReport(quiet), "Branch (the session's outcome): claude/plan-x-3a778.");
   });
 
   it('reports nothing when nothing is there (no invented pull request)', () => {

@@ -59,8 +59,8 @@ describe('the prompt path from the terminal', () => {
       const input = refinePlanPrompt(plan, '.ultraplan/plans/2026-01-02-add-a-changelog.md');
       assert.equal(input.ok, true);
       const prompt = input.ok ? input.prompt : '';
-      assert.equal(prompt.split('\n')[0], 'Refine the plan "add a changelog" (from .ultraplan/plans/2026-01-02-add-a-changelog.md).');
-      assert.match(prompt, /starting point, not a settled decision/);
+      assert.equal(prompt.split('\n')[0], 'Refine the plan "add a changelog".');
+      assert.match(prompt, /The draft below \(from \.ultraplan\/plans\/2026-01-02-add-a-changelog\.md\) is a starting point, not a settled decision/);
       assert.match(prompt, /<draft-plan>\n# Plan: add a changelog\n\n1\. Add CHANGELOG\.md\.\n2\. Link it from README\.md\.\n<\/draft-plan>$/);
     });
 

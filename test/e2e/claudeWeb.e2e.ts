@@ -1,0 +1,323 @@
+// Claude Code on the web as the backend, in real code-server + Chromium: the strict
+// Claude-compatibility proxy stands where api.anthropic.com would, in front of a real
+// ultraplan-server running a scripted scenario; Claude Code's login comes from a temporary
+// CLAUDE_CONFIG_DIR; the workspace is a git repository with a github.com remote.
+// plan -> the panel shows the plan and the session link -> approve -> executed, not archived, the
+// pull request shown; teleport -> archived, plan file saved; the GitHub app missing -> its message,
+// Retry after installing -> the unpushed-work question -> plan; a decision neither HTTP nor the
+// WebSocket takes -> said plainly, still pending; stop -> archived. The login file is never written
+// and the token reaches no log.
+import * as assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../support/claudeCompatProxy';
+import { assertUntouched, makeClaudeHome, makeGitRepo, type ClaudeHome } from '../support/claudeCompatFixtures';
+import type { ServerProcess } from '../support/serverProcess';
+import type { Page } from 'playwright-core';
+import {
+  answerInputBox,
+  closeQuickInput,
+  answerQuickPick,
+  clickNotificationButton,
+  openTestWindow,
+  readStatusBar,
+  runCommand,
+  screenshot,
+  screenshotIfFailed,
+  statusBarItem,
+  waitFor,
+  waitForNotification,
+  type TestWindow,
+} from './harness';
+import { listSessions, planTask, reviewFrame, scenario, sessionEvents, startScenarioServer } from './ultraplanSteps';
+
+const ORG = '6f1c1a8e-0000-4000-8000-00000000e2e0';
+const REPO = 'acme/widgets';
+
+/** Every file under `dir` (bounded), for the token search. */
+function filesUnder(dir: string, limit = 5000): string[] {
+  const out: string[] = [];
+  const stack = [dir];
+  while (stack.length > 0 && out.length < limit) {
+    const current = stack.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const full = path.join(current, e.name);
+      if (e.isDirectory()) stack.push(full);
+      else if (e.isFile()) out.push(full);
+    }
+  }
+  return out;
+}
+
+/**
+ * The palette, once more if something (an editor or panel the extension reveals) took the focus
+ * and closed it while it was being typed into.
+ */
+async function runCommandSettled(page: Page, title: string): Promise<void> {
+  try {
+    await runCommand(page, title, { timeoutMs: 10_000 });
+  } catch {
+    await closeQuickInput(page);
+    await runCommand(page, title);
+  }
+}
+
+/** Clears the toasts through the workbench command (no palette: a toast or panel can steal its focus). */
+async function clearNotifications(window: TestWindow): Promise<void> {
+  await window.probe.executeCommand('notifications.clearAll');
+}
+
+describe('Claude Code on the web backend: plan, approve, teleport, eligibility (code-server + Chromium)', function () {
+  let window: TestWindow | undefined;
+  let server: ServerProcess | undefined;
+  let proxy: ClaudeCompatProxy | undefined;
+  let home: ClaudeHome | undefined;
+  let workspace = '';
+  let credentialsBefore: { content: string; mtimeMs: number } | undefined;
+  const token = `sk-ant-oat01-e2e-${randomBytes(16).toString('hex')}`;
+  let firstId = '';
+
+  before(async function () {
+    server = await startScenarioServer(scenario('claude-web-plan.json'));
+    home = await makeClaudeHome({ accessToken: token }, ORG);
+    credentialsBefore = await home.snapshot();
+    proxy = await startClaudeCompatProxy({
+      upstreamUrl: server.url,
+      upstreamToken: server.token,
+      validTokens: [token],
+      organizationUuid: ORG,
+      repos: { [REPO]: { appInstalled: true } },
+    });
+    workspace = await makeGitRepo(`https://github.com/${REPO}.git`);
+    window = await openTestWindow({
+      suite: 'claude-web',
+      workspace,
+      env: { CLAUDE_CONFIG_DIR: home.configDir },
+      settings: {
+        'ultraplan.backend': 'claude-web',
+        'ultraplan.claudeWeb.baseUrl': proxy.url,
+        'ultraplan.teleport.target': 'file',
+      },
+    });
+  });
+  afterEach(async function () {
+    await screenshotIfFailed(this, window);
+  });
+  after(async function () {
+    await window?.close();
+    await proxy?.close();
+    await server?.stop();
+    await home?.remove();
+    if (workspace) await fs.promises.rm(workspace, { recursive: true, force: true });
+  });
+
+  it('"Choose Backend…" offers Claude Code on the web with its environment picker (cloud environments only)', async function () {
+    const { page, probe } = window!;
+    await runCommandSettled(page, 'Ultraplan: Choose Backend…');
+    await answerQuickPick(page, 'Claude Code on the web');
+    const picker = page.locator('.quick-input-widget');
+    await picker.locator('.quick-input-list-row', { hasText: 'Automatic' }).first().waitFor({ timeout: 20_000 });
+    const rows = await picker.locator('.quick-input-list-row').allInnerTexts();
+    assert.ok(rows.some((r) => r.includes('Default') && r.includes('env_cloud_default')), rows.join(' | '));
+    assert.ok(!rows.some((r) => r.includes('my laptop')), 'a bridge cannot host a remote plan and is not offered');
+    await screenshot(page, 'environment-picker');
+    await answerQuickPick(page, 'Default');
+    await waitFor(async () => (await probe.getConfiguration('ultraplan', 'claudeWeb.environmentId')) === 'env_cloud_default' || undefined, {
+      timeoutMs: 10_000,
+      message: 'the environment choice to be stored',
+    });
+    assert.equal(await probe.getConfiguration('ultraplan', 'backend'), 'claude-web');
+  });
+
+  it('plans: the request is Claude Code\'s, the panel shows the plan and the session link (panel, tooltip, log)', async function () {
+    const { page } = window!;
+    await planTask(page, 'ultraplan add a changelog');
+    const sessions = await listSessions(server!);
+    assert.equal(sessions.length, 1);
+    firstId = sessions[0]!.id;
+    const link = `https://claude.ai/code/${firstId}`;
+
+    const create = proxy!.requests.find((r) => r.method === 'POST' && r.path === '/v1/sessions');
+    assert.ok(create, 'the session was created through the Claude-compatible API');
+    assert.equal(create.headers['x-organization-uuid'], ORG);
+    const body = create.body as { title: string; environment_id: string; session_context: { sources: Array<{ url: string; revision?: string }> }; events: Array<{ data: { request?: { mode?: string; ultraplan?: boolean } } }> };
+    assert.equal(body.title, 'ultraplan: plan add a changelog');
+    assert.equal(body.environment_id, 'env_cloud_default');
+    assert.deepEqual(body.session_context.sources[0], { type: 'git_repository', url: `https://github.com/${REPO}`, revision: 'main' });
+    assert.equal(body.events[0]?.data.request?.mode, 'plan');
+    assert.equal(body.events[0]?.data.request?.ultraplan, true);
+
+    const frame = await reviewFrame(page, '#plan li');
+    assert.match((await frame.locator('#plan').textContent()) ?? '', /Link it from README\.md/);
+    assert.equal(await frame.locator('a.session-link').getAttribute('href'), link);
+    assert.match((await frame.locator('body').textContent()) ?? '', /Claude Code on the web · acme\/widgets · Default/);
+    await screenshot(page, 'plan-ready');
+
+    await statusBarItem(page, 'Ultraplan: plan ready').hover();
+    const hover = page.locator('.monaco-hover, .workbench-hover').filter({ hasText: 'Session:' }).first();
+    await hover.waitFor({ state: 'visible', timeout: 10_000 });
+    assert.match((await hover.textContent()) ?? '', new RegExp(link.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')));
+    await screenshot(page, 'status-tooltip');
+    await page.mouse.move(400, 300);
+
+    const logFile = await waitFor(() => filesUnder(window!.server.userDataDir).find((f) => /Ultraplan\.log$/.test(f) && fs.readFileSync(f, 'utf8').includes(link)), {
+      timeoutMs: 10_000,
+      message: 'the session link in the Ultraplan log',
+    });
+    assert.ok(logFile);
+  });
+
+  it('approve: the remote executes to its result, the outcome names the pull request and branch, not archived', async function () {
+    const { page } = window!;
+    const frame = await reviewFrame(page, '#plan li');
+    await frame.getByRole('button', { name: 'Approve', exact: true }).click();
+    await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 60_000 });
+    const outcome = frame.locator('section.outcome');
+    await waitFor(async () => ((await outcome.textContent()) ?? '').includes('pull/7') || undefined, { timeoutMs: 10_000, message: 'the outcome in the panel' });
+    const text = (await outcome.textContent()) ?? '';
+    assert.match(text, /Pull request: https:\/\/github\.com\/acme\/widgets\/pull\/7/);
+    assert.match(text, /Branch: claude\/add-a-changelog-7f3a1/);
+    await screenshot(page, 'approved-outcome');
+
+    const events = await sessionEvents(server!, firstId);
+    const allow = events.filter((e) => e.type === 'control_response');
+    assert.equal(allow.length, 1, 'one decision reached the agent');
+    assert.equal((await listSessions(server!)).find((s) => s.id === firstId)?.session_status !== 'archived', true, 'approve leaves the session running on the remote');
+    assert.ok(!proxy!.requests.some((r) => r.path.endsWith('/archive')), 'no archive request after approve');
+    await clearNotifications(window!);
+  });
+
+  it('teleport: the plan file is saved and the remote session archived', async function () {
+    const { page } = window!;
+    await planTask(page, 'ultraplan add a changelog, run it here');
+    const second = (await listSessions(server!)).find((s) => s.id !== firstId);
+    assert.ok(second);
+    const frame = await reviewFrame(page, '#plan li');
+    await waitFor(async () => (await frame.getByRole('button', { name: 'Teleport', exact: true }).isEnabled()) || undefined, { timeoutMs: 20_000, message: 'Teleport enabled' });
+    await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
+    await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 30_000 });
+    await waitFor(async () => (await listSessions(server!)).find((s) => s.id === second.id)?.session_status === 'archived' || undefined, {
+      timeoutMs: 20_000,
+      message: 'the teleported session to be archived',
+    });
+    assert.ok(proxy!.requests.some((r) => r.method === 'POST' && r.path === `/v1/sessions/${second.id}/archive`));
+    const plansDir = path.join(workspace, '.ultraplan', 'plans');
+    const files = fs.readdirSync(plansDir).filter((f) => f.endsWith('.md'));
+    assert.equal(files.length, 1, files.join(', '));
+    assert.match(fs.readFileSync(path.join(plansDir, files[0]!), 'utf8'), /# Plan: add a changelog/);
+    // Target "file": the saved plan opens in an editor (after the archive).
+    await waitFor(async () => (await window!.probe.editors()).find((e) => e.uri.endsWith(files[0]!) && e.active), {
+      timeoutMs: 20_000,
+      message: 'the saved plan to open in the editor',
+    });
+    // The approved first session is still not archived.
+    assert.notEqual((await listSessions(server!)).find((s) => s.id === firstId)?.session_status, 'archived');
+    await screenshot(page, 'teleported');
+  });
+
+  it('the GitHub app not installed: its cause and fix; Retry after installing asks about unpushed work, then plans', async function () {
+    const { page } = window!;
+    const before = (await listSessions(server!)).length;
+    proxy!.settings.repos[REPO] = { appInstalled: false };
+    await runCommandSettled(page, 'Ultraplan: Plan a Task…');
+    await answerInputBox(page, 'add a license file');
+    const toast = await waitForNotification(page, 'The Claude GitHub app is not installed on acme/widgets', { timeoutMs: 30_000 });
+    const buttons = await toast.locator('.monaco-button').allInnerTexts();
+    assert.ok(buttons.includes('Install the GitHub App') && buttons.includes('Retry'), buttons.join(' | '));
+    assert.match((await toast.textContent()) ?? '', /github\.com\/apps\/claude/);
+    await screenshot(page, 'github-app-missing');
+    assert.equal((await listSessions(server!)).length, before, 'no session was created');
+
+    proxy!.settings.repos[REPO] = { appInstalled: true };
+    await clickNotificationButton(page, 'The Claude GitHub app is not installed', 'Retry');
+    // The teleported plan file is untracked: the remote will not see it, so the launch asks first.
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match((await dialog.textContent()) ?? '', /not committed and pushed/);
+    await screenshot(page, 'unpushed-warning');
+    await dialog.getByRole('button', { name: 'Launch Anyway' }).click();
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 60_000 });
+    assert.equal((await listSessions(server!)).length, before + 1);
+    await clearNotifications(window!);
+  });
+
+  it('a decision neither HTTP nor the WebSocket takes is said plainly, offers the browser and stays pending', async function () {
+    const { page } = window!;
+    const third = (await listSessions(server!)).at(-1)!;
+    proxy!.settings.refuseControlResponseOverHttp = 405;
+    proxy!.settings.webSocket = 'refuse';
+    const frame = await reviewFrame(page, '#plan li');
+    await frame.getByRole('button', { name: 'Approve', exact: true }).click();
+    const toast = await waitForNotification(page, 'Your decision was NOT sent', { timeoutMs: 30_000 });
+    assert.ok((await toast.locator('.monaco-button').allInnerTexts()).includes('Review in Browser'));
+    await screenshot(page, 'decision-not-delivered');
+    // Not shown as sent: still "plan ready", buttons usable again, nothing reached the agent.
+    await readStatusBar(page, 'Ultraplan: plan ready');
+    await waitFor(async () => (await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled()) || undefined, {
+      timeoutMs: 10_000,
+      message: 'the panel to release its decision lock',
+    });
+    assert.match((await frame.locator('.notice').first().textContent()) ?? '', /NOT sent/);
+    assert.equal((await sessionEvents(server!, third.id)).filter((e) => e.type === 'control_response').length, 0);
+    proxy!.settings.refuseControlResponseOverHttp = false;
+    proxy!.settings.webSocket = 'accept';
+    await clearNotifications(window!);
+
+    await runCommandSettled(page, 'Ultraplan: Stop Session');
+    await waitFor(async () => (await listSessions(server!)).find((s) => s.id === third.id)?.session_status === 'archived' || undefined, {
+      timeoutMs: 20_000,
+      message: 'the stopped session to be archived',
+    });
+  });
+
+  it('Refine Plan… seeds a new session with a saved plan as the draft to refine', async function () {
+    const { page } = window!;
+    const before = (await listSessions(server!)).length;
+    const planFile = fs.readdirSync(path.join(workspace, '.ultraplan', 'plans')).find((f) => f.endsWith('.md'))!;
+    await runCommandSettled(page, 'Ultraplan: Refine Plan…');
+    await answerQuickPick(page, planFile);
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+    await dialog.getByRole('button', { name: 'Launch Anyway' }).click();
+    const sessions = await waitFor(async () => {
+      const all = await listSessions(server!);
+      return all.length > before ? all : undefined;
+    }, { timeoutMs: 30_000, message: 'the refine session to be created' });
+    assert.equal(sessions.length, before + 1);
+    const refined = sessions.at(-1)!;
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 60_000 });
+    assert.equal(refined.title, 'ultraplan: Refine the plan "add a changelog".');
+    const create = proxy!.requests.filter((r) => r.method === 'POST' && r.path === '/v1/sessions').at(-1)!;
+    const prompt = JSON.stringify((create.body as { events: unknown[] }).events[1]);
+    assert.ok(prompt.includes(`(from .ultraplan/plans/${planFile})`), prompt);
+    assert.match(prompt, /<draft-plan>\\n# Plan: add a changelog/);
+    await screenshot(page, 'refine-plan');
+    await clearNotifications(window!);
+    await runCommandSettled(page, 'Ultraplan: Stop Session');
+    await waitFor(async () => (await listSessions(server!)).find((s) => s.id === refined.id)?.session_status === 'archived' || undefined, {
+      timeoutMs: 20_000,
+      message: 'the stopped refine session to be archived',
+    });
+  });
+
+  it('Claude Code\'s login file is unchanged, and the token reached no log, setting or state', async function () {
+    await assertUntouched(home!, credentialsBefore!);
+    assert.ok(proxy!.requests.length > 0 && proxy!.requests.every((r) => r.token === token), 'every request carried the login read from the file');
+    const leaks = [...filesUnder(window!.server.userDataDir), ...filesUnder(path.join(workspace, '.ultraplan'))].filter((f) => {
+      try {
+        return fs.readFileSync(f).includes(token);
+      } catch {
+        return false;
+      }
+    });
+    assert.deepEqual(leaks, []);
+    assert.ok(!window!.server.output().includes(token), 'code-server output holds no token');
+  });
+});

@@ -208,7 +208,14 @@ export class FollowedSessions implements vscode.Disposable {
         const abort = new AbortController();
         token.onCancellationRequested(() => abort.abort());
         try {
-          progress.report({ message: settings.backend === 'embedded' ? 'opening the embedded session host' : `connecting to ${settings['server.url']}` });
+          progress.report({
+            message:
+              settings.backend === 'embedded'
+                ? 'opening the embedded session host'
+                : settings.backend === 'claude-web'
+                  ? 'connecting to Claude Code on the web'
+                  : `connecting to ${settings['server.url']}`,
+          });
           const { backend, demo, serverUrl, agentLabel } = await this.#o.backends.forNewSession(settings);
           if (serverUrl && !(await this.#o.backends.hasServerToken(serverUrl))) {
             const set = 'Set Server Token…';

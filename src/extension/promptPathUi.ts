@@ -25,11 +25,16 @@ export function registerChatParticipant(context: vscode.ExtensionContext, deps: 
     deps.log.info('no chat API in this editor: the @ultraplan chat participant is not available');
     return;
   }
-  const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, (request, _context, stream, token) =>
-    answerChatRequest(request.prompt, stream, token, deps),
-  );
-  participant.iconPath = new vscode.ThemeIcon('checklist');
-  context.subscriptions.push(participant);
+  try {
+    const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, (request, _context, stream, token) =>
+      answerChatRequest(request.prompt, stream, token, deps),
+    );
+    participant.iconPath = new vscode.ThemeIcon('checklist');
+    context.subscriptions.push(participant);
+  } catch (err) {
+    // A host that refuses the participant must not stop the rest of the extension.
+    deps.log.warn(`the @ultraplan chat participant could not be registered: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 async function answerChatRequest(

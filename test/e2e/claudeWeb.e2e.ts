@@ -248,9 +248,14 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     await clearNotifications(window!);
   });
 
-  it('a decision neither HTTP nor the WebSocket takes is said plainly, offers the browser and stays pending', async function () {
+  it('after a reload, a decision neither HTTP nor the WebSocket takes is said plainly, offers the browser and stays pending', async function () {
     const { page } = window!;
     const third = (await listSessions(server!)).at(-1)!;
+    // After a window reload the session is re-attached on this backend (its checks run again).
+    await window!.reload();
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 60_000 });
+    const revived = await reviewFrame(page, '#plan li');
+    assert.equal(await revived.locator('a.session-link').getAttribute('href'), `https://claude.ai/code/${third.id}`);
     proxy!.settings.refuseControlResponseOverHttp = 405;
     proxy!.settings.webSocket = 'refuse';
     const frame = await reviewFrame(page, '#plan li');

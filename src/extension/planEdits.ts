@@ -33,7 +33,8 @@ export class PlanEdits implements vscode.Disposable {
   async open(sessionKey: string, binding: DecisionBinding, plan: string): Promise<void> {
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: plan });
     this.#byUri.set(doc.uri.toString(), { sessionKey, binding });
-    await vscode.window.showTextDocument(doc, { preview: false });
+    // Beside the review, so the plan being edited and the panel stay in view together.
+    await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
     this.#updateContext();
     void vscode.window.showInformationMessage(
       'Ultraplan: edit the plan, then use "Approve Edited Plan" (the ✓ in the editor title) to approve your version.',

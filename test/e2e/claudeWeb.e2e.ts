@@ -305,10 +305,28 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     assert.match(prompt, /<draft-plan>\\n# Plan: add a changelog/);
     await screenshot(page, 'refine-plan');
     await clearNotifications(window!);
+  });
+
+  it('the login refused while following: run `claude`, Retry follows again, the session is not archived; Stop archives it', async function () {
+    const { page } = window!;
+    const current = (await listSessions(server!)).at(-1)!;
+    // As if the token expired and was revoked: the "service" now refuses it.
+    proxy!.settings.validTokens.delete(token);
+    const toast = await waitForNotification(page, 'refused Claude Code\'s login', { timeoutMs: 30_000 });
+    const buttons = await toast.locator('.monaco-button').allInnerTexts();
+    assert.deepEqual(buttons.filter((b) => b === 'Open Terminal' || b === 'Retry').sort(), ['Open Terminal', 'Retry']);
+    await readStatusBar(page, 'Ultraplan: failed');
+    await screenshot(page, 'login-refused');
+    assert.notEqual((await listSessions(server!)).find((s) => s.id === current.id)?.session_status, 'archived', 'our login failing leaves the remote session alone');
+    // The person ran `claude` (it refreshed the login), then Retry.
+    proxy!.settings.validTokens.add(token);
+    await clickNotificationButton(page, 'refused Claude Code\'s login', 'Retry');
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    await clearNotifications(window!);
     await runCommandSettled(page, 'Ultraplan: Stop Session');
-    await waitFor(async () => (await listSessions(server!)).find((s) => s.id === refined.id)?.session_status === 'archived' || undefined, {
+    await waitFor(async () => (await listSessions(server!)).find((s) => s.id === current.id)?.session_status === 'archived' || undefined, {
       timeoutMs: 20_000,
-      message: 'the stopped refine session to be archived',
+      message: 'the stopped session to be archived',
     });
   });
 

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   PROBE_TOKEN_HEADER,
   URI_ARG_KEY,
+  activationTimingSchema,
   editorStateSchema,
   extensionStateSchema,
   hostSuiteResultsSchema,
@@ -15,6 +16,7 @@ import {
   tabStateSchema,
   taskExecutionStateSchema,
   terminalStateSchema,
+  type ActivationTiming,
   type EditorState,
   type ExtensionState,
   type HostSuiteResults,
@@ -96,6 +98,11 @@ export class HostProbe {
 
   async extension(id: string, options: { activate?: boolean } = {}): Promise<ExtensionState> {
     return extensionStateSchema.parse(await this.call({ op: 'extension', id, activate: options.activate ?? false }));
+  }
+
+  /** Activates an extension and says how long `await extension.activate()` took in the host. */
+  async activateTimed(id: string): Promise<ActivationTiming> {
+    return activationTimingSchema.parse(await this.call({ op: 'activateTimed', id }));
   }
 
   async editors(): Promise<EditorState[]> {

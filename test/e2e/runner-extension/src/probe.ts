@@ -11,6 +11,7 @@ import {
   URI_ARG_KEY,
   type EditorState,
   type ExtensionState,
+  type ActivationTiming,
   type ProbeFile,
   type ProbeResponse,
   type TabState,
@@ -79,7 +80,8 @@ async function answer(body: unknown, handlers: ProbeHandlers): Promise<unknown> 
       const extension = vscode.extensions.getExtension(request.id);
       if (!extension) return { present: false, isActive: false, exportKeys: [] } satisfies ExtensionState;
       if (request.activate) await extension.activate();
-      const exported: unknown = extension.exports;
+      // Reading exports of an extension that is not active throws ("not known or not activated").
+      const exported: unknown = extension.isActive ? extension.exports : undefined;
       const state: ExtensionState = {
         present: true,
         isActive: extension.isActive,
@@ -87,6 +89,16 @@ async function answer(body: unknown, handlers: ProbeHandlers): Promise<unknown> 
         exportKeys: exported && typeof exported === 'object' ? Object.keys(exported) : [],
       };
       return state;
+    }
+    case 'activateTimed': {
+      const extension = vscode.extensions.getExtension(request.id);
+      if (!extension) throw new Error(`no extension ${request.id} in this extension host`);
+      const wasActive = extension.isActive;
+      // Timed here, not across the probe's HTTP round trip, so the figure is the activation alone.
+      const start = performance.now();
+      await extension.activate();
+      const ms = performance.now() - start;
+      return { wasActive, isActive: extension.isActive, ms } satisfies ActivationTiming;
     }
     case 'editors': {
       const active = vscode.window.activeTextEditor?.document.uri.toString();

@@ -35,6 +35,7 @@ export const probeRequestSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('executeCommand'), command: z.string().min(1), args: z.array(z.unknown()).default([]) }),
   z.object({ op: z.literal('commands'), prefix: z.string().default('') }),
   z.object({ op: z.literal('extension'), id: z.string().min(1), activate: z.boolean().default(false) }),
+  z.object({ op: z.literal('activateTimed'), id: z.string().min(1) }),
   z.object({ op: z.literal('editors') }),
   z.object({ op: z.literal('tabs') }),
   z.object({ op: z.literal('terminals') }),
@@ -108,6 +109,16 @@ export const extensionStateSchema = z.object({
   exportKeys: z.array(z.string()),
 });
 export type ExtensionState = z.infer<typeof extensionStateSchema>;
+
+/** What the `activateTimed` op answers: `await extension.activate()` timed inside the extension host. */
+export const activationTimingSchema = z.object({
+  /** Already active before the call: then `ms` is only the cost of a no-op activate(). */
+  wasActive: z.boolean(),
+  isActive: z.boolean(),
+  /** performance.now() around `await extension.activate()` (module load, activate(), its promise). */
+  ms: z.number().nonnegative(),
+});
+export type ActivationTiming = z.infer<typeof activationTimingSchema>;
 
 export const terminalStateSchema = z.object({ name: z.string(), exitCode: z.number().int().nullable() });
 export type TerminalState = z.infer<typeof terminalStateSchema>;

@@ -8,6 +8,8 @@ import { taskArgv, type TeleportTarget } from './settingsSchema';
 
 export type ConcreteTarget = Exclude<TeleportTarget, 'ask'>;
 
+const OWN_EXTENSION_ID = 'ultraplan.ultraplan';
+
 /** Chat prefill carries the plan itself up to this size; larger plans are referenced by file. */
 const CHAT_INLINE_LIMIT = 20_000;
 
@@ -118,9 +120,13 @@ async function openInChat(file: vscode.Uri, plan: string, shown: string, log: vs
   return { text, level: 'warning' };
 }
 
-/** True when some installed extension contributes a chat participant (someone to answer). */
+/**
+ * True when some other installed extension contributes a chat participant (someone to answer the
+ * plan). Ours does not count: it launches Ultraplan sessions, it does not implement plans.
+ */
 function hasChatProvider(): boolean {
   return vscode.extensions.all.some((ext) => {
+    if (ext.id.toLowerCase() === OWN_EXTENSION_ID) return false;
     const contributes = (ext.packageJSON as { contributes?: { chatParticipants?: unknown[] } } | undefined)?.contributes;
     return Array.isArray(contributes?.chatParticipants) && contributes.chatParticipants.length > 0;
   });

@@ -6,7 +6,7 @@ import type { ServerProcess } from '../support/serverProcess';
 import { openTestWindow, readStatusBar, screenshot, screenshotIfFailed, waitFor, type TestWindow } from './harness';
 import { decisionsSent, exitPlanResults, onlySession, planTask, reviewFrame, scenario, sessionEvents, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
 
-describe('question -> reply -> plan, then a window reload and approve (server backend)', function () {
+describe('question -> reply -> plan, then a window reload and approve by keybinding (server backend)', function () {
   let window: TestWindow | undefined;
   let server: ServerProcess | undefined;
   let sessionId = '';
@@ -62,7 +62,9 @@ describe('question -> reply -> plan, then a window reload and approve (server ba
     });
     await screenshot(w.page, 'after-reload');
     assert.equal(decisionsSent(await sessionEvents(server!, sessionId)).length, 0, 'nothing decided by the reload itself');
-    await frame.getByRole('button', { name: 'Approve', exact: true }).click();
+    // Approve with the keybinding while the review panel has focus (Ctrl+Alt+A).
+    await frame.locator('h1.title').click();
+    await w.page.keyboard.press('Control+Alt+KeyA');
     const approved = await waitForEvents(server!, sessionId, (e) => exitPlanResults(e).find((r) => !r.isError), 'the approval');
     assert.match(approved.text, /## Approved Plan:\n# Plan: build for Node 20/);
     await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });

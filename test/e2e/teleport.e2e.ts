@@ -6,8 +6,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServerProcess } from '../support/serverProcess';
 import {
+  closeQuickInput,
+  dismissNotifications,
   openTestWindow,
   readStatusBar,
+  runCommand,
   screenshot,
   screenshotIfFailed,
   waitFor,
@@ -50,6 +53,18 @@ describe('teleport: to a task and to chat (server backend)', function () {
   after(async function () {
     await window?.close();
     await server?.stop();
+  });
+
+  it('reports a bad setting with an "Open Settings" button and keeps working with the default', async function () {
+    const { page, probe } = window!;
+    await probe.updateConfiguration('ultraplan', 'pollIntervalMs', 10);
+    await runCommand(page, 'Ultraplan: Plan a Task…');
+    const notice = await waitForNotification(page, 'ultraplan.pollIntervalMs must be at least 250', { timeoutMs: 15_000 });
+    assert.equal(await notice.getByRole('button', { name: 'Open Settings' }).count(), 1);
+    await screenshot(page, 'bad-setting');
+    await closeQuickInput(page);
+    await dismissNotifications(page);
+    await probe.updateConfiguration('ultraplan', 'pollIntervalMs', 500);
   });
 
   it('teleports to a task: saves the plan, runs the task with the file as its argument, archives the remote', async function () {

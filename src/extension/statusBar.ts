@@ -54,6 +54,12 @@ export class PhaseStatusBarItem implements vscode.Disposable {
       md.appendText(`${summary.count} sessions; click to review this one.`);
     }
     this.#item.tooltip = md;
+    // Screen readers get plain words, not the tooltip's escaped markdown.
+    const backendWords = `${s.backend.label}${s.agentLabel ? `, agent ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ', Demo (scripted)' : ''}`;
+    this.#item.accessibilityInformation = {
+      label: `${summary.text.replace(/\$\([^)]*\)\s*/g, '')}. ${s.title}. Backend ${backendWords}. Elapsed ${formatElapsed(Date.now() - s.createdAt)}, ${s.revisionCount} revision${s.revisionCount === 1 ? '' : 's'}.`,
+      role: 'button',
+    };
     this.#item.command = { title: 'Show Plan Review', command: 'ultraplan.showReview', arguments: [s.key] };
     this.#item.backgroundColor =
       s.phase === 'failed'

@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import type { ServerProcess } from '../support/serverProcess';
 import { openTestWindow, readStatusBar, screenshot, screenshotIfFailed, waitFor, type TestWindow } from './harness';
-import { decisionsSent, exitPlanResults, onlySession, planTask, reviewFrame, scenario, sessionEvents, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
+import { printExtensionLogIfFailed, decisionsSent, exitPlanResults, onlySession, planTask, reviewFrame, scenario, sessionEvents, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
 
 describe('question -> reply -> plan, then a window reload and approve by keybinding (server backend)', function () {
   let window: TestWindow | undefined;
@@ -18,11 +18,7 @@ describe('question -> reply -> plan, then a window reload and approve by keybind
   });
   afterEach(async function () {
     await screenshotIfFailed(this, window);
-    if (this.currentTest?.state === 'failed' && window) {
-      // The extension's own log says why a session did not move on.
-      const logs = (await import('node:child_process')).execSync(`find ${JSON.stringify(window.server.userDataDir)} -name 'Ultraplan.log' -o -name '*ultraplan*.log' | head -5`).toString().trim().split('\n');
-      for (const file of logs.filter(Boolean)) console.log(`--- ${file}\n${(await import('node:fs')).readFileSync(file, 'utf8').slice(-6000)}`);
-    }
+    await printExtensionLogIfFailed(this, window);
   });
   after(async function () {
     await window?.close();

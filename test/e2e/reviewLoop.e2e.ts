@@ -19,6 +19,7 @@ import {
   exitPlanResults,
   onlySession,
   planTask,
+  printExtensionLogIfFailed,
   reviewFrame,
   scenario,
   startScenarioServer,
@@ -38,6 +39,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   });
   afterEach(async function () {
     await screenshotIfFailed(this, window);
+    await printExtensionLogIfFailed(this, window);
   });
   after(async function () {
     await window?.close();

@@ -23,6 +23,7 @@ import {
   decisionsSent,
   listSessions,
   planTask,
+  printExtensionLogIfFailed,
   reviewFrame,
   scenario,
   sessionEvents,
@@ -78,6 +79,7 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
   });
   afterEach(async function () {
     await screenshotIfFailed(this, window);
+    await printExtensionLogIfFailed(this, window);
   });
   after(async function () {
     await window?.close();

@@ -17,7 +17,7 @@ import {
   waitForNotification,
   type TestWindow,
 } from './harness';
-import { exitPlanResults, listSessions, planTask, reviewFrame, scenario, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
+import { printExtensionLogIfFailed, exitPlanResults, listSessions, planTask, reviewFrame, scenario, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
 
 // Writes its first argument (the plan file path) into teleport-marker.txt next to it, and a copy of
 // the plan, so the test sees that the task ran and with which argument.
@@ -49,6 +49,7 @@ describe('teleport: to a task and to chat (server backend)', function () {
   });
   afterEach(async function () {
     await screenshotIfFailed(this, window);
+    await printExtensionLogIfFailed(this, window);
   });
   after(async function () {
     await window?.close();

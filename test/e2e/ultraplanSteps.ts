@@ -1,6 +1,7 @@
 // Steps shared by the Ultraplan scenario suites (test/e2e/*.e2e.ts): start a real ultraplan-server
 // with a scripted scenario, point the extension at it, plan a task from the palette, read what the
 // agent received through the server's own events API.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { startServer, type ServerProcess } from '../support/serverProcess';
@@ -125,4 +126,24 @@ export async function waitForEvents<T>(
   message: string,
 ): Promise<T> {
   return waitFor(async () => check(await sessionEvents(server, sessionId)) || undefined, { timeoutMs: 30_000, intervalMs: 300, message });
+}
+
+/** After a failed test: prints the tail of the extension's own log (why a session did not move on). */
+export async function printExtensionLogIfFailed(context: Mocha.Context, window: TestWindow | undefined): Promise<void> {
+  if (context.currentTest?.state !== 'failed' || !window) return;
+  const found: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    if (depth > 6) return;
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full, depth + 1);
+      else if (entry.name === 'Ultraplan.log') found.push(full);
+    }
+  };
+  try {
+    walk(path.join(window.server.userDataDir, 'logs'), 0);
+  } catch {
+    return;
+  }
+  for (const file of found) console.log(`--- ${file}\n${fs.readFileSync(file, 'utf8').slice(-4000)}`);
 }

@@ -1,0 +1,74 @@
+// The embedded backend with the shipped demo scenario, in real code-server + Chromium: labelled as
+// a demo in the status bar tooltip and the panel; question -> reply -> plan; the in-process host
+// journals the session, so after a window reload it is re-attached and the loop goes on
+// (reject, revision 2, approve, outcome).
+import * as assert from 'node:assert/strict';
+import {
+  openTestWindow,
+  readStatusBar,
+  screenshot,
+  screenshotIfFailed,
+  statusBarAriaLabel,
+  waitFor,
+  type TestWindow,
+} from './harness';
+import { planTask, printExtensionLogIfFailed, reviewFrame } from './ultraplanSteps';
+
+describe('embedded backend: the scripted demo, across a reload', function () {
+  let window: TestWindow | undefined;
+
+  before(async function () {
+    window = await openTestWindow({
+      suite: 'embedded-demo',
+      settings: { 'ultraplan.backend': 'embedded', 'ultraplan.agent.choice': 'demo' },
+    });
+  });
+  afterEach(async function () {
+    await screenshotIfFailed(this, window);
+    await printExtensionLogIfFailed(this, window);
+  });
+  after(async function () {
+    await window?.close();
+  });
+
+  it('labels the demo everywhere it shows and answers its question', async function () {
+    const { page } = window!;
+    await planTask(page, 'Add rate limiting to the public API', 'Ultraplan: needs input');
+    assert.match(await statusBarAriaLabel(page, 'Ultraplan: needs input'), /Backend Embedded.*Demo \(scripted\)/);
+    const frame = await reviewFrame(page, '.question');
+    assert.match((await frame.locator('body').textContent()) ?? '', /Demo/);
+    await frame.getByLabel('Your reply').fill('Per API key, with an in-memory fallback.');
+    await frame.getByRole('button', { name: 'Reply', exact: true }).click();
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    await screenshot(page, 'demo-plan-ready');
+  });
+
+  it('re-attaches the embedded session after a reload, then reject -> revision 2 -> approve', async function () {
+    const w = window!;
+    await w.reload();
+    await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    let frame = await reviewFrame(w.page, '#plan li');
+    await waitFor(async () => ((await frame.getByRole('button', { name: 'Reject', exact: true }).isEnabled()) ? true : undefined), {
+      timeoutMs: 20_000,
+      message: 'the plan to be decidable after the reload',
+    });
+    await frame.locator('#feedback').fill('Add the in-memory fallback and make the limit configurable.');
+    await frame.getByRole('button', { name: 'Reject', exact: true }).click();
+    frame = await waitFor(
+      async () => {
+        const f = await reviewFrame(w.page, '.revision-label');
+        return (await f.locator('.revision-label').textContent().catch(() => '')) === 'Revision 2 of 2' ? f : undefined;
+      },
+      { timeoutMs: 30_000, message: 'revision 2' },
+    );
+    await waitFor(async () => ((await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled()) ? true : undefined), {
+      timeoutMs: 20_000,
+      message: 'revision 2 to be decidable',
+    });
+    await frame.getByRole('button', { name: 'Approve', exact: true }).click();
+    await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
+    const outcome = await reviewFrame(w.page, '.outcome');
+    assert.match((await outcome.locator('.outcome').textContent()) ?? '', /rate limiting is in place/);
+    await screenshot(w.page, 'demo-completed');
+  });
+});

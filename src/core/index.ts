@@ -5,3 +5,4 @@ export type * from './transport';
 export * from './scanner';
 export * from './keyword';
 export * from './poller';
+export * from './permissionRequests';

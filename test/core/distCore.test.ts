@@ -20,6 +20,7 @@ const REQUIRED_FUNCTIONS = [
   'followUntilResult',
   'UltraplanPollError',
   'SessionsError',
+  'ToolPermissionTracker',
 ];
 const REQUIRED_SCHEMAS = [
   'AssistantEventSchema',

@@ -164,6 +164,7 @@ export class Backends implements vscode.Disposable {
         return token;
       },
       log: (line) => log.debug(`http: ${line}`),
+      fetch: loggingFetch(log),
     });
     const backend = new HttpBackend({ client, preferStream: true });
     this.#servers.set(serverUrl, backend);
@@ -248,4 +249,26 @@ export class Backends implements vscode.Disposable {
       embedded?.then((e) => e.backend.dispose()),
     ]);
   }
+}
+
+/**
+ * fetch that logs each request: method, path and status, never headers or bodies (the token
+ * travels in a header). Changes (POST) at info; reads, which polling repeats, at debug.
+ */
+export function loggingFetch(log: vscode.LogOutputChannel, inner: typeof fetch = globalThis.fetch): typeof fetch {
+  return async (input, init) => {
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const what = `${method} ${url.origin}${url.pathname}`;
+    const write = (line: string) => (method === 'GET' ? log.debug(line) : log.info(line));
+    const started = Date.now();
+    try {
+      const res = await inner(input, init);
+      write(`http: ${what} -> ${res.status} (${Date.now() - started} ms)`);
+      return res;
+    } catch (err) {
+      write(`http: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+      throw err;
+    }
+  };
 }

@@ -5,7 +5,10 @@
 import * as assert from 'node:assert/strict';
 import type { ServerProcess } from '../support/serverProcess';
 import {
+  answerInputBox,
+  closeQuickInput,
   openTestWindow,
+  readQuickInput,
   readStatusBar,
   runCommand,
   screenshot,
@@ -16,6 +19,7 @@ import {
 } from './harness';
 import {
   decisionsSent,
+  extensionLog,
   exitPlanResults,
   onlySession,
   planTask,
@@ -48,6 +52,17 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
 
   it('plans a task: status bar goes to "plan ready" and the panel shows revision 1 with the four buttons', async function () {
     const { page } = window!;
+    // The input box hints at the keyword (and at ultrareview) before anything is sent.
+    await runCommand(page, 'Ultraplan: Plan a Task…');
+    await answerInputBox(page, 'ultraplan add a dark mode toggle, ultrareview later', { submit: false });
+    const hint = await waitFor(async () => {
+      const q = await readQuickInput(page);
+      return q.message.includes('launch keyword') ? q.message : undefined;
+    }, { timeoutMs: 10_000, message: 'the keyword hint' });
+    assert.match(hint, /the agent receives: plan add a dark mode toggle/);
+    assert.match(hint, /ultrareview/);
+    await screenshot(page, 'keyword-hint');
+    await closeQuickInput(page);
     await planTask(page, 'ultraplan add a dark mode toggle');
     const session = await onlySession(server!);
     sessionId = session.id;
@@ -135,5 +150,14 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
       message: 'the outcome in the panel',
     });
     await screenshot(page, 'completed');
+  });
+
+  it('logged each request, phase change and decision, and never the token', async function () {
+    const log = extensionLog(window!);
+    assert.match(log, /http: POST http:\/\/127\.0\.0\.1:\d+\/v1\/sessions -> 20\d/);
+    assert.match(log, /decision reject on plan \S+ \(sha256 [0-9a-f]{12}…\)/);
+    assert.match(log, /decision edit on plan/);
+    assert.match(log, /planning -> plan_ready|plan_ready/);
+    assert.ok(!log.includes(server!.token!), 'the server token is not in the log');
   });
 });

@@ -128,9 +128,8 @@ export async function waitForEvents<T>(
   return waitFor(async () => check(await sessionEvents(server, sessionId)) || undefined, { timeoutMs: 30_000, intervalMs: 300, message });
 }
 
-/** After a failed test: prints the tail of the extension's own log (why a session did not move on). */
-export async function printExtensionLogIfFailed(context: Mocha.Context, window: TestWindow | undefined): Promise<void> {
-  if (context.currentTest?.state !== 'failed' || !window) return;
+/** The extension's own log files (one per extension host, so a reload adds one). */
+export function extensionLogFiles(window: TestWindow): string[] {
   const found: string[] = [];
   const walk = (dir: string, depth: number): void => {
     if (depth > 6) return;
@@ -143,7 +142,20 @@ export async function printExtensionLogIfFailed(context: Mocha.Context, window: 
   try {
     walk(path.join(window.server.userDataDir, 'logs'), 0);
   } catch {
-    return;
+    return [];
   }
-  for (const file of found) console.log(`--- ${file}\n${fs.readFileSync(file, 'utf8').slice(-4000)}`);
+  return found.sort();
+}
+
+/** Everything the extension logged so far, across reloads. */
+export function extensionLog(window: TestWindow): string {
+  return extensionLogFiles(window)
+    .map((f) => fs.readFileSync(f, 'utf8'))
+    .join('\n');
+}
+
+/** After a failed test: prints the tail of the extension's own log (why a session did not move on). */
+export async function printExtensionLogIfFailed(context: Mocha.Context, window: TestWindow | undefined): Promise<void> {
+  if (context.currentTest?.state !== 'failed' || !window) return;
+  for (const file of extensionLogFiles(window)) console.log(`--- ${file}\n${fs.readFileSync(file, 'utf8').slice(-4000)}`);
 }

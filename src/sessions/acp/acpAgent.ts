@@ -34,6 +34,8 @@ import { choosePlanMode, modeFromUpdate, planModeId, type PlanModeTarget } from 
 import {
   chooseApproveOption,
   chooseRejectOption,
+  chooseToolAllowOption,
+  chooseToolRejectOption,
   isPlanExitRequest,
   answerQuestion,
   planReviewForm,
@@ -719,12 +721,7 @@ export class AcpAgent implements Agent {
 
   private decideToolPermission(review: Extract<PendingReview, { kind: 'tool_permission' }>, decision: PermissionDecision): void {
     const choice =
-      decision.behavior === 'allow'
-        ? (() => {
-            const allow = review.options.find((option) => option.kind === 'allow_once');
-            return allow ? ({ ok: true, option: allow } as const) : ({ ok: false, message: `${this.label} offered no one-time allow option.` } as const);
-          })()
-        : chooseRejectOption(this.label, review.options);
+      decision.behavior === 'allow' ? chooseToolAllowOption(this.label, review.options) : chooseToolRejectOption(this.label, review.options);
     if (!choice.ok) {
       review.answer(CANCELLED);
       this.report('acp_decision_error', choice.message, {});
@@ -732,6 +729,7 @@ export class AcpAgent implements Agent {
       return;
     }
     review.answer({ outcome: { outcome: 'selected', optionId: choice.option.optionId } });
+    this.log(`${decision.behavior === 'allow' ? 'allowed' : 'denied'} ${review.toolUseId} with "${choice.option.name}" (${choice.option.optionId})`);
     if (decision.behavior === 'deny') this.translator?.toolResult(review.toolUseId, decision.message, true);
     this.ctx?.setStatus(this.reviews.size ? 'requires_action' : 'running');
   }

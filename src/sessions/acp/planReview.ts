@@ -154,6 +154,23 @@ export function chooseRejectOption(agentLabel: string, options: readonly Permiss
   return { ok: false, message: `Reject needs a reject option, but ${agentLabel} offered: ${describeOptions(options)}.` };
 }
 
+/**
+ * The options a person's answer to a tool permission (an edit, a command, after approval) selects.
+ * Allow is one-time only: "always" would approve the next ones for the person. Deny prefers a
+ * one-time reject; the plan-review "keep planning" choice never applies here.
+ */
+export function chooseToolAllowOption(agentLabel: string, options: readonly PermissionOption[]): OptionChoice {
+  const chosen = options.find((option) => option.kind === 'allow_once' && !isBypass(option));
+  if (chosen) return { ok: true, option: chosen };
+  return { ok: false, message: `Allow needs a one-time allow option, but ${agentLabel} offered: ${describeOptions(options)}. Nothing was allowed.` };
+}
+
+export function chooseToolRejectOption(agentLabel: string, options: readonly PermissionOption[]): OptionChoice {
+  const chosen = options.find((option) => option.kind === 'reject_once') ?? options.find((option) => option.kind === 'reject_always');
+  if (chosen) return { ok: true, option: chosen };
+  return { ok: false, message: `Deny needs a reject option, but ${agentLabel} offered: ${describeOptions(options)}.` };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Plan review as an elicitation: one single-select question (Approve / Keep planning), free text open.
 

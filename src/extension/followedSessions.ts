@@ -18,7 +18,8 @@ import {
 import { ReviewPanel, registerReviewPanelSerializer } from './reviewPanel';
 import type { SettingsReader } from './settings';
 import type { UltraplanSettings } from './settingsSchema';
-import { PhaseStatusBarItem } from './statusBar';
+import { ANSWER_PERMISSIONS_COMMAND, PhaseStatusBarItem } from './statusBar';
+import { PermissionDetailsView } from './permissionPrompts';
 import { orderForStatus } from './statusSummary';
 import { PlanEdits } from './planEdits';
 import { openTeleportTarget, pickTeleportTarget, plansFolder, savePlanFile, targetProblem, type ConcreteTarget } from './teleport';
@@ -43,6 +44,7 @@ export class FollowedSessions implements vscode.Disposable {
   readonly #o: FollowedSessionsOptions;
   readonly #controllers = new Map<string, SessionController>();
   readonly #statusBar = new PhaseStatusBarItem();
+  readonly #permissionDetails = new PermissionDetailsView();
   readonly edits = new PlanEdits((key) => this.#controllers.get(key)?.setEditing(undefined));
   readonly #disposables: vscode.Disposable[] = [];
   #shownKey: string | undefined;
@@ -53,6 +55,13 @@ export class FollowedSessions implements vscode.Disposable {
 
   constructor(options: FollowedSessionsOptions) {
     this.#o = options;
+    this.#disposables.push(
+      this.#permissionDetails,
+      vscode.commands.registerCommand(ANSWER_PERMISSIONS_COMMAND, (key: unknown) => {
+        const controller = typeof key === 'string' ? this.#controllers.get(key) : this.ordered((c) => c.openPermissionCount > 0)[0];
+        controller?.askOpenPermissions();
+      }),
+    );
     this.#disposables.push(
       registerReviewPanelSerializer(options.context, { log: options.log }, async (panel, saved) => {
         await this.restored;
@@ -127,6 +136,7 @@ export class FollowedSessions implements vscode.Disposable {
       timeoutMs: settings.timeoutMinutes * 60_000,
       onDidChange: (c) => this.#onControllerChanged(c),
       restored: s,
+      permissionDetails: this.#permissionDetails,
     });
     if (failure) controller.setOutcome(failure, 'error');
     this.#controllers.set(s.key, controller);
@@ -170,7 +180,7 @@ export class FollowedSessions implements vscode.Disposable {
     const live = all.filter((c) => !c.finished);
     // With nothing in flight, the latest finished session stays visible (approved, teleported, failed).
     const latestFinished = orderForStatus(
-      all.filter((c) => c.finished).map((c) => ({ sessionId: c.key, phase: c.phase, changedAt: c.phaseChangedAt, c })),
+      all.filter((c) => c.finished).map((c) => ({ sessionId: c.key, phase: c.statusPhase, changedAt: c.statusChangedAt, c })),
     ).sort((a, b) => b.changedAt - a.changedAt)[0]?.c;
     this.#statusBar.update(live.length > 0 ? live : latestFinished ? [latestFinished] : []);
     void vscode.commands.executeCommand('setContext', 'ultraplan.hasSessions', all.length > 0);
@@ -192,7 +202,7 @@ export class FollowedSessions implements vscode.Disposable {
   /** Sessions ordered by who needs the person first. */
   ordered(filter: (c: SessionController) => boolean = () => true): SessionController[] {
     return orderForStatus(
-      this.all.filter(filter).map((c) => ({ sessionId: c.key, phase: c.phase, changedAt: c.phaseChangedAt, c })),
+      this.all.filter(filter).map((c) => ({ sessionId: c.key, phase: c.statusPhase, changedAt: c.statusChangedAt, c })),
     ).map((e) => e.c);
   }
 
@@ -252,6 +262,7 @@ export class FollowedSessions implements vscode.Disposable {
             timeoutMs: settings.timeoutMinutes * 60_000,
             onDidChange: (c) => this.#onControllerChanged(c),
             fresh,
+            permissionDetails: this.#permissionDetails,
           });
           this.#controllers.set(key, controller);
           log.info(`session ${resource.id} created (${backend.label}${agentLabel ? ` · ${agentLabel}` : ''}${demo ? ', demo' : ''})`);

@@ -11,11 +11,19 @@ import { PANEL_LIMITS } from '../core/panelMessages';
 import { followUntilResult, pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../core/poller';
 import { ExitPlanModeScanner } from '../core/scanner';
 import { userMessageEvent } from '../core/protocol';
+import {
+  ToolPermissionTracker,
+  permissionRefusalMessage,
+  permissionResponseEvent,
+  type ToolPermissionRequest,
+} from '../core/permissionRequests';
 import type { SessionBackend } from '../sessions/backend';
 import { claudeWebFailureOf } from '../sessions/claudeWeb';
 import { isLoginFailure } from './claudeWebFailure';
 import { executionReport, showBackendFailure } from './claudeWebUi';
 import type { PersistedSession } from './persistedSessions';
+import { promptPermission, type PermissionDetailsView, type PermissionPromptTarget } from './permissionPrompts';
+import type { SessionPhase } from './statusSummary';
 
 export interface SessionControllerOptions {
   backend: SessionBackend;
@@ -28,6 +36,8 @@ export interface SessionControllerOptions {
   restored?: PersistedSession;
   /** For a new session. */
   fresh?: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string; agentLabel?: string };
+  /** Where a permission request's Details open (read-only); without it the prompt has no Details. */
+  permissionDetails?: PermissionDetailsView;
 }
 
 interface RevisionExtras {
@@ -50,7 +60,12 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export class SessionController implements vscode.Disposable {
+/** The gate key of a tool permission request (plans are keyed by their tool_use id). */
+function permissionGateRef(sessionId: string, request: ToolPermissionRequest): PendingPlanRef {
+  return { sessionId, toolUseId: `permission:${request.requestId}`, plan: JSON.stringify(request.input ?? null) };
+}
+
+export class SessionController implements vscode.Disposable, PermissionPromptTarget {
   readonly key: string;
   readonly sessionId: string;
   readonly title: string;
@@ -66,6 +81,15 @@ export class SessionController implements vscode.Disposable {
   #cursor: string | null;
   #scanner = new ExitPlanModeScanner();
   readonly #gate: DecisionGate;
+  /**
+   * Tool permission requests (edits, commands) the agent waits on; re-derived from the log on
+   * every (re-)attach, like the scanner. Answers go through their own gate: one answer per request.
+   */
+  #permissions = new ToolPermissionTracker();
+  readonly #permissionGate = new DecisionGate();
+  /** Requests whose notification is up (so a new batch does not show the same one twice). */
+  readonly #prompting = new Set<string>();
+  #permissionsChangedAt = 0;
   readonly #extras = new Map<string, RevisionExtras>();
   /** Revisions restored from storage, shown until the replayed events bring them back. */
   readonly #restoredRevisions: PlanRevision[];
@@ -143,6 +167,20 @@ export class SessionController implements vscode.Disposable {
   get finished(): boolean {
     return this.#finished;
   }
+  /** What the status bar shows: an open permission request outranks the session's phase. */
+  get statusPhase(): SessionPhase {
+    return this.openPermissionCount > 0 ? 'needs_permission' : this.#phase;
+  }
+  get statusChangedAt(): number {
+    return this.openPermissionCount > 0 ? this.#permissionsChangedAt : this.#phaseChangedAt;
+  }
+  get openPermissionCount(): number {
+    return this.#finished ? 0 : this.#permissions.open.length;
+  }
+  /** Who asks for permission, in the prompt: the agent, else the backend it runs on. */
+  get askerLabel(): string {
+    return this.agentLabel ?? `the agent on ${this.backend.label}`;
+  }
   get revisionCount(): number {
     return this.#revisions().length;
   }
@@ -175,6 +213,7 @@ export class SessionController implements vscode.Disposable {
     // The scanner holds no serializable state, so a re-attached session replays its log from the
     // start into a fresh scanner; the persisted cursor only tells us how far we had got.
     this.#scanner = new ExitPlanModeScanner();
+    this.#permissions = new ToolPermissionTracker();
     this.#loop = this.#follow().finally(() => {
       this.#loop = undefined;
     });
@@ -195,6 +234,7 @@ export class SessionController implements vscode.Disposable {
         onBatch: (events, _scanner, cursor) => {
           this.#cursor = cursor;
           log.trace(`[${this.key}] ${events.length} event(s), cursor ${cursor ?? '-'}`);
+          this.#onPermissionEvents(events);
           this.#changed();
         },
         onPhase: (phase, detail) => this.#onPollPhase(phase, detail),
@@ -220,8 +260,10 @@ export class SessionController implements vscode.Disposable {
         signal: this.#abort.signal,
         scanner: approved.scanner,
         initialCursor: approved.cursor,
-        onBatch: (_events, _scanner, cursor) => {
+        onBatch: (events, _scanner, cursor) => {
           this.#cursor = cursor;
+          // Executing: the agent asks before each edit or command (afterApproval "default").
+          this.#onPermissionEvents(events);
           this.#changed();
         },
       });
@@ -262,6 +304,8 @@ export class SessionController implements vscode.Disposable {
   }
 
   #onPollPhase(phase: PollPhase, detail: PollPhaseDetail): void {
+    // Waiting on a permission answer is not a question: the prompt and status bar ask for it.
+    if (phase === 'needs_input' && this.#permissions.open.length > 0) phase = 'running';
     this.#options.log.info(`[${this.key}] phase ${phase}${detail.pendingPlan ? ` (plan ${detail.pendingPlan.toolUseId})` : ''} status=${detail.status}`);
     if (phase === 'needs_input') this.#question = detail.question ?? undefined;
     else this.#question = undefined;
@@ -533,6 +577,91 @@ export class SessionController implements vscode.Disposable {
     if (this.backend.lifecycle?.archiveOnStop ?? true) await this.#archive('stopped');
     this.#setPhase('stopped');
     this.#finish();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Tool permission requests (each one a person's decision; never answered automatically)
+
+  #onPermissionEvents(events: unknown[]): void {
+    const log = this.#options.log;
+    const changes = this.#permissions.ingest(events);
+    for (const { request, reason } of changes.closed) {
+      log.info(`[${this.key}] permission request ${request.requestId} (${clip(request.toolName, 80)}) closed: ${reason.replace('_', ' ')}`);
+    }
+    for (const request of changes.opened) {
+      log.info(`[${this.key}] permission request ${request.requestId}: ${clip(request.toolName, 80)} ${clip(request.summary, 200)} (tool_use ${request.toolUseId})`);
+      this.#ask(request);
+    }
+    if (changes.opened.length > 0 || changes.closed.length > 0) this.#permissionsChangedAt = Date.now();
+  }
+
+  #ask(request: ToolPermissionRequest): void {
+    if (this.#prompting.has(request.requestId)) return;
+    this.#prompting.add(request.requestId);
+    const ref = permissionGateRef(this.sessionId, request);
+    // Bound to what the notification shows: the request and the input it carries.
+    const binding: DecisionBinding = { sessionId: this.sessionId, toolUseId: ref.toolUseId, planHash: planHash(ref.plan) };
+    void promptPermission(this, request, binding, this.#options.permissionDetails).finally(() => this.#prompting.delete(request.requestId));
+  }
+
+  /** Shows every open request again (the status bar's click: a notification may have gone). */
+  askOpenPermissions(): void {
+    if (this.#finished) return;
+    for (const request of this.#permissions.open) {
+      this.#prompting.delete(request.requestId);
+      this.#ask(request);
+    }
+  }
+
+  isPermissionOpen(requestId: string): boolean {
+    return !this.#finished && this.#permissions.isOpen(requestId);
+  }
+
+  /**
+   * Answers a permission request the person decided on, at most once: a repeated click, a request
+   * already closed (answered elsewhere, the turn ended) or one for another session is refused with
+   * a message. Allow sends the input unchanged; deny a fixed message.
+   */
+  async answerPermission(binding: DecisionBinding, requestId: string, answer: 'allow' | 'deny'): Promise<DecisionOutcome> {
+    const log = this.#options.log;
+    const refuse = (message: string): DecisionOutcome => {
+      log.warn(`[${this.key}] permission ${answer} for ${requestId} refused: ${message}`);
+      void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
+      return { sent: false, message };
+    };
+    if (this.#finished) return refuse('This session is no longer followed; the answer was not sent.');
+    const request = this.#permissions.get(requestId);
+    const checked = this.#permissionGate.claim(binding, request ? permissionGateRef(this.sessionId, request) : undefined, this.sessionId);
+    if (!checked.ok) return refuse(permissionRefusalMessage(checked.reason));
+    if (!request) return refuse(permissionRefusalMessage('no_pending_plan'));
+    log.info(`[${this.key}] permission ${answer} for ${requestId} (${clip(request.toolName, 80)})`);
+    try {
+      await this.backend.sendEvents(this.sessionId, [permissionResponseEvent(request, answer)]);
+    } catch (err) {
+      if (err instanceof SessionsError && err.kind === 'conflict') {
+        // The session took another answer first (the browser, another window) or has ended.
+        this.#permissions.markAnswered(requestId);
+        this.#permissionsChangedAt = Date.now();
+        this.#changed();
+        const message = 'This permission request was already answered elsewhere (or the session ended); your answer was not sent.';
+        log.warn(`[${this.key}] permission ${answer} for ${requestId}: 409, ${message}`);
+        void vscode.window.showInformationMessage(`Ultraplan: ${message}`);
+        return { sent: false, message };
+      }
+      // Not delivered: the request stays open and may be answered again.
+      this.#permissionGate.release(binding);
+      const message = `Sending your answer failed: ${claudeWebFailureOf(err)?.message ?? errorText(err)}`;
+      log.error(`[${this.key}] ${message}`);
+      const again = 'Ask Again';
+      void vscode.window.showErrorMessage(`Ultraplan: ${message}`, again).then((c) => {
+        if (c === again && this.#permissions.isOpen(requestId)) this.#ask(request);
+      });
+      return { sent: false, message };
+    }
+    this.#permissions.markAnswered(requestId);
+    this.#permissionsChangedAt = Date.now();
+    this.#changed();
+    return { sent: true };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -4,6 +4,9 @@ import * as vscode from 'vscode';
 import { formatElapsed, summarizeStatus } from './statusSummary';
 import type { SessionController } from './sessionController';
 
+/** Internal command (not in the palette): asks the open permission requests of a session again. */
+export const ANSWER_PERMISSIONS_COMMAND = 'ultraplan.answerPermissions';
+
 export class PhaseStatusBarItem implements vscode.Disposable {
   readonly #item = vscode.window.createStatusBarItem('ultraplan.status', vscode.StatusBarAlignment.Left, 50);
   readonly #timer: NodeJS.Timeout;
@@ -24,7 +27,7 @@ export class PhaseStatusBarItem implements vscode.Disposable {
 
   #render(): void {
     const summary = summarizeStatus(
-      this.#sessions.map((s) => ({ sessionId: s.key, phase: s.phase, changedAt: s.phaseChangedAt, controller: s })),
+      this.#sessions.map((s) => ({ sessionId: s.key, phase: s.statusPhase, changedAt: s.statusChangedAt, controller: s })),
     );
     if (!summary) {
       this.#item.hide();
@@ -40,7 +43,8 @@ export class PhaseStatusBarItem implements vscode.Disposable {
     md.appendMarkdown('\n\n');
     md.appendText(`Backend: ${s.backend.label}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`);
     md.appendMarkdown('\n\n');
-    md.appendText(`Phase: ${s.phase.replace('_', ' ')} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
+    const permissions = s.openPermissionCount;
+    md.appendText(`Phase: ${summary.primary.phase.replace('_', ' ')} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
     const link = s.sessionLink;
     if (link) {
       // The session's page (claude.ai/code/<id>); parentheses escaped so the link cannot end early.
@@ -48,6 +52,10 @@ export class PhaseStatusBarItem implements vscode.Disposable {
       md.appendText('Session: ');
       const escaped = link.replace(/[()[\]]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
       md.appendMarkdown(`[${escaped}](${escaped})`);
+    }
+    if (permissions > 0) {
+      md.appendMarkdown('\n\n');
+      md.appendText(`${permissions} permission request${permissions === 1 ? '' : 's'} waiting; click to answer.`);
     }
     if (summary.count > 1) {
       md.appendMarkdown('\n\n');
@@ -60,11 +68,15 @@ export class PhaseStatusBarItem implements vscode.Disposable {
       label: `${summary.text.replace(/\$\([^)]*\)\s*/g, '')}. ${s.title}. Backend ${backendWords}. Elapsed ${formatElapsed(Date.now() - s.createdAt)}, ${s.revisionCount} revision${s.revisionCount === 1 ? '' : 's'}.`,
       role: 'button',
     };
-    this.#item.command = { title: 'Show Plan Review', command: 'ultraplan.showReview', arguments: [s.key] };
+    // With a permission request open the click asks it again (its notification may have gone).
+    this.#item.command =
+      permissions > 0
+        ? { title: 'Answer Permission Requests', command: ANSWER_PERMISSIONS_COMMAND, arguments: [s.key] }
+        : { title: 'Show Plan Review', command: 'ultraplan.showReview', arguments: [s.key] };
     this.#item.backgroundColor =
       s.phase === 'failed'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
-        : s.phase === 'plan_ready' || s.phase === 'needs_input'
+        : summary.primary.phase === 'plan_ready' || summary.primary.phase === 'needs_input' || summary.primary.phase === 'needs_permission'
           ? new vscode.ThemeColor('statusBarItem.warningBackground')
           : undefined;
     this.#item.show();

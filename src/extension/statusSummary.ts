@@ -4,10 +4,15 @@
 
 import type { PanelPhase } from '../core/panelMessages';
 
-/** The status bar speaks the panel's phases (one vocabulary for both). */
-export type SessionPhase = PanelPhase;
+/**
+ * The status bar speaks the panel's phases (one vocabulary for both), plus one of its own: an open
+ * tool permission request (an edit or command the agent waits on) overrides the session's phase.
+ */
+export type SessionPhase = PanelPhase | 'needs_permission';
 
 const PRIORITY: Record<SessionPhase, number> = {
+  // The agent is blocked on the person in both: equal, the most recent first.
+  needs_permission: 0,
   plan_ready: 0,
   needs_input: 1,
   failed: 2,
@@ -28,6 +33,7 @@ const TEXT: Record<SessionPhase, string> = {
   rejected: '$(sync~spin) Ultraplan: planning',
   needs_input: '$(question) Ultraplan: needs input',
   plan_ready: '$(checklist) Ultraplan: plan ready',
+  needs_permission: '$(shield) Ultraplan: needs permission',
   approved: '$(check) Ultraplan: approved',
   executing: '$(sync~spin) Ultraplan: executing',
   teleported: '$(arrow-circle-down) Ultraplan: teleported',
@@ -43,7 +49,7 @@ export function phaseText(phase: SessionPhase): string {
 
 /** True for phases where the person is expected to act. */
 export function needsAttention(phase: SessionPhase): boolean {
-  return phase === 'plan_ready' || phase === 'needs_input' || phase === 'failed';
+  return phase === 'plan_ready' || phase === 'needs_permission' || phase === 'needs_input' || phase === 'failed';
 }
 
 export interface StatusEntry {

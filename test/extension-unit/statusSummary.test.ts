@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { formatElapsed, orderForStatus, summarizeStatus, type StatusEntry } from '../../src/extension/statusSummary';
+import { formatElapsed, needsAttention, orderForStatus, summarizeStatus, type StatusEntry } from '../../src/extension/statusSummary';
 
 describe('status bar summary', () => {
   const e = (sessionId: string, phase: StatusEntry['phase'], changedAt: number): StatusEntry => ({ sessionId, phase, changedAt });
@@ -30,6 +30,13 @@ describe('status bar summary', () => {
       e('ready', 'plan_ready', 0),
     ]).map((x) => x.sessionId);
     assert.deepEqual(order, ['ready', 'q', 'failed', 'plan-new', 'plan-old', 'exec', 'approved', 'teleported']);
+  });
+
+  it('an open permission request says "needs permission" and ranks with plan ready, before a question, newest first', () => {
+    assert.equal(summarizeStatus([e('a', 'needs_permission', 1)])?.text, '$(shield) Ultraplan: needs permission');
+    const order = orderForStatus([e('exec', 'executing', 9), e('q', 'needs_input', 9), e('ready', 'plan_ready', 1), e('perm', 'needs_permission', 2)]).map((x) => x.sessionId);
+    assert.deepEqual(order, ['perm', 'ready', 'q', 'exec']);
+    assert.equal(needsAttention('needs_permission'), true);
   });
 
   it('formats elapsed time', () => {

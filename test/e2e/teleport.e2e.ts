@@ -6,11 +6,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServerProcess } from '../support/serverProcess';
 import {
+  answerQuickPick,
   closeQuickInput,
   dismissNotifications,
   openTestWindow,
+  readQuickInput,
   readStatusBar,
   runCommand,
+  statusBarItem,
   screenshot,
   screenshotIfFailed,
   waitFor,
@@ -118,5 +121,29 @@ describe('teleport: to a task and to chat (server backend)', function () {
     assert.ok(fs.existsSync(path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.md`)));
     await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 15_000 });
     await screenshot(page, 'teleported-chat-fallback');
+  });
+
+  it('lists the saved plans, newest first, and opens the one picked', async function () {
+    const { page, probe } = window!;
+    await runCommand(page, 'Ultraplan: Open Saved Plans');
+    const picker = await readQuickInput(page);
+    assert.deepEqual(picker.items.slice(0, 2).map((i) => i.replace(/\s+\S+$/, '')), [`${today}-add-a-changelog-2.md`, `${today}-add-a-changelog.md`]);
+    await answerQuickPick(page, `${today}-add-a-changelog.md`);
+    await waitFor(async () => ((await probe.editors()).some((e) => e.active && e.uri.endsWith(`/${today}-add-a-changelog.md`)) ? true : undefined), {
+      timeoutMs: 15_000,
+      message: 'the picked plan to open',
+    });
+  });
+
+  it('opens the review from the status bar item', async function () {
+    const { page, probe } = window!;
+    await probe.executeCommand('workbench.action.closeAllEditors');
+    await statusBarItem(page, 'Ultraplan: teleported').click();
+    await waitFor(async () => ((await probe.tabs()).some((t) => t.kind === 'webview') ? true : undefined), {
+      timeoutMs: 15_000,
+      message: 'the review panel to open from the status bar',
+    });
+    await reviewFrame(page, '.outcome');
+    await screenshot(page, 'status-bar-click');
   });
 });

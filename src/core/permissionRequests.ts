@@ -97,8 +97,11 @@ export function inertNotificationText(text: string): string {
 /** "Ultraplan: <agent> wants to <tool> <summary>", bounded, with links made inert. */
 export function permissionPromptText(agentLabel: string, request: Pick<ToolPermissionRequest, 'toolName' | 'summary'>): string {
   const tool = oneLine(request.toolName, 160);
-  // ACP tools are named by their title ("Edit src/app.ts"), which often already says the target.
-  const summary = request.summary && !tool.includes(request.summary) ? ` ${request.summary}` : '';
+  // ACP tools are named by their title ("Edit src/app.ts"), which often already says the target,
+  // relative to the workspace where the input has it absolute.
+  const target = tool.split(' ').pop() ?? '';
+  const named = tool.includes(request.summary) || (/[/.]/.test(target) && request.summary.endsWith(`/${target}`));
+  const summary = request.summary && !named ? ` ${request.summary}` : '';
   return inertNotificationText(`Ultraplan: ${oneLine(agentLabel, 80)} wants to ${tool}${summary}`);
 }
 

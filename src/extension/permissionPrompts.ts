@@ -39,7 +39,8 @@ export class PermissionDetailsView implements vscode.Disposable {
     }
     this.#changed.fire(uri);
     const document = await vscode.workspace.openTextDocument(uri);
-    await vscode.window.showTextDocument(document, { preview: true });
+    // Beside the review, which stays in view.
+    await vscode.window.showTextDocument(document, { preview: true, viewColumn: vscode.ViewColumn.Beside });
   }
 
   dispose(): void {

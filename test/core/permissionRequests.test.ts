@@ -147,6 +147,8 @@ describe('permission request texts and answers', () => {
     assert.equal(permissionPromptText('Claude (ACP)', { toolName: 'Bash', summary: 'npm test' }), 'Ultraplan: Claude (ACP) wants to Bash npm test');
     // An ACP title already saying the target is not repeated.
     assert.equal(permissionPromptText('Fake', { toolName: 'Edit /w/src/app.ts', summary: '/w/src/app.ts' }), 'Ultraplan: Fake wants to Edit /w/src/app.ts');
+    assert.equal(permissionPromptText('Fake', { toolName: 'Edit src/app.ts', summary: '/w/src/app.ts' }), 'Ultraplan: Fake wants to Edit src/app.ts');
+    assert.equal(permissionPromptText('Fake', { toolName: 'Edit app.ts', summary: '/w/src/other.ts' }), 'Ultraplan: Fake wants to Edit app.ts /w/src/other.ts');
     const hostile = permissionPromptText('Fake', { toolName: 'Edit', summary: '[click](command:workbench.action.terminal.new) [x] (https://e.example)' });
     assert.doesNotMatch(hostile, /\]\(/);
     assert.equal(inertNotificationText('[a](command:x)'), '[a] (command:x)');

@@ -7,7 +7,9 @@ import type { Frame, Page } from 'playwright-core';
 import { startServer, type ServerProcess } from '../support/serverProcess';
 import {
   answerInputBox,
+  closeQuickInput,
   findWebviewFrame,
+  readQuickInput,
   readStatusBar,
   runCommand,
   waitFor,
@@ -32,10 +34,54 @@ export async function useServer(window: TestWindow, server: ServerProcess): Prom
   await answerInputBox(window.page, server.token ?? '');
 }
 
+/** The title of the "Plan a Task…" input box (src/extension/extension.ts). */
+const PLAN_TASK_TITLE = 'Ultraplan: Plan a Task';
+const QUICK_INPUT_BOX = '.quick-input-widget .quick-input-box input';
+
+/** The open quick input's title, or undefined when none is open. */
+async function quickInputTitle(page: Page): Promise<string | undefined> {
+  try {
+    return (await readQuickInput(page, { timeoutMs: 500 })).title;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Opens "Plan a Task…", waits until its input box has stayed open for a moment, types the prompt
+ * and presses Enter only once the box still shows exactly that prompt. Throws before Enter when
+ * anything moved (so a retry cannot start a second session).
+ */
+async function submitPlanPrompt(page: Page, prompt: string): Promise<void> {
+  await runCommand(page, 'Ultraplan: Plan a Task…', { timeoutMs: 15_000 });
+  // The extension may reveal an editor or the panel right then, which closes the quick input.
+  await waitFor(
+    async () => {
+      if ((await quickInputTitle(page)) !== PLAN_TASK_TITLE) return undefined;
+      await page.waitForTimeout(300);
+      return (await quickInputTitle(page)) === PLAN_TASK_TITLE || undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 200, message: `the "${PLAN_TASK_TITLE}" input box to stay open` },
+  );
+  const input = page.locator(QUICK_INPUT_BOX);
+  await input.fill(prompt);
+  const typed = await input.inputValue();
+  if (typed !== prompt || (await quickInputTitle(page)) !== PLAN_TASK_TITLE) {
+    throw new Error(`the "${PLAN_TASK_TITLE}" input box did not keep the prompt (it shows ${JSON.stringify(typed)})`);
+  }
+  await input.press('Enter');
+}
+
 /** Plans a task from the palette and waits for the status bar to say `until`. */
 export async function planTask(page: Page, prompt: string, until = 'Ultraplan: plan ready'): Promise<void> {
-  await runCommand(page, 'Ultraplan: Plan a Task…');
-  await answerInputBox(page, prompt);
+  try {
+    await submitPlanPrompt(page, prompt);
+  } catch (err) {
+    // Once more from the palette: nothing was submitted (Enter goes only on a verified prompt).
+    console.log(`planTask: retrying once (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
+    await closeQuickInput(page).catch(() => undefined);
+    await submitPlanPrompt(page, prompt);
+  }
   await readStatusBar(page, until, { timeoutMs: 60_000 });
 }
 

@@ -254,8 +254,18 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     // After a window reload the session is re-attached on this backend (its checks run again).
     await window!.reload();
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 60_000 });
-    const revived = await reviewFrame(page, '#plan li');
-    assert.equal(await revived.locator('a.session-link').getAttribute('href'), `https://claude.ai/code/${third.id}`);
+    // The restored panel may paint its saved state before the session is re-attached; the link
+    // arrives with the first state from the re-attached session.
+    const expectedLink = `https://claude.ai/code/${third.id}`;
+    const revivedLink = await waitFor(
+      async () => {
+        const revived = await reviewFrame(page, '#plan li');
+        const href = await revived.locator('a.session-link').getAttribute('href', { timeout: 2000 }).catch(() => null);
+        return href === expectedLink ? href : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, message: 'the session link in the re-attached panel' },
+    );
+    assert.equal(revivedLink, expectedLink);
     proxy!.settings.refuseControlResponseOverHttp = 405;
     proxy!.settings.webSocket = 'refuse';
     const frame = await reviewFrame(page, '#plan li');

@@ -595,13 +595,23 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     if (changes.opened.length > 0 || changes.closed.length > 0) this.#permissionsChangedAt = Date.now();
   }
 
+  /** Open tool permission requests, oldest first. */
+  get openPermissions(): readonly ToolPermissionRequest[] {
+    return this.#finished ? [] : this.#permissions.open;
+  }
+
+  /** An answer's binding: this session, the request, and the input shown with it. */
+  permissionBinding(request: ToolPermissionRequest): DecisionBinding {
+    const ref = permissionGateRef(this.sessionId, request);
+    return { sessionId: this.sessionId, toolUseId: ref.toolUseId, planHash: planHash(ref.plan) };
+  }
+
   #ask(request: ToolPermissionRequest): void {
     if (this.#prompting.has(request.requestId)) return;
     this.#prompting.add(request.requestId);
-    const ref = permissionGateRef(this.sessionId, request);
-    // Bound to what the notification shows: the request and the input it carries.
-    const binding: DecisionBinding = { sessionId: this.sessionId, toolUseId: ref.toolUseId, planHash: planHash(ref.plan) };
-    void promptPermission(this, request, binding, this.#options.permissionDetails).finally(() => this.#prompting.delete(request.requestId));
+    void promptPermission(this, request, this.permissionBinding(request), this.#options.permissionDetails).finally(() =>
+      this.#prompting.delete(request.requestId),
+    );
   }
 
   /** Shows every open request again (the status bar's click: a notification may have gone). */

@@ -4,12 +4,14 @@
 // a notification with Allow / Deny / Details and the status bar says "needs permission"; Details
 // opens the full input read-only and asks again; a dismissed prompt leaves the request open and the
 // status bar asks it again; Allow reaches the agent as its one-time allow option, the agent edits and the session completes.
-// A second session: Deny reaches the agent as its reject option and the file stays as it was.
+// A second session: Deny reaches the agent as its reject option and the file stays as it was. In the
+// extension host: a repeated or re-bound answer is refused, a 409 is said to be answered elsewhere.
 import * as assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
+  assertHostSuitePassed,
   openTestWindow,
   readStatusBar,
   screenshot,
@@ -150,6 +152,11 @@ describe('permission requests while an approved plan executes (embedded ACP agen
       message: "the agent's closing message as the outcome",
     });
     await screenshot(page, 'completed-after-allow');
+  });
+
+  it('answers go out once: a repeated, re-bound or foreign answer is refused, one answered elsewhere (409) is said so (checked in the extension host)', async function () {
+    const results = await window!.probe.runSuite('permissionAnswers', { timeoutMs: 120_000 });
+    assertHostSuitePassed(results);
   });
 
   it('Deny reaches the agent as its reject option; the file is left as it was and the session completes', async function () {

@@ -1,0 +1,161 @@
+// In-host: the SessionController's answers to tool permission requests, against a real embedded
+// SessionHost running the fake ACP agent program (execute-with-permission scenario): after the
+// approval the edit request is open; one answer goes out, a second one to the same request is
+// refused with a message; a request the session already took an answer for (409) is said to be
+// answered elsewhere; a finished session refuses answers. Nothing is ever answered by itself.
+import * as assert from 'node:assert/strict';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { bindingFor } from '../../../src/core/decision';
+import { permissionResponseEvent } from '../../../src/core/permissionRequests';
+import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
+import { SessionController } from '../../../src/extension/sessionController';
+import { createAcpAgentFactory } from '../../../src/sessions/acp';
+import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
+import { SessionHost } from '../../../src/sessions/host';
+
+const EXTENSION_ID = 'ultraplan.ultraplan';
+
+interface RecordEntry {
+  kind: string;
+  toolCallId?: string;
+  outcome?: string;
+}
+
+function readRecord(file: string): RecordEntry[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .map((line) => JSON.parse(line) as RecordEntry);
+}
+
+async function waitFor<T>(check: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A node binary for the fake agent: ours, unless this host is Electron (then node on PATH). */
+function nodeBinary(): string {
+  if (!process.versions.electron) return process.execPath;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'node');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // next
+    }
+  }
+  throw new Error('no node on PATH to run the fake ACP agent');
+}
+
+describe('answering tool permission requests (SessionController, real embedded host, fake ACP agent)', function () {
+  this.timeout(60_000);
+  let dir = '';
+  let record = '';
+  let backend: EmbeddedBackend | undefined;
+  let log: vscode.LogOutputChannel | undefined;
+  const controllers: SessionController[] = [];
+
+  before(async () => {
+    const extension = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(extension, `${EXTENSION_ID} is not installed`);
+    const fixtures = path.join(extension.extensionPath, 'test', 'fixtures', 'fake-acp-agent');
+    dir = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-permission-host-'));
+    mkdirSync(path.join(dir, 'src'));
+    writeFileSync(path.join(dir, 'src', 'app.ts'), 'export const original = true;\n');
+    record = path.join(dir, 'record.jsonl');
+    const argv = [nodeBinary(), path.join(fixtures, 'fake-acp-agent.mjs'), path.join(fixtures, 'scenarios', 'execute-with-permission.json'), record];
+    const host = new SessionHost({ agentFactory: createAcpAgentFactory({ argv, cwd: dir, label: 'Fake (ACP)', afterApproval: 'default', stopGraceMs: 500 }) });
+    backend = new EmbeddedBackend({ host, label: 'Embedded · Fake (ACP)' });
+    log = vscode.window.createOutputChannel('Ultraplan permission answers (test)', { log: true });
+  });
+
+  after(async () => {
+    for (const c of controllers) c.dispose();
+    await Promise.allSettled(controllers.map((c) => c.settled()));
+    await backend?.dispose();
+    log?.dispose();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A followed session whose approved plan now waits on the edit's permission. */
+  async function sessionAskingPermission(n: number): Promise<SessionController> {
+    const resource = await backend!.createSession({
+      title: `ultraplan: permission ${n}`,
+      events: [
+        { type: 'event', data: setPlanModeEvent(`set-mode-${n}`) },
+        { type: 'event', data: userMessageEvent('set original to false') },
+      ],
+    });
+    const controller = new SessionController({
+      backend: backend!,
+      log: log!,
+      pollIntervalMs: 100,
+      timeoutMs: 60_000,
+      onDidChange: () => undefined,
+      fresh: { key: `test:${resource.id}`, sessionId: resource.id, title: `permission ${n}`, demo: false, agentLabel: 'Fake (ACP)' },
+    });
+    controllers.push(controller);
+    controller.start();
+    const plan = await waitFor(() => (controller.pendingPlan?.requestId ? controller.pendingPlan : undefined), 20_000, 'the plan');
+    assert.deepEqual(await controller.approve(bindingFor(resource.id, plan.toolUseId, plan.plan)), { sent: true });
+    await waitFor(() => controller.openPermissions.length === 1, 20_000, 'the edit permission request');
+    assert.equal(controller.statusPhase, 'needs_permission');
+    assert.equal(controller.openPermissions[0]?.toolUseId, 'edit-1');
+    return controller;
+  }
+
+  const editOutcomes = () => readRecord(record).filter((e) => e.kind === 'permission_outcome' && e.toolCallId === 'edit-1').map((e) => e.outcome);
+
+  it('one answer goes out; the same answer again is refused with a message; a finished session refuses answers', async () => {
+    const controller = await sessionAskingPermission(1);
+    const request = controller.openPermissions[0]!;
+    const binding = controller.permissionBinding(request);
+    assert.deepEqual(await controller.answerPermission(binding, request.requestId, 'allow'), { sent: true });
+    assert.equal(controller.openPermissions.length, 0);
+    const again = await controller.answerPermission(binding, request.requestId, 'deny');
+    assert.deepEqual(again, { sent: false, message: 'This permission request was already answered; it is not answered twice.' });
+    await waitFor(() => controller.phase === 'completed', 20_000, 'the session to complete');
+    assert.deepEqual(editOutcomes(), ['allow'], 'the agent got exactly one answer');
+    const late = await controller.answerPermission(binding, request.requestId, 'allow');
+    assert.equal(late.sent, false);
+    assert.match(late.sent ? '' : late.message, /no longer followed/);
+  });
+
+  it('an answer bound to other input, or to another session, is refused and nothing is sent', async () => {
+    const controller = await sessionAskingPermission(2);
+    const request = controller.openPermissions[0]!;
+    const binding = controller.permissionBinding(request);
+    const changed = await controller.answerPermission({ ...binding, planHash: 'f'.repeat(64) }, request.requestId, 'allow');
+    assert.match(changed.sent ? '' : changed.message, /changed since it was shown/);
+    const other = await controller.answerPermission({ ...binding, sessionId: 'session_other' }, request.requestId, 'allow');
+    assert.match(other.sent ? '' : other.message, /another Ultraplan session/);
+    assert.equal(controller.openPermissions.length, 1, 'still open: refusals answer nothing');
+    // Then the real answer: refusals did not use it up.
+    assert.deepEqual(await controller.answerPermission(binding, request.requestId, 'deny'), { sent: true });
+    await waitFor(() => controller.phase === 'completed', 20_000, 'the session to complete');
+    assert.deepEqual(editOutcomes(), ['allow', 'reject']);
+  });
+
+  it('answered elsewhere first (the session refuses a second answer, 409): said so, the request closes', async () => {
+    const controller = await sessionAskingPermission(3);
+    const request = controller.openPermissions[0]!;
+    // Another reviewer (the browser, another window) answers first.
+    await backend!.sendEvents(controller.sessionId, [permissionResponseEvent(request, 'allow')]);
+    const ours = await controller.answerPermission(controller.permissionBinding(request), request.requestId, 'deny');
+    assert.equal(ours.sent, false);
+    assert.match(ours.sent ? '' : ours.message, /already answered elsewhere/);
+    assert.equal(controller.openPermissions.length, 0);
+    await waitFor(() => controller.phase === 'completed', 20_000, 'the session to complete');
+    assert.deepEqual(editOutcomes(), ['allow', 'reject', 'allow'], 'only the first answer reached the agent');
+  });
+});

@@ -22,6 +22,7 @@ import { claudeWebFailureOf } from '../sessions/claudeWeb';
 import { isLoginFailure } from './claudeWebFailure';
 import { executionReport, showBackendFailure } from './claudeWebUi';
 import type { PersistedSession } from './persistedSessions';
+import { ReviewPanel } from './reviewPanel';
 import { promptPermission, type PermissionDetailsView, type PermissionPromptTarget } from './permissionPrompts';
 import type { SessionPhase } from './statusSummary';
 
@@ -329,6 +330,9 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
   }
 
   #announcePlanReady(): void {
+    // The person is looking at this session's review already: the panel itself is the news.
+    const panel = ReviewPanel.current;
+    if (panel?.visible && panel.sessionKey === this.key) return;
     const n = this.revisionCount;
     void vscode.window
       .showInformationMessage(`Ultraplan: plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, 'Show Plan Review')

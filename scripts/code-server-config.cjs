@@ -62,10 +62,23 @@ function codeServerArgs({ port, userDataDir, extensionsDir, workspace, workspace
   ];
 }
 
-/** code-server takes its port from PORT over --bind-addr; we always pass the port we chose. */
+/**
+ * The environment code-server (and so the extension host) runs with. PORT is dropped: code-server
+ * takes its port from PORT over --bind-addr, and we always pass the port we chose. The PATH entries
+ * npm adds for a script (node_modules/.bin folders, npm's node-gyp-bin) are dropped too: they hold
+ * this project's dev tools, among them the Claude ACP adapter, which the agent detection would
+ * otherwise take for an agent the person installed.
+ */
 function codeServerEnv(env) {
   const copy = { ...env };
   delete copy.PORT;
+  const pathKey = Object.keys(copy).find((k) => k.toUpperCase() === 'PATH');
+  if (pathKey && typeof copy[pathKey] === 'string') {
+    copy[pathKey] = copy[pathKey]
+      .split(path.delimiter)
+      .filter((dir) => !/[\\/]node_modules[\\/]\.bin[\\/]?$/.test(dir) && !/[\\/]node-gyp-bin[\\/]?$/.test(dir))
+      .join(path.delimiter);
+  }
   return copy;
 }
 

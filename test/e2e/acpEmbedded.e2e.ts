@@ -23,6 +23,7 @@ import {
   type TestWindow,
   openTestWindow,
 } from './harness';
+import { isAlive, killGroupsLeft, waitGone } from '../support/processes';
 import { planTask, reviewFrame } from './ultraplanSteps';
 
 const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
@@ -67,15 +68,6 @@ function startedPids(record: RecordEntry[]): number[] {
   return record.filter((e) => e.kind === 'started' && typeof e.pid === 'number').map((e) => e.pid as number);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The status bar item's hover (the tooltip VS Code shows on mouse over). */
 async function statusTooltip(page: Page, text: string): Promise<string> {
   await statusBarItem(page, text).hover();
@@ -103,7 +95,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
   after(async function () {
     await window?.close();
     // Nothing of ours may outlive the suite, whatever failed.
-    for (const pid of startedPids(readRecord(record))) if (isAlive(pid)) process.kill(-pid, 'SIGKILL');
+    killGroupsLeft(startedPids(readRecord(record)));
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -199,7 +191,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     // The session has its outcome: nothing talks to its agent again, so its process is gone.
     const [pid] = startedPids(readRecord(record));
     assert.ok(pid, 'the agent recorded its pid');
-    await waitFor(() => (isAlive(pid) ? undefined : true), { timeoutMs: 15_000, message: `agent pid ${pid} to end after the approved plan's result` });
+    assert.ok(await waitGone(pid, 15_000), `agent pid ${pid} did not end after the approved plan's result`);
   });
 
   it('Stop Session ends the agent process of a session in flight', async function () {
@@ -209,7 +201,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     const pid = await waitFor(() => startedPids(readRecord(record)).find((p) => !before.includes(p)), { timeoutMs: 20_000, message: 'a second agent process' });
     assert.equal(isAlive(pid), true, 'the agent runs while its plan waits');
     await runCommand(page, 'Ultraplan: Stop Session');
-    await waitFor(() => (isAlive(pid) ? undefined : true), { timeoutMs: 15_000, message: `agent pid ${pid} to be gone after Stop` });
+    assert.ok(await waitGone(pid, 15_000), `agent pid ${pid} still running after Stop`);
     await screenshot(page, 'stopped');
   });
 

@@ -21,6 +21,7 @@ import {
   waitForNotification,
   type TestWindow,
 } from './harness';
+import { killGroupsLeft } from '../support/processes';
 import { planTask, printExtensionLogIfFailed, reviewFrame } from './ultraplanSteps';
 
 const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
@@ -53,15 +54,6 @@ function outcomes(file: string): Array<[string, string]> {
     .map((e) => [String(e.toolCallId), String(e.outcome)]);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 describe('permission requests while an approved plan executes (embedded ACP agent in code-server)', function () {
   let window: TestWindow | undefined;
   let dir = '';
@@ -87,7 +79,7 @@ describe('permission requests while an approved plan executes (embedded ACP agen
   });
   after(async function () {
     await window?.close();
-    for (const e of readRecord(record)) if (e.kind === 'started' && e.pid && isAlive(e.pid)) process.kill(-e.pid, 'SIGKILL');
+    killGroupsLeft(readRecord(record).flatMap((e) => (e.kind === 'started' && e.pid ? [e.pid] : [])));
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

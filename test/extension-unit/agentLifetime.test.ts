@@ -6,17 +6,9 @@ import { controlResponseEvent, type AnyEvent } from '../../src/core/protocol';
 import { endsAfterApprovedResult } from '../../src/extension/acpAgentLifetime';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { SessionHost } from '../../src/sessions/host';
-import { fakeRun, readRecord, waitForRecord, waitGone, type FakeRun } from '../sessions/acpTestSupport';
+import { fakeRun, readRecord, waitForRecord, type FakeRun } from '../sessions/acpTestSupport';
+import { isAlive, waitGone } from '../support/processes';
 import { allEvents, createRequest } from '../sessions/hostTestKit';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function waitForEvent(host: SessionHost, id: string, match: (e: AnyEvent & { id: string }) => boolean, what: string, count = 1): Promise<Array<AnyEvent & { id: string }>> {
   const deadline = Date.now() + 10_000;

@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { AcpAgent, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import { teleportDenyMessage, contentText } from '../../src/core/protocol';
-import { fakeRun, readRecord, received, RecordingContext, waitForRecord, waitGone, isAlive, type FakeRun } from './acpTestSupport';
+import { fakeRun, readRecord, received, RecordingContext, waitForRecord, type FakeRun } from './acpTestSupport';
+import { isAlive, waitGone } from '../support/processes';
 
 describe('AcpAgent with the fake ACP agent', function () {
   this.timeout(20000);

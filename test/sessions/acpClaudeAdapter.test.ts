@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { choosePlanMode, modeFromUpdate } from '../../src/sessions/acp/planMode';
-import { processGroupMembers, RecordingContext, waitGone } from './acpTestSupport';
+import { RecordingContext } from './acpTestSupport';
+import { processGroupMembers, waitGone } from '../support/processes';
 
 const ADAPTER = path.resolve(__dirname, '../../node_modules/.bin/claude-agent-acp');
 

@@ -14,7 +14,8 @@ import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { chooseToolAllowOption, chooseToolRejectOption } from '../../src/sessions/acp/planReview';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
-import { fakeRun, readRecord, waitGone, type FakeRun } from './acpTestSupport';
+import { fakeRun, readRecord, type FakeRun } from './acpTestSupport';
+import { waitGone } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 
 const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };

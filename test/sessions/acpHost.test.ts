@@ -7,7 +7,8 @@ import { controlResponseEvent, teleportDenyMessage, userMessageEvent } from '../
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
-import { fakeRun, readRecord, received, waitForRecord, waitGone, type FakeRun } from './acpTestSupport';
+import { fakeRun, readRecord, received, waitForRecord, type FakeRun } from './acpTestSupport';
+import { waitGone } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 
 const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };

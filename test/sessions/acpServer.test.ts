@@ -6,7 +6,8 @@ import { controlResponseEvent } from '../../src/core/protocol';
 import { SessionsClient } from '../../src/sessions/client';
 import { HttpBackend } from '../../src/sessions/httpBackend';
 import { runServerCli, startServer, type ServerProcess } from '../support/serverProcess';
-import { fakeRun, readRecord, waitForRecord, waitGone, type FakeRun } from './acpTestSupport';
+import { fakeRun, readRecord, waitForRecord, type FakeRun } from './acpTestSupport';
+import { waitGone } from '../support/processes';
 import { createRequest } from './hostTestKit';
 
 describe('ultraplan-server with an ACP agent', function () {

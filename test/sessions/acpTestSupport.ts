@@ -1,6 +1,5 @@
 // Shared by the ACP tests: the fake agent's command line, a workspace, its record, and an
 // AgentContext that records what an agent emits (until a test runs it under the real SessionHost).
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -185,45 +184,3 @@ export class RecordingContext implements AgentContext {
   }
 }
 
-/** True while a process with this pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-  // A zombie (exited, not yet reaped by a parent that is not ours) has ended too.
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** Waits (bounded) until `pid` is gone; answers whether it is. */
-export async function waitGone(pid: number, timeoutMs = 5000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!isAlive(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return !isAlive(pid);
-}
-
-/** Live (non-zombie) processes whose process group is `pgid` (Linux /proc). */
-export function processGroupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(entry));
-  }
-  return members;
-}

@@ -8,6 +8,7 @@ import { accessSync, constants, existsSync, mkdtempSync, readFileSync } from 'no
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { isAlive } from '../../support/processes';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
 
@@ -23,15 +24,6 @@ function readRecord(file: string): RecordEntry[] {
     .split('\n')
     .filter((line) => line.trim().length > 0)
     .map((line) => JSON.parse(line) as RecordEntry);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {

@@ -1,0 +1,61 @@
+// Process checks shared by the tests that start real agent processes (unit, e2e and in-host
+// suites): is a pid still running, wait (bounded) until it is gone, what is left in its group.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** True while a process with this pid runs (a zombie, exited but not yet reaped, has ended). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM: it exists, owned by someone else.
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    // On Linux it went between the two looks; without /proc the signal's answer stands.
+    return process.platform !== 'linux';
+  }
+  return !/^State:\s+Z/m.test(status);
+}
+
+/** Waits (bounded) until `pid` is gone; answers whether it is. */
+export async function waitGone(pid: number, timeoutMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return !isAlive(pid);
+}
+
+/** SIGKILLs the process group of each of `pids` still running (cleanup after a suite, whatever failed). */
+export function killGroupsLeft(pids: Iterable<number>): void {
+  for (const pid of pids) {
+    if (!isAlive(pid)) continue;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
+}
+
+/** Live (non-zombie) processes whose process group is `pgid` (Linux /proc). */
+export function processGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(entry));
+  }
+  return members;
+}

@@ -9,7 +9,7 @@
 // here: with nothing persisted, activate only registers commands (no host, no network).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { hasUltraplanKeyword, hasUltrareviewKeyword, replaceUltraplanKeyword } from '../core/keyword';
+import { keywordHints, promptFromText } from './promptPath';
 import type { InvokableAction } from '../core/panelMessages';
 import { acpAgentSource, checkEmbeddedAgent, embeddedAgentDescription } from './acpAgentSource';
 import { applyEmbeddedChoice, embeddedPickItems, type EmbeddedPickItem } from './agentChoiceCommand';
@@ -272,21 +272,13 @@ function checkTrustFor(backend: string): boolean {
 }
 
 /** The input box's hint: what the keyword does, and that `ultrareview` launches nothing. */
-export function promptHint(value: string): vscode.InputBoxValidationMessage | string | undefined {
-  if (value.trim().length === 0) return undefined;
-  const hints: string[] = [];
-  if (hasUltraplanKeyword(value)) {
-    const sent = replaceUltraplanKeyword(value);
-    hints.push(sent ? `"ultraplan" is the launch keyword; the agent receives: ${sent.length > 80 ? `${sent.slice(0, 79)}…` : sent}` : 'Only the keyword: describe the task to plan.');
-  }
-  if (hasUltrareviewKeyword(value)) hints.push('"ultrareview" asks for a code review, which Ultraplan does not run; this plans the task.');
+export function promptHint(value: string): vscode.InputBoxValidationMessage | undefined {
+  const hints = keywordHints(value);
   return hints.length > 0 ? { message: hints.join(' · '), severity: vscode.InputBoxValidationSeverity.Info } : undefined;
 }
 
 /** The prompt as sent: the keyword replaced (PROTOCOL.md section 7), or the text as typed. */
-export function promptToSend(text: string): string {
-  return (hasUltraplanKeyword(text) ? replaceUltraplanKeyword(text) : text).trim();
-}
+export const promptToSend = promptFromText;
 
 async function pickSession(
   sessions: FollowedSessions,

@@ -5,7 +5,7 @@
 // allow option, not a bypass) arrived; the agent label shows in the panel and the tooltip; Stop
 // and extension deactivation leave no agent process.
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -23,6 +23,7 @@ import {
   type TestWindow,
   openTestWindow,
 } from './harness';
+import { readAgentRecord } from './fakeAcpAgent';
 import { isAlive, killGroupsLeft, waitGone } from '../support/processes';
 import { planTask, reviewFrame } from './ultraplanSteps';
 
@@ -39,13 +40,7 @@ interface RecordEntry {
   message?: { method?: string; id?: unknown; params?: Record<string, unknown>; result?: Record<string, unknown> };
 }
 
-function readRecord(file: string): RecordEntry[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim().length > 0)
-    .map((line) => JSON.parse(line) as RecordEntry);
-}
+const readRecord = (file: string): RecordEntry[] => readAgentRecord<RecordEntry>(file);
 
 /** The option ids the client chose in its answers to the agent's permission requests, in order. */
 function chosenOptions(record: RecordEntry[]): string[] {

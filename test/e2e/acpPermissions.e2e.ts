@@ -7,7 +7,7 @@
 // A second session: Deny reaches the agent as its reject option and the file stays as it was. In the
 // extension host: a repeated or re-bound answer is refused, a 409 is said to be answered elsewhere.
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
@@ -21,6 +21,7 @@ import {
   waitForNotification,
   type TestWindow,
 } from './harness';
+import { readAgentRecord } from './fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { planTask, printExtensionLogIfFailed, reviewFrame } from './ultraplanSteps';
 
@@ -39,13 +40,7 @@ interface RecordEntry {
   outcome?: string;
 }
 
-function readRecord(file: string): RecordEntry[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim().length > 0)
-    .map((line) => JSON.parse(line) as RecordEntry);
-}
+const readRecord = (file: string): RecordEntry[] => readAgentRecord<RecordEntry>(file);
 
 /** [toolCallId, chosen option] of each permission the agent asked, in order (all its processes). */
 function outcomes(file: string): Array<[string, string]> {

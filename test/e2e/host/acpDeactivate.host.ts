@@ -4,11 +4,13 @@
 // deactivate of the loaded extension module, then checks each agent pid is gone.
 // Runs last in its window: afterwards the extension is deactivated.
 import * as assert from 'node:assert/strict';
-import { accessSync, constants, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isAlive } from '../../support/processes';
+import { fakeAgentCommand, readAgentRecord } from '../fakeAcpAgent';
+import { waitFor } from '../harness/waitFor';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
 
@@ -18,38 +20,7 @@ interface RecordEntry {
   message?: { method?: string };
 }
 
-function readRecord(file: string): RecordEntry[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim().length > 0)
-    .map((line) => JSON.parse(line) as RecordEntry);
-}
-
-async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** A node binary for the fake agent: ours, unless this host is Electron (then node on PATH). */
-function nodeBinary(): string {
-  if (!process.versions.electron) return process.execPath;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, 'node');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
-  throw new Error('no node on PATH to run the fake ACP agent');
-}
+const readRecord = (file: string): RecordEntry[] => readAgentRecord<RecordEntry>(file);
 
 describe('extension deactivate ends the embedded ACP agents', function () {
   this.timeout(90_000);
@@ -64,9 +35,8 @@ describe('extension deactivate ends the embedded ACP agents', function () {
     let command = config.get<string[]>('agent.command') ?? [];
     let record = command.find((arg) => arg.endsWith('.jsonl'));
     if (config.get('agent.choice') !== 'custom' || !record) {
-      const fixtures = path.join(extension.extensionPath, 'test', 'fixtures', 'fake-acp-agent');
       record = path.join(mkdtempSync(path.join(os.tmpdir(), 'ultraplan-deactivate-')), 'record.jsonl');
-      command = [nodeBinary(), path.join(fixtures, 'fake-acp-agent.mjs'), path.join(fixtures, 'scenarios', 'claude-plan.json'), record];
+      command = fakeAgentCommand(extension.extensionPath, 'claude-plan.json', record);
       await config.update('backend', 'embedded', vscode.ConfigurationTarget.Global);
       await config.update('agent.command', command, vscode.ConfigurationTarget.Global);
       await config.update('agent.choice', 'custom', vscode.ConfigurationTarget.Global);
@@ -82,14 +52,12 @@ describe('extension deactivate ends the embedded ACP agents', function () {
         await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
         return readRecord(recordFile).filter((e) => e.kind === 'started').length > startedBefore ? true : undefined;
       },
-      30_000,
-      'the agent of the new session to start',
+      { timeoutMs: 30_000, intervalMs: 200, message: 'the agent of the new session to start' },
     );
     await planning;
     await waitFor(
       () => (readRecord(recordFile).filter((e) => e.message?.method === 'session/prompt').length > startedBefore ? true : undefined),
-      30_000,
-      'the new agent to receive its prompt',
+      { timeoutMs: 30_000, intervalMs: 200, message: 'the new agent to receive its prompt' },
     );
     const pids = readRecord(recordFile).flatMap((e) => (e.kind === 'started' && typeof e.pid === 'number' ? [e.pid] : []));
     const running = pids.filter(isAlive);

@@ -4,7 +4,7 @@
 // refused with a message; a request the session already took an answer for (409) is said to be
 // answered elsewhere; a finished session refuses answers. Nothing is ever answered by itself.
 import * as assert from 'node:assert/strict';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -15,6 +15,8 @@ import { SessionController } from '../../../src/extension/sessionController';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../../src/sessions/host';
+import { fakeAgentCommand, readAgentRecord } from '../fakeAcpAgent';
+import { waitFor } from '../harness/waitFor';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
 
@@ -24,38 +26,7 @@ interface RecordEntry {
   outcome?: string;
 }
 
-function readRecord(file: string): RecordEntry[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim().length > 0)
-    .map((line) => JSON.parse(line) as RecordEntry);
-}
-
-async function waitFor<T>(check: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** A node binary for the fake agent: ours, unless this host is Electron (then node on PATH). */
-function nodeBinary(): string {
-  if (!process.versions.electron) return process.execPath;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, 'node');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
-  throw new Error('no node on PATH to run the fake ACP agent');
-}
+const readRecord = (file: string): RecordEntry[] => readAgentRecord<RecordEntry>(file);
 
 describe('answering tool permission requests (SessionController, real embedded host, fake ACP agent)', function () {
   this.timeout(60_000);
@@ -68,12 +39,11 @@ describe('answering tool permission requests (SessionController, real embedded h
   before(async () => {
     const extension = vscode.extensions.getExtension(EXTENSION_ID);
     assert.ok(extension, `${EXTENSION_ID} is not installed`);
-    const fixtures = path.join(extension.extensionPath, 'test', 'fixtures', 'fake-acp-agent');
     dir = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-permission-host-'));
     mkdirSync(path.join(dir, 'src'));
     writeFileSync(path.join(dir, 'src', 'app.ts'), 'export const original = true;\n');
     record = path.join(dir, 'record.jsonl');
-    const argv = [nodeBinary(), path.join(fixtures, 'fake-acp-agent.mjs'), path.join(fixtures, 'scenarios', 'execute-with-permission.json'), record];
+    const argv = fakeAgentCommand(extension.extensionPath, 'execute-with-permission.json', record);
     const host = new SessionHost({ agentFactory: createAcpAgentFactory({ argv, cwd: dir, label: 'Fake (ACP)', afterApproval: 'default', stopGraceMs: 500 }) });
     backend = new EmbeddedBackend({ host, label: 'Embedded · Fake (ACP)' });
     log = vscode.window.createOutputChannel('Ultraplan permission answers (test)', { log: true });
@@ -106,9 +76,9 @@ describe('answering tool permission requests (SessionController, real embedded h
     });
     controllers.push(controller);
     controller.start();
-    const plan = await waitFor(() => (controller.pendingPlan?.requestId ? controller.pendingPlan : undefined), 20_000, 'the plan');
+    const plan = await waitFor(() => (controller.pendingPlan?.requestId ? controller.pendingPlan : undefined), { timeoutMs: 20_000, intervalMs: 50, message: 'the plan' });
     assert.deepEqual(await controller.approve(bindingFor(resource.id, plan.toolUseId, plan.plan)), { sent: true });
-    await waitFor(() => controller.openPermissions.length === 1, 20_000, 'the edit permission request');
+    await waitFor(() => controller.openPermissions.length === 1, { timeoutMs: 20_000, intervalMs: 50, message: 'the edit permission request' });
     assert.equal(controller.statusPhase, 'needs_permission');
     assert.equal(controller.openPermissions[0]?.toolUseId, 'edit-1');
     return controller;
@@ -124,7 +94,7 @@ describe('answering tool permission requests (SessionController, real embedded h
     assert.equal(controller.openPermissions.length, 0);
     const again = await controller.answerPermission(binding, request.requestId, 'deny');
     assert.deepEqual(again, { sent: false, message: 'This permission request was already answered; it is not answered twice.' });
-    await waitFor(() => controller.phase === 'completed', 20_000, 'the session to complete');
+    await waitFor(() => controller.phase === 'completed', { timeoutMs: 20_000, intervalMs: 50, message: 'the session to complete' });
     assert.deepEqual(editOutcomes(), ['allow'], 'the agent got exactly one answer');
     const late = await controller.answerPermission(binding, request.requestId, 'allow');
     assert.equal(late.sent, false);
@@ -142,7 +112,7 @@ describe('answering tool permission requests (SessionController, real embedded h
     assert.equal(controller.openPermissions.length, 1, 'still open: refusals answer nothing');
     // Then the real answer: refusals did not use it up.
     assert.deepEqual(await controller.answerPermission(binding, request.requestId, 'deny'), { sent: true });
-    await waitFor(() => controller.phase === 'completed', 20_000, 'the session to complete');
+    await waitFor(() => controller.phase === 'completed', { timeoutMs: 20_000, intervalMs: 50, message: 'the session to complete' });
     assert.deepEqual(editOutcomes(), ['allow', 'reject']);
   });
 
@@ -155,7 +125,7 @@ describe('answering tool permission requests (SessionController, real embedded h
     assert.equal(ours.sent, false);
     assert.match(ours.sent ? '' : ours.message, /already answered elsewhere/);
     assert.equal(controller.openPermissions.length, 0);
-    await waitFor(() => controller.phase === 'completed', 20_000, 'the session to complete');
+    await waitFor(() => controller.phase === 'completed', { timeoutMs: 20_000, intervalMs: 50, message: 'the session to complete' });
     assert.deepEqual(editOutcomes(), ['allow', 'reject', 'allow'], 'only the first answer reached the agent');
   });
 });

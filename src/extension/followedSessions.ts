@@ -298,6 +298,16 @@ export class FollowedSessions implements vscode.Disposable {
   }
 
   async #onPanelRequest(request: PanelRequest): Promise<void> {
+    try {
+      await this.#handlePanelRequest(request);
+    } finally {
+      // Decisions, comments and replies are written at once, not on the debounce: a reload right
+      // after a click must not lose them (the browser's storage may not flush on shutdown).
+      if (request.type !== 'saveDraft') await this.persistNow().catch((err: unknown) => this.#o.log.warn(`persisting sessions failed: ${String(err)}`));
+    }
+  }
+
+  async #handlePanelRequest(request: PanelRequest): Promise<void> {
     const log = this.#o.log;
     if (request.type === 'reply' || request.type === 'saveDraft') {
       const controller = this.#controllers.get(request.sessionKey);

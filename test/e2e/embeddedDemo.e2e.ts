@@ -3,36 +3,17 @@
 // journals the session, so after a window reload it is re-attached and the loop goes on
 // (reject, revision 2, approve, outcome).
 import * as assert from 'node:assert/strict';
-import {
-  openTestWindow,
-  readStatusBar,
-  screenshot,
-  screenshotIfFailed,
-  statusBarAriaLabel,
-  waitFor,
-  type TestWindow,
-} from './harness';
-import { planTask, printExtensionLogIfFailed, reviewFrame } from './ultraplanSteps';
+import { readStatusBar, screenshot, statusBarAriaLabel, waitFor } from './harness';
+import { planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
 
 describe('embedded backend: the scripted demo, across a reload', function () {
-  let window: TestWindow | undefined;
-
-  before(async function () {
-    window = await openTestWindow({
-      suite: 'embedded-demo',
-      settings: { 'ultraplan.backend': 'embedded', 'ultraplan.agent.choice': 'demo' },
-    });
-  });
-  afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
-  });
-  after(async function () {
-    await window?.close();
+  const suite = suiteWindow({
+    suite: 'embedded-demo',
+    settings: { 'ultraplan.backend': 'embedded', 'ultraplan.agent.choice': 'demo' },
   });
 
   it('labels the demo everywhere it shows and answers its question', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     await planTask(page, 'Add rate limiting to the public API', 'Ultraplan: needs input');
     assert.match(await statusBarAriaLabel(page, 'Ultraplan: needs input'), /Backend Embedded.*Demo \(scripted\)/);
     const frame = await reviewFrame(page, '.question');
@@ -44,7 +25,7 @@ describe('embedded backend: the scripted demo, across a reload', function () {
   });
 
   it('re-attaches the embedded session after a reload, then reject -> revision 2 -> approve', async function () {
-    const w = window!;
+    const w = suite.window;
     await w.reload();
     await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     let frame = await reviewFrame(w.page, '#plan li');
@@ -52,6 +33,9 @@ describe('embedded backend: the scripted demo, across a reload', function () {
       timeoutMs: 20_000,
       message: 'the plan to be decidable after the reload',
     });
+    await frame.locator('#plan li', { hasText: 'Store counters in Redis' }).click();
+    await frame.locator('.comment-composer textarea').fill('Redis is not available locally');
+    await frame.getByRole('button', { name: 'Add comment' }).click();
     await frame.locator('#feedback').fill('Add the in-memory fallback and make the limit configurable.');
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
     frame = await waitFor(
@@ -70,5 +54,16 @@ describe('embedded backend: the scripted demo, across a reload', function () {
     const outcome = await reviewFrame(w.page, '.outcome');
     assert.match((await outcome.locator('.outcome').textContent()) ?? '', /rate limiting is in place/);
     await screenshot(w.page, 'demo-completed');
+  });
+
+  it('keeps the revisions, the feedback and the line comment of a finished session across another reload', async function () {
+    const w = suite.window;
+    await w.reload();
+    await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
+    const frame = await reviewFrame(w.page, '.revision-label');
+    await frame.getByRole('button', { name: 'Revision 1: rejected' }).click();
+    assert.match((await frame.locator('.revision-feedback').textContent()) ?? '', /in-memory fallback/);
+    assert.equal(await frame.locator('.comment-card .comment-text').textContent(), 'Redis is not available locally');
+    await screenshot(w.page, 'demo-history-after-reload');
   });
 });

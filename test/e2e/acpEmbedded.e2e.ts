@@ -17,15 +17,12 @@ import {
   readStatusBar,
   runCommand,
   screenshot,
-  screenshotIfFailed,
   statusBarItem,
   waitFor,
-  type TestWindow,
-  openTestWindow,
 } from './harness';
 import { readAgentRecord } from './fakeAcpAgent';
 import { isAlive, killGroupsLeft, waitGone } from '../support/processes';
-import { planTask, reviewFrame } from './ultraplanSteps';
+import { planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
 
 const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
 const FAKE_AGENT = path.join(FAKE_AGENT_DIR, 'fake-acp-agent.mjs');
@@ -74,28 +71,23 @@ async function statusTooltip(page: Page, text: string): Promise<string> {
 }
 
 describe('embedded ACP agent (the fake agent program) in code-server', function () {
-  let window: TestWindow | undefined;
+  // No agent settings: the embedded backend and the automatic choice are the defaults.
+  const suite = suiteWindow({ suite: 'acp-embedded', files: { 'README.md': '# Demo project\n', 'src/greet.ts': 'export {};\n' } });
   let dir = '';
   let record = '';
 
   before(async function () {
     dir = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-acp-e2e-'));
     record = path.join(dir, 'record.jsonl');
-    // No agent settings: the embedded backend and the automatic choice are the defaults.
-    window = await openTestWindow({ suite: 'acp-embedded', files: { 'README.md': '# Demo project\n', 'src/greet.ts': 'export {};\n' } });
-  });
-  afterEach(async function () {
-    await screenshotIfFailed(this, window);
   });
   after(async function () {
-    await window?.close();
-    // Nothing of ours may outlive the suite, whatever failed.
+    // Runs after suiteWindow's own (the window is closed). Nothing of ours may outlive the suite, whatever failed.
     killGroupsLeft(startedPids(readRecord(record)));
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('"Choose Backend…" lists each known agent with its availability; a custom command line is stored as argv', async function () {
-    const { page, probe } = window!;
+    const { page, probe } = suite.window;
     await runCommand(page, 'Ultraplan: Choose Backend…');
     const shown = await readQuickInput(page);
     for (const label of ['Embedded · Automatic', 'Embedded · Claude (ACP)', 'Embedded · Gemini CLI (ACP)', 'Embedded · Codex (ACP)', 'Embedded · Custom command…', 'Embedded · Demo (scripted)', 'Server']) {
@@ -124,7 +116,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
   });
 
   it('plans with the agent in the workspace: plan ready, its label in the panel and the status bar tooltip, no demo badge', async function () {
-    const { page, workspace } = window!;
+    const { page, workspace } = suite.window;
     await planTask(page, 'add a greeting');
     const entries = readRecord(record);
     const started = entries.find((e) => e.kind === 'started');
@@ -146,7 +138,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
   });
 
   it('rejects with feedback and a line comment: the agent gets the reject option, then the feedback with the quoted line as its next prompt', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     const frame = await reviewFrame(page, '#plan li');
     await frame.locator('#plan li', { hasText: 'Write greet()' }).click();
     await frame.locator('.comment-composer textarea').fill('Take the name as a parameter');
@@ -162,7 +154,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
   });
 
   it('shows the revised plan as revision 2, approves it: the agent gets the manual allow option, never a bypass; its process ends with the result', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     const frame = await reviewFrame(page, '.revision-label');
     await waitFor(async () => ((await frame.locator('.revision-label').textContent()) === 'Revision 2 of 2' ? true : undefined), {
@@ -190,7 +182,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
   });
 
   it('Stop Session ends the agent process of a session in flight', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     const before = startedPids(readRecord(record));
     await planTask(page, 'add a farewell');
     const pid = await waitFor(() => startedPids(readRecord(record)).find((p) => !before.includes(p)), { timeoutMs: 20_000, message: 'a second agent process' });
@@ -201,7 +193,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
   });
 
   it('deactivating the extension closes the embedded host and ends its agents (checked in the extension host)', async function () {
-    const results = await window!.probe.runSuite('acpDeactivate', { timeoutMs: 90_000 });
+    const results = await suite.window.probe.runSuite('acpDeactivate', { timeoutMs: 90_000 });
     assertHostSuitePassed(results);
   });
 });

@@ -2,40 +2,24 @@
 // the session is re-attached from workspace state, the panel comes back through its serializer,
 // and the plan is approved after the reload (real server, real code-server + Chromium).
 import * as assert from 'node:assert/strict';
-import type { ServerProcess } from '../support/serverProcess';
-import { openTestWindow, readStatusBar, screenshot, screenshotIfFailed, waitFor, type TestWindow } from './harness';
-import { printExtensionLogIfFailed, decisionsSent, exitPlanResults, onlySession, planTask, reviewFrame, scenario, sessionEvents, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
+import { readStatusBar, screenshot, waitFor } from './harness';
+import { decisionsSent, exitPlanResults, onlySession, planTask, reviewFrame, scenario, sessionEvents, suiteWindow, waitForEvents } from './ultraplanSteps';
 
 describe('question -> reply -> plan, then a window reload and approve by keybinding (server backend)', function () {
-  let window: TestWindow | undefined;
-  let server: ServerProcess | undefined;
+  const suite = suiteWindow({ suite: 'question-reload', scenario: scenario('question.json') });
   let sessionId = '';
 
-  before(async function () {
-    server = await startScenarioServer(scenario('question.json'));
-    window = await openTestWindow({ suite: 'question-reload' });
-    await useServer(window, server);
-  });
-  afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
-  });
-  after(async function () {
-    await window?.close();
-    await server?.stop();
-  });
-
   it('shows the agent\'s question with a reply box; the reply reaches the agent and a plan follows', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     await planTask(page, 'make the build target one Node version', 'Ultraplan: needs input');
-    sessionId = (await onlySession(server!)).id;
+    sessionId = (await onlySession(suite.server)).id;
     const frame = await reviewFrame(page, '.question');
     assert.match((await frame.locator('.question').textContent()) ?? '', /Node 20 or Node 22/);
     await frame.getByLabel('Your reply').fill('Node 20, please.');
     await screenshot(page, 'question');
     await frame.getByRole('button', { name: 'Reply', exact: true }).click();
     await waitForEvents(
-      server!,
+      suite.server,
       sessionId,
       (events) => events.some((e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === 'Node 20, please.'),
       'the reply to reach the session',
@@ -46,7 +30,7 @@ describe('question -> reply -> plan, then a window reload and approve by keybind
   });
 
   it('comes back after a window reload with the plan still ready, then approves it', async function () {
-    const w = window!;
+    const w = suite.window;
     const before = w.probe.announcement();
     const after = await w.reload();
     assert.notEqual(after.startedAt, before?.startedAt, 'a new extension host');
@@ -57,11 +41,11 @@ describe('question -> reply -> plan, then a window reload and approve by keybind
       message: 'Approve to be enabled after the reload',
     });
     await screenshot(w.page, 'after-reload');
-    assert.equal(decisionsSent(await sessionEvents(server!, sessionId)).length, 0, 'nothing decided by the reload itself');
+    assert.equal(decisionsSent(await sessionEvents(suite.server, sessionId)).length, 0, 'nothing decided by the reload itself');
     // Approve with the keybinding while the review panel has focus (Ctrl+Alt+A).
     await frame.locator('h1.title').click();
     await w.page.keyboard.press('Control+Alt+KeyA');
-    const approved = await waitForEvents(server!, sessionId, (e) => exitPlanResults(e).find((r) => !r.isError), 'the approval');
+    const approved = await waitForEvents(suite.server, sessionId, (e) => exitPlanResults(e).find((r) => !r.isError), 'the approval');
     assert.match(approved.text, /## Approved Plan:\n# Plan: build for Node 20/);
     await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
     await screenshot(w.page, 'approved-after-reload');

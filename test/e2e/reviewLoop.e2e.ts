@@ -3,19 +3,15 @@
 // revision 2 shown with a diff -> edit, approve the edited text (the agent receives it) ->
 // executing -> the outcome.
 import * as assert from 'node:assert/strict';
-import type { ServerProcess } from '../support/serverProcess';
 import {
   answerInputBox,
   closeQuickInput,
-  openTestWindow,
   readQuickInput,
   readStatusBar,
   runCommand,
   screenshot,
-  screenshotIfFailed,
   statusBarAriaLabel,
   waitFor,
-  type TestWindow,
 } from './harness';
 import {
   decisionsSent,
@@ -23,35 +19,18 @@ import {
   exitPlanResults,
   onlySession,
   planTask,
-  printExtensionLogIfFailed,
   reviewFrame,
   scenario,
-  startScenarioServer,
-  useServer,
+  suiteWindow,
   waitForEvents,
 } from './ultraplanSteps';
 
 describe('review loop: reject with a line comment, diff, edit and approve (server backend)', function () {
-  let window: TestWindow | undefined;
-  let server: ServerProcess | undefined;
+  const suite = suiteWindow({ suite: 'review-loop', scenario: scenario('review-loop.json') });
   let sessionId = '';
 
-  before(async function () {
-    server = await startScenarioServer(scenario('review-loop.json'));
-    window = await openTestWindow({ suite: 'review-loop' });
-    await useServer(window, server);
-  });
-  afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
-  });
-  after(async function () {
-    await window?.close();
-    await server?.stop();
-  });
-
   it('plans a task: status bar goes to "plan ready" and the panel shows revision 1 with the four buttons', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     // The input box hints at the keyword (and at ultrareview) before anything is sent.
     await runCommand(page, 'Ultraplan: Plan a Task…');
     await answerInputBox(page, 'ultraplan add a dark mode toggle, ultrareview later', { submit: false });
@@ -64,7 +43,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
     await screenshot(page, 'keyword-hint');
     await closeQuickInput(page);
     await planTask(page, 'ultraplan add a dark mode toggle');
-    const session = await onlySession(server!);
+    const session = await onlySession(suite.server);
     sessionId = session.id;
     assert.equal(session.title, 'ultraplan: plan add a dark mode toggle', 'title prefixed, keyword replaced per section 7');
     const frame = await reviewFrame(page, '#plan li');
@@ -78,7 +57,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   });
 
   it('rejects with feedback and a line comment; the agent receives the comment under its quoted line', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     const frame = await reviewFrame(page, '#plan li');
     await frame.locator('#plan li', { hasText: 'Persist the choice in localStorage' }).click();
     await frame.locator('.comment-composer textarea').fill('Store it in the user profile, not the browser');
@@ -88,7 +67,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
 
     const deny = await waitForEvents(
-      server!,
+      suite.server,
       sessionId,
       (events) => exitPlanResults(events).find((r) => r.isError),
       'the rejection to reach the agent',
@@ -98,7 +77,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   });
 
   it('shows revision 2 and its diff against revision 1; revision 1 keeps its comment', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     const frame = await reviewFrame(page, '.revision-label');
     await waitFor(async () => ((await frame.locator('.revision-label').textContent()) === 'Revision 2 of 2' ? true : undefined), {
@@ -116,7 +95,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   });
 
   it('edits the plan and approves the edited text; the agent receives it and executes', async function () {
-    const { page, probe } = window!;
+    const { page, probe } = suite.window;
     const frame = await reviewFrame(page, '.revision-label');
     await frame.getByRole('button', { name: 'Edit', exact: true }).click();
     const editor = await waitFor(async () => (await probe.editors()).find((e) => e.uri.startsWith('untitled:') && e.text.includes('user profile on the server')), {
@@ -132,13 +111,13 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
     await runCommand(page, 'Ultraplan: Approve Edited Plan');
 
     const approved = await waitForEvents(
-      server!,
+      suite.server,
       sessionId,
       (events) => exitPlanResults(events).find((r) => !r.isError),
       'the edited approval to reach the agent',
     );
     assert.match(approved.text, /## Approved Plan \(edited by user\):\n[\s\S]*5\. Document the toggle in the README/);
-    const events = await waitForEvents(server!, sessionId, (e) => (decisionsSent(e).length === 2 ? e : undefined), 'two decisions');
+    const events = await waitForEvents(suite.server, sessionId, (e) => (decisionsSent(e).length === 2 ? e : undefined), 'two decisions');
     const allow = decisionsSent(events)[1] as { behavior: string; updatedInput: { plan: string } };
     assert.equal(allow.behavior, 'allow');
     assert.match(allow.updatedInput.plan, /4\. Add a test for the toggle\n5\. Document the toggle in the README/);
@@ -153,11 +132,11 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   });
 
   it('logged each request, phase change and decision, and never the token', async function () {
-    const log = extensionLog(window!);
+    const log = extensionLog(suite.window);
     assert.match(log, /http: POST http:\/\/127\.0\.0\.1:\d+\/v1\/sessions -> 20\d/);
     assert.match(log, /decision reject on plan \S+ \(sha256 [0-9a-f]{12}…\)/);
     assert.match(log, /decision edit on plan/);
     assert.match(log, /planning -> plan_ready|plan_ready/);
-    assert.ok(!log.includes(server!.token!), 'the server token is not in the log');
+    assert.ok(!log.includes(suite.server.token!), 'the server token is not in the log');
   });
 });

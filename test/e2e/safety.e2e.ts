@@ -9,25 +9,22 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { ServerProcess } from '../support/serverProcess';
 import {
-  openTestWindow,
   readStatusBar,
   runCommand,
   screenshot,
-  screenshotIfFailed,
   statusBarTexts,
   waitFor,
   waitForNotification,
-  type TestWindow,
 } from './harness';
 import {
   decisionsSent,
   listSessions,
   planTask,
-  printExtensionLogIfFailed,
   reviewFrame,
   scenario,
   sessionEvents,
   startScenarioServer,
+  suiteWindow,
   useServer,
   waitForEvents,
 } from './ultraplanSteps';
@@ -63,7 +60,7 @@ function hostilePlan(origin: string): string {
 }
 
 describe('safety: hostile plan and stale decisions (server backend)', function () {
-  let window: TestWindow | undefined;
+  const suite = suiteWindow({ suite: 'safety' });
   let hostileServer: ServerProcess | undefined;
   let reviseServer: ServerProcess | undefined;
   let recorder: Awaited<ReturnType<typeof startRecordingServer>> | undefined;
@@ -76,14 +73,8 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
     fs.writeFileSync(file, JSON.stringify({ title: 'hostile plan', steps: [{ plan: hostilePlan(recorder.origin) }] }));
     hostileServer = await startScenarioServer(file);
     reviseServer = await startScenarioServer(scenario('review-loop.json'));
-    window = await openTestWindow({ suite: 'safety' });
-  });
-  afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
   });
   after(async function () {
-    await window?.close();
     await hostileServer?.stop();
     await reviseServer?.stop();
     await recorder?.close();
@@ -91,8 +82,8 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
   });
 
   it('renders a hostile 5,000-line plan without running or loading anything, text readable', async function () {
-    const { page } = window!;
-    await useServer(window!, hostileServer!);
+    const { page } = suite.window;
+    await useServer(suite.window, hostileServer!);
     await planTask(page, 'refactor');
     const readyAt = Date.now();
     // The frame is looked up again on each try: the webview may be re-created while it loads.
@@ -129,7 +120,7 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
   });
 
   it('refuses an edited approval for a plan that another review rejected meanwhile', async function () {
-    const { page, probe } = window!;
+    const { page, probe } = suite.window;
     // Stop the hostile session first (Stop Session archives it), so the status bar speaks of the new one.
     await runCommand(page, 'Ultraplan: Stop Session');
     await readStatusBar(page, 'Ultraplan: stopped', { timeoutMs: 15_000 });
@@ -137,7 +128,7 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
       timeoutMs: 15_000,
       message: 'Stop Session to archive the hostile session',
     });
-    await useServer(window!, reviseServer!);
+    await useServer(suite.window, reviseServer!);
     await planTask(page, 'add a dark mode toggle');
     const [session] = await listSessions(reviseServer!);
     const sessionId = session!.id;

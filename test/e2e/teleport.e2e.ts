@@ -4,23 +4,19 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ServerProcess } from '../support/serverProcess';
 import {
   answerQuickPick,
   closeQuickInput,
   dismissNotifications,
-  openTestWindow,
   readQuickInput,
   readStatusBar,
   runCommand,
   statusBarItem,
   screenshot,
-  screenshotIfFailed,
   waitFor,
   waitForNotification,
-  type TestWindow,
 } from './harness';
-import { printExtensionLogIfFailed, exitPlanResults, listSessions, planTask, reviewFrame, scenario, startScenarioServer, useServer, waitForEvents } from './ultraplanSteps';
+import { exitPlanResults, listSessions, planTask, reviewFrame, scenario, suiteWindow, waitForEvents } from './ultraplanSteps';
 
 // Writes its first argument (the plan file path) into teleport-marker.txt next to it, and a copy of
 // the plan, so the test sees that the task ran and with which argument.
@@ -35,32 +31,18 @@ const today = (() => {
 })();
 
 describe('teleport: to a task and to chat (server backend)', function () {
-  let window: TestWindow | undefined;
-  let server: ServerProcess | undefined;
-
-  before(async function () {
-    server = await startScenarioServer(scenario('one-plan.json'));
-    window = await openTestWindow({
-      suite: 'teleport',
-      files: { 'marker.js': MARKER_SCRIPT, 'README.md': '# Sample\n' },
-      settings: {
-        'ultraplan.teleport.target': 'task',
-        'ultraplan.teleport.taskCommand': ['node', 'marker.js', '${planFile}'],
-      },
-    });
-    await useServer(window, server);
-  });
-  afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
-  });
-  after(async function () {
-    await window?.close();
-    await server?.stop();
+  const suite = suiteWindow({
+    suite: 'teleport',
+    scenario: scenario('one-plan.json'),
+    files: { 'marker.js': MARKER_SCRIPT, 'README.md': '# Sample\n' },
+    settings: {
+      'ultraplan.teleport.target': 'task',
+      'ultraplan.teleport.taskCommand': ['node', 'marker.js', '${planFile}'],
+    },
   });
 
   it('reports a bad setting with an "Open Settings" button and keeps working with the default', async function () {
-    const { page, probe } = window!;
+    const { page, probe } = suite.window;
     await probe.updateConfiguration('ultraplan', 'pollIntervalMs', 10);
     await runCommand(page, 'Ultraplan: Plan a Task…');
     const notice = await waitForNotification(page, 'ultraplan.pollIntervalMs must be at least 250', { timeoutMs: 15_000 });
@@ -72,9 +54,9 @@ describe('teleport: to a task and to chat (server backend)', function () {
   });
 
   it('teleports to a task: saves the plan, runs the task with the file as its argument, archives the remote', async function () {
-    const { page, workspace } = window!;
+    const { page, workspace } = suite.window;
     await planTask(page, 'add a changelog');
-    const [session] = await listSessions(server!);
+    const [session] = await listSessions(suite.server);
     const frame = await reviewFrame(page, '#plan li');
     await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
 
@@ -88,9 +70,9 @@ describe('teleport: to a task and to chat (server backend)', function () {
     assert.match(ran.plan, /^# Plan: add a changelog\n/);
     assert.equal(fs.readFileSync(planFile, 'utf8'), ran.plan);
 
-    const deny = await waitForEvents(server!, session!.id, (e) => exitPlanResults(e).find((r) => r.isError), 'the teleport deny');
+    const deny = await waitForEvents(suite.server, session!.id, (e) => exitPlanResults(e).find((r) => r.isError), 'the teleport deny');
     assert.match(deny.text, /^__ULTRAPLAN_TELEPORT_LOCAL__\n# Plan: add a changelog/);
-    await waitFor(async () => ((await listSessions(server!)).find((s) => s.id === session!.id)?.session_status === 'archived' ? true : undefined), {
+    await waitFor(async () => ((await listSessions(suite.server)).find((s) => s.id === session!.id)?.session_status === 'archived' ? true : undefined), {
       timeoutMs: 15_000,
       message: 'the remote session to be archived',
     });
@@ -101,7 +83,7 @@ describe('teleport: to a task and to chat (server backend)', function () {
   });
 
   it('teleports to chat: falls back to the file in code-server and never overwrites the first plan', async function () {
-    const { page, probe, workspace } = window!;
+    const { page, probe, workspace } = suite.window;
     await probe.updateConfiguration('ultraplan', 'teleport.target', 'chat');
     await planTask(page, 'add a changelog');
     const frame = await reviewFrame(page, '#plan li');
@@ -124,7 +106,7 @@ describe('teleport: to a task and to chat (server backend)', function () {
   });
 
   it('lists the saved plans, newest first, and opens the one picked', async function () {
-    const { page, probe } = window!;
+    const { page, probe } = suite.window;
     await runCommand(page, 'Ultraplan: Open Saved Plans');
     const picker = await readQuickInput(page);
     assert.deepEqual(picker.items.slice(0, 2).map((i) => i.replace(/\s+\S+$/, '')), [`${today}-add-a-changelog-2.md`, `${today}-add-a-changelog.md`]);
@@ -136,7 +118,7 @@ describe('teleport: to a task and to chat (server backend)', function () {
   });
 
   it('opens the review from the status bar item', async function () {
-    const { page, probe } = window!;
+    const { page, probe } = suite.window;
     await probe.executeCommand('workbench.action.closeAllEditors');
     await statusBarItem(page, 'Ultraplan: teleported').click();
     await waitFor(async () => ((await probe.tabs()).some((t) => t.kind === 'webview') ? true : undefined), {

@@ -9,11 +9,14 @@ import {
   answerInputBox,
   closeQuickInput,
   findWebviewFrame,
+  openTestWindow,
   readQuickInput,
   readStatusBar,
   runCommand,
+  screenshotIfFailed,
   waitFor,
   type TestWindow,
+  type TestWindowOptions,
 } from './harness';
 
 export const SCENARIOS = path.resolve(__dirname, '..', 'fixtures', 'scenarios');
@@ -32,6 +35,47 @@ export async function useServer(window: TestWindow, server: ServerProcess): Prom
   await window.probe.updateConfiguration('ultraplan', 'server.url', server.url);
   await runCommand(window.page, 'Ultraplan: Set Server Token…');
   await answerInputBox(window.page, server.token ?? '');
+}
+
+/** A suite's window and, with a scenario, the ultraplan-server it is pointed at. */
+export interface SuiteWindow {
+  readonly window: TestWindow;
+  readonly server: ServerProcess;
+}
+
+/**
+ * Registers the hooks of a suite with one window: before it, a real ultraplan-server running
+ * `scenario` (when given), the window, and the extension pointed at that server; after each failed
+ * test, a screenshot and the tail of the extension's log; after it, the window closed and the server
+ * stopped. Call it inside `describe`; read `.window` / `.server` in the tests.
+ */
+export function suiteWindow(options: TestWindowOptions & { scenario?: string }): SuiteWindow {
+  const { scenario: scenarioFile, ...windowOptions } = options;
+  let window: TestWindow | undefined;
+  let server: ServerProcess | undefined;
+  before(async function () {
+    if (scenarioFile) server = await startScenarioServer(scenarioFile);
+    window = await openTestWindow(windowOptions);
+    if (server) await useServer(window, server);
+  });
+  afterEach(async function () {
+    await screenshotIfFailed(this, window);
+    await printExtensionLogIfFailed(this, window);
+  });
+  after(async function () {
+    await window?.close();
+    await server?.stop();
+  });
+  return {
+    get window(): TestWindow {
+      if (!window) throw new Error(`the "${windowOptions.suite}" window is not open (its before hook failed)`);
+      return window;
+    },
+    get server(): ServerProcess {
+      if (!server) throw new Error(`the "${windowOptions.suite}" suite has no scenario server`);
+      return server;
+    },
+  };
 }
 
 /** The title of the "Plan a Task…" input box (src/extension/extension.ts). */

@@ -32,6 +32,30 @@ describe('ACP agents through SessionHost and the poller', function () {
     return started?.pid as number;
   }
 
+  /** Plans on `scenario`, replies `reply` to the agent's first question, approves the plan as shown. */
+  async function replyThenApprove(scenario: string, reply: string): Promise<{ question: string | null; result: Awaited<ReturnType<typeof pollForApprovedPlan>> }> {
+    await open(scenario);
+    const session = await backend.createSession(createRequest());
+    let question: string | null = null;
+    const result = await pollForApprovedPlan({
+      sessionId: session.id,
+      transport: backend.transport,
+      ...FAST,
+      onPhase: (phase, detail) => {
+        if (phase === 'needs_input' && question === null) {
+          question = detail.question;
+          void backend.sendEvents(session.id, [userMessageEvent(reply)]);
+        }
+        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
+          void backend.sendEvents(session.id, [
+            controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
+          ]);
+        }
+      },
+    });
+    return { question, result };
+  }
+
   afterEach(async () => {
     await backend?.dispose();
     if (run) {
@@ -103,25 +127,7 @@ describe('ACP agents through SessionHost and the poller', function () {
   });
 
   it('a question: needs_input with the question, the answer reaches the agent, then a plan', async () => {
-    await open('question.json');
-    const session = await backend.createSession(createRequest());
-    let question: string | null = null;
-    const result = await pollForApprovedPlan({
-      sessionId: session.id,
-      transport: backend.transport,
-      ...FAST,
-      onPhase: (phase, detail) => {
-        if (phase === 'needs_input' && question === null) {
-          question = detail.question;
-          void backend.sendEvents(session.id, [userMessageEvent('SQLite, please.')]);
-        }
-        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-          void backend.sendEvents(session.id, [
-            controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
-          ]);
-        }
-      },
-    });
+    const { question, result } = await replyThenApprove('question.json', 'SQLite, please.');
     assert.equal(question, 'Which database should I use: Postgres or SQLite?');
     assert.equal(result.plan, 'Use SQLite.');
     const prompts = (await readRecord(run.record)).filter((entry) => entry.kind === 'prompt').map((entry) => entry.text);
@@ -129,25 +135,7 @@ describe('ACP agents through SessionHost and the poller', function () {
   });
 
   it("a question asked as an elicitation (Claude's AskUserQuestion) is needs_input; the reply answers it in-turn", async () => {
-    await open('ask-question.json');
-    const session = await backend.createSession(createRequest());
-    let question: string | null = null;
-    const result = await pollForApprovedPlan({
-      sessionId: session.id,
-      transport: backend.transport,
-      ...FAST,
-      onPhase: (phase, detail) => {
-        if (phase === 'needs_input' && question === null) {
-          question = detail.question;
-          void backend.sendEvents(session.id, [userMessageEvent('sqlite')]);
-        }
-        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-          void backend.sendEvents(session.id, [
-            controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
-          ]);
-        }
-      },
-    });
+    const { question, result } = await replyThenApprove('ask-question.json', 'sqlite');
     assert.equal(question, 'Which database should the service use?\n- Postgres\n- SQLite');
     assert.equal(result.plan, 'Use SQLite.');
     const record = await readRecord(run.record);

@@ -844,22 +844,8 @@ export class AcpAgent implements Agent {
   }
 }
 
-/** Options of the factory the extension and the server use. */
-export interface AcpAgentFactoryOptions {
-  argv: readonly string[];
-  cwd: string;
-  env?: Record<string, string | undefined>;
-  inheritEnv?: boolean;
-  label?: string;
-  afterApproval?: AfterApproval;
-  firstEventTimeoutMs?: number;
-  handshakeTimeoutMs?: number;
-  stopGraceMs?: number;
-  log?: (line: string) => void;
-}
-
 /** One AcpAgent per session, all running the same command in the same workspace. */
-export function createAcpAgentFactory(options: AcpAgentFactoryOptions): AgentFactory {
+export function createAcpAgentFactory(options: AcpAgentOptions): AgentFactory {
   if (options.argv.length === 0 || !options.argv[0]) throw new Error('The ACP agent command is empty.');
   return () => new AcpAgent({ ...options });
 }

@@ -7,7 +7,6 @@ export {
   DEFAULT_HANDSHAKE_TIMEOUT_MS,
   DEFAULT_STOP_GRACE_MS,
   type AcpAgentOptions,
-  type AcpAgentFactoryOptions,
 } from './acpAgent';
 export { AFTER_APPROVAL_VALUES, type AfterApproval } from './planReview';
 export {

@@ -11,6 +11,8 @@ import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_KEEP_ALIVE_MS = 15_000;
+/** Time to receive a whole request (headers and body); an event stream is not a request body. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** A stream whose client reads slower than this much buffered output is ended; it resumes by id. */
 const MAX_STREAM_BUFFER_BYTES = 8 * 1024 * 1024;
 /** How much of an oversized body is read and dropped so the client gets its 413. */
@@ -22,6 +24,8 @@ export interface SessionsServerOptions {
   token: string | null;
   keepAliveMs?: number;
   maxBodyBytes?: number;
+  /** Time to receive a whole request; a silent new connection is closed within it too. */
+  requestTimeoutMs?: number;
   log?: (line: string) => void;
 }
 
@@ -72,12 +76,17 @@ export class SessionsServer {
     this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.log = options.log ?? (() => {});
-    this.httpServer = http.createServer((req, res) => {
+    const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    // How often node checks the request timeout set below (its default, 30 s, would dwarf a short bound).
+    const connectionsCheckingInterval = Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4)));
+    this.httpServer = http.createServer({ connectionsCheckingInterval }, (req, res) => {
       this.handle(req, res);
     });
-    // Headers must arrive promptly; a body is bounded by size, and a stream lives long.
-    this.httpServer.headersTimeout = 30_000;
-    this.httpServer.requestTimeout = 0;
+    // A body trickled a byte at a time would otherwise hold its socket forever (before or after
+    // the 401). requestTimeout bounds receiving the request only, so a long event stream (a GET
+    // with no body) is not cut by it.
+    this.httpServer.requestTimeout = requestTimeoutMs;
+    this.httpServer.headersTimeout = Math.min(30_000, requestTimeoutMs);
   }
 
   /** Listens; resolves with the bound port (port 0 picks a free one). */
@@ -244,7 +253,9 @@ export class SessionsServer {
     } else {
       this.log(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     }
-    if (status === 413) headers = { ...headers, connection: 'close' };
+    // 413: the rest of the body is not read. 401: a peer without the token gets no kept-alive
+    // socket to trickle a body into.
+    if (status === 413 || status === 401) headers = { ...headers, connection: 'close' };
     if (res.headersSent) {
       res.destroy();
       return;

@@ -10,7 +10,6 @@ import { claudeWebActions, launchWarning, RETRY, type ClaudeWebAction } from './
 import type { UltraplanSettings } from './settingsSchema';
 
 export const LAUNCH_ANYWAY = 'Launch Anyway';
-export const OPEN_IN_BROWSER = 'Open in Browser';
 
 export interface FailureOptions {
   log: vscode.LogOutputChannel;

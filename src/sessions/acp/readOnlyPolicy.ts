@@ -2,8 +2,6 @@
 // while a session plans, and the message the agent gets back. Pure path logic, no file system.
 import * as path from 'node:path';
 
-/** Tool kinds that change the workspace or run commands: refused while planning. */
-export const WRITING_TOOL_KINDS: ReadonlySet<string> = new Set(['edit', 'delete', 'move', 'execute']);
 /** Tool kinds that only look: allowed while planning without asking the reviewer. */
 export const LOOKING_TOOL_KINDS: ReadonlySet<string> = new Set(['read', 'search', 'think', 'fetch']);
 

@@ -45,18 +45,19 @@ export interface SuiteWindow {
 
 /**
  * Registers the hooks of a suite with one window: before it, a real ultraplan-server running
- * `scenario` (when given), the window, and the extension pointed at that server; after each failed
+ * `scenario` (when given), the window, and the extension pointed at that server (unless `connect`
+ * is false: the suite does that itself, e.g. through Choose Backend); after each failed
  * test, a screenshot and the tail of the extension's log; after it, the window closed and the server
  * stopped. Call it inside `describe`; read `.window` / `.server` in the tests.
  */
-export function suiteWindow(options: TestWindowOptions & { scenario?: string }): SuiteWindow {
-  const { scenario: scenarioFile, ...windowOptions } = options;
+export function suiteWindow(options: TestWindowOptions & { scenario?: string; connect?: boolean }): SuiteWindow {
+  const { scenario: scenarioFile, connect = true, ...windowOptions } = options;
   let window: TestWindow | undefined;
   let server: ServerProcess | undefined;
   before(async function () {
     if (scenarioFile) server = await startScenarioServer(scenarioFile);
     window = await openTestWindow(windowOptions);
-    if (server) await useServer(window, server);
+    if (server && connect) await useServer(window, server);
   });
   afterEach(async function () {
     await screenshotIfFailed(this, window);

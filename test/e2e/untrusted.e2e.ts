@@ -2,83 +2,70 @@
 // does not start an agent, and a teleport to Task is refused before anything is sent, while the
 // review of a server session still works.
 import * as assert from 'node:assert/strict';
-import type { ServerProcess } from '../support/serverProcess';
 import {
   answerInputBox,
   answerQuickPick,
-  openTestWindow,
   runCommand,
   screenshot,
-  screenshotIfFailed,
   waitFor,
   waitForNotification,
-  type TestWindow,
 } from './harness';
 import {
   decisionsSent,
   listSessions,
   planTask,
-  printExtensionLogIfFailed,
   reviewFrame,
   scenario,
   sessionEvents,
-  startScenarioServer,
+  suiteWindow,
 } from './ultraplanSteps';
 
 describe('untrusted workspace: no embedded agents, no tasks', function () {
-  let window: TestWindow | undefined;
-  let server: ServerProcess | undefined;
+  const suite = suiteWindow({
+    suite: 'untrusted',
+    scenario: scenario('one-plan.json'),
+    // The test chooses the server through Choose Backend: there is no probe to set it with.
+    connect: false,
+    workspaceTrust: true,
+    // The test runner extension (the probe) does not run in Restricted Mode: drive the UI only.
+    waitForHost: false,
+    settings: {
+      'ultraplan.backend': 'embedded',
+      'ultraplan.agent.choice': 'demo',
+      'ultraplan.teleport.target': 'task',
+      'ultraplan.teleport.taskCommand': ['node', '-e', '0', '${planFile}'],
+    },
+  });
 
   before(async function () {
-    server = await startScenarioServer(scenario('one-plan.json'));
-    window = await openTestWindow({
-      suite: 'untrusted',
-      workspaceTrust: true,
-      // The test runner extension (the probe) does not run in Restricted Mode: drive the UI only.
-      waitForHost: false,
-      settings: {
-        'ultraplan.backend': 'embedded',
-        'ultraplan.agent.choice': 'demo',
-        'ultraplan.teleport.target': 'task',
-        'ultraplan.teleport.taskCommand': ['node', '-e', '0', '${planFile}'],
-      },
-    });
     // code-server opens a folder it was not told to trust in Restricted Mode (no prompt).
-    await waitFor(async () => ((await window!.page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).count()) > 0 ? true : undefined), {
+    await waitFor(async () => ((await suite.window.page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).count()) > 0 ? true : undefined), {
       timeoutMs: 30_000,
       message: 'restricted mode',
     });
   });
-  afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
-  });
-  after(async function () {
-    await window?.close();
-    await server?.stop();
-  });
 
   it('refuses to start an embedded agent', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     await runCommand(page, 'Ultraplan: Plan a Task…');
     await waitForNotification(page, 'embedded backend runs an agent on this machine', { timeoutMs: 15_000 });
     await screenshot(page, 'embedded-refused');
   });
 
   it('reviews a server session, but refuses to teleport it to a task; nothing is sent', async function () {
-    const { page } = window!;
+    const { page } = suite.window;
     // Switch to the server through Choose Backend (URL, then the token it asks for).
     await runCommand(page, 'Ultraplan: Choose Backend…');
     await answerQuickPick(page, 'Server');
-    await answerInputBox(page, server!.url);
-    await answerInputBox(page, server!.token ?? '');
+    await answerInputBox(page, suite.server.url);
+    await answerInputBox(page, suite.server.token ?? '');
     await planTask(page, 'add a changelog');
-    const [session] = await listSessions(server!);
+    const [session] = await listSessions(suite.server);
     const frame = await reviewFrame(page, '#plan li');
     await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
     await waitForNotification(page, 'not available in an untrusted workspace', { timeoutMs: 15_000 });
     await screenshot(page, 'task-refused');
-    assert.deepEqual(decisionsSent(await sessionEvents(server!, session!.id)), [], 'no teleport deny was sent');
+    assert.deepEqual(decisionsSent(await sessionEvents(suite.server, session!.id)), [], 'no teleport deny was sent');
     // The refusal released the panel: the plan can still be decided.
     const panel = await reviewFrame(page, '#plan li');
     await waitFor(async () => ((await panel.getByRole('button', { name: 'Approve', exact: true }).isEnabled()) ? true : undefined), {

@@ -22,7 +22,7 @@ import {
 } from './harness';
 import { readAgentRecord } from './fakeAcpAgent';
 import { isAlive, killGroupsLeft, waitGone } from '../support/processes';
-import { planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
+import { planTask, reviewFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
 const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
 const FAKE_AGENT = path.join(FAKE_AGENT_DIR, 'fake-acp-agent.mjs');
@@ -140,10 +140,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
   it('rejects with feedback and a line comment: the agent gets the reject option, then the feedback with the quoted line as its next prompt', async function () {
     const { page } = suite.window;
     const frame = await reviewFrame(page, '#plan li');
-    await frame.locator('#plan li', { hasText: 'Write greet()' }).click();
-    await frame.locator('.comment-composer textarea').fill('Take the name as a parameter');
-    await frame.getByRole('button', { name: 'Add comment' }).click();
-    await frame.locator('#feedback').fill('Almost: greet someone in particular.');
+    await writeReview(frame, { line: 'Write greet()', comment: 'Take the name as a parameter', feedback: 'Almost: greet someone in particular.' });
     await screenshot(page, 'line-comment');
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
 

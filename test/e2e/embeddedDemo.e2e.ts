@@ -4,7 +4,7 @@
 // (reject, revision 2, approve, outcome).
 import * as assert from 'node:assert/strict';
 import { readStatusBar, screenshot, statusBarAriaLabel, waitFor } from './harness';
-import { planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
+import { planTask, reviewFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
 describe('embedded backend: the scripted demo, across a reload', function () {
   const suite = suiteWindow({
@@ -33,10 +33,11 @@ describe('embedded backend: the scripted demo, across a reload', function () {
       timeoutMs: 20_000,
       message: 'the plan to be decidable after the reload',
     });
-    await frame.locator('#plan li', { hasText: 'Store counters in Redis' }).click();
-    await frame.locator('.comment-composer textarea').fill('Redis is not available locally');
-    await frame.getByRole('button', { name: 'Add comment' }).click();
-    await frame.locator('#feedback').fill('Add the in-memory fallback and make the limit configurable.');
+    await writeReview(frame, {
+      line: 'Store counters in Redis',
+      comment: 'Redis is not available locally',
+      feedback: 'Add the in-memory fallback and make the limit configurable.',
+    });
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
     frame = await waitFor(
       async () => {

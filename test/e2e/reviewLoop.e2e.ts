@@ -23,6 +23,7 @@ import {
   scenario,
   suiteWindow,
   waitForEvents,
+  writeReview,
 } from './ultraplanSteps';
 
 describe('review loop: reject with a line comment, diff, edit and approve (server backend)', function () {
@@ -59,10 +60,11 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   it('rejects with feedback and a line comment; the agent receives the comment under its quoted line', async function () {
     const { page } = suite.window;
     const frame = await reviewFrame(page, '#plan li');
-    await frame.locator('#plan li', { hasText: 'Persist the choice in localStorage' }).click();
-    await frame.locator('.comment-composer textarea').fill('Store it in the user profile, not the browser');
-    await frame.getByRole('button', { name: 'Add comment' }).click();
-    await frame.locator('#feedback').fill('Close, but the storage is wrong.');
+    await writeReview(frame, {
+      line: 'Persist the choice in localStorage',
+      comment: 'Store it in the user profile, not the browser',
+      feedback: 'Close, but the storage is wrong.',
+    });
     await screenshot(page, 'line-comment');
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
 

@@ -130,6 +130,14 @@ export async function planTask(page: Page, prompt: string, until = 'Ultraplan: p
   await readStatusBar(page, until, { timeoutMs: 60_000 });
 }
 
+/** Fills in a review in the panel (nothing is sent): a comment on the plan line that reads `line`, then the feedback. */
+export async function writeReview(frame: Frame, review: { line: string; comment: string; feedback: string }): Promise<void> {
+  await frame.locator('#plan li', { hasText: review.line }).click();
+  await frame.locator('.comment-composer textarea').fill(review.comment);
+  await frame.getByRole('button', { name: 'Add comment' }).click();
+  await frame.locator('#feedback').fill(review.feedback);
+}
+
 /** The review panel's frame, once it shows `selector`. */
 export async function reviewFrame(page: Page, selector = '#plan'): Promise<Frame> {
   return findWebviewFrame(page, selector, { timeoutMs: 30_000 });

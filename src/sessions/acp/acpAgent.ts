@@ -3,7 +3,7 @@
 // event log, its exit-plan request turned into an ExitPlanMode review, and kept read-only until
 // the reviewer approves.
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type {
   ClientConnection,
@@ -52,6 +52,7 @@ import {
   permissionRefusal,
   terminalRefusal,
   writeVerdict,
+  type WriteVerdict,
 } from './readOnlyPolicy';
 
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 120_000;
@@ -583,11 +584,25 @@ export class AcpAgent implements Agent {
       planning: !this.approved,
       namedPlanFiles: this.namedPlanFiles,
     });
-    if (!verdict.allowed) {
-      this.report('acp_refused', verdict.message, { method: 'fs/write_text_file', path: request.path });
-      throw new RequestError(-32000, verdict.message);
-    }
     const resolved = path.resolve(request.path);
+    // The same check where the write would really land: a symlink in the path (a plans/x.md
+    // planted to point at src/app.ts or ~/.bashrc) must not carry a write past the policy.
+    const real = verdict.allowed ? await realWriteTarget(resolved) : resolved;
+    const realVerdict: WriteVerdict =
+      !verdict.allowed || real === resolved
+        ? verdict
+        : real === undefined
+          ? { allowed: false, message: `Ultraplan refused to write ${resolved}: it is a symbolic link to a file that does not exist.` }
+          : writeVerdict({
+              filePath: real,
+              workspace: await realpath(this.workspace).catch(() => this.workspace),
+              planning: !this.approved,
+              namedPlanFiles: this.namedPlanFiles.has(resolved) ? new Set([...this.namedPlanFiles, real]) : this.namedPlanFiles,
+            });
+    if (!realVerdict.allowed) {
+      this.report('acp_refused', realVerdict.message, { method: 'fs/write_text_file', path: request.path });
+      throw new RequestError(-32000, realVerdict.message);
+    }
     try {
       await mkdir(path.dirname(resolved), { recursive: true });
       await writeFile(resolved, request.content, 'utf8');
@@ -848,4 +863,30 @@ export class AcpAgent implements Agent {
 export function createAcpAgentFactory(options: AcpAgentOptions): AgentFactory {
   if (options.argv.length === 0 || !options.argv[0]) throw new Error('The ACP agent command is empty.');
   return () => new AcpAgent({ ...options });
+}
+
+/**
+ * The file a write to `file` would really change: symlinks in its folders and in its own name
+ * resolved (missing folders are kept as named, since they will be created). undefined for a
+ * symlink whose target does not exist (writing would create that target wherever it points).
+ */
+async function realWriteTarget(file: string): Promise<string | undefined> {
+  try {
+    if ((await lstat(file)).isSymbolicLink()) return await realpath(file).catch(() => undefined);
+  } catch {
+    /* missing: its folders decide */
+  }
+  const rest: string[] = [path.basename(file)];
+  let dir = path.dirname(file);
+  for (let depth = 0; depth < 4096; depth++) {
+    try {
+      return path.join(await realpath(dir), ...rest);
+    } catch {
+      const parent = path.dirname(dir);
+      if (parent === dir) return file;
+      rest.unshift(path.basename(dir));
+      dir = parent;
+    }
+  }
+  return file;
 }

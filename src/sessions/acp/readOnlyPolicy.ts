@@ -22,11 +22,16 @@ export function looksLikePlanFile(filePath: string): boolean {
   return normalized.split(path.sep).some((segment) => segment.toLowerCase() === 'plans');
 }
 
+function inPlansFolder(filePath: string): boolean {
+  return path.dirname(filePath).split(path.sep).some((segment) => segment.toLowerCase() === 'plans');
+}
+
 export type WriteVerdict = { allowed: true } | { allowed: false; message: string };
 
 /**
  * Whether fs/write_text_file may write `filePath`. While planning only a plan file may be
- * written; after approval, anything inside the workspace.
+ * written; after approval, anything inside the workspace but its .git folder. Pure: the caller
+ * checks the path with symlinks resolved as well.
  */
 export function writeVerdict(options: {
   filePath: string;
@@ -39,8 +44,17 @@ export function writeVerdict(options: {
     return { allowed: false, message: `Ultraplan refused to write "${filePath}": the path must be absolute.` };
   }
   const resolved = path.resolve(filePath);
+  const inside = isInside(path.resolve(workspace), resolved);
+  // A git folder holds hooks git runs later: no agent writes there, planning or not.
+  if (resolved.split(path.sep).some((segment) => segment.toLowerCase() === '.git')) {
+    return { allowed: false, message: `Ultraplan refused to write ${resolved}: files under .git are never written by an agent.` };
+  }
   if (planning) {
-    if (namedPlanFiles.has(resolved) || looksLikePlanFile(resolved)) return { allowed: true };
+    // The agent itself names its plan file (in the exit request), so a named file is trusted
+    // only inside the workspace. Outside it, only a Markdown file in a folder named plans
+    // (~/.claude/plans/x.md): a plan-ish name alone could land in a folder a shell sources.
+    if (inside && (namedPlanFiles.has(resolved) || looksLikePlanFile(resolved))) return { allowed: true };
+    if (!inside && looksLikePlanFile(resolved) && inPlansFolder(resolved)) return { allowed: true };
     return {
       allowed: false,
       message:
@@ -48,7 +62,7 @@ export function writeVerdict(options: {
         `Only the plan file may be written; propose the change in your plan and ask to exit plan mode.`,
     };
   }
-  if (isInside(path.resolve(workspace), resolved)) return { allowed: true };
+  if (inside) return { allowed: true };
   return { allowed: false, message: `Ultraplan refused to write ${resolved}: it is outside the workspace ${workspace}.` };
 }
 

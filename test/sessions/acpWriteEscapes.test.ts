@@ -1,0 +1,103 @@
+// Attacks on the read-only policy for fs/write_text_file: a plan-file exception used to write
+// somewhere else. Pure verdicts first, then the real AcpAgent with the fake ACP agent, for the
+// symlink cases that only the file system can show.
+import { strict as assert } from 'node:assert';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { AcpAgent } from '../../src/sessions/acp/acpAgent';
+import { writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
+import { fakeRun, readRecord, RecordingContext, type FakeRun } from './acpTestSupport';
+import { waitGone } from '../support/processes';
+
+describe('read-only policy: a plan-file exception does not write elsewhere', () => {
+  const workspace = '/work/ws';
+  const planning = (filePath: string, named: string[] = []) =>
+    writeVerdict({ filePath, workspace, planning: true, namedPlanFiles: new Set(named) });
+
+  it('a file the agent named as its plan is writable only inside the workspace', () => {
+    // The exit request that names the "plan file" comes from the agent itself.
+    assert.equal(planning('/home/u/.bashrc', ['/home/u/.bashrc']).allowed, false);
+    assert.equal(planning('/home/u/.ssh/authorized_keys', ['/home/u/.ssh/authorized_keys']).allowed, false);
+    assert.equal(planning('/work/ws/notes.txt', ['/work/ws/notes.txt']).allowed, true);
+  });
+
+  it('outside the workspace, a plan-like name alone is not enough: only a plans folder', () => {
+    // Fedora's ~/.bashrc sources every file in ~/.bashrc.d.
+    const sourced = planning('/home/u/.bashrc.d/plan.md');
+    assert.equal(sourced.allowed, false);
+    assert.match(!sourced.allowed ? sourced.message : '', /planning is read-only/);
+    assert.equal(planning('/etc/profile.d/PLAN.md').allowed, false);
+    assert.equal(planning('/home/u/.claude/plans/lively-otter.md').allowed, true);
+    assert.equal(planning('/work/ws/PLAN.md').allowed, true);
+  });
+
+  it('nothing under .git is written, in any case spelling, planning or not', () => {
+    for (const planningNow of [true, false]) {
+      for (const file of ['/work/ws/.git/hooks/plans/pre-commit.md', '/work/ws/.GIT/hooks/pre-commit', '/work/ws/sub/.git/config']) {
+        const verdict = writeVerdict({ filePath: file, workspace, planning: planningNow, namedPlanFiles: new Set([file]) });
+        assert.equal(verdict.allowed, false, `${file} (planning ${planningNow})`);
+        assert.match(!verdict.allowed ? verdict.message : '', /\.git/);
+      }
+    }
+    assert.equal(writeVerdict({ filePath: '/work/ws/.github/workflows/ci.yml', workspace, planning: false, namedPlanFiles: new Set() }).allowed, true);
+  });
+
+  it('dot-dot segments are resolved before any check', () => {
+    assert.equal(planning('/work/ws/plans/../../../home/u/.bashrc.d/plan.md').allowed, false);
+    assert.equal(planning('/work/ws/plans/../src/app.ts').allowed, false);
+  });
+});
+
+describe('AcpAgent: writes through symlinks are checked where they land', function () {
+  this.timeout(30_000);
+  let run: FakeRun;
+  let agent: AcpAgent | undefined;
+  let outside: string;
+
+  afterEach(async () => {
+    const pid = agent?.pid;
+    await agent?.stop();
+    if (pid !== undefined) assert.ok(await waitGone(pid), `agent process ${pid} left behind`);
+    agent = undefined;
+    await run.cleanup();
+    await rm(outside, { recursive: true, force: true });
+  });
+
+  it('refuses a plan file that is a symlink to a source file, a dangling one, and a folder linked outside the workspace', async () => {
+    outside = await mkdtemp(path.join(tmpdir(), 'ultraplan-outside-'));
+    run = await fakeRun({
+      description: 'Writes plan-looking paths that are symlinks, then a real plan file.',
+      modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
+      turns: [
+        [
+          { writeFile: { path: '{{cwd}}/plans/linked.md', content: 'export const hacked = true;\n' } },
+          { writeFile: { path: '{{cwd}}/plans/dangling.md', content: 'echo pwned\n' } },
+          { writeFile: { path: '{{cwd}}/away/PLAN.md', content: 'away\n' } },
+          { writeFile: { path: '{{cwd}}/plans/real-plan.md', content: '# The plan\n' } },
+          { chunk: 'done' },
+        ],
+      ],
+    });
+    await mkdir(path.join(run.workspace, 'plans'));
+    await symlink(path.join(run.workspace, 'src', 'app.ts'), path.join(run.workspace, 'plans', 'linked.md'));
+    await symlink(path.join(outside, 'sourced-by-shell'), path.join(run.workspace, 'plans', 'dangling.md'));
+    await symlink(outside, path.join(run.workspace, 'away'));
+
+    agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 });
+    const ctx = new RecordingContext();
+    await agent.start(ctx, 'Plan it');
+    await ctx.waitFor(() => ctx.results().length > 0, 15_000, 'turn end');
+
+    const writes = (await readRecord(run.record)).filter((entry) => entry.kind === 'write_outcome');
+    assert.deepEqual(writes.map((w) => w.ok), [false, false, false, true], JSON.stringify(writes));
+    assert.match(String(writes[0]?.message), /src\/app\.ts: this session is planning/);
+    assert.match(String(writes[1]?.message), /symbolic link to a file that does not exist/);
+    assert.match(String(writes[2]?.message), /planning is read-only/);
+    assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), 'export const original = true;\n');
+    await assert.rejects(stat(path.join(outside, 'sourced-by-shell')), /ENOENT/);
+    await assert.rejects(stat(path.join(outside, 'PLAN.md')), /ENOENT/);
+    assert.equal(await readFile(path.join(run.workspace, 'plans', 'real-plan.md'), 'utf8'), '# The plan\n');
+    assert.equal(ctx.systemEvents('acp_refused').length, 3);
+  });
+});

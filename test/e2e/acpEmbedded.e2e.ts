@@ -22,7 +22,7 @@ import {
 } from './harness';
 import { readAgentRecord } from './fakeAcpAgent';
 import { isAlive, killGroupsLeft, waitGone } from '../support/processes';
-import { planTask, reviewFrame, suiteWindow, writeReview } from './ultraplanSteps';
+import { planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
 const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
 const FAKE_AGENT = path.join(FAKE_AGENT_DIR, 'fake-acp-agent.mjs');
@@ -152,12 +152,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
 
   it('shows the revised plan as revision 2, approves it: the agent gets the manual allow option, never a bypass; its process ends with the result', async function () {
     const { page } = suite.window;
-    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
-    const frame = await reviewFrame(page, '.revision-label');
-    await waitFor(async () => ((await frame.locator('.revision-label').textContent()) === 'Revision 2 of 2' ? true : undefined), {
-      timeoutMs: 20_000,
-      message: 'revision 2 to show',
-    });
+    const frame = await revisionFrame(page, 'Revision 2 of 2');
     assert.match((await frame.locator('#plan').textContent()) ?? '', /Write greet\(name\)/);
     await screenshot(page, 'revision-2');
     await frame.getByRole('button', { name: 'Approve', exact: true }).click();

@@ -20,6 +20,7 @@ import {
   onlySession,
   planTask,
   reviewFrame,
+  revisionFrame,
   scenario,
   suiteWindow,
   waitForEvents,
@@ -80,12 +81,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
 
   it('shows revision 2 and its diff against revision 1; revision 1 keeps its comment', async function () {
     const { page } = suite.window;
-    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
-    const frame = await reviewFrame(page, '.revision-label');
-    await waitFor(async () => ((await frame.locator('.revision-label').textContent()) === 'Revision 2 of 2' ? true : undefined), {
-      timeoutMs: 20_000,
-      message: 'revision 2 to show',
-    });
+    const frame = await revisionFrame(page, 'Revision 2 of 2');
     await frame.getByRole('button', { name: 'Show changes' }).click();
     const added = await frame.locator('.diff-added').allTextContents();
     assert.ok(added.some((t) => t.includes('Persist the choice in the user profile on the server')), added.join(' | '));

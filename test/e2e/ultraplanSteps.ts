@@ -138,6 +138,17 @@ export async function writeReview(frame: Frame, review: { line: string; comment:
   await frame.locator('#feedback').fill(review.feedback);
 }
 
+/** Once the status bar says "plan ready" and the panel's revision label reads `label` ("Revision 2 of 2"): the panel's frame. */
+export async function revisionFrame(page: Page, label: string): Promise<Frame> {
+  await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+  const frame = await reviewFrame(page, '.revision-label');
+  await waitFor(async () => ((await frame.locator('.revision-label').textContent()) === label ? true : undefined), {
+    timeoutMs: 20_000,
+    message: `the panel to show "${label}"`,
+  });
+  return frame;
+}
+
 /** The review panel's frame, once it shows `selector`. */
 export async function reviewFrame(page: Page, selector = '#plan'): Promise<Frame> {
   return findWebviewFrame(page, selector, { timeoutMs: 30_000 });

@@ -135,9 +135,10 @@ function hasChatProvider(): boolean {
 async function runAsTask(file: vscode.Uri, taskCommand: readonly string[], shown: string, log: vscode.LogOutputChannel): Promise<OpenedTarget> {
   const { command, args } = taskArgv(taskCommand, file.fsPath);
   const folder = vscode.workspace.getWorkspaceFolder(file) ?? vscode.workspace.workspaceFolders?.[0];
-  // ShellExecution(command, args) quotes each argument itself: the path stays one argument, and
-  // nothing in it is interpreted by the shell.
-  const execution = new vscode.ShellExecution(command, args.map((a) => ({ value: a, quoting: vscode.ShellQuoting.Strong })));
+  // No shell at all: the program gets the path as one argv entry. (ShellExecution's Strong
+  // quoting wraps an argument in '…' without escaping a ' inside it, so a folder named
+  // "it's $(cmd)" would run cmd.)
+  const execution = new vscode.ProcessExecution(command, args, folder ? { cwd: folder.uri.fsPath } : {});
   const task = new vscode.Task({ type: 'ultraplan', plan: shown }, folder ?? vscode.TaskScope.Workspace, `Run plan ${path.basename(file.fsPath)}`, 'Ultraplan', execution);
   task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, panel: vscode.TaskPanelKind.New };
   log.info(`teleport: running task ${command} with ${args.length} argument(s)`);

@@ -93,6 +93,8 @@ describe('ACP agents through SessionHost and the poller', function () {
     assert.equal(ready[0]?.detail.pendingPlan?.plan, '# Add a greeting\n\n1. Write greet()\n2. Test it');
     assert.equal(ready.length, 2);
 
+    // The approval reaches the log before the fake has written its own record of the answer.
+    await waitForRecord(run.record, 'permission_outcome', 2);
     const record = await readRecord(run.record);
     assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan', 'default']);
     const prompts = record.filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));

@@ -188,7 +188,10 @@ export class ReviewView {
     }
     this.#state = state;
     this.render();
-    this.#scheduleSave();
+    // Another session is saved at once: the workbench revives the panel from this saved state, and
+    // a reload inside the debounce would bring back the session shown before.
+    if (previous?.sessionKey !== state.sessionKey) this.flush();
+    else this.#scheduleSave();
   }
 
   // ---- rendering -------------------------------------------------------------------------

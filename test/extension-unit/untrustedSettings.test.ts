@@ -7,7 +7,7 @@ import * as path from 'node:path';
 
 const manifest = JSON.parse(readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as {
   capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
-  contributes: { configuration: { properties: Record<string, unknown> } };
+  contributes: { configuration: { properties: Record<string, { scope?: string }> } };
 };
 
 describe('untrusted workspaces: restricted settings', () => {
@@ -20,6 +20,17 @@ describe('untrusted workspaces: restricted settings', () => {
     for (const key of ['ultraplan.teleport.taskCommand', 'ultraplan.embedded.scenario', 'ultraplan.plansDirectory']) {
       assert.ok(restricted.includes(key), `${key} is in restrictedConfigurations`);
     }
+  });
+
+  it('restricts the custom agent command, which is spawned as a program', () => {
+    assert.ok(restricted.includes('ultraplan.agent.command'));
+  });
+
+  it("keeps the address Claude Code's login is sent to out of every workspace's reach", () => {
+    // Application scope: VS Code reads it from the person's user settings only, so a cloned
+    // repository cannot point the Claude login at a host of its choosing, trusted or not.
+    assert.equal(manifest.contributes.configuration.properties['ultraplan.claudeWeb.baseUrl']?.scope, 'application');
+    assert.ok(restricted.includes('ultraplan.claudeWeb.baseUrl'));
   });
 
   it('every restricted key is a real setting', () => {

@@ -334,6 +334,18 @@ describe('review panel webview (Chromium)', function () {
     assert.equal(await panel.page.locator('#feedback').inputValue(), 'from the host');
   });
 
+  it('saves another session at once, so a reload right after the switch restores the session shown', async () => {
+    panel = await openPanel(browser, server);
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    const other = panelState([revision(1, PLAN_V1)], { sessionKey: 'embedded:sess_2', sessionId: 'sess_2', title: 'Another session' });
+    // Dispatched synchronously and read in the same turn: no debounce timer can have run.
+    const savedKey = await panel.page.evaluate((state) => {
+      window.dispatchEvent(new MessageEvent('message', { data: { type: 'state', state } }));
+      return (window.__saved as { state?: { sessionKey?: string } } | undefined)?.state?.sessionKey;
+    }, other);
+    assert.equal(savedKey, 'embedded:sess_2');
+  });
+
   it('supports the keyboard: arrows move between blocks, Enter comments', async () => {
     panel = await openPanel(browser, server);
     await panel.postState(panelState([revision(1, PLAN_V1)]));

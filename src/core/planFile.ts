@@ -64,7 +64,12 @@ export async function firstFreePlanFileName(
     const name = planFileName(date, slug, n);
     if (!(await exists(name))) return name;
   }
-  throw new Error(
+  throw tooManyPlanFiles(date, slug);
+}
+
+/** Every candidate name for this date and slug is taken. */
+export function tooManyPlanFiles(date: Date, slug: string): Error {
+  return new Error(
     `More than ${MAX_PLAN_FILE_ATTEMPTS} plans named "${planFileName(date, slug)}" already exist; move some out of the plans folder.`,
   );
 }

@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { firstFreePlanFileName, planSlug } from '../core/planFile';
+import { createPlanFile } from './planFileWriter';
 import { taskArgv, type TeleportTarget } from './settingsSchema';
 
 export type ConcreteTarget = Exclude<TeleportTarget, 'ask'>;
@@ -36,9 +37,13 @@ export async function savePlanFile(plan: string, title: string, plansDirectory: 
   const folder = plansFolder(plansDirectory);
   if (!folder) throw new Error('Open a folder first: teleported plans are saved inside the workspace.');
   await vscode.workspace.fs.createDirectory(folder);
-  const name = await firstFreePlanFileName(now, planSlug(plan, title), (n) => exists(vscode.Uri.joinPath(folder, n)));
-  const file = vscode.Uri.joinPath(folder, name);
+  const slug = planSlug(plan, title);
   const text = plan.endsWith('\n') ? plan : `${plan}\n`;
+  // On disk: an exclusive create, so simultaneous teleports never overwrite each other.
+  if (folder.scheme === 'file') return vscode.Uri.file(await createPlanFile(folder.fsPath, now, slug, text));
+  // Other file systems have no create-only write through workspace.fs: check, then write.
+  const name = await firstFreePlanFileName(now, slug, (n) => exists(vscode.Uri.joinPath(folder, n)));
+  const file = vscode.Uri.joinPath(folder, name);
   await vscode.workspace.fs.writeFile(file, new TextEncoder().encode(text));
   return file;
 }

@@ -93,11 +93,16 @@ interface RequestSpec {
   subject?: string;
 }
 
+const MIN_REDACTED_TOKEN_CHARS = 8;
+const MAX_REMEMBERED_TOKENS = 4;
+
 export class SessionsClient implements SessionTransport {
   readonly baseUrl: string;
   readonly requestTimeoutMs: number;
   private readonly fetchImpl: typeof fetch;
   private readonly log: (line: string) => void;
+  /** The tokens this client sent lately, so an answer that echoes one is redacted before we show it. */
+  private readonly sentTokens: string[] = [];
 
   constructor(private readonly options: SessionsClientOptions) {
     const parsed = new URL(options.baseUrl);
@@ -248,7 +253,7 @@ export class SessionsClient implements SessionTransport {
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw this.badResponse(`malformed JSON (${text.length} bytes starting "${preview(text)}")`, response.status);
+      throw this.badResponse(`malformed JSON (${text.length} bytes starting "${preview(this.redact(text))}")`, response.status);
     }
   }
 
@@ -277,6 +282,7 @@ export class SessionsClient implements SessionTransport {
       if (err instanceof SessionsError) throw err;
       throw new SessionsError('unauthorized', `Could not read the token for ${this.baseUrl}: ${err instanceof Error ? err.message : String(err)}`, undefined, undefined, { cause: err });
     }
+    this.rememberSentToken(token);
     const fromCaller = this.options.extraHeaders ? await this.options.extraHeaders() : {};
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(fromCaller)) {
@@ -341,9 +347,19 @@ export class SessionsClient implements SessionTransport {
     return undefined;
   }
 
+  private rememberSentToken(token: string): void {
+    // Short strings would redact ordinary words; a real token is long.
+    if (token.length < MIN_REDACTED_TOKEN_CHARS || this.sentTokens.includes(token)) return;
+    this.sentTokens.push(token);
+    if (this.sentTokens.length > MAX_REMEMBERED_TOKENS) this.sentTokens.shift();
+  }
+
   private redact(text: string): string {
-    // A server should never echo the token, but a message we show must not carry one.
-    return text.replace(/Bearer\s+\S+/gi, 'Bearer [redacted]');
+    // A server should never echo the token, but a message we show must not carry one, whether
+    // as a header it repeats or as the bare value.
+    let redacted = text.replace(/Bearer\s+\S+/gi, 'Bearer [redacted]');
+    for (const token of this.sentTokens) redacted = redacted.split(token).join('[redacted]');
+    return redacted;
   }
 
   private check<T extends z.ZodType>(schema: T, body: unknown, what: string): z.infer<T> {

@@ -145,6 +145,15 @@ describe('SessionsClient', () => {
     assert.ok(!forbidden.message.includes('sekrit'), forbidden.message);
   });
 
+  it('redacts the bare token when a server echoes it in an error message', async () => {
+    server.addSession('s1');
+    await client.getSession('s1');
+    proxy.addFault({ fault: { kind: 'status', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: `token ${server.token} is not allowed here` } } } });
+    const err = await sessionsError(client.getSession('s1'), 'bad_request');
+    assert.ok(!err.message.includes(server.token), err.message);
+    assert.match(err.message, /token \[redacted\] is not allowed here/);
+  });
+
   it('a token that cannot be read is an unauthorized error that says so', async () => {
     const broken = new SessionsClient({ baseUrl: proxy.url, getToken: async () => Promise.reject(new Error('credentials file missing')) });
     const err = await sessionsError(broken.getSession('s1'), 'unauthorized');

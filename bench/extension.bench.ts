@@ -16,27 +16,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createParser } from 'eventsource-parser';
-import type { Frame, Page } from 'playwright-core';
-import {
-  answerInputBox,
-  createWorkspace,
-  findWebviewFrame,
-  launchBrowser,
-  runCommand,
-  startCodeServer,
-  waitFor,
-  type CodeServer,
-  type Workbench,
-} from '../test/e2e/harness';
+import type { Frame } from 'playwright-core';
+import { answerInputBox, findWebviewFrame, runCommand, waitFor, type CodeServer } from '../test/e2e/harness';
 import { listSessions } from '../test/e2e/ultraplanSteps';
 import { startServer, type ServerProcess } from '../test/support/serverProcess';
+import { clockOffset, findExtensionHostLogLine, findUltraplanLogLine, logLineTime, now, openStagedWindow, type StagedWindow } from './codeServerWindow';
 import {
   BASELINE_EXTENSION_ID,
   BUNDLES,
   EXTENSION_ID,
   buildBundles,
   bundleSizes,
-  installStaged,
   readManifest,
   stageBaselineExtension,
   stageExtension,
@@ -56,37 +46,7 @@ const SUITE = 'bench-extension';
 const AGENT_PAUSE_MS = 3_500;
 const STARTUP_SETTLE_MS = 2_000;
 
-const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface Window {
-  server: CodeServer;
-  workbench: Workbench;
-  page: Page;
-  close(): Promise<void>;
-}
-
-/** Like the harness's openTestWindow, but installs the staged extensions before the browser connects. */
-async function openWindow(options: { settings: Record<string, unknown>; staged: Parameters<typeof installStaged>[1] }): Promise<Window> {
-  const workspace = await createWorkspace({});
-  let server: CodeServer | undefined;
-  let workbench: Workbench | undefined;
-  const close = async () => {
-    await workbench?.close().catch(() => undefined);
-    await server?.stop().catch(() => undefined);
-    await fs.promises.rm(workspace, { recursive: true, force: true });
-  };
-  try {
-    server = await startCodeServer({ workspace, suite: SUITE, settings: options.settings });
-    await installStaged(server.extensionsDir, options.staged);
-    workbench = await launchBrowser(server.workspaceUrl, { suite: SUITE });
-    await server.probe.ready();
-    return { server, workbench, page: workbench.page, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
-}
 
 /** Whether the extension is active once startup has finished and settled, with no command run. */
 async function activeAfterStartup(server: CodeServer, id: string): Promise<boolean> {
@@ -98,25 +58,9 @@ async function activeAfterStartup(server: CodeServer, id: string): Promise<boole
   return state.isActive;
 }
 
-/** The first line of an extension host log file (under <user-data>/logs/<session>/exthost1/) containing `text`. */
-function findLogLine(server: CodeServer, file: string, text: string): string | undefined {
-  const logs = path.join(server.userDataDir, 'logs');
-  if (!fs.existsSync(logs)) return undefined;
-  for (const session of fs.readdirSync(logs)) {
-    const full = path.join(logs, session, 'exthost1', file);
-    if (!fs.existsSync(full)) continue;
-    const line = fs
-      .readFileSync(full, 'utf8')
-      .split('\n')
-      .find((l) => l.includes(text));
-    if (line) return line;
-  }
-  return undefined;
-}
-
 /** What the extension host logged as the activation event of `id` ("onStartupFinished", ...). */
 function loggedActivationEvent(server: CodeServer, id: string): string | undefined {
-  const line = findLogLine(server, 'remoteexthost.log', `_doActivateExtension ${id},`);
+  const line = findExtensionHostLogLine(server, 'remoteexthost.log', `_doActivateExtension ${id},`);
   return (line && /activationEvent: '([^']*)'/.exec(line)?.[1]) || undefined;
 }
 
@@ -125,14 +69,11 @@ function loggedActivationEvent(server: CodeServer, id: string): string | undefin
  * to its LogOutputChannel: VS Code stamps log lines with the wall clock to the millisecond.
  */
 async function loggedPlanReadyAt(server: CodeServer, toolUseId: string): Promise<number> {
-  const line = await waitFor(() => findLogLine(server, path.join(EXTENSION_ID, 'Ultraplan.log'), `phase plan_ready (plan ${toolUseId})`), {
+  const line = await waitFor(() => findUltraplanLogLine(server, `phase plan_ready (plan ${toolUseId})`), {
     timeoutMs: 10_000,
     message: "the extension's plan_ready log line",
   });
-  const stamp = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3})/.exec(line);
-  if (!stamp) throw new Error(`no timestamp on the log line ${JSON.stringify(line)}`);
-  // The log's local time -> epoch ms -> this process's performance clock.
-  return new Date(`${stamp[1]}T${stamp[2]}`).getTime() - (Date.now() - now());
+  return logLineTime(line);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -212,18 +153,6 @@ function installPaintWatch(frame: Frame, marker: string): Promise<unknown> {
   })()`);
 }
 
-/** webview clock - this process's clock, from the ping with the shortest round trip. */
-async function clockOffset(frame: Frame): Promise<{ offset: number; errorMs: number }> {
-  let best = { offset: 0, errorMs: Infinity };
-  for (let i = 0; i < 12; i++) {
-    const sent = now();
-    const there = (await frame.evaluate('performance.timeOrigin + performance.now()')) as number;
-    const back = now();
-    if ((back - sent) / 2 < best.errorMs) best = { offset: there - (sent + back) / 2, errorMs: (back - sent) / 2 };
-  }
-  return best;
-}
-
 interface PaintSample {
   ms: number;
   domMs: number;
@@ -233,7 +162,7 @@ interface PaintSample {
   blocks: number;
 }
 
-async function planArrivalToPaint(window: Window, server: ServerProcess, marker: string): Promise<PaintSample> {
+async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, marker: string): Promise<PaintSample> {
   const { page } = window;
   const abort = new AbortController();
   try {
@@ -295,7 +224,7 @@ export async function run(): Promise<BenchResult[]> {
 
     // Startup: the manifest as it is, no Ultraplan command run.
     const asShipped = await stageExtension(path.join(root.dir, 'extension-as-shipped'), { dist: prodDist });
-    const startupWindow = await openWindow({ settings: {}, staged: [{ id: EXTENSION_ID, version: manifest.version, folder: asShipped }, baseline] });
+    const startupWindow = await openStagedWindow({ suite: SUITE, settings: {}, staged: [{ id: EXTENSION_ID, version: manifest.version, folder: asShipped }, baseline] });
     let activeAtStartup: boolean;
     let startupEvent: string | undefined;
     try {
@@ -320,7 +249,8 @@ export async function run(): Promise<BenchResult[]> {
       const scenarioFile = path.join(root.dir, `scenario-${w}.json`);
       await fs.promises.writeFile(scenarioFile, JSON.stringify(scenarioWithPlan(plan)));
       const sessions = await startServer({ scenario: scenarioFile, keepAliveMs: 2000 });
-      const window = await openWindow({
+      const window = await openStagedWindow({
+        suite: SUITE,
         settings: { 'ultraplan.backend': 'server', 'ultraplan.server.url': sessions.url },
         staged: [{ id: EXTENSION_ID, version: manifest.version, folder: timed }, baseline],
       });

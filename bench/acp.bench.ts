@@ -22,37 +22,18 @@ import { HttpBackend } from '../src/sessions/httpBackend';
 import { startServer } from '../test/support/serverProcess';
 import { FAKE_AGENT, readRecord } from '../test/sessions/acpTestSupport';
 import { result, type BenchResult } from './measure';
+import { exitPlanScenario } from './fakeAgentScenario';
 
 export const title = 'ACP permission request -> "plan ready": embedded vs server (stream, polling 3 s)';
 
 const SAMPLES = 5;
 const now = () => performance.timeOrigin + performance.now();
 
-function scenario(delayMs: number): object {
-  return {
-    modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
-    turns: [
-      [
-        { chunk: 'Planning.' },
-        { sleep: delayMs },
-        {
-          permission: {
-            toolCall: { toolCallId: 'exit-1', title: 'Ready to code?', kind: 'switch_mode', rawInput: { plan: '# Bench plan\n\n1. Step' } },
-            options: [
-              { optionId: 'default', name: 'Yes, and manually approve edits', kind: 'allow_once' },
-              { optionId: 'plan', name: 'No, keep planning', kind: 'reject_once' },
-            ],
-          },
-        },
-      ],
-    ],
-  };
-}
 
 /** One session: the latency from the agent's request to plan_ready, in ms. */
 async function sample(backend: SessionBackend, scenarioFile: string, record: string): Promise<number> {
   await rm(record, { force: true });
-  await writeFile(scenarioFile, JSON.stringify(scenario(Math.random() * 3000)));
+  await writeFile(scenarioFile, JSON.stringify(exitPlanScenario(Math.random() * 3000)));
   const session = await backend.createSession({
     title: 'ultraplan: bench',
     events: [

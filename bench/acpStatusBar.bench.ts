@@ -28,6 +28,7 @@ import { FAKE_AGENT } from '../test/sessions/acpTestSupport';
 import { clockOffset, findUltraplanLogLine, logLineTime, now, openStagedWindow, type StagedWindow } from './codeServerWindow';
 import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } from './extensionStaging';
 import { result, type BenchResult } from './measure';
+import { exitPlanScenario } from './fakeAgentScenario';
 
 export const title = 'ACP permission request -> "Ultraplan: plan ready" in the status bar (code-server 4.100.3 + Chromium): embedded vs server (stream)';
 
@@ -50,26 +51,6 @@ interface RecordEntry {
   outcome?: string;
 }
 
-function scenario(toolCallId: string, delayMs: number): object {
-  return {
-    modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
-    turns: [
-      [
-        { chunk: 'Planning.' },
-        { sleep: delayMs },
-        {
-          permission: {
-            toolCall: { toolCallId, title: 'Ready to code?', kind: 'switch_mode', rawInput: { plan: '# Bench plan\n\n1. Step' } },
-            options: [
-              { optionId: 'default', name: 'Yes, and manually approve edits', kind: 'allow_once' },
-              { optionId: 'plan', name: 'No, keep planning', kind: 'reject_once' },
-            ],
-          },
-        },
-      ],
-    ],
-  };
-}
 
 /**
  * In the workbench page: resolves with when a status bar item first shows `text` (DOM) and when
@@ -113,7 +94,7 @@ async function sample(window: StagedWindow, sessions: ServerProcess, backend: Ba
   const { page, server } = window;
   const serverSessionsBefore = (await listSessions(sessions)).length;
   const toolCallId = `bench-${backend}-${n}`;
-  await fs.promises.writeFile(scenarioFile, JSON.stringify(scenario(toolCallId, 200 + Math.random() * 1000)));
+  await fs.promises.writeFile(scenarioFile, JSON.stringify(exitPlanScenario(200 + Math.random() * 1000, toolCallId)));
   const requestsBefore = readAgentRecord<RecordEntry>(record).filter((e) => e.kind === 'permission_request_sent').length;
 
   await watchStatusBar(page, PLAN_READY);
@@ -157,7 +138,7 @@ export async function run(): Promise<BenchResult[]> {
     const dist = await buildBundles(path.join(root.dir, 'build'), { production: true });
     const extension = await stageExtension(path.join(root.dir, 'extension'), { dist });
     workspace = await createWorkspace({});
-    await fs.promises.writeFile(scenarioFile, JSON.stringify(scenario('unused', 0)));
+    await fs.promises.writeFile(scenarioFile, JSON.stringify(exitPlanScenario(0, 'unused')));
     sessions = await startServer({ agent: `acp:${argv.map((arg) => JSON.stringify(arg)).join(' ')}`, extraArgs: ['--workspace', workspace] });
     window = await openStagedWindow({
       suite: SUITE,

@@ -204,7 +204,7 @@ export class Backends implements vscode.Disposable {
       case 'embedded': {
         const { backend, agent } = await this.embedded(settings);
         if (agent.notice) showAgentNotice(agent.notice);
-        return { backend, demo: agent.demo, agentLabel: agent.label };
+        return { backend: backend.forAgent(agent.factory), demo: agent.demo, agentLabel: agent.label };
       }
       case 'server':
         return { backend: this.server(settings['server.url']), demo: false, serverUrl: settings['server.url'] };

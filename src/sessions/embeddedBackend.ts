@@ -4,6 +4,7 @@
 import { SessionsError } from '../core/errors';
 import { SKIPPED_EVENT_TYPES, type AnyEvent, type CreateSessionRequest, type SessionResource, type SessionStatus } from '../core/protocol';
 import type { EventRead, SessionTransport } from '../core/transport';
+import type { AgentFactory } from './agent';
 import type { BackendLifecycle, SessionBackend } from './backend';
 import { MAX_EVENT_PAGE_SIZE, type SessionHost } from './host';
 
@@ -97,6 +98,28 @@ export class EmbeddedBackend implements SessionBackend {
   async createSession(request: CreateSessionRequest, signal?: AbortSignal): Promise<SessionResource> {
     signal?.throwIfAborted();
     return this.host.createSession(request);
+  }
+
+  /**
+   * This backend, with the sessions it creates run by `agentFactory`. The agent is bound when it is
+   * chosen, so two launches in flight with different choices cannot swap agents; everything else
+   * (host, transport, lifecycle) is shared, and disposing the view leaves the host open.
+   */
+  forAgent(agentFactory: AgentFactory): SessionBackend {
+    return {
+      kind: this.kind,
+      label: this.label,
+      transport: this.transport,
+      createSession: async (request, signal) => {
+        signal?.throwIfAborted();
+        return this.host.createSession(request, agentFactory);
+      },
+      getSession: (sessionId, signal) => this.getSession(sessionId, signal),
+      sendEvents: (sessionId, events, signal) => this.sendEvents(sessionId, events, signal),
+      archive: (sessionId, signal) => this.archive(sessionId, signal),
+      dispose: async () => {},
+      ...(this.lifecycle ? { lifecycle: this.lifecycle } : {}),
+    };
   }
 
   async getSession(sessionId: string, signal?: AbortSignal): Promise<SessionResource> {

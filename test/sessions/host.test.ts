@@ -331,4 +331,32 @@ describe('EmbeddedBackend', () => {
       await backend.dispose();
     }
   });
+
+  it('forAgent binds the agent at launch: a later choice does not swap the agent of a session being created', async () => {
+    const host = new SessionHost({ agentFactory: scriptedAgentFactory(parseScenario({ steps: [{ say: 'host default' }] })) });
+    const backend = new EmbeddedBackend({ host });
+    try {
+      // Two launches chose different agents before either created its session.
+      const first = backend.forAgent(scriptedAgentFactory(parseScenario({ steps: [{ ask: 'first agent asks' }] })));
+      const second = backend.forAgent(scriptedAgentFactory(parseScenario({ steps: [{ ask: 'second agent asks' }] })));
+      const [b, a] = await Promise.all([second.createSession(createRequest()), first.createSession(createRequest())]);
+      const question = async (id: string) => {
+        for (let i = 0; i < 200; i++) {
+          const texts = allEvents(host, id).flatMap((e) => (e.type === 'assistant' ? JSON.stringify(e) : []));
+          const asked = texts.find((t) => t.includes('agent asks'));
+          if (asked) return asked;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        return '';
+      };
+      assert.match(await question(a!.id), /first agent asks/);
+      assert.match(await question(b!.id), /second agent asks/);
+      // The view shares the host: sessions, lifecycle and transport are the backend's own.
+      assert.equal(first.transport, backend.transport);
+      await first.dispose();
+      assert.equal((await backend.getSession(a!.id)).id, a!.id, 'disposing a view leaves the host open');
+    } finally {
+      await backend.dispose();
+    }
+  });
 });

@@ -3,6 +3,7 @@
 // panel are views of this list.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
+import * as z from 'zod';
 import { DecisionBindingSchema, type DecisionBinding } from '../core/decision';
 import type { SessionBackend } from '../sessions/backend';
 import type { PanelRequest, DecisionMessage } from '../core/panelMessages';
@@ -35,6 +36,11 @@ const MAX_TITLE = 80;
 /** How long the workbench gets to revive the review panel before we open it ourselves. */
 const PANEL_REVIVAL_GRACE_MS = 3000;
 
+/** workspaceState: which session the review panel showed while it was open. */
+const REVIEW_PANEL_KEY = 'ultraplan.reviewPanel.v1';
+const ReviewPanelRecordSchema = z.strictObject({ sessionKey: z.string().min(1).max(500) });
+type ReviewPanelRecord = z.infer<typeof ReviewPanelRecordSchema>;
+
 export function titleFromPrompt(prompt: string): string {
   const line = prompt.split(/\r?\n/).find((l) => l.trim().length > 0)?.trim() ?? 'plan';
   return line.length > MAX_TITLE ? `${line.slice(0, MAX_TITLE - 1)}…` : line;
@@ -48,6 +54,8 @@ export class FollowedSessions implements vscode.Disposable {
   readonly edits = new PlanEdits((key) => this.#controllers.get(key)?.setEditing(undefined));
   readonly #disposables: vscode.Disposable[] = [];
   #shownKey: string | undefined;
+  /** Set once deactivation starts: a panel closed by the shutdown is not the person closing it. */
+  #disposing = false;
   #persistTimer: NodeJS.Timeout | undefined;
   #revivalTimer: NodeJS.Timeout | undefined;
   /** Resolves once persisted sessions are re-attached (the panel serializer waits for it). */
@@ -71,7 +79,7 @@ export class FollowedSessions implements vscode.Disposable {
         const controller = (saved ? this.#controllers.get(saved.sessionKey) : undefined) ?? (saved ? undefined : this.ordered()[0]);
         options.log.info(`review panel restored (${saved ? `saved state for ${saved.sessionKey}` : 'no saved state'}; showing ${controller?.key ?? 'nothing'})`);
         if (controller) {
-          this.#shownKey = controller.key;
+          this.#rememberShown(controller.key);
           panel.update(controller.panelState());
         } else if (saved) {
           // A session we no longer follow: its last state stays readable; decisions are refused.
@@ -110,14 +118,17 @@ export class FollowedSessions implements vscode.Disposable {
     }
     this.#changed();
     // The workbench normally revives the panel through its serializer, but in the browser it cannot
-    // always save its editors on shutdown. If no panel came back, bring the review back ourselves.
-    if (this.all.some((c) => !c.finished)) {
+    // always save its editors on shutdown. If no panel came back, bring the review back ourselves:
+    // the session it showed when it was open (finished or not), else one still in flight.
+    const wasShowing = ReviewPanelRecordSchema.safeParse(context.workspaceState.get<unknown>(REVIEW_PANEL_KEY));
+    const shownBefore = wasShowing.success ? this.#controllers.get(wasShowing.data.sessionKey) : undefined;
+    if (shownBefore || this.all.some((c) => !c.finished)) {
       this.#revivalTimer = setTimeout(() => {
         this.#revivalTimer = undefined;
-        const first = this.ordered((c) => !c.finished)[0];
-        if (!ReviewPanel.current && first) {
-          log.info(`review panel was not restored by the workbench; showing ${first.key}`);
-          this.show(first, true);
+        const target = shownBefore ?? this.ordered((c) => !c.finished)[0];
+        if (!ReviewPanel.current && target) {
+          log.info(`review panel was not restored by the workbench; showing ${target.key}`);
+          this.show(target, true);
         }
       }, PANEL_REVIVAL_GRACE_MS);
     }
@@ -286,7 +297,7 @@ export class FollowedSessions implements vscode.Disposable {
   // The panel
 
   show(controller: SessionController, preserveFocus = false): ReviewPanel {
-    this.#shownKey = controller.key;
+    this.#rememberShown(controller.key);
     const existed = ReviewPanel.current;
     const panel = ReviewPanel.createOrShow({ extensionUri: this.#o.context.extensionUri, log: this.#o.log }, controller.panelState(), { preserveFocus });
     if (panel !== existed) this.#attachPanel(panel);
@@ -295,6 +306,17 @@ export class FollowedSessions implements vscode.Disposable {
 
   #attachPanel(panel: ReviewPanel): void {
     panel.onDidReceiveMessage((request) => void this.#onPanelRequest(request));
+    panel.onDidDispose(() => {
+      // The person closed the review: after a reload it stays closed.
+      if (!this.#disposing) void this.#o.context.workspaceState.update(REVIEW_PANEL_KEY, undefined);
+    });
+  }
+
+  /** The session the review shows, kept so a reload can bring the same review back. */
+  #rememberShown(key: string): void {
+    this.#shownKey = key;
+    const record: ReviewPanelRecord = { sessionKey: key };
+    void this.#o.context.workspaceState.update(REVIEW_PANEL_KEY, record);
   }
 
   async #onPanelRequest(request: PanelRequest): Promise<void> {
@@ -439,6 +461,7 @@ export class FollowedSessions implements vscode.Disposable {
   }
 
   async dispose(): Promise<void> {
+    this.#disposing = true;
     if (this.#revivalTimer) clearTimeout(this.#revivalTimer);
     for (const c of this.#controllers.values()) c.dispose();
     await Promise.allSettled([...this.#controllers.values()].map((c) => c.settled()));

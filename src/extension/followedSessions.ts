@@ -74,10 +74,18 @@ export class FollowedSessions implements vscode.Disposable {
       registerReviewPanelSerializer(options.context, { log: options.log }, async (panel, saved) => {
         await this.restored;
         this.#attachPanel(panel);
-        // The saved state names the session; without one (the webview had not saved yet, or
-        // it was invalid) the panel shows the session that needs the person first.
-        const controller = (saved ? this.#controllers.get(saved.sessionKey) : undefined) ?? (saved ? undefined : this.ordered()[0]);
-        options.log.info(`review panel restored (${saved ? `saved state for ${saved.sessionKey}` : 'no saved state'}; showing ${controller?.key ?? 'nothing'})`);
+        // Which session: the one we last showed (our own record, written when shown), else the one
+        // the webview's saved state names. The workbench stores that saved state with its editors,
+        // and in the browser a reload can cut that save short, leaving an older session's state.
+        // Without either, the panel shows the session that needs the person first.
+        const remembered = this.#rememberedShown();
+        const controller =
+          (remembered ? this.#controllers.get(remembered) : undefined) ??
+          (saved ? this.#controllers.get(saved.sessionKey) : undefined) ??
+          (saved ? undefined : this.ordered()[0]);
+        options.log.info(
+          `review panel restored (${saved ? `saved state for ${saved.sessionKey}` : 'no saved state'}; last shown ${remembered ?? 'unknown'}; showing ${controller?.key ?? 'nothing'})`,
+        );
         if (controller) {
           this.#rememberShown(controller.key);
           panel.update(controller.panelState());
@@ -120,8 +128,8 @@ export class FollowedSessions implements vscode.Disposable {
     // The workbench normally revives the panel through its serializer, but in the browser it cannot
     // always save its editors on shutdown. If no panel came back, bring the review back ourselves:
     // the session it showed when it was open (finished or not), else one still in flight.
-    const wasShowing = ReviewPanelRecordSchema.safeParse(context.workspaceState.get<unknown>(REVIEW_PANEL_KEY));
-    const shownBefore = wasShowing.success ? this.#controllers.get(wasShowing.data.sessionKey) : undefined;
+    const remembered = this.#rememberedShown();
+    const shownBefore = remembered ? this.#controllers.get(remembered) : undefined;
     if (shownBefore || this.all.some((c) => !c.finished)) {
       this.#revivalTimer = setTimeout(() => {
         this.#revivalTimer = undefined;
@@ -310,6 +318,12 @@ export class FollowedSessions implements vscode.Disposable {
       // The person closed the review: after a reload it stays closed.
       if (!this.#disposing) void this.#o.context.workspaceState.update(REVIEW_PANEL_KEY, undefined);
     });
+  }
+
+  /** The session the review showed when it was last open, if it was not closed since. */
+  #rememberedShown(): string | undefined {
+    const record = ReviewPanelRecordSchema.safeParse(this.#o.context.workspaceState.get<unknown>(REVIEW_PANEL_KEY));
+    return record.success ? record.data.sessionKey : undefined;
   }
 
   /** The session the review shows, kept so a reload can bring the same review back. */

@@ -30,7 +30,7 @@ import {
   waitForNotification,
   type TestWindow,
 } from './harness';
-import { listSessions, planTask, reviewFrame, scenario, sessionEvents, startScenarioServer } from './ultraplanSteps';
+import { listSessions, planTask, printExtensionLogIfFailed, reviewFrame, scenario, sessionEvents, startScenarioServer } from './ultraplanSteps';
 
 const ORG = '6f1c1a8e-0000-4000-8000-00000000e2e0';
 const REPO = 'acme/widgets';
@@ -109,6 +109,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
   });
   afterEach(async function () {
     await screenshotIfFailed(this, window);
+    await printExtensionLogIfFailed(this, window);
   });
   after(async function () {
     await window?.close();
@@ -252,8 +253,12 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const { page } = window!;
     const third = (await listSessions(server!)).at(-1)!;
     // After a window reload the session is re-attached on this backend (its checks run again).
+    const reloadedAt = Date.now();
     await window!.reload();
-    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 60_000 });
+    // Re-attaching runs this backend's checks again (login, organization, environments, git, the
+    // GitHub app), which on a loaded 2-core machine can take a while.
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 120_000 });
+    console.log(`      reload -> re-attached session at "plan ready": ${Date.now() - reloadedAt} ms`);
     // The restored panel may paint its saved state before the session is re-attached; the link
     // arrives with the first state from the re-attached session.
     const expectedLink = `https://claude.ai/code/${third.id}`;

@@ -15,7 +15,6 @@ import {
   openTestWindow,
   readStatusBar,
   screenshot,
-  screenshotIfFailed,
   statusBarItem,
   waitFor,
   waitForNotification,
@@ -23,7 +22,7 @@ import {
 } from './harness';
 import { readAgentRecord } from './fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
-import { planTask, printExtensionLogIfFailed, reviewFrame } from './ultraplanSteps';
+import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
 const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
 const FAKE_AGENT = path.join(FAKE_AGENT_DIR, 'fake-acp-agent.mjs');
@@ -69,8 +68,7 @@ describe('permission requests while an approved plan executes (embedded ACP agen
     });
   });
   afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
+    await reportIfFailed(this, window);
   });
   after(async function () {
     await window?.close();

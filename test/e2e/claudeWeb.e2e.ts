@@ -24,13 +24,12 @@ import {
   readStatusBar,
   runCommand,
   screenshot,
-  screenshotIfFailed,
   statusBarItem,
   waitFor,
   waitForNotification,
   type TestWindow,
 } from './harness';
-import { listSessions, planTask, printExtensionLogIfFailed, reviewFrame, scenario, sessionEvents, startScenarioServer } from './ultraplanSteps';
+import { listSessions, planTask, reportIfFailed, reviewFrame, scenario, sessionEvents, startScenarioServer } from './ultraplanSteps';
 
 const ORG = '6f1c1a8e-0000-4000-8000-00000000e2e0';
 const REPO = 'acme/widgets';
@@ -108,8 +107,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     });
   });
   afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
+    await reportIfFailed(this, window);
   });
   after(async function () {
     await window?.close();

@@ -60,8 +60,7 @@ export function suiteWindow(options: TestWindowOptions & { scenario?: string; co
     if (server && connect) await useServer(window, server);
   });
   afterEach(async function () {
-    await screenshotIfFailed(this, window);
-    await printExtensionLogIfFailed(this, window);
+    await reportIfFailed(this, window);
   });
   after(async function () {
     await window?.close();
@@ -264,8 +263,12 @@ export function extensionLog(window: TestWindow): string {
     .join('\n');
 }
 
-/** After a failed test: prints the tail of the extension's own log (why a session did not move on). */
-export async function printExtensionLogIfFailed(context: Mocha.Context, window: TestWindow | undefined): Promise<void> {
+/**
+ * After a failed test: a screenshot, and the tail of the extension's own log (why a session did
+ * not move on). For a suite's afterEach.
+ */
+export async function reportIfFailed(context: Mocha.Context, window: TestWindow | undefined): Promise<void> {
+  await screenshotIfFailed(context, window);
   if (context.currentTest?.state !== 'failed' || !window) return;
   for (const file of extensionLogFiles(window)) console.log(`--- ${file}\n${fs.readFileSync(file, 'utf8').slice(-4000)}`);
 }

@@ -37,7 +37,7 @@ const targets = [
   },
   {
     ...common,
-    entryPoints: { server: 'src/sessions/cli.ts' },
+    entryPoints: { server: 'src/sessions/server/cli.ts' },
     platform: 'node',
     format: 'cjs',
     target: 'node20',

@@ -1,4 +1,4 @@
-// The review panel's wire format, shared by the extension host (src/extension/reviewPanel.ts) and
+// The review panel's wire format, shared by the extension host (src/extension/review/reviewPanel.ts) and
 // the webview (src/webview/). Every message in either direction is parsed with these schemas;
 // anything that fails is dropped and reported, never acted upon.
 //

@@ -9,19 +9,19 @@
 // here: with nothing persisted, activate only registers commands (no host, no network).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { keywordHints, promptFromText } from './promptPath';
+import { keywordHints, promptFromText } from '../core/promptPath';
 import type { InvokableAction } from '../core/panelMessages';
-import { acpAgentSource, checkEmbeddedAgent, embeddedAgentDescription } from './acpAgentSource';
-import { applyEmbeddedChoice, embeddedPickItems, type EmbeddedPickItem } from './agentChoiceCommand';
-import { Backends, scriptedAgentSource, serverTokenKey } from './backends';
-import { openSessionInBrowser, pickClaudeWebEnvironment, prepareClaudeWebLaunch } from './claudeWebUi';
-import { refinePlan, registerChatParticipant } from './promptPathUi';
-import type { UltraplanSettings } from './settingsSchema';
-import { FollowedSessions } from './followedSessions';
-import { ReviewPanel } from './reviewPanel';
-import { SettingsReader } from './settings';
-import type { SessionController } from './sessionController';
-import { plansFolder } from './teleport';
+import { acpAgentSource, checkEmbeddedAgent, embeddedAgentDescription } from './agents/acpAgentSource';
+import { applyEmbeddedChoice, embeddedPickItems, type EmbeddedPickItem } from './agents/agentChoiceCommand';
+import { Backends, scriptedAgentSource, serverTokenKey } from './backends/backends';
+import { openSessionInBrowser, pickClaudeWebEnvironment, prepareClaudeWebLaunch } from './claudeWeb/claudeWebUi';
+import { refinePlan, registerChatParticipant } from './chat/promptPathUi';
+import type { UltraplanSettings } from './settings/settingsSchema';
+import { FollowedSessions } from './sessions/followedSessions';
+import { ReviewPanel } from './review/reviewPanel';
+import { SettingsReader } from './settings/settings';
+import type { SessionController } from './sessions/sessionController';
+import { plansFolder } from './review/teleport';
 
 let active: { sessions: FollowedSessions; backends: Backends } | undefined;
 

@@ -1,5 +1,5 @@
 // The review panel's browser entry (bundled to dist/webview.js as an IIFE, loaded by nonce under the
-// CSP of src/extension/reviewPanelHtml.ts). Wires the host channel to the view; everything the host
+// CSP of src/extension/review/reviewPanelHtml.ts). Wires the host channel to the view; everything the host
 // sends is validated by ReviewView.receive before it is used.
 // First: must run before any module that builds zod schemas.
 import './zodJitless';

@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { SessionHost } from '../../src/sessions/host';
-import { SessionsServer } from '../../src/sessions/server';
+import { SessionsServer } from '../../src/sessions/server/server';
 import { createRequest, scenarioFactory } from './hostTestKit';
 
 const TOKEN = 'timeouts-test-token';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { PanelState, PlanRevision } from '../../src/core/panelMessages';
-import { reviewPanelHtml } from '../../src/extension/reviewPanelHtml';
+import { reviewPanelHtml } from '../../src/extension/review/reviewPanelHtml';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/harness/browser';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');

@@ -11,7 +11,7 @@ import * as vscode from 'vscode';
 import { bindingFor } from '../../../src/core/decision';
 import { permissionResponseEvent } from '../../../src/core/permissionRequests';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
-import { SessionController } from '../../../src/extension/sessionController';
+import { SessionController } from '../../../src/extension/sessions/sessionController';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../../src/sessions/host';

@@ -1,0 +1,65 @@
+// What survives a window reload (issue 4 item 8): each followed session's backend, id, cursor,
+// revisions with their comments and feedback, drafts and the decisions already used. Kept in
+// workspaceState as JSON and parsed with zod on the way back in: a damaged or older entry is
+// dropped with a log line, never trusted. Pure (no vscode import) so it is unit-tested.
+import * as z from 'zod';
+import { PanelDraftSchema, PanelPhaseSchema, PlanRevisionSchema, HttpUrlSchema } from './panelMessages';
+
+export const PERSISTED_SESSIONS_KEY = 'ultraplan.sessions.v1';
+/** A bound on what is kept: finished sessions beyond it are forgotten, oldest first. */
+export const MAX_PERSISTED_SESSIONS = 20;
+
+export const PersistedSessionSchema = z.strictObject({
+  key: z.string().min(1),
+  backendKind: z.enum(['embedded', 'server', 'claude-web']),
+  backendLabel: z.string(),
+  /** For server backends: the URL the session lives on (a changed setting must not re-point it). */
+  serverUrl: z.string().optional(),
+  sessionId: z.string().min(1),
+  title: z.string(),
+  createdAt: z.number(),
+  phaseChangedAt: z.number(),
+  cursor: z.string().nullable(),
+  phase: PanelPhaseSchema,
+  revisions: z.array(PlanRevisionSchema),
+  drafts: z.array(PanelDraftSchema),
+  usedBindings: z.array(z.strictObject({ sessionId: z.string(), toolUseId: z.string() })),
+  question: z.string().optional(),
+  outcome: z.strictObject({ text: z.string(), link: HttpUrlSchema.optional() }).optional(),
+  demo: z.boolean().optional(),
+  /** The agent that planned (embedded), shown in the panel and tooltip. */
+  agentLabel: z.string().optional(),
+  /** True once a decision that ends the review (approve, teleport, stop) was made. */
+  finished: z.boolean(),
+});
+export type PersistedSession = z.infer<typeof PersistedSessionSchema>;
+
+export interface ParsedSessions {
+  sessions: PersistedSession[];
+  dropped: string[];
+}
+
+/** Parses each entry on its own, so one damaged entry does not lose the others. */
+export function parsePersistedSessions(raw: unknown): ParsedSessions {
+  if (raw === undefined || raw === null) return { sessions: [], dropped: [] };
+  if (!Array.isArray(raw)) return { sessions: [], dropped: ['stored sessions were not a list'] };
+  const sessions: PersistedSession[] = [];
+  const dropped: string[] = [];
+  raw.forEach((entry, i) => {
+    const parsed = PersistedSessionSchema.safeParse(entry);
+    if (parsed.success) sessions.push(parsed.data);
+    else dropped.push(`entry ${i}: ${parsed.error.issues[0]?.message ?? 'invalid'} at ${parsed.error.issues[0]?.path.join('.') ?? '?'}`);
+  });
+  return { sessions, dropped };
+}
+
+/** Keeps every unfinished session and the newest finished ones, up to the bound. */
+export function trimPersistedSessions(sessions: readonly PersistedSession[]): PersistedSession[] {
+  const live = sessions.filter((s) => !s.finished);
+  const finished = sessions
+    .filter((s) => s.finished)
+    .sort((a, b) => b.phaseChangedAt - a.phaseChangedAt)
+    .slice(0, Math.max(0, MAX_PERSISTED_SESSIONS - live.length));
+  const keep = new Set([...live, ...finished]);
+  return sessions.filter((s) => keep.has(s));
+}

@@ -1,0 +1,92 @@
+// What the single status bar item says when one or several sessions are followed: the session
+// that needs the person first (a plan to review, then a question, then a failure), plus a count.
+// Pure, so its ordering is unit-tested without VS Code.
+
+import type { PanelPhase } from './panelMessages';
+
+/**
+ * The status bar speaks the panel's phases (one vocabulary for both), plus one of its own: an open
+ * tool permission request (an edit or command the agent waits on) overrides the session's phase.
+ */
+export type SessionPhase = PanelPhase | 'needs_permission';
+
+const PRIORITY: Record<SessionPhase, number> = {
+  // The agent is blocked on the person in both: equal, the most recent first.
+  needs_permission: 0,
+  plan_ready: 0,
+  needs_input: 1,
+  failed: 2,
+  starting: 3,
+  planning: 3,
+  rejected: 3,
+  executing: 4,
+  approved: 5,
+  completed: 6,
+  teleported: 7,
+  stopped: 8,
+};
+
+const TEXT: Record<SessionPhase, string> = {
+  starting: '$(sync~spin) Ultraplan: starting',
+  planning: '$(sync~spin) Ultraplan: planning',
+  // After a rejection the agent is revising: to the person that is planning again.
+  rejected: '$(sync~spin) Ultraplan: planning',
+  needs_input: '$(question) Ultraplan: needs input',
+  plan_ready: '$(checklist) Ultraplan: plan ready',
+  needs_permission: '$(shield) Ultraplan: needs permission',
+  approved: '$(check) Ultraplan: approved',
+  executing: '$(sync~spin) Ultraplan: executing',
+  teleported: '$(arrow-circle-down) Ultraplan: teleported',
+  failed: '$(error) Ultraplan: failed',
+  stopped: '$(circle-slash) Ultraplan: stopped',
+  // The approved plan ran to its end on the remote.
+  completed: '$(pass) Ultraplan: approved · completed',
+};
+
+export function phaseText(phase: SessionPhase): string {
+  return TEXT[phase];
+}
+
+/** True for phases where the person is expected to act. */
+export function needsAttention(phase: SessionPhase): boolean {
+  return phase === 'plan_ready' || phase === 'needs_permission' || phase === 'needs_input' || phase === 'failed';
+}
+
+export interface StatusEntry {
+  sessionId: string;
+  phase: SessionPhase;
+  /** When the phase last changed (ms since epoch): among equals, the most recent change wins. */
+  changedAt: number;
+}
+
+/** Sessions ordered for the status bar: by attention priority, then most recent change. */
+export function orderForStatus<T extends StatusEntry>(entries: readonly T[]): T[] {
+  return [...entries].sort((a, b) => PRIORITY[a.phase] - PRIORITY[b.phase] || b.changedAt - a.changedAt);
+}
+
+export interface StatusSummary<T extends StatusEntry> {
+  primary: T;
+  text: string;
+  /** How many sessions are shown in all. */
+  count: number;
+}
+
+export function summarizeStatus<T extends StatusEntry>(entries: readonly T[]): StatusSummary<T> | undefined {
+  const ordered = orderForStatus(entries);
+  const primary = ordered[0];
+  if (!primary) return undefined;
+  const base = phaseText(primary.phase);
+  const text = ordered.length > 1 ? `${base} (+${ordered.length - 1})` : base;
+  return { primary, text, count: ordered.length };
+}
+
+/** "4m 05s", "1h 02m": elapsed time for the tooltip. */
+export function formatElapsed(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m ${String(sec).padStart(2, '0')}s`;
+  return `${sec}s`;
+}

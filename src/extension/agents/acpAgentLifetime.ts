@@ -1,0 +1,57 @@
+// An embedded ACP agent's process ends with its session's outcome: once the approved plan's turn
+// has its `result`, nothing in the editor talks to that agent again (the review is finished), so
+// leaving it idle would keep one agent process per finished session until the window closes.
+// Pure (no vscode): wraps any AgentFactory.
+import type { AnyEvent, PermissionDecision } from '../../core/protocol';
+import type { Agent, AgentContext, AgentFactory } from '../../sessions/agent';
+
+export function endsAfterApprovedResult(factory: AgentFactory, log: (line: string) => void = () => {}): AgentFactory {
+  return (options) => {
+    const inner = factory(options);
+    let approved = false;
+    let ended = false;
+
+    const watch = (ctx: AgentContext): AgentContext => {
+      const watched: AgentContext = {
+        get sessionId() {
+          return ctx.sessionId;
+        },
+        get signal() {
+          return ctx.signal;
+        },
+        emit(event: AnyEvent) {
+          ctx.emit(event);
+          if (approved && !ended && event.type === 'result') {
+            ended = true;
+            log(`session ${options.sessionId}: the approved plan's turn ended; stopping ${inner.label}`);
+            void inner.stop();
+          }
+        },
+        setStatus: (status) => ctx.setStatus(status),
+        log: (line) => ctx.log(line),
+      };
+      if (ctx.checkpoint) watched.checkpoint = (state) => ctx.checkpoint?.(state);
+      return watched;
+    };
+
+    const agent: Agent = {
+      get label() {
+        return inner.label;
+      },
+      start: (ctx, prompt) => inner.start(watch(ctx), prompt),
+      onUserMessage: (text) => inner.onUserMessage(text),
+      onDecision(requestId: string, decision: PermissionDecision) {
+        // Before approval every control request is a plan review (tool permissions are refused
+        // while planning), so the first allow is the plan's approval.
+        if (decision.behavior === 'allow') approved = true;
+        inner.onDecision(requestId, decision);
+      },
+      stop: () => inner.stop(),
+    };
+    if (inner.resume) {
+      const resume = inner.resume.bind(inner);
+      agent.resume = (ctx, checkpoint) => resume(watch(ctx), checkpoint);
+    }
+    return agent;
+  };
+}

@@ -1,0 +1,17 @@
+// What the embedded backend runs for a session, apart from both the backends that use it and the
+// agent sources that make it, so neither imports the other for a type.
+import type { AgentFactory } from '../../sessions/agent';
+import type { UltraplanSettings } from '../settings/settingsSchema';
+
+/** What the embedded host runs for a session: an ACP agent (acpAgentSource.ts) or the scripted demo. */
+export interface EmbeddedAgent {
+  factory: AgentFactory;
+  /** For people: "Demo (scripted)", "Scripted scenario (x.json)", "Claude (ACP)". */
+  label: string;
+  /** Scripted demo: labelled as a demo everywhere it shows. */
+  demo: boolean;
+  /** Shown when a session starts with this agent (e.g. the demo runs because no agent was found). */
+  notice?: string;
+}
+
+export type EmbeddedAgentSource = (settings: UltraplanSettings) => Promise<EmbeddedAgent>;

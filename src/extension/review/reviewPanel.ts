@@ -1,0 +1,250 @@
+// The review panel's host side: one class owns the webview panel's whole life (create-or-reveal,
+// revive after a reload through a WebviewPanelSerializer, dispose), serves the page under a strict
+// CSP, and checks every message in both directions with the shared schemas of
+// src/core/panelMessages.ts. It makes no decisions: approve/reject/edit/teleport/reply/saveDraft
+// reach the extension as typed PanelRequest events; `ready` (re-send the state) and `openLink`
+// (validated again, then opened with vscode.env.openExternal) are handled here.
+//
+// API for the extension room:
+//   ReviewPanel.viewType                      'ultraplan.review' (keybindings: when activeWebviewPanelId == 'ultraplan.review';
+//                                             manifest: activationEvents "onWebviewPanel:ultraplan.review")
+//   ReviewPanel.current                       the open panel, if any (one panel; it shows one session at a time)
+//   ReviewPanel.createOrShow(options, state, show?)   reveal the panel (creating it if needed) and show `state`
+//   registerReviewPanelSerializer(context, options, restore)   revive the panel after a window reload
+//   panel.update(state)                       send a new state; returns undefined, or the validation error (logged, not sent)
+//   panel.invoke(action)                      act as if the button was clicked (for the host keybindings)
+//   panel.onDidReceiveMessage(request => …)   approve | reject | edit | teleport (each with a binding), reply, saveDraft
+//   panel.onDidDispose(() => …)
+//   panel.state / panel.sessionKey / panel.visible / panel.reveal() / panel.dispose()
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import {
+  isHttpUrl,
+  parsePanelState,
+  parseWebviewSavedState,
+  parseWebviewToHostMessage,
+  type HostToWebviewMessage,
+  type InvokableAction,
+  type PanelRequest,
+  type PanelState,
+} from '../../core/panelMessages';
+import { reviewPanelHtml } from './reviewPanelHtml';
+
+/** Where the panel logs; a vscode.LogOutputChannel fits. */
+export interface ReviewPanelLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface ReviewPanelOptions {
+  extensionUri: vscode.Uri;
+  log?: ReviewPanelLog;
+  /** Opens a validated http(s) link; defaults to vscode.env.openExternal. */
+  openExternal?: (uri: vscode.Uri) => Thenable<boolean>;
+}
+
+export interface ReviewPanelShowOptions {
+  column?: vscode.ViewColumn;
+  preserveFocus?: boolean;
+}
+
+const PANEL_TITLE = 'Ultraplan Review';
+
+function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
+  return {
+    enableScripts: true,
+    // Plan markdown is untrusted: a command: link must never run a command.
+    enableCommandUris: false,
+    enableForms: false,
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.joinPath(extensionUri, 'dist')],
+  };
+}
+
+export class ReviewPanel implements vscode.Disposable {
+  static readonly viewType = 'ultraplan.review';
+  static #current: ReviewPanel | undefined;
+
+  static get current(): ReviewPanel | undefined {
+    return ReviewPanel.#current;
+  }
+
+  /** Reveals the panel (creating it if there is none) and shows `state` in it. */
+  static createOrShow(options: ReviewPanelOptions, state: PanelState, show: ReviewPanelShowOptions = {}): ReviewPanel {
+    const existing = ReviewPanel.#current;
+    if (existing) {
+      existing.update(state);
+      existing.reveal(show.column, show.preserveFocus);
+      return existing;
+    }
+    const panel = vscode.window.createWebviewPanel(
+      ReviewPanel.viewType,
+      PANEL_TITLE,
+      { viewColumn: show.column ?? vscode.ViewColumn.Beside, preserveFocus: show.preserveFocus ?? false },
+      // No retainContextWhenHidden: the webview keeps its drafts in setState and gets the state
+      // again on `ready`, so a hidden panel need not hold a 5,000-line DOM in memory.
+      webviewOptions(options.extensionUri),
+    );
+    return new ReviewPanel(panel, options, state);
+  }
+
+  /** Adopts a panel VS Code restored after a reload (see registerReviewPanelSerializer). */
+  static revive(webviewPanel: vscode.WebviewPanel, options: ReviewPanelOptions, state?: PanelState): ReviewPanel {
+    ReviewPanel.#current?.dispose();
+    webviewPanel.webview.options = webviewOptions(options.extensionUri);
+    return new ReviewPanel(webviewPanel, options, state);
+  }
+
+  readonly #panel: vscode.WebviewPanel;
+  readonly #options: ReviewPanelOptions;
+  readonly #disposables: vscode.Disposable[] = [];
+  readonly #onDidReceiveMessage = new vscode.EventEmitter<PanelRequest>();
+  readonly #onDidDispose = new vscode.EventEmitter<void>();
+  #state: PanelState | undefined;
+  #disposed = false;
+
+  /** Validated requests from the panel: decisions (with their binding), replies and drafts. */
+  readonly onDidReceiveMessage: vscode.Event<PanelRequest> = this.#onDidReceiveMessage.event;
+  readonly onDidDispose: vscode.Event<void> = this.#onDidDispose.event;
+
+  private constructor(panel: vscode.WebviewPanel, options: ReviewPanelOptions, state: PanelState | undefined) {
+    this.#panel = panel;
+    this.#options = options;
+    ReviewPanel.#current = this;
+    panel.iconPath = vscode.Uri.joinPath(options.extensionUri, 'media', 'icon.png');
+    this.#disposables.push(
+      this.#onDidReceiveMessage,
+      this.#onDidDispose,
+      panel.onDidDispose(() => this.dispose()),
+      panel.webview.onDidReceiveMessage((data: unknown) => this.#receive(data)),
+    );
+    panel.webview.html = this.#html();
+    if (state) this.update(state);
+  }
+
+  get state(): PanelState | undefined {
+    return this.#state;
+  }
+
+  get sessionKey(): string | undefined {
+    return this.#state?.sessionKey;
+  }
+
+  get visible(): boolean {
+    return !this.#disposed && this.#panel.visible;
+  }
+
+  reveal(column?: vscode.ViewColumn, preserveFocus = false): void {
+    if (!this.#disposed) this.#panel.reveal(column, preserveFocus);
+  }
+
+  /**
+   * Shows a new state. The state is checked with the same schema the webview uses; an invalid one
+   * (for example a plan over the size limit) is logged and not sent, and the error is returned so
+   * the caller can tell the user.
+   */
+  update(state: PanelState): string | undefined {
+    const parsed = parsePanelState(state);
+    if (!parsed.ok) {
+      this.#options.log?.warn(`review panel: not showing an invalid state: ${parsed.error}`);
+      return parsed.error;
+    }
+    this.#state = parsed.value;
+    this.#panel.title = parsed.value.title ? `${PANEL_TITLE}: ${clipTitle(parsed.value.title)}` : PANEL_TITLE;
+    this.#post({ type: 'state', state: parsed.value });
+    return undefined;
+  }
+
+  /** For the host keybindings: the webview acts as if the button was clicked (and may refuse, e.g. a reject with no feedback). */
+  invoke(action: InvokableAction): void {
+    this.#post({ type: 'invoke', action });
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    if (ReviewPanel.#current === this) ReviewPanel.#current = undefined;
+    this.#onDidDispose.fire();
+    this.#panel.dispose();
+    while (this.#disposables.length > 0) this.#disposables.pop()?.dispose();
+  }
+
+  #post(message: HostToWebviewMessage): void {
+    if (this.#disposed) return;
+    void this.#panel.webview.postMessage(message).then(undefined, (error: unknown) => {
+      this.#options.log?.warn(`review panel: could not post a ${message.type} message: ${String(error)}`);
+    });
+  }
+
+  #receive(data: unknown): void {
+    const parsed = parseWebviewToHostMessage(data);
+    if (!parsed.ok) {
+      this.#options.log?.warn(`review panel: ignored ${parsed.error}`);
+      return;
+    }
+    const message = parsed.value;
+    switch (message.type) {
+      case 'ready':
+        if (this.#state) this.#post({ type: 'state', state: this.#state });
+        return;
+      case 'openLink':
+        this.#openLink(message.href);
+        return;
+      default:
+        this.#onDidReceiveMessage.fire(message);
+    }
+  }
+
+  #openLink(href: string): void {
+    // Checked again here: the schema already demands http(s), but this is the last gate before the OS opens it.
+    if (!isHttpUrl(href)) {
+      this.#options.log?.warn('review panel: refused to open a link that is not http(s)');
+      return;
+    }
+    const uri = vscode.Uri.parse(href, true);
+    if (uri.scheme !== 'http' && uri.scheme !== 'https') return;
+    this.#options.log?.info(`review panel: opening ${uri.scheme}://${uri.authority}/…`);
+    const open = this.#options.openExternal ?? ((u: vscode.Uri) => vscode.env.openExternal(u));
+    void Promise.resolve(open(uri)).catch((error: unknown) => this.#options.log?.warn(`review panel: could not open link: ${String(error)}`));
+  }
+
+  #html(): string {
+    const webview = this.#panel.webview;
+    const dist = vscode.Uri.joinPath(this.#options.extensionUri, 'dist');
+    return reviewPanelHtml({
+      cspSource: webview.cspSource,
+      nonce: randomBytes(18).toString('base64'),
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
+    });
+  }
+}
+
+function clipTitle(title: string): string {
+  return title.length > 40 ? `${title.slice(0, 39)}…` : title;
+}
+
+/**
+ * Registers the serializer that brings the panel back after a window reload. `restore` gets the
+ * revived panel and the last state the webview saved (already validated; undefined when there was
+ * none or it was invalid), so the extension can re-attach the session and call panel.update.
+ */
+export function registerReviewPanelSerializer(
+  context: vscode.ExtensionContext,
+  options: Omit<ReviewPanelOptions, 'extensionUri'>,
+  restore: (panel: ReviewPanel, saved: PanelState | undefined) => void | Thenable<void>,
+): vscode.Disposable {
+  const registration = vscode.window.registerWebviewPanelSerializer(ReviewPanel.viewType, {
+    async deserializeWebviewPanel(webviewPanel: vscode.WebviewPanel, saved: unknown) {
+      let state: PanelState | undefined;
+      if (saved !== undefined && saved !== null) {
+        const parsed = parseWebviewSavedState(saved);
+        if (parsed.ok) state = parsed.value.state;
+        else options.log?.warn(`review panel: discarded the saved state: ${parsed.error}`);
+      }
+      const panel = ReviewPanel.revive(webviewPanel, { ...options, extensionUri: context.extensionUri }, state);
+      await restore(panel, state);
+    },
+  });
+  context.subscriptions.push(registration);
+  return registration;
+}

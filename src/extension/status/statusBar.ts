@@ -1,0 +1,89 @@
+// The one status bar item (left): the session that needs the person first, plus a count; its
+// tooltip gives title, backend, elapsed time and revision count; a click opens the review.
+import * as vscode from 'vscode';
+import { formatElapsed, summarizeStatus } from '../../core/statusSummary';
+import type { SessionController } from '../sessions/sessionController';
+
+/** Internal command (not in the palette): asks the open permission requests of a session again. */
+export const ANSWER_PERMISSIONS_COMMAND = 'ultraplan.answerPermissions';
+
+export class PhaseStatusBarItem implements vscode.Disposable {
+  readonly #item = vscode.window.createStatusBarItem('ultraplan.status', vscode.StatusBarAlignment.Left, 50);
+  readonly #timer: NodeJS.Timeout;
+  #sessions: readonly SessionController[] = [];
+
+  constructor() {
+    this.#item.name = 'Ultraplan';
+    // The tooltip's elapsed time goes stale; refresh it while something is shown.
+    this.#timer = setInterval(() => {
+      if (this.#sessions.length > 0) this.#render();
+    }, 15_000);
+  }
+
+  update(sessions: readonly SessionController[]): void {
+    this.#sessions = sessions;
+    this.#render();
+  }
+
+  #render(): void {
+    const summary = summarizeStatus(
+      this.#sessions.map((s) => ({ sessionId: s.key, phase: s.statusPhase, changedAt: s.statusChangedAt, controller: s })),
+    );
+    if (!summary) {
+      this.#item.hide();
+      return;
+    }
+    const s = summary.primary.controller;
+    this.#item.text = summary.text;
+    const md = new vscode.MarkdownString(undefined, true);
+    md.isTrusted = false;
+    md.supportHtml = false;
+    md.appendMarkdown('**Ultraplan** · ');
+    md.appendText(s.title);
+    md.appendMarkdown('\n\n');
+    md.appendText(`Backend: ${s.backend.label}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`);
+    md.appendMarkdown('\n\n');
+    const permissions = s.openPermissionCount;
+    md.appendText(`Phase: ${summary.primary.phase.replace('_', ' ')} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
+    const link = s.sessionLink;
+    if (link) {
+      // The session's page (claude.ai/code/<id>); parentheses escaped so the link cannot end early.
+      md.appendMarkdown('\n\n');
+      md.appendText('Session: ');
+      const escaped = link.replace(/[()[\]]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+      md.appendMarkdown(`[${escaped}](${escaped})`);
+    }
+    if (permissions > 0) {
+      md.appendMarkdown('\n\n');
+      md.appendText(`${permissions} permission request${permissions === 1 ? '' : 's'} waiting; click to answer.`);
+    }
+    if (summary.count > 1) {
+      md.appendMarkdown('\n\n');
+      md.appendText(`${summary.count} sessions; click to review this one.`);
+    }
+    this.#item.tooltip = md;
+    // Screen readers get plain words, not the tooltip's escaped markdown.
+    const backendWords = `${s.backend.label}${s.agentLabel ? `, agent ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ', Demo (scripted)' : ''}`;
+    this.#item.accessibilityInformation = {
+      label: `${summary.text.replace(/\$\([^)]*\)\s*/g, '')}. ${s.title}. Backend ${backendWords}. Elapsed ${formatElapsed(Date.now() - s.createdAt)}, ${s.revisionCount} revision${s.revisionCount === 1 ? '' : 's'}.`,
+      role: 'button',
+    };
+    // With a permission request open the click asks it again (its notification may have gone).
+    this.#item.command =
+      permissions > 0
+        ? { title: 'Answer Permission Requests', command: ANSWER_PERMISSIONS_COMMAND, arguments: [s.key] }
+        : { title: 'Show Plan Review', command: 'ultraplan.showReview', arguments: [s.key] };
+    this.#item.backgroundColor =
+      s.phase === 'failed'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : summary.primary.phase === 'plan_ready' || summary.primary.phase === 'needs_input' || summary.primary.phase === 'needs_permission'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+    this.#item.show();
+  }
+
+  dispose(): void {
+    clearInterval(this.#timer);
+    this.#item.dispose();
+  }
+}

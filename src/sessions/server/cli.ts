@@ -1,0 +1,216 @@
+// ultraplan-server: the self-hosted session server (built to dist/server.js).
+// stdout carries exactly one line, the listening address, so scripts can wait for it; every
+// other line (requests, warnings, errors) goes to stderr.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { AGENT_KINDS, createAgentFactory } from '../agentSpec';
+import { DEFAULT_HOST_LIMITS, SessionHost } from '../host';
+import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BODY_BYTES, SessionsServer } from './server';
+import { FileSessionStore } from '../store';
+
+const USAGE_EXIT = 2;
+
+function helpText(): string {
+  const kinds = Object.values(AGENT_KINDS)
+    .map((k) => `                      ${k.usage.padEnd(22)} ${k.description}`)
+    .join('\n');
+  return `Usage: ultraplan-server --data-dir DIR --agent KIND:ARG [options]
+
+Serves Ultraplan planning sessions over HTTP (the Sessions API and an event stream).
+
+Options:
+  --host HOST         address to bind (default 127.0.0.1; loopback unless you mean it)
+  --port PORT         port to listen on (default 8787; 0 picks a free port)
+  --data-dir DIR      where sessions are stored (created if missing); required
+  --agent KIND:ARG    the agent that plans in each new session; required. Kinds:
+${kinds}
+  --workspace DIR     the folder an agent works in (acp agents; default: the current directory)
+  --token-file FILE   read the bearer token from FILE (else ULTRAPLAN_SERVER_TOKEN)
+  --insecure-no-auth  accept requests without a token; only with a loopback --host
+  --max-sessions N    sessions held at once (default ${DEFAULT_HOST_LIMITS.maxSessions})
+  --max-body-bytes N  largest request body (default ${DEFAULT_MAX_BODY_BYTES})
+  --max-events-per-append N
+                      events in one POST (default ${DEFAULT_HOST_LIMITS.maxEventsPerAppend})
+  -h, --help          show this text
+
+Environment:
+  ULTRAPLAN_SERVER_TOKEN  the bearer token clients must send (Authorization: Bearer <token>)
+
+On start it prints one line on stdout: ultraplan-server listening on http://HOST:PORT
+SIGTERM or SIGINT shuts it down cleanly; sessions and events survive a restart.
+`;
+}
+
+class UsageError extends Error {}
+
+function positiveInt(name: string, value: string | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'string', default: '8787' },
+        'data-dir': { type: 'string' },
+        agent: { type: 'string' },
+        workspace: { type: 'string' },
+        'token-file': { type: 'string' },
+        'insecure-no-auth': { type: 'boolean', default: false },
+        'max-sessions': { type: 'string' },
+        'max-body-bytes': { type: 'string' },
+        'max-events-per-append': { type: 'string' },
+        // Hidden, for tests: the stream's keep-alive comment interval.
+        'keep-alive-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const values = parsed.values;
+  if (values.help) {
+    process.stdout.write(helpText());
+    return;
+  }
+  const host = values.host;
+  const port = positiveInt('port', values.port, 8787, 0);
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  if (!values['data-dir']) throw new UsageError('--data-dir DIR is required (where sessions are stored)');
+  if (!values.agent) throw new UsageError(`--agent is required, one of: ${Object.values(AGENT_KINDS).map((k) => k.usage).join(', ')}`);
+  const limits = {
+    maxSessions: positiveInt('max-sessions', values['max-sessions'], DEFAULT_HOST_LIMITS.maxSessions),
+    maxEventsPerAppend: positiveInt('max-events-per-append', values['max-events-per-append'], DEFAULT_HOST_LIMITS.maxEventsPerAppend),
+  };
+  const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'], DEFAULT_MAX_BODY_BYTES, 64);
+  const keepAliveMs = positiveInt('keep-alive-ms', values['keep-alive-ms'] ?? process.env.ULTRAPLAN_SERVER_KEEPALIVE_MS, DEFAULT_KEEP_ALIVE_MS, 10);
+
+  const token = await readToken(values['token-file']);
+  if (token === null) {
+    if (!values['insecure-no-auth']) {
+      throw new UsageError('no token: set ULTRAPLAN_SERVER_TOKEN or pass --token-file FILE (or --insecure-no-auth on a loopback host)');
+    }
+    if (!isLoopbackHost(host)) {
+      throw new UsageError(`refusing --insecure-no-auth on ${host}: without a token the server only binds a loopback address (127.0.0.1, ::1, localhost)`);
+    }
+    log('ultraplan-server: WARNING: --insecure-no-auth: requests are not authenticated');
+  } else if (values['insecure-no-auth']) {
+    log('ultraplan-server: a token is set, so --insecure-no-auth is ignored');
+  }
+
+  const workspace = values.workspace === undefined ? undefined : path.resolve(values.workspace);
+  if (workspace !== undefined && !(await fs.stat(workspace).then((stat) => stat.isDirectory(), () => false))) {
+    throw new UsageError(`--workspace ${workspace} is not a directory`);
+  }
+  let agent;
+  try {
+    agent = await createAgentFactory(values.agent, { log, ...(workspace !== undefined ? { workspace } : {}) });
+  } catch (err) {
+    throw new UsageError(`--agent: ${err instanceof Error ? err.message : String(err)}`);
+  }
+
+  const dataDir = path.resolve(values['data-dir']);
+  await fs.mkdir(dataDir, { recursive: true });
+  const releaseLock = await lockDataDir(dataDir);
+  const store = new FileSessionStore(dataDir, { log });
+  const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store, log, limits });
+  const server = new SessionsServer({ host: sessionHost, token, keepAliveMs, maxBodyBytes, log });
+  const { port: boundPort } = await server.listen(port, host);
+  const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  process.stdout.write(`ultraplan-server listening on http://${urlHost}:${boundPort}\n`);
+  log(`ultraplan-server: agent ${agent.label}; data in ${dataDir}; ${sessionHost.listSessions().length} stored sessions`);
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      log(`ultraplan-server: ${signal} again; exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    log(`ultraplan-server: ${signal}: shutting down`);
+    (async () => {
+      await server.close();
+      await sessionHost.close();
+      await releaseLock();
+      log('ultraplan-server: stopped');
+      process.exit(0);
+    })().catch((err: unknown) => {
+      log(`ultraplan-server: shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function readToken(tokenFile: string | undefined): Promise<string | null> {
+  if (tokenFile !== undefined) {
+    let text: string;
+    try {
+      text = await fs.readFile(tokenFile, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--token-file: cannot read ${tokenFile} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+    const token = text.trim();
+    if (!token) throw new UsageError(`--token-file: ${tokenFile} is empty`);
+    return token;
+  }
+  const token = process.env.ULTRAPLAN_SERVER_TOKEN?.trim();
+  return token ? token : null;
+}
+
+/**
+ * One server per data directory: two would interleave appends to the same journals. A lock
+ * left by a killed server (its pid is gone) is taken over.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const lockPath = path.join(dataDir, 'server.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await fs.writeFile(lockPath, `${process.pid}\n`, { flag: 'wx' });
+      return async () => {
+        await fs.rm(lockPath, { force: true });
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number((await fs.readFile(lockPath, 'utf8').catch(() => '')).trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
+        throw new UsageError(`${dataDir} is in use by another ultraplan-server (pid ${pid})`);
+      }
+      await fs.rm(lockPath, { force: true });
+    }
+  }
+  throw new UsageError(`cannot lock ${dataDir} (server.lock keeps reappearing)`);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`ultraplan-server: ${err.message}\nRun ultraplan-server --help for usage.\n`);
+    process.exit(USAGE_EXIT);
+  }
+  process.stderr.write(`ultraplan-server: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

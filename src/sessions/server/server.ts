@@ -1,0 +1,360 @@
+// The self-hosted server's HTTP face: the Sessions API (PROTOCOL.md section 1) and the event
+// stream (section 6) over a SessionHost, on node:http. No framework: six routes, and every
+// byte that enters is bounded and checked here or by the host's zod schemas.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SessionsError, type SessionsErrorKind } from '../../core/errors';
+import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../../core/protocol';
+import type { SessionHost, SessionNotice, StoredEvent } from '../host';
+import * as z from 'zod';
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_KEEP_ALIVE_MS = 15_000;
+/** Time to receive a whole request (headers and body); an event stream is not a request body. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** A stream whose client reads slower than this much buffered output is ended; it resumes by id. */
+const MAX_STREAM_BUFFER_BYTES = 8 * 1024 * 1024;
+/** How much of an oversized body is read and dropped so the client gets its 413. */
+const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
+
+export interface SessionsServerOptions {
+  host: SessionHost;
+  /** The bearer token every request must carry; null only for --insecure-no-auth on loopback. */
+  token: string | null;
+  keepAliveMs?: number;
+  maxBodyBytes?: number;
+  /** Time to receive a whole request; a silent new connection is closed within it too. */
+  requestTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  404: 'not_found_error',
+  405: 'method_not_allowed_error',
+  409: 'conflict_error',
+  413: 'request_too_large',
+  500: 'api_error',
+  503: 'unavailable_error',
+};
+
+const KIND_STATUS: Record<SessionsErrorKind, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  transient: 503,
+  bad_response: 500,
+};
+
+/** An HTTP answer we decided on (as opposed to a bug). */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export class SessionsServer {
+  readonly httpServer: http.Server;
+  private readonly host: SessionHost;
+  private readonly tokenDigest: Buffer | null;
+  private readonly keepAliveMs: number;
+  private readonly maxBodyBytes: number;
+  private readonly log: (line: string) => void;
+  private readonly streams = new Set<() => void>();
+  private closing = false;
+
+  constructor(options: SessionsServerOptions) {
+    this.host = options.host;
+    this.tokenDigest = options.token === null ? null : digest(options.token);
+    this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
+    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.log = options.log ?? (() => {});
+    const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    // How often node checks the request timeout set below (its default, 30 s, would dwarf a short bound).
+    const connectionsCheckingInterval = Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4)));
+    this.httpServer = http.createServer({ connectionsCheckingInterval }, (req, res) => {
+      this.handle(req, res);
+    });
+    // A body trickled a byte at a time would otherwise hold its socket forever (before or after
+    // the 401). requestTimeout bounds receiving the request only, so a long event stream (a GET
+    // with no body) is not cut by it.
+    this.httpServer.requestTimeout = requestTimeoutMs;
+    this.httpServer.headersTimeout = Math.min(30_000, requestTimeoutMs);
+  }
+
+  /** Listens; resolves with the bound port (port 0 picks a free one). */
+  listen(port: number, hostname: string): Promise<{ port: number }> {
+    return new Promise((resolve, reject) => {
+      this.httpServer.once('error', reject);
+      this.httpServer.listen(port, hostname, () => {
+        this.httpServer.off('error', reject);
+        resolve({ port: (this.httpServer.address() as AddressInfo).port });
+      });
+    });
+  }
+
+  /** Stops accepting, ends open streams and waits for requests in flight to finish. */
+  async close(graceMs = 10_000): Promise<void> {
+    this.closing = true;
+    const closed = new Promise<void>((resolve) => this.httpServer.close(() => resolve()));
+    for (const end of [...this.streams]) end();
+    this.httpServer.closeIdleConnections();
+    const force = setTimeout(() => this.httpServer.closeAllConnections(), graceMs);
+    force.unref();
+    await closed;
+    clearTimeout(force);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const started = process.hrtime.bigint();
+    const method = req.method ?? 'GET';
+    let pathname = '/';
+    try {
+      pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    } catch {
+      /* answered as 404 below */
+    }
+    res.on('close', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // One line per request. Never headers: they carry the token.
+      this.log(`${new Date().toISOString()} ${method} ${pathname} ${res.statusCode} ${ms.toFixed(1)}ms`);
+    });
+    this.route(req, res, method).catch((err: unknown) => this.fail(res, err));
+  }
+
+  private async route(req: http.IncomingMessage, res: http.ServerResponse, method: string): Promise<void> {
+    if (this.closing) throw new HttpError(503, 'the server is shutting down; retry shortly', { connection: 'close' });
+    this.authenticate(req);
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
+    if (parts[0] !== 'v1' || parts[1] !== 'sessions' || parts.length > 5) throw notFound(url.pathname);
+    const id = parts[2];
+    const tail = parts.slice(3).join('/');
+
+    if (id === undefined) {
+      if (method === 'GET') return this.send(res, 200, this.listBody());
+      if (method === 'POST') {
+        const body = CreateSessionRequestSchema.safeParse(await this.readJson(req));
+        if (!body.success) throw schemaError('invalid session request', body.error);
+        return this.send(res, 200, await this.host.createSession(body.data));
+      }
+      throw methodNotAllowed('GET, POST');
+    }
+    if (tail === '') {
+      if (method === 'GET') return this.send(res, 200, this.host.getSession(id));
+      throw methodNotAllowed('GET');
+    }
+    if (tail === 'events') {
+      if (method === 'GET') {
+        const afterId = url.searchParams.get('after_id') || null;
+        return this.send(res, 200, this.host.readEvents(id, afterId, parseLimit(url.searchParams.get('limit'))));
+      }
+      if (method === 'POST') {
+        const body = SendEventsRequestSchema.safeParse(await this.readJson(req));
+        if (!body.success) throw schemaError('invalid events request', body.error);
+        const stored = await this.host.appendEvents(id, body.data.events);
+        return this.send(res, 200, { data: stored });
+      }
+      throw methodNotAllowed('GET, POST');
+    }
+    if (tail === 'events/stream') {
+      if (method === 'GET') return this.stream(req, res, id, url);
+      throw methodNotAllowed('GET');
+    }
+    if (tail === 'archive') {
+      if (method === 'POST') {
+        await this.readJson(req, true);
+        await this.host.archive(id);
+        return this.send(res, 200, this.host.getSession(id));
+      }
+      throw methodNotAllowed('POST');
+    }
+    throw notFound(url.pathname);
+  }
+
+  private authenticate(req: http.IncomingMessage): void {
+    if (this.tokenDigest === null) return;
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    if (!match) throw new HttpError(401, 'missing bearer token: send Authorization: Bearer <token>');
+    // Hashing first gives equal lengths, so timingSafeEqual cannot leak the token's length.
+    if (!timingSafeEqual(digest(match[1] as string), this.tokenDigest)) {
+      throw new HttpError(401, 'the bearer token was refused');
+    }
+  }
+
+  private listBody() {
+    const data = this.host.listSessions();
+    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+  }
+
+  /** Reads a bounded JSON body. `optional`: an empty body reads as {}. */
+  private async readJson(req: http.IncomingMessage, optional = false): Promise<unknown> {
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (Number.isFinite(declared) && declared > this.maxBodyBytes + MAX_DRAIN_BYTES) throw tooLarge(this.maxBodyBytes);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = Number.isFinite(declared) && declared > this.maxBodyBytes;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > this.maxBodyBytes) tooBig = true;
+      // An oversized body is read and dropped (up to a bound) before answering 413: a client
+      // still sending when the connection closes sees a broken pipe instead of the answer.
+      if (tooBig) {
+        if (size > this.maxBodyBytes + MAX_DRAIN_BYTES) break;
+        continue;
+      }
+      chunks.push(chunk as Buffer);
+    }
+    if (tooBig) throw tooLarge(this.maxBodyBytes);
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (text.trim() === '') {
+      if (optional) return {};
+      throw new HttpError(400, 'the request body is empty; expected JSON');
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (err) {
+      throw new HttpError(400, `the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(text)),
+      'cache-control': 'no-store',
+      ...headers,
+    });
+    res.end(text);
+  }
+
+  private fail(res: http.ServerResponse, err: unknown): void {
+    let status = 500;
+    let message = 'internal server error';
+    let headers: Record<string, string> = {};
+    if (err instanceof HttpError) {
+      status = err.status;
+      message = err.message;
+      headers = err.headers;
+    } else if (err instanceof SessionsError) {
+      status = err.status ?? KIND_STATUS[err.kind];
+      message = err.message;
+    } else {
+      this.log(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    }
+    // 413: the rest of the body is not read. 401: a peer without the token gets no kept-alive
+    // socket to trickle a body into.
+    if (status === 413 || status === 401) headers = { ...headers, connection: 'close' };
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    this.send(res, status, { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message } }, headers);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Event stream (PROTOCOL.md section 6)
+
+  private stream(req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): void {
+    const lastEventId = req.headers['last-event-id'];
+    let cursor: string | null = url.searchParams.get('after_id') || (typeof lastEventId === 'string' && lastEventId) || null;
+    const initial = this.host.getSession(id); // 404 before any stream header is written
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    let ended = false;
+    let unsubscribe = () => {};
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      clearInterval(keepAlive);
+      unsubscribe();
+      this.streams.delete(end);
+      res.end();
+    };
+    const write = (frame: string) => {
+      if (ended) return;
+      res.write(frame);
+      if (res.writableLength > MAX_STREAM_BUFFER_BYTES) {
+        this.log(`stream ${id}: the client reads too slowly; ending its stream (it resumes by id)`);
+        end();
+      }
+    };
+    const writeEvent = (event: StoredEvent) => {
+      if (cursor !== null && event.id <= cursor) return;
+      cursor = event.id;
+      write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
+    };
+    const writeStatus = (status: SessionStatus | string) => {
+      write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
+      if (status === 'archived') end();
+    };
+    const keepAlive = setInterval(() => write(': keep-alive\n\n'), this.keepAliveMs);
+    this.streams.add(end);
+    res.on('close', end);
+
+    // Backlog, status and subscription all happen in this one synchronous run, so no event can
+    // commit between them: nothing is missed and nothing is sent twice.
+    for (let guard = 0; guard < 1_000_000; guard++) {
+      const page = this.host.readEvents(id, cursor, 1000);
+      for (const event of page.data) writeEvent(event);
+      if (!page.has_more || ended) break;
+    }
+    if (ended) return;
+    writeStatus(this.host.getSession(id).session_status ?? initial.session_status);
+    if (ended) return;
+    unsubscribe = this.host.subscribe(id, (notice: SessionNotice) => {
+      if (notice.event) writeEvent(notice.event);
+      if (notice.status) writeStatus(notice.status);
+    });
+  }
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function parseLimit(value: string | null): number | undefined {
+  if (value === null || value === '') return undefined;
+  const limit = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(limit)) throw new HttpError(400, `limit must be an integer from 1 to 1000, got ${JSON.stringify(value)}`);
+  return limit;
+}
+
+function notFound(pathname: string): HttpError {
+  return new HttpError(404, `no such route: ${pathname}`);
+}
+
+function methodNotAllowed(allow: string): HttpError {
+  return new HttpError(405, `method not allowed here; allowed: ${allow}`, { allow });
+}
+
+function tooLarge(max: number): HttpError {
+  return new HttpError(413, `the request body exceeds ${max} bytes`);
+}
+
+function schemaError(what: string, error: z.ZodError): HttpError {
+  return new HttpError(400, `${what}: ${z.prettifyError(error).replace(/\s*\n\s*/g, '; ')}`);
+}

@@ -1,0 +1,77 @@
+// The embedded ACP agent's process ends with the approved plan's result (real SessionHost, real
+// AcpAgent, the fake ACP agent as a real child process), and not before: a rejected plan's turn
+// also ends with a result, and the agent must keep running for the revision.
+import { strict as assert } from 'node:assert';
+import { controlResponseEvent, type AnyEvent } from '../../../src/core/protocol';
+import { endsAfterApprovedResult } from '../../../src/extension/agents/acpAgentLifetime';
+import { createAcpAgentFactory } from '../../../src/sessions/acp';
+import { SessionHost } from '../../../src/sessions/host';
+import { fakeRun, readRecord, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
+import { isAlive, waitGone } from '../../support/processes';
+import { allEvents, createRequest } from '../../sessions/hostTestKit';
+
+async function waitForEvent(host: SessionHost, id: string, match: (e: AnyEvent & { id: string }) => boolean, what: string, count = 1): Promise<Array<AnyEvent & { id: string }>> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const found = (allEvents(host, id) as Array<AnyEvent & { id: string }>).filter(match);
+    if (found.length >= count) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function requestId(event: AnyEvent | undefined): string {
+  const id = (event as { request_id?: unknown } | undefined)?.request_id;
+  if (typeof id !== 'string') throw new Error(`no request_id on ${JSON.stringify(event)}`);
+  return id;
+}
+
+const isPlanRequest = (e: AnyEvent): boolean =>
+  e.type === 'control_request' && (e as { request?: { tool_name?: string } }).request?.tool_name === 'ExitPlanMode';
+
+describe('embedded ACP agent lifetime', function () {
+  this.timeout(25_000);
+  let run: FakeRun | undefined;
+  let host: SessionHost | undefined;
+
+  afterEach(async () => {
+    await host?.close();
+    if (run) {
+      for (const entry of (await readRecord(run.record)).filter((e) => e.kind === 'started')) {
+        assert.ok(await waitGone(entry.pid as number), `agent ${String(entry.pid)} left behind`);
+      }
+      await run.cleanup();
+    }
+  });
+
+  it('keeps the agent through a rejection, then ends its process once the approved plan has its result', async () => {
+    run = await fakeRun('claude-plan.json');
+    const lines: string[] = [];
+    host = new SessionHost({
+      agentFactory: endsAfterApprovedResult(
+        createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
+        (line) => lines.push(line),
+      ),
+    });
+    const session = await host.createSession(createRequest('Plan a greeting feature'));
+    const [started] = await waitForRecord(run.record, 'started');
+    const pid = started?.pid as number;
+
+    const [first] = await waitForEvent(host, session.id, isPlanRequest, 'the first plan');
+    await host.appendEvents(session.id, [controlResponseEvent(requestId(first), { behavior: 'deny', message: 'Greet someone.' })]);
+    await waitForEvent(host, session.id, (e) => e.type === 'result', 'the rejected turn to end');
+    const second = (await waitForEvent(host, session.id, isPlanRequest, 'the revised plan', 2))[1];
+    assert.equal(isAlive(pid), true, 'a rejected turn ends with a result, but the agent must keep running');
+
+    await host.appendEvents(session.id, [
+      controlResponseEvent(requestId(second), { behavior: 'allow', updatedInput: { plan: '# Add a greeting (v2)' } }),
+    ]);
+    const results = await waitForEvent(host, session.id, (e) => e.type === 'result', 'the approved turn to end', 2);
+    assert.equal((results[1] as { subtype?: string }).subtype, 'success');
+    assert.ok(await waitGone(pid), 'the agent process ended after the approved plan\'s result');
+    assert.deepEqual(lines, [`session ${session.id}: the approved plan's turn ended; stopping Fake (ACP)`]);
+    // Stopping after the result adds nothing to the session's log: the outcome stays the last word.
+    const last = allEvents(host, session.id).at(-1) as AnyEvent;
+    assert.equal(last.type, 'result');
+  });
+});

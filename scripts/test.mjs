@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: system deps -> code-server (cached) -> build -> typecheck -> unit tests -> e2e tests,
+// `npm test`: system deps -> code-server (cached) -> build -> typecheck -> lint -> format -> unit tests -> e2e tests,
 // in that order, each timed. Keeps going after a failed typecheck or unit run (so one run shows
 // everything), stops if the build fails (nothing after it could run). Ends with the line
 // `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
@@ -120,6 +120,9 @@ async function main() {
   } else {
     if (!e2eOnly) {
       if (!(await step('typecheck', async () => (await run('npm', ['run', '--silent', 'typecheck'])).code === 0))) summary.failed += 1;
+      // The layer rules (eslint.config.mjs) and one format for everyone.
+      if (!(await step('lint', async () => (await run('npm', ['run', '--silent', 'lint'])).code === 0))) summary.failed += 1;
+      if (!(await step('format', async () => (await run('npm', ['run', '--silent', 'format:check'])).code === 0))) summary.failed += 1;
       await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json']);
     }
     const e2eStarted = Date.now();

@@ -2,8 +2,9 @@
 // tool_use id and the SHA-256 of the plan text the person saw. The host sends it only while that
 // exact plan is still the pending one, and at most once per tool_use, so a double click, a replayed
 // message, or an old card clicked after the agent revised cannot approve a plan nobody read.
-// Pure: no I/O, no timers (node:crypto's hash is a computation).
-import { createHash } from 'node:crypto';
+// Pure: no I/O, no timers; the hash is a pure-JS SHA-256, so this file also runs in the webview.
+import { sha256 } from '@noble/hashes/sha2';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import * as z from 'zod';
 import { controlResponseEvent, teleportDenyMessage, type AnyEvent } from './protocol';
 
@@ -16,7 +17,7 @@ export type DecisionBinding = z.infer<typeof DecisionBindingSchema>;
 
 /** SHA-256 hex of the plan text exactly as shown (no trimming: what was read is what is bound). */
 export function planHash(plan: string): string {
-  return createHash('sha256').update(plan, 'utf8').digest('hex');
+  return bytesToHex(sha256(utf8ToBytes(plan)));
 }
 
 export function bindingFor(sessionId: string, toolUseId: string, plan: string): DecisionBinding {

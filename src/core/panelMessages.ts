@@ -3,21 +3,23 @@
 // anything that fails is dropped and reported, never acted upon.
 //
 // For the extension room (who builds PanelState and handles decisions):
-// - Host -> webview: {type:'state', state: PanelState} (ReviewPanel.update) and
+// - Host -> webview: {type:'state', state: PanelState} (ReviewPanel.update),
+//   {type:'answer', requestId, result} (one per request, see below) and
 //   {type:'invoke', action} (ReviewPanel.invoke, for the host keybindings: the webview then acts
 //   as if the button was clicked, so the decision still carries the binding of the plan shown and,
 //   for reject, the feedback and comments typed there).
 // - Webview -> host: ready | approve | reject | edit | teleport | reply | openLink | saveDraft.
 //   ReviewPanel handles `ready` (re-sends the state) and `openLink` (validated, openExternal)
-//   itself; the others reach the extension through ReviewPanel.onDidReceiveMessage as
-//   PanelRequest.
+//   itself; decisions and replies go to its request handler, which answers each one; drafts
+//   reach the extension as events.
 // - A decision carries a DecisionBinding {sessionId, toolUseId, planHash}: planHash is whatever
 //   the host put in the revision (sha256 hex of the plan text); the webview only echoes it.
-// - Locking: after the webview sends a decision (or a reply) its buttons stay disabled until
-//   either the pending revision's toolUseId (or the question) changes, or the host acknowledges
-//   with a state carrying `pendingDecision` and later releases with a state where `canDecide` is
-//   true and `pendingDecision` is absent (for example, sending failed and the user may retry).
-//   A state the host posted before it saw the decision therefore cannot re-enable the buttons.
+// - Request and reply: every decision and reply carries a requestId (and the sessionKey it is
+//   for) and gets exactly one {type:'answer', requestId} back: `sent`, or `refused` with the
+//   reason. The webview locks its buttons from the click until that answer, and never guesses
+//   from later states; a state showing another session, or another pending plan or question, also
+//   ends the lock (the session moved on). `pendingDecision` in a state says what the host is
+//   sending right now (or that the plan is open for editing).
 // - Drafts: the webview keeps feedback/comments in vscode.setState and also sends saveDraft
 //   (debounced) so the host can keep them with the session across restarts; the host may hand
 //   them back in PanelState.draft.
@@ -28,6 +30,7 @@
 //   bundled into the browser).
 // This file is pure (no vscode, no DOM) so both bundles and the unit tests import it.
 import * as z from 'zod';
+import { PhaseSchema } from './phase';
 
 export const PANEL_LIMITS = {
   /** Plan text, in UTF-16 code units (about 2 MB of ASCII). */
@@ -59,22 +62,6 @@ const IdSchema = z.string().min(1).max(PANEL_LIMITS.idChars);
 const LabelSchema = z.string().max(PANEL_LIMITS.labelChars);
 export const HttpUrlSchema = z.string().max(PANEL_LIMITS.urlChars).refine(isHttpUrl, 'must be an http(s) URL');
 export const PlanHashSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters (sha256)');
-
-export const PANEL_PHASES = [
-  'starting',
-  'planning',
-  'needs_input',
-  'plan_ready',
-  'approved',
-  'executing',
-  'teleported',
-  'rejected',
-  'failed',
-  'stopped',
-  'completed',
-] as const;
-export const PanelPhaseSchema = z.enum(PANEL_PHASES);
-export type PanelPhase = z.infer<typeof PanelPhaseSchema>;
 
 export const REVISION_STATUSES = ['pending', 'rejected', 'approved', 'approved_edited', 'teleported', 'superseded'] as const;
 export const RevisionStatusSchema = z.enum(REVISION_STATUSES);
@@ -132,7 +119,7 @@ export const PanelStateSchema = z.strictObject({
   title: LabelSchema,
   backendLabel: LabelSchema,
   agentLabel: LabelSchema.optional(),
-  phase: PanelPhaseSchema,
+  phase: PhaseSchema,
   sessionLink: HttpUrlSchema.optional(),
   /** Oldest first; the last one is the current revision. */
   revisions: z.array(PlanRevisionSchema).max(PANEL_LIMITS.revisions),
@@ -162,27 +149,40 @@ export type DecisionBinding = z.infer<typeof DecisionBindingSchema>;
 export const INVOKABLE_ACTIONS = ['approve', 'reject', 'edit', 'teleport'] as const;
 export type InvokableAction = (typeof INVOKABLE_ACTIONS)[number];
 
+/** Names one decision or reply, so its answer finds it. */
+export const RequestIdSchema = z.string().min(1).max(64);
+
 export const StateMessageSchema = z.strictObject({ type: z.literal('state'), state: PanelStateSchema });
 export const InvokeMessageSchema = z.strictObject({ type: z.literal('invoke'), action: z.enum(INVOKABLE_ACTIONS) });
-export const HostToWebviewMessageSchema = z.discriminatedUnion('type', [StateMessageSchema, InvokeMessageSchema]);
+/** The one answer to a decision or reply: it went out, or it was refused and why. */
+export const AnswerMessageSchema = z.discriminatedUnion('result', [
+  z.strictObject({ type: z.literal('answer'), requestId: RequestIdSchema, result: z.literal('sent') }),
+  z.strictObject({ type: z.literal('answer'), requestId: RequestIdSchema, result: z.literal('refused'), reason: z.string().min(1).max(PANEL_LIMITS.textChars) }),
+]);
+export type AnswerMessage = z.infer<typeof AnswerMessageSchema>;
+/** What a request handler returns; the panel adds the type and the requestId. */
+export type PanelAnswer = { result: 'sent' } | { result: 'refused'; reason: string };
+export const HostToWebviewMessageSchema = z.discriminatedUnion('type', [StateMessageSchema, InvokeMessageSchema, AnswerMessageSchema]);
 export type HostToWebviewMessage = z.infer<typeof HostToWebviewMessageSchema>;
 
 // Webview -> host.
 export const ReadyMessageSchema = z.strictObject({ type: z.literal('ready') });
-export const ApproveMessageSchema = z.strictObject({ type: z.literal('approve'), binding: DecisionBindingSchema });
+const requestFields = { requestId: RequestIdSchema, sessionKey: IdSchema };
+export const ApproveMessageSchema = z.strictObject({ type: z.literal('approve'), ...requestFields, binding: DecisionBindingSchema });
 export const RejectMessageSchema = z
   .strictObject({
     type: z.literal('reject'),
+    ...requestFields,
     binding: DecisionBindingSchema,
     feedback: FeedbackSchema,
     comments: CommentListSchema,
   })
   .refine((m) => m.feedback.trim().length > 0 || m.comments.length > 0, 'a rejection needs feedback text or at least one comment');
-export const EditMessageSchema = z.strictObject({ type: z.literal('edit'), binding: DecisionBindingSchema });
-export const TeleportMessageSchema = z.strictObject({ type: z.literal('teleport'), binding: DecisionBindingSchema });
+export const EditMessageSchema = z.strictObject({ type: z.literal('edit'), ...requestFields, binding: DecisionBindingSchema });
+export const TeleportMessageSchema = z.strictObject({ type: z.literal('teleport'), ...requestFields, binding: DecisionBindingSchema });
 export const ReplyMessageSchema = z.strictObject({
   type: z.literal('reply'),
-  sessionKey: IdSchema,
+  ...requestFields,
   text: z.string().trim().min(1, 'a reply needs text').max(PANEL_LIMITS.replyChars),
 });
 export const OpenLinkMessageSchema = z.strictObject({ type: z.literal('openLink'), href: HttpUrlSchema });
@@ -213,8 +213,8 @@ export type OpenLinkMessage = z.infer<typeof OpenLinkMessageSchema>;
 export type SaveDraftMessage = z.infer<typeof SaveDraftMessageSchema>;
 /** A decision about a plan revision: everything that carries a binding. */
 export type DecisionMessage = ApproveMessage | RejectMessage | EditMessage | TeleportMessage;
-/** What ReviewPanel hands to the extension (ready and openLink are handled inside the panel). */
-export type PanelRequest = DecisionMessage | ReplyMessage | SaveDraftMessage;
+/** What ReviewPanel hands to its request handler, each answered once (ready and openLink stay inside the panel). */
+export type PanelRequest = DecisionMessage | ReplyMessage;
 
 /** What the webview keeps in vscode.setState, which the WebviewPanelSerializer gets back on reload. */
 export const WebviewSavedStateSchema = z.strictObject({

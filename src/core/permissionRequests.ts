@@ -11,8 +11,8 @@
 // Memory is bounded: open requests (each holding its input) by MAX_OPEN_PERMISSION_REQUESTS, the
 // ids remembered for late or repeated events by MAX_REMEMBERED_IDS, never by the session's length.
 import type { DecisionRefusal } from './decision';
-import { CanUseToolRequestSchema, EXIT_PLAN_MODE_TOOL, PermissionDecisionSchema, controlResponseEvent, type AnyEvent } from './protocol';
-import { readSessionEvent } from './scanner';
+import { EXIT_PLAN_MODE_TOOL, PermissionDecisionSchema, controlResponseEvent, type AnyEvent } from './protocol';
+import { parseEventBatch, type ParsedBatch } from './scanner';
 
 /** Open requests kept at once; beyond it the oldest is dropped (and reported as dropped). */
 export const MAX_OPEN_PERMISSION_REQUESTS = 64;
@@ -196,6 +196,11 @@ export class ToolPermissionTracker {
 
   /** Feeds one batch of raw events, in stream order; answers what opened and what closed. */
   ingest(batch: readonly unknown[]): PermissionChanges {
+    return this.ingestParsed(parseEventBatch(batch));
+  }
+
+  /** Feeds one batch already validated at the transport (see parseEventBatch). */
+  ingestParsed(batch: ParsedBatch): PermissionChanges {
     const changes: PermissionChanges = { opened: [], closed: [] };
     const close = (request: ToolPermissionRequest, reason: PermissionClosure): void => {
       this.#open.delete(request.requestId);
@@ -210,18 +215,18 @@ export class ToolPermissionTracker {
       for (const request of this.#open.values()) if (request.toolUseId === toolUseId) close(request, 'answered_elsewhere');
     };
 
-    for (const raw of batch) {
-      const event = readSessionEvent(raw);
-      if (typeof event === 'string') continue;
+    for (const event of batch.events) {
       switch (event.type) {
         case 'control_request': {
           if (event.request.subtype !== 'can_use_tool') break;
-          const parsed = CanUseToolRequestSchema.safeParse(event.request);
-          if (!parsed.success) {
+          // The event was validated at the transport; a can_use_tool without its fields fell through
+          // to the union's catch-all member there, and is counted here.
+          const asked = event.request as { tool_name?: unknown; tool_use_id?: unknown; input?: unknown };
+          if (typeof asked.tool_name !== 'string' || typeof asked.tool_use_id !== 'string') {
             this.#malformed++;
             break;
           }
-          const { tool_name: toolName, tool_use_id: toolUseId, input } = parsed.data;
+          const { tool_name: toolName, tool_use_id: toolUseId, input } = asked as { tool_name: string; tool_use_id: string; input: unknown };
           if (toolName === EXIT_PLAN_MODE_TOOL) break; // the plan review has its own path
           const requestId = event.request_id;
           if (this.#open.has(requestId) || this.#closed.has(requestId)) break;

@@ -3,7 +3,8 @@
 // workspaceState as JSON and parsed with zod on the way back in: a damaged or older entry is
 // dropped with a log line, never trusted. Pure (no vscode import) so it is unit-tested.
 import * as z from 'zod';
-import { PanelDraftSchema, PanelPhaseSchema, PlanRevisionSchema, HttpUrlSchema } from './panelMessages';
+import { PanelDraftSchema, PlanRevisionSchema, HttpUrlSchema } from './panelMessages';
+import { PhaseSchema } from './phase';
 
 export const PERSISTED_SESSIONS_KEY = 'ultraplan.sessions.v1';
 /** A bound on what is kept: finished sessions beyond it are forgotten, oldest first. */
@@ -20,7 +21,7 @@ export const PersistedSessionSchema = z.strictObject({
   createdAt: z.number(),
   phaseChangedAt: z.number(),
   cursor: z.string().nullable(),
-  phase: PanelPhaseSchema,
+  phase: PhaseSchema,
   revisions: z.array(PlanRevisionSchema),
   drafts: z.array(PanelDraftSchema),
   usedBindings: z.array(z.strictObject({ sessionId: z.string(), toolUseId: z.string() })),

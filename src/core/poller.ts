@@ -3,11 +3,21 @@
 // UltraplanPollError. The loop is shared with followUntilResult, which keeps following an
 // approved session until its `result` event so the editor can show how the execution ended.
 import { SessionsError, UltraplanPollError, type PollFailureReason } from './errors';
-import { ExitPlanModeScanner, type PendingPlan, type ScanVerdict, type SessionResult } from './scanner';
+import { ExitPlanModeScanner, parseEventBatch, type ParsedBatch, type PendingPlan, type ScanVerdict, type SessionResult } from './scanner';
 import type { SessionStatus } from './protocol';
 import type { SessionTransport } from './transport';
 
 export type PollPhase = 'running' | 'needs_input' | 'plan_ready';
+
+/**
+ * What one poll says about the agent: a plan waits, the agent waits on the person (quiet), or it
+ * works. The status flips to idle briefly between tool turns, so events flowing mean it is working.
+ */
+export function pollPhaseOf(hasPendingPlan: boolean, status: SessionStatus | string, eventsRead: number): PollPhase {
+  if (hasPendingPlan) return 'plan_ready';
+  const quiet = (status === 'idle' || status === 'requires_action') && eventsRead === 0;
+  return quiet ? 'needs_input' : 'running';
+}
 
 export interface PollPhaseDetail {
   /** The plan awaiting review (plan_ready). */
@@ -58,6 +68,11 @@ export interface FollowOptions {
    * after a reload) and to show revisions. Errors thrown here propagate unchanged.
    */
   onBatch?(events: unknown[], scanner: ExitPlanModeScanner, cursor: string | null): void;
+  /**
+   * After every successful poll, empty or not: the batch as parsed once at the transport, the
+   * session's status and the cursor. The session model is fed from here (one change per poll).
+   */
+  onPoll?(poll: PollRead): void;
   /** Resume after this event id (null or absent: from the start). */
   initialCursor?: string | null;
   /** Resume with a scanner already fed with the events up to `initialCursor`. */
@@ -81,6 +96,13 @@ export interface ApprovedPlan {
   cursor: string | null;
   /** The scanner that saw the decision (followUntilResult's scanner). */
   scanner: ExitPlanModeScanner;
+}
+
+/** What one poll read: the batch (validated once), the session's status, where to resume. */
+export interface PollRead {
+  batch: ParsedBatch;
+  status: SessionStatus | string;
+  cursor: string | null;
 }
 
 export interface FollowResult extends SessionResult {
@@ -107,7 +129,7 @@ function isTransientError(err: unknown): err is Error {
  * What one poll saw; a step returns a value to end the loop, or undefined to go on.
  * It may throw an UltraplanPollError to fail.
  */
-type Step<T> = (poll: { events: unknown[]; status: string; verdict: ScanVerdict; cursor: string | null }) => T | undefined;
+type Step<T> = (poll: { batch: ParsedBatch; status: string; verdict: ScanVerdict; cursor: string | null }) => T | undefined;
 
 async function follow<T>(
   options: FollowOptions,
@@ -162,9 +184,12 @@ async function follow<T>(
 
     if (polled !== null) {
       if (polled.lastId !== null) cursor = polled.lastId;
-      const verdict = scanner.ingest(polled.events);
+      // The one place events are validated: everything after this reads the parsed batch.
+      const batch = parseEventBatch(polled.events);
+      const verdict = scanner.ingestParsed(batch);
       if (polled.events.length > 0) options.onBatch?.(polled.events, scanner, cursor);
-      const done = step({ events: polled.events, status: polled.status, verdict, cursor });
+      options.onPoll?.({ batch, status: polled.status, cursor });
+      const done = step({ batch, status: polled.status, verdict, cursor });
       if (done !== undefined) return done;
     }
 
@@ -259,15 +284,13 @@ export async function pollForApprovedPlan(options: PollOptions): Promise<Approve
   return follow<ApprovedPlan>(
     { ...options, timeoutMs },
     scanner,
-    ({ events, status, verdict, cursor }) => {
+    ({ batch, status, verdict, cursor }) => {
       if (verdict.kind === 'approved' || verdict.kind === 'teleport') return decided(cursor);
       if (verdict.kind === 'terminated') throw terminated(verdict.subtype);
       if (status === 'archived') throw terminated('archived');
 
       const pendingPlan = scanner.pendingPlan;
-      // The status flips to idle briefly between tool turns; events flowing mean it is working.
-      const quiet = (status === 'idle' || status === 'requires_action') && events.length === 0;
-      const phase: PollPhase = pendingPlan !== null ? 'plan_ready' : quiet ? 'needs_input' : 'running';
+      const phase = pollPhaseOf(pendingPlan !== null, status, batch.size);
       const pendingId = pendingPlan?.toolUseId ?? null;
       if (phase !== lastPhase || pendingId !== lastPendingId) {
         lastPhase = phase;

@@ -124,6 +124,30 @@ export function readSessionEvent(raw: unknown): KnownEvent | 'unknown' | 'malfor
   return event;
 }
 
+/**
+ * One batch as read from the transport, each event validated once: the scanner, the permission
+ * tracker and the session model all read this, so nothing downstream parses an event again.
+ */
+export interface ParsedBatch {
+  readonly events: readonly KnownEvent[];
+  /** How many raw items were read (malformed and unknown types included). */
+  readonly size: number;
+  /** Items that failed validation (skipped, counted). */
+  readonly malformed: number;
+}
+
+/** Validates a raw batch once: known events kept in order, unknown types skipped, malformed counted. */
+export function parseEventBatch(raw: readonly unknown[]): ParsedBatch {
+  const events: KnownEvent[] = [];
+  let malformed = 0;
+  for (const item of raw) {
+    const read = readSessionEvent(item);
+    if (read === 'malformed') malformed++;
+    else if (read !== 'unknown') events.push(read);
+  }
+  return { events, size: raw.length, malformed };
+}
+
 export class ExitPlanModeScanner {
   /** ExitPlanMode tool_use ids in call order. */
   private readonly calls: string[] = [];
@@ -237,6 +261,12 @@ export class ExitPlanModeScanner {
    * Throws UltraplanPollError('extract_marker_missing') when an approval carries no marker.
    */
   ingest(batch: readonly unknown[]): ScanVerdict {
+    return this.ingestParsed(parseEventBatch(batch));
+  }
+
+  /** Feeds one batch already validated at the transport (see parseEventBatch); one verdict. */
+  ingestParsed(batch: ParsedBatch): ScanVerdict {
+    this.malformed += batch.malformed;
     // Results for ids not (yet) known as ExitPlanMode calls, held only for this batch: within a
     // batch a tool_result may precede its tool_use (events of one page are not re-sorted by every
     // server). Across batches we do not hold them: the event stream is ordered, a tool_use is
@@ -245,9 +275,7 @@ export class ExitPlanModeScanner {
     let unmatched: Array<{ block: ToolResultFields; ordinal: number }> | null = null;
     const resultEvents: Array<{ ordinal: number; result: SessionResult }> = [];
 
-    for (const raw of batch) {
-      const event = this.validate(raw);
-      if (event === null) continue;
+    for (const event of batch.events) {
       const ordinal = ++this.ordinal;
       switch (event.type) {
         case 'assistant': {
@@ -318,15 +346,9 @@ export class ExitPlanModeScanner {
       }
     }
 
-    const verdict = this.scan(batch.length > 0);
+    const verdict = this.scan(batch.size > 0);
     this.noteExecutionResult(resultEvents);
     return verdict;
-  }
-
-  private validate(raw: unknown): KnownEvent | null {
-    const read = readSessionEvent(raw);
-    if (read === 'malformed') this.malformed++;
-    return typeof read === 'string' ? null : read;
   }
 
   private recordCall(id: string, plan: string | null): void {

@@ -2,15 +2,9 @@
 // that needs the person first (a plan to review, then a question, then a failure), plus a count.
 // Pure, so its ordering is unit-tested without VS Code.
 
-import type { PanelPhase } from './panelMessages';
+import { PHASE_LABELS, type Phase } from './phase';
 
-/**
- * The status bar speaks the panel's phases (one vocabulary for both), plus one of its own: an open
- * tool permission request (an edit or command the agent waits on) overrides the session's phase.
- */
-export type SessionPhase = PanelPhase | 'needs_permission';
-
-const PRIORITY: Record<SessionPhase, number> = {
+const PRIORITY: Record<Phase, number> = {
   // The agent is blocked on the person in both: equal, the most recent first.
   needs_permission: 0,
   plan_ready: 0,
@@ -26,35 +20,19 @@ const PRIORITY: Record<SessionPhase, number> = {
   stopped: 8,
 };
 
-const TEXT: Record<SessionPhase, string> = {
-  starting: '$(sync~spin) Ultraplan: starting',
-  planning: '$(sync~spin) Ultraplan: planning',
-  // After a rejection the agent is revising: to the person that is planning again.
-  rejected: '$(sync~spin) Ultraplan: planning',
-  needs_input: '$(question) Ultraplan: needs input',
-  plan_ready: '$(checklist) Ultraplan: plan ready',
-  needs_permission: '$(shield) Ultraplan: needs permission',
-  approved: '$(check) Ultraplan: approved',
-  executing: '$(sync~spin) Ultraplan: executing',
-  teleported: '$(arrow-circle-down) Ultraplan: teleported',
-  failed: '$(error) Ultraplan: failed',
-  stopped: '$(circle-slash) Ultraplan: stopped',
-  // The approved plan ran to its end on the remote.
-  completed: '$(pass) Ultraplan: approved · completed',
-};
 
-export function phaseText(phase: SessionPhase): string {
-  return TEXT[phase];
+export function phaseText(phase: Phase): string {
+  return PHASE_LABELS.statusBar[phase];
 }
 
 /** True for phases where the person is expected to act. */
-export function needsAttention(phase: SessionPhase): boolean {
+export function needsAttention(phase: Phase): boolean {
   return phase === 'plan_ready' || phase === 'needs_permission' || phase === 'needs_input' || phase === 'failed';
 }
 
 export interface StatusEntry {
   sessionId: string;
-  phase: SessionPhase;
+  phase: Phase;
   /** When the phase last changed (ms since epoch): among equals, the most recent change wins. */
   changedAt: number;
 }

@@ -1,40 +1,29 @@
 // The review panel's view: header, notices, question and reply, revision list, the plan (rendered or
 // as a diff), line comments, feedback and the decision buttons. State comes only from the host's
 // validated `state` messages; decisions go out as typed messages carrying the binding of the plan
-// shown. See src/core/panelMessages.ts for the locking rule after a decision.
+// shown, each with a request id, and the buttons stay locked until the host answers that request
+// (`sent` or `refused`, see src/core/panelMessages.ts).
 import {
   PANEL_LIMITS,
   currentRevision,
   isHttpUrl,
   parseHostToWebviewMessage,
   parseWebviewSavedState,
+  type AnswerMessage,
   type DecisionBinding,
   type InvokableAction,
   type LineComment,
-  type PanelPhase,
   type PanelState,
   type PlanRevision,
   type RevisionStatus,
   type WebviewSavedState,
 } from '../core/panelMessages';
+import { PHASE_LABELS } from '../core/phase';
 import type { HostChannel } from './hostChannel';
 import { PlanBlockIndex, insertAfterBlock, rangeLabel, type LineRange } from './lineComments';
 import { renderPlanDiff } from './planDiff';
 import { renderPlanMarkdown, renderTextMarkdown } from './planMarkdown';
 
-const PHASE_LABELS: Record<PanelPhase, string> = {
-  starting: 'Starting',
-  planning: 'Planning',
-  needs_input: 'Needs input',
-  plan_ready: 'Plan ready',
-  approved: 'Approved',
-  executing: 'Executing remotely',
-  teleported: 'Teleported',
-  rejected: 'Rejected, revising',
-  failed: 'Failed',
-  stopped: 'Stopped',
-  completed: 'Completed',
-};
 
 const STATUS_LABELS: Record<RevisionStatus, string> = {
   pending: 'waiting for review',
@@ -63,13 +52,20 @@ interface Draft {
   comments: LineComment[];
 }
 
-/** A decision or reply sent and not yet released by the host (see panelMessages.ts). */
+/** A decision or reply sent and not yet answered by the host (see panelMessages.ts). */
 interface DecisionLock {
+  requestId: string;
   kind: InvokableAction | 'reply';
   sessionKey: string;
   /** The pending toolUseId, or the question for a reply. */
   key: string;
-  acked: boolean;
+}
+
+/** A request id unique to this page load (an answer from before a reload cannot match a new one). */
+function newRequestId(): string {
+  const bytes = new Uint8Array(8);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 interface Composer {
@@ -162,7 +158,16 @@ export class ReviewView {
     }
     const message = parsed.value;
     if (message.type === 'state') this.#applyState(message.state);
+    else if (message.type === 'answer') this.#applyAnswer(message);
     else this.#act(message.action);
+  }
+
+  /** The host's one answer to a request: the lock ends; a refusal says why. */
+  #applyAnswer(answer: AnswerMessage): void {
+    if (this.#lock?.requestId !== answer.requestId) return; // already over (the session moved on)
+    this.#lock = undefined;
+    if (answer.result === 'refused') this.#showLocalNotice(answer.reason);
+    this.render();
   }
 
   #applyState(state: PanelState): void {
@@ -170,10 +175,10 @@ export class ReviewView {
     const current = currentRevision(state);
     const lock = this.#lock;
     if (lock) {
+      // The session moved on (another session, plan or question): the request is over whatever
+      // its answer says. Otherwise only the answer ends it, never a state posted meanwhile.
       const key = lock.kind === 'reply' ? (state.question ?? '') : (current?.toolUseId ?? '');
       if (lock.sessionKey !== state.sessionKey || lock.key !== key) this.#lock = undefined;
-      else if (state.pendingDecision) lock.acked = true;
-      else if (lock.acked && (lock.kind === 'reply' || state.canDecide)) this.#lock = undefined;
     }
     if (previous?.sessionKey !== state.sessionKey || currentRevision(previous)?.toolUseId !== current?.toolUseId) {
       // A new plan (or another session): show the current revision and drop a half-written comment.
@@ -221,7 +226,7 @@ export class ReviewView {
     this.#demoNote.hidden = !state.demo;
     this.#revisionLabel.textContent = shown ? `Revision ${shown.revision} of ${state.revisions.length}` : 'No plan yet';
     this.#backendLabel.textContent = state.agentLabel ? `${state.backendLabel} · ${state.agentLabel}` : state.backendLabel;
-    this.#phaseBadge.textContent = PHASE_LABELS[state.phase];
+    this.#phaseBadge.textContent = PHASE_LABELS.panel[state.phase];
     this.#phaseBadge.dataset.phase = state.phase;
     if (state.sessionLink) {
       this.#sessionLink.href = state.sessionLink;
@@ -505,6 +510,7 @@ export class ReviewView {
       return;
     }
     const binding: DecisionBinding = { sessionId: state.sessionId, toolUseId: current.toolUseId, planHash: current.planHash };
+    const request = { requestId: newRequestId(), sessionKey: state.sessionKey, binding };
     if (action === 'reject') {
       const draft = this.#draftFor(state, current);
       const feedback = this.#feedback.value;
@@ -514,11 +520,11 @@ export class ReviewView {
         this.#feedback.focus();
         return;
       }
-      this.#host.send({ type: 'reject', binding, feedback, comments: draft.comments });
+      this.#host.send({ type: 'reject', ...request, feedback, comments: draft.comments });
     } else {
-      this.#host.send({ type: action, binding });
+      this.#host.send({ type: action, ...request });
     }
-    this.#lock = { kind: action, sessionKey: state.sessionKey, key: current.toolUseId, acked: false };
+    this.#lock = { requestId: request.requestId, kind: action, sessionKey: state.sessionKey, key: current.toolUseId };
     this.#composer = undefined;
     this.#hideLocalNotice();
     this.render();
@@ -534,8 +540,9 @@ export class ReviewView {
       this.#replyText.focus();
       return;
     }
-    this.#host.send({ type: 'reply', sessionKey: state.sessionKey, text });
-    this.#lock = { kind: 'reply', sessionKey: state.sessionKey, key: state.question, acked: false };
+    const requestId = newRequestId();
+    this.#host.send({ type: 'reply', requestId, sessionKey: state.sessionKey, text });
+    this.#lock = { requestId, kind: 'reply', sessionKey: state.sessionKey, key: state.question };
     this.#reply = undefined;
     this.#replyText.value = '';
     this.#hideLocalNotice();

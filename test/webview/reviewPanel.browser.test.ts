@@ -27,6 +27,13 @@ const PLAN_V2 = PLAN_V1.replace('3. Persist the choice in localStorage', '3. Per
 
 const BUTTONS = ['Approve', 'Reject', 'Edit', 'Teleport'] as const;
 
+/** A request as posted, its id checked and set aside (it is random per request). */
+function withoutRequestId(message: Record<string, unknown>): Record<string, unknown> {
+  const { requestId, ...rest } = message;
+  assert.match(String(requestId), /^[0-9a-f]{16}$/, 'each request carries an id');
+  return rest;
+}
+
 async function buttonStates(panel: PanelPage): Promise<Record<string, boolean>> {
   const result: Record<string, boolean> = {};
   for (const label of BUTTONS) result[label] = await panel.page.getByRole('button', { name: label, exact: true }).isEnabled();
@@ -176,8 +183,9 @@ describe('review panel webview (Chromium)', function () {
     const reject = await panel.waitForPosted('reject', before);
     const parsed = parseWebviewToHostMessage(reject);
     assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
-    assert.deepEqual(reject, {
+    assert.deepEqual(withoutRequestId(reject), {
       type: 'reject',
+      sessionKey: 'embedded:sess_1',
       binding: { sessionId: 'sess_1', toolUseId: 'toolu_1', planHash: state.revisions[0]?.planHash },
       feedback: 'Please split the work.',
       comments: [
@@ -209,26 +217,32 @@ describe('review panel webview (Chromium)', function () {
     assert.ok(!(await panel.posted()).some((m) => m.type === 'reject'), 'no reject was sent');
   });
 
-  it('keeps the buttons disabled after a decision until the host releases them or a new plan arrives', async () => {
+  it('keeps the buttons disabled after a decision until the host answers it or a new plan arrives', async () => {
     panel = await openPanel(browser, server);
     const state = panelState([revision(1, PLAN_V1)]);
     await panel.postState(state);
     const { page } = panel;
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     const approve = await panel.waitForPosted('approve');
-    assert.deepEqual(approve, { type: 'approve', binding: { sessionId: 'sess_1', toolUseId: 'toolu_1', planHash: state.revisions[0]?.planHash } });
+    assert.deepEqual(withoutRequestId(approve), { type: 'approve', sessionKey: 'embedded:sess_1', binding: { sessionId: 'sess_1', toolUseId: 'toolu_1', planHash: state.revisions[0]?.planHash } });
     assert.ok(allEnabled(await buttonStates(panel), false), 'disabled right after the click');
     // A state the host sent before it saw the click must not re-enable them.
     await panel.postState(state);
     assert.ok(allEnabled(await buttonStates(panel), false), 'still disabled on a stale state');
     await panel.screenshot('after-approve');
-    // Host acknowledges, then releases (say the send failed): enabled again.
+    // The host is sending it: shown as in progress, still disabled.
     await panel.postState({ ...state, pendingDecision: 'approve' });
     assert.ok(allEnabled(await buttonStates(panel), false));
     assert.match((await page.locator('.decision-status').textContent()) ?? '', /Approve: in progress/);
+    // An answer to another request changes nothing.
+    await panel.postRaw({ type: 'answer', requestId: 'ffffffffffffffff', result: 'refused', reason: 'not this one' });
     await panel.postState({ ...state, notice: { level: 'error', text: 'Could not send the approval: offline' } });
-    assert.ok(allEnabled(await buttonStates(panel), true), 'released by the host');
+    assert.ok(allEnabled(await buttonStates(panel), false), 'only the answer to this request ends the lock');
+    // The answer: refused (say the send failed), with the reason; enabled again.
+    await panel.postRaw({ type: 'answer', requestId: approve.requestId, result: 'refused', reason: 'Sending the decision failed: offline' });
+    assert.ok(allEnabled(await buttonStates(panel), true), 'released by the answer');
     assert.equal(await page.locator('.notice').first().textContent(), 'Could not send the approval: offline');
+    assert.equal(await page.locator('.notice-local').textContent(), 'Sending the decision failed: offline');
     // Teleport, then a new revision arrives: enabled for the new plan.
     await page.getByRole('button', { name: 'Teleport', exact: true }).click();
     await panel.waitForPosted('teleport');
@@ -239,6 +253,23 @@ describe('review panel webview (Chromium)', function () {
     // canDecide false from the host keeps them disabled.
     await panel.postState({ ...next, canDecide: false });
     assert.ok(allEnabled(await buttonStates(panel), false));
+  });
+
+  it('after a decision is sent, the status follows the session, never a stale "waiting for the extension"', async () => {
+    panel = await openPanel(browser, server);
+    const state = panelState([revision(1, PLAN_V1)]);
+    await panel.postState(state);
+    const { page } = panel;
+    const before = (await panel.posted()).length;
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    const approve = await panel.waitForPosted('approve', before);
+    assert.match((await page.locator('.decision-status').textContent()) ?? '', /Approve sent; waiting for the extension/);
+    // The host answers `sent` and the session shows the plan approved: the status says so.
+    await panel.postRaw({ type: 'answer', requestId: approve.requestId, result: 'sent' });
+    await panel.postState(panelState([revision(1, PLAN_V1, { status: 'approved' })], { phase: 'approved', canDecide: false }));
+    assert.equal(await page.locator('.decision-status').textContent(), 'Revision 1 was approved.');
+    await panel.postState(panelState([revision(1, PLAN_V1, { status: 'approved' })], { phase: 'executing', canDecide: false }));
+    assert.doesNotMatch((await page.locator('.decision-status').textContent()) ?? '', /waiting for the extension/);
   });
 
   it('acts on invoke from the host keybindings, with the same checks as a click', async () => {
@@ -286,7 +317,7 @@ describe('review panel webview (Chromium)', function () {
     await panel.screenshot('question');
     await page.getByRole('button', { name: 'Reply', exact: true }).click();
     const reply = await panel.waitForPosted('reply');
-    assert.deepEqual(reply, { type: 'reply', sessionKey: 'embedded:sess_1', text: 'Per account, please.' });
+    assert.deepEqual(withoutRequestId(reply), { type: 'reply', sessionKey: 'embedded:sess_1', text: 'Per account, please.' });
     assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), false);
     await panel.postState(state);
     assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), false, 'a stale state does not re-enable Reply');

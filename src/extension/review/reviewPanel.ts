@@ -1,23 +1,14 @@
 // The review panel's host side: one class owns the webview panel's whole life (create-or-reveal,
 // revive after a reload through a WebviewPanelSerializer, dispose), serves the page under a strict
 // CSP, and checks every message in both directions with the shared schemas of
-// src/core/panelMessages.ts. It makes no decisions: approve/reject/edit/teleport/reply/saveDraft
-// reach the extension as typed PanelRequest events; `ready` (re-send the state) and `openLink`
-// (validated again, then opened with vscode.env.openExternal) are handled here.
-//
-// API for the extension room:
-//   ReviewPanel.viewType                      'ultraplan.review' (keybindings: when activeWebviewPanelId == 'ultraplan.review';
-//                                             manifest: activationEvents "onWebviewPanel:ultraplan.review")
-//   ReviewPanel.current                       the open panel, if any (one panel; it shows one session at a time)
-//   ReviewPanel.createOrShow(options, state, show?)   reveal the panel (creating it if needed) and show `state`
-//   registerReviewPanelSerializer(context, options, restore)   revive the panel after a window reload
-//   panel.update(state)                       send a new state; returns undefined, or the validation error (logged, not sent)
-//   panel.invoke(action)                      act as if the button was clicked (for the host keybindings)
-//   panel.onDidReceiveMessage(request => …)   approve | reject | edit | teleport (each with a binding), reply, saveDraft
-//   panel.onDidDispose(() => …)
-//   panel.state / panel.sessionKey / panel.visible / panel.reveal() / panel.dispose()
+// src/core/panelMessages.ts. It makes no decisions: each decision and reply goes to the request
+// handler its owner sets, and the handler's answer (`sent`, or `refused` with the reason) goes back
+// to the webview under the request's id, once. Drafts reach the owner as events; `ready` (re-send
+// the state) and `openLink` (validated again, then opened with vscode.env.openExternal) are
+// handled here.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import { Disposable } from '../../core/lifecycle';
 import {
   isHttpUrl,
   parsePanelState,
@@ -25,8 +16,10 @@ import {
   parseWebviewToHostMessage,
   type HostToWebviewMessage,
   type InvokableAction,
+  type PanelAnswer,
   type PanelRequest,
   type PanelState,
+  type SaveDraftMessage,
 } from '../../core/panelMessages';
 import { reviewPanelHtml } from './reviewPanelHtml';
 
@@ -60,7 +53,10 @@ function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
   };
 }
 
-export class ReviewPanel implements vscode.Disposable {
+/** Answers one decision or reply from the panel. */
+export type PanelRequestHandler = (request: PanelRequest) => Promise<PanelAnswer>;
+
+export class ReviewPanel extends Disposable {
   static readonly viewType = 'ultraplan.review';
   static #current: ReviewPanel | undefined;
 
@@ -96,27 +92,23 @@ export class ReviewPanel implements vscode.Disposable {
 
   readonly #panel: vscode.WebviewPanel;
   readonly #options: ReviewPanelOptions;
-  readonly #disposables: vscode.Disposable[] = [];
-  readonly #onDidReceiveMessage = new vscode.EventEmitter<PanelRequest>();
-  readonly #onDidDispose = new vscode.EventEmitter<void>();
+  readonly #onDidSaveDraft = this._register(new vscode.EventEmitter<SaveDraftMessage>());
+  readonly #onDidDispose = this._register(new vscode.EventEmitter<void>());
+  #handler: PanelRequestHandler | undefined;
   #state: PanelState | undefined;
-  #disposed = false;
 
-  /** Validated requests from the panel: decisions (with their binding), replies and drafts. */
-  readonly onDidReceiveMessage: vscode.Event<PanelRequest> = this.#onDidReceiveMessage.event;
+  /** Drafts the webview saved (debounced): feedback and comments typed so far. */
+  readonly onDidSaveDraft: vscode.Event<SaveDraftMessage> = this.#onDidSaveDraft.event;
   readonly onDidDispose: vscode.Event<void> = this.#onDidDispose.event;
 
   private constructor(panel: vscode.WebviewPanel, options: ReviewPanelOptions, state: PanelState | undefined) {
+    super();
     this.#panel = panel;
     this.#options = options;
     ReviewPanel.#current = this;
     panel.iconPath = vscode.Uri.joinPath(options.extensionUri, 'media', 'icon.png');
-    this.#disposables.push(
-      this.#onDidReceiveMessage,
-      this.#onDidDispose,
-      panel.onDidDispose(() => this.dispose()),
-      panel.webview.onDidReceiveMessage((data: unknown) => this.#receive(data)),
-    );
+    this._register(panel.onDidDispose(() => this.dispose()));
+    this._register(panel.webview.onDidReceiveMessage((data: unknown) => this.#receive(data)));
     panel.webview.html = this.#html();
     if (state) this.update(state);
   }
@@ -130,11 +122,16 @@ export class ReviewPanel implements vscode.Disposable {
   }
 
   get visible(): boolean {
-    return !this.#disposed && this.#panel.visible;
+    return !this.isDisposed && this.#panel.visible;
   }
 
   reveal(column?: vscode.ViewColumn, preserveFocus = false): void {
-    if (!this.#disposed) this.#panel.reveal(column, preserveFocus);
+    if (!this.isDisposed) this.#panel.reveal(column, preserveFocus);
+  }
+
+  /** Who answers the panel's decisions and replies (one handler; the latest set wins). */
+  setRequestHandler(handler: PanelRequestHandler): void {
+    this.#handler = handler;
   }
 
   /**
@@ -159,17 +156,16 @@ export class ReviewPanel implements vscode.Disposable {
     this.#post({ type: 'invoke', action });
   }
 
-  dispose(): void {
-    if (this.#disposed) return;
-    this.#disposed = true;
+  override dispose(): void {
+    if (this.isDisposed) return;
     if (ReviewPanel.#current === this) ReviewPanel.#current = undefined;
     this.#onDidDispose.fire();
+    super.dispose();
     this.#panel.dispose();
-    while (this.#disposables.length > 0) this.#disposables.pop()?.dispose();
   }
 
   #post(message: HostToWebviewMessage): void {
-    if (this.#disposed) return;
+    if (this.isDisposed) return;
     void this.#panel.webview.postMessage(message).then(undefined, (error: unknown) => {
       this.#options.log?.warn(`review panel: could not post a ${message.type} message: ${String(error)}`);
     });
@@ -189,9 +185,24 @@ export class ReviewPanel implements vscode.Disposable {
       case 'openLink':
         this.#openLink(message.href);
         return;
+      case 'saveDraft':
+        this.#onDidSaveDraft.fire(message);
+        return;
       default:
-        this.#onDidReceiveMessage.fire(message);
+        void this.#answer(message);
     }
+  }
+
+  /** Exactly one answer per request, whatever happens in the handler. */
+  async #answer(request: PanelRequest): Promise<void> {
+    let answer: PanelAnswer;
+    try {
+      answer = this.#handler ? await this.#handler(request) : { result: 'refused', reason: 'The review is not connected to a session yet; nothing was sent.' };
+    } catch (err) {
+      this.#options.log?.warn(`review panel: ${request.type} failed: ${String(err)}`);
+      answer = { result: 'refused', reason: `Something went wrong, nothing was sent: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    this.#post({ type: 'answer', requestId: request.requestId, ...answer });
   }
 
   #openLink(href: string): void {

@@ -1,15 +1,21 @@
 // Every session the extension follows: creating and restoring controllers, persisting them in
-// workspaceState, and routing the review panel's requests to the right one. The status bar and the
-// panel are views of this list.
+// workspaceState (debounced), and answering the review panel's requests: each decision or reply is
+// routed by the session key it carries and answered `sent` or `refused`. The status bar and the
+// panel are projections of this list. Embedded sessions restored in an untrusted workspace wait
+// for trust and re-attach when it is granted.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import * as z from 'zod';
-import { DecisionBindingSchema, type DecisionBinding } from '../../core/decision';
+import type { DecisionBinding } from '../../core/decision';
+import { Disposable } from '../../core/lifecycle';
 import type { SessionBackend } from '../../sessions/backend';
-import type { PanelRequest, DecisionMessage } from '../../core/panelMessages';
+import type { DecisionMessage, PanelAnswer, PanelRequest, SaveDraftMessage } from '../../core/panelMessages';
 import { setPlanModeEvent, userMessageEvent } from '../../core/protocol';
 import type { Backends } from '../backends/backends';
-import { SessionController } from './sessionController';
+import { voiceFor } from '../backends/backendVoice';
+import { SessionController, type DecisionOutcome } from './sessionController';
+import { vscodeNotifier } from './vscodeNotifier';
+import type { SessionNotifier } from './sessionNotifier';
 import {
   PERSISTED_SESSIONS_KEY,
   parsePersistedSessions,
@@ -46,13 +52,20 @@ export function titleFromPrompt(prompt: string): string {
   return line.length > MAX_TITLE ? `${line.slice(0, MAX_TITLE - 1)}…` : line;
 }
 
-export class FollowedSessions implements vscode.Disposable {
+/** The answer a panel request gets from a decision's outcome. */
+function answerOf(outcome: DecisionOutcome): PanelAnswer {
+  return outcome.sent ? { result: 'sent' } : { result: 'refused', reason: outcome.message };
+}
+
+export class FollowedSessions extends Disposable {
   readonly #o: FollowedSessionsOptions;
   readonly #controllers = new Map<string, SessionController>();
-  readonly #statusBar = new PhaseStatusBarItem();
-  readonly #permissionDetails = new PermissionDetailsView();
-  readonly edits = new PlanEdits((key) => this.#controllers.get(key)?.setEditing(undefined));
-  readonly #disposables: vscode.Disposable[] = [];
+  readonly #statusBar = this._register(new PhaseStatusBarItem());
+  readonly #permissionDetails = this._register(new PermissionDetailsView());
+  readonly #notifier: SessionNotifier = vscodeNotifier(this.#permissionDetails);
+  readonly edits = this._register(new PlanEdits((key) => this.#controllers.get(key)?.setEditing(undefined)));
+  /** Embedded sessions restored in an untrusted workspace: they re-attach once trust is granted. */
+  readonly #waitingForTrust = new Map<string, PersistedSession>();
   #shownKey: string | undefined;
   /** Set once deactivation starts: a panel closed by the shutdown is not the person closing it. */
   #disposing = false;
@@ -62,15 +75,16 @@ export class FollowedSessions implements vscode.Disposable {
   readonly restored: Promise<void>;
 
   constructor(options: FollowedSessionsOptions) {
+    super();
     this.#o = options;
-    this.#disposables.push(
-      this.#permissionDetails,
+    this._register(
       vscode.commands.registerCommand(ANSWER_PERMISSIONS_COMMAND, (key: unknown) => {
         const controller = typeof key === 'string' ? this.#controllers.get(key) : this.ordered((c) => c.openPermissionCount > 0)[0];
         controller?.askOpenPermissions();
       }),
     );
-    this.#disposables.push(
+    this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => void this.reattachTrusted()));
+    this._register(
       registerReviewPanelSerializer(options.context, { log: options.log }, async (panel, saved) => {
         await this.restored;
         this.#attachPanel(panel);
@@ -112,6 +126,14 @@ export class FollowedSessions implements vscode.Disposable {
         this.#addRestored(s, undefined, settings);
         continue;
       }
+      if (s.backendKind === 'embedded' && !vscode.workspace.isTrusted) {
+        // The agent runs on this machine, which Restricted Mode does not allow: shown as it was,
+        // and followed again once the person trusts the workspace.
+        this.#waitingForTrust.set(s.key, s);
+        this.#addRestored(s, undefined, settings).setOutcome('Waiting for workspace trust: this session runs an agent on this machine. Trust the workspace to follow it again.', 'warning');
+        log.info(`session ${s.sessionId} waits for workspace trust before it re-attaches`);
+        continue;
+      }
       try {
         const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl);
         const controller = this.#addRestored(s, backend, settings);
@@ -142,24 +164,70 @@ export class FollowedSessions implements vscode.Disposable {
     }
   }
 
+  /**
+   * Re-attaches the embedded sessions that waited for workspace trust (called when it is granted).
+   * Each is followed again from its persisted cursor, replaying its log like after a reload.
+   */
+  async reattachTrusted(): Promise<void> {
+    const { log } = this.#o;
+    log.info('workspace trusted: embedded agents and tasks are allowed now');
+    if (this.#waitingForTrust.size === 0) return;
+    const settings = this.#o.settings.read();
+    for (const [key, persisted] of [...this.#waitingForTrust]) {
+      this.#waitingForTrust.delete(key);
+      // What the person did meanwhile (drafts) is in the waiting controller; keep it.
+      const current = this.#controllers.get(key)?.toPersisted();
+      const s: PersistedSession = current ? { ...current, finished: false, phase: persisted.phase } : persisted;
+      delete s.outcome;
+      try {
+        const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl);
+        this.#controllers.get(key)?.dispose();
+        const controller = this.#addRestored(s, backend, settings);
+        controller.start();
+        log.info(`re-attached session ${s.sessionId} (${s.backendLabel}) after trust was granted`);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        log.error(`could not re-attach session ${s.sessionId}: ${message}`);
+        this.#addRestored({ ...s, finished: true, phase: 'failed' }, undefined, settings, `Could not re-attach: ${message}`);
+      }
+    }
+    this.#changed();
+    const panel = ReviewPanel.current;
+    const shown = panel?.sessionKey ? this.#controllers.get(panel.sessionKey) : undefined;
+    if (panel && shown) panel.update(shown.panelState());
+    await this.persistNow();
+  }
+
   #addRestored(
     s: PersistedSession,
     backend: SessionBackend | undefined,
     settings: UltraplanSettings,
     failure?: string,
   ): SessionController {
-    const controller = new SessionController({
-      backend: backend ?? detachedBackend(s),
-      log: this.#o.log,
-      pollIntervalMs: settings.pollIntervalMs,
-      timeoutMs: settings.timeoutMinutes * 60_000,
-      onDidChange: (c) => this.#onControllerChanged(c),
-      restored: s,
-      permissionDetails: this.#permissionDetails,
-    });
+    const controller = this.#newController({ backend: backend ?? detachedBackend(s), settings, restored: s });
     if (failure) controller.setOutcome(failure, 'error');
     this.#controllers.set(s.key, controller);
     return controller;
+  }
+
+  #newController(o: {
+    backend: SessionBackend;
+    settings: UltraplanSettings;
+    restored?: PersistedSession;
+    fresh?: ConstructorParameters<typeof SessionController>[0]['fresh'];
+  }): SessionController {
+    const options: ConstructorParameters<typeof SessionController>[0] = {
+      backend: o.backend,
+      log: this.#o.log,
+      notifier: this.#notifier,
+      voice: voiceFor(o.backend.kind, this.#o.log),
+      pollIntervalMs: o.settings.pollIntervalMs,
+      timeoutMs: o.settings.timeoutMinutes * 60_000,
+      onDidChange: (c) => this.#onControllerChanged(c),
+    };
+    if (o.restored) options.restored = o.restored;
+    if (o.fresh) options.fresh = o.fresh;
+    return new SessionController(options);
   }
 
   #persistSoon(): void {
@@ -175,7 +243,8 @@ export class FollowedSessions implements vscode.Disposable {
       clearTimeout(this.#persistTimer);
       this.#persistTimer = undefined;
     }
-    const all = trimPersistedSessions([...this.#controllers.values()].map((c) => c.toPersisted()));
+    // A session waiting for trust is kept as it was persisted, not as the waiting stand-in shows it.
+    const all = trimPersistedSessions([...this.#controllers.values()].map((c) => this.#waitingForTrust.get(c.key) ?? c.toPersisted()));
     const keep = new Set(all.map((s) => s.key));
     for (const key of [...this.#controllers.keys()]) if (!keep.has(key)) this.#controllers.delete(key);
     await this.#o.context.workspaceState.update(PERSISTED_SESSIONS_KEY, all);
@@ -274,15 +343,7 @@ export class FollowedSessions implements vscode.Disposable {
           };
           if (serverUrl) fresh.serverUrl = serverUrl;
           if (agentLabel) fresh.agentLabel = agentLabel;
-          const controller = new SessionController({
-            backend,
-            log,
-            pollIntervalMs: settings.pollIntervalMs,
-            timeoutMs: settings.timeoutMinutes * 60_000,
-            onDidChange: (c) => this.#onControllerChanged(c),
-            fresh,
-            permissionDetails: this.#permissionDetails,
-          });
+          const controller = this.#newController({ backend, settings, fresh });
           this.#controllers.set(key, controller);
           log.info(`session ${resource.id} created (${backend.label}${agentLabel ? ` · ${agentLabel}` : ''}${demo ? ', demo' : ''})`);
           controller.start();
@@ -313,7 +374,8 @@ export class FollowedSessions implements vscode.Disposable {
   }
 
   #attachPanel(panel: ReviewPanel): void {
-    panel.onDidReceiveMessage((request) => void this.#onPanelRequest(request));
+    panel.setRequestHandler((request) => this.#onPanelRequest(request));
+    panel.onDidSaveDraft((draft) => this.#saveDraft(draft));
     panel.onDidDispose(() => {
       // The person closed the review: after a reload it stays closed.
       if (!this.#disposing) void this.#o.context.workspaceState.update(REVIEW_PANEL_KEY, undefined);
@@ -333,68 +395,61 @@ export class FollowedSessions implements vscode.Disposable {
     void this.#o.context.workspaceState.update(REVIEW_PANEL_KEY, record);
   }
 
-  async #onPanelRequest(request: PanelRequest): Promise<void> {
+  async #onPanelRequest(request: PanelRequest): Promise<PanelAnswer> {
     try {
-      await this.#handlePanelRequest(request);
+      return await this.#handlePanelRequest(request);
     } finally {
-      // Decisions, comments and replies are written at once, not on the debounce: a reload right
-      // after a click must not lose them (the browser's storage may not flush on shutdown).
-      if (request.type !== 'saveDraft') await this.persistNow().catch((err: unknown) => this.#o.log.warn(`persisting sessions failed: ${String(err)}`));
+      // Decisions and replies are written at once, not on the debounce: a reload right after a
+      // click must not lose them (the browser's storage may not flush on shutdown).
+      await this.persistNow().catch((err: unknown) => this.#o.log.warn(`persisting sessions failed: ${String(err)}`));
     }
   }
 
-  async #handlePanelRequest(request: PanelRequest): Promise<void> {
-    const log = this.#o.log;
-    if (request.type === 'reply' || request.type === 'saveDraft') {
-      const controller = this.#controllers.get(request.sessionKey);
-      if (!controller) {
-        log.warn(`review panel: ${request.type} for an unknown session ${request.sessionKey}`);
-        return;
-      }
-      if (request.type === 'saveDraft') {
-        controller.saveDraft({ toolUseId: request.toolUseId, feedback: request.feedback, comments: request.comments });
-      } else {
-        await controller.reply(request.text);
-      }
-      return;
-    }
-    await this.decide(request);
-  }
-
-  /** A decision from the panel (click or keybinding): routed to its session, checked there. */
-  async decide(request: DecisionMessage): Promise<void> {
-    const binding = DecisionBindingSchema.parse(request.binding);
-    const controller = this.all.find((c) => c.sessionId === binding.sessionId);
+  #saveDraft(draft: SaveDraftMessage): void {
+    const controller = this.#controllers.get(draft.sessionKey);
     if (!controller) {
-      const message = 'This decision is for a session Ultraplan no longer follows; nothing was sent.';
-      this.#o.log.warn(`decision ${request.type} refused: unknown session ${binding.sessionId}`);
-      void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
+      this.#o.log.warn(`review panel: draft for an unknown session ${draft.sessionKey}`);
       return;
     }
+    controller.saveDraft({ toolUseId: draft.toolUseId, feedback: draft.feedback, comments: draft.comments });
+  }
+
+  /** Every request names the session it is for by its key; decisions are checked there. */
+  async #handlePanelRequest(request: PanelRequest): Promise<PanelAnswer> {
+    const controller = this.#controllers.get(request.sessionKey);
+    if (!controller) {
+      const reason = 'This is for a session Ultraplan no longer follows; nothing was sent.';
+      this.#o.log.warn(`review panel: ${request.type} refused: unknown session ${request.sessionKey}`);
+      this.#notifier.say('warning', reason);
+      return { result: 'refused', reason };
+    }
+    if (request.type === 'reply') return answerOf(await controller.reply(request.text));
+    return this.decide(controller, request);
+  }
+
+  /** A decision from the panel (click or keybinding), checked by its session. */
+  async decide(controller: SessionController, request: DecisionMessage): Promise<PanelAnswer> {
+    const binding = request.binding;
     switch (request.type) {
       case 'approve':
-        await controller.approve(binding);
-        return;
+        return answerOf(await controller.approve(binding));
       case 'reject':
-        await controller.reject(binding, request.feedback, request.comments);
-        return;
+        return answerOf(await controller.reject(binding, request.feedback, request.comments));
       case 'edit': {
         const checked = controller.check(binding);
         const plan = controller.pendingPlan?.plan;
         if (!checked.sent || plan === undefined) {
-          const message = checked.sent ? 'There is no plan to edit.' : checked.message;
-          controller.releasePanel('edit');
-          void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
-          return;
+          const reason = checked.sent ? 'There is no plan to edit.' : checked.message;
+          this.#notifier.say('warning', reason);
+          return { result: 'refused', reason };
         }
         this.#o.log.info(`[${controller.key}] editing plan ${binding.toolUseId}`);
         controller.setEditing(binding.toolUseId);
         await this.edits.open(controller.key, binding, plan);
-        return;
+        return { result: 'sent' };
       }
       case 'teleport':
-        await this.#teleport(controller, binding);
-        return;
+        return this.#teleport(controller, binding);
     }
   }
 
@@ -416,33 +471,28 @@ export class FollowedSessions implements vscode.Disposable {
     }
   }
 
-  async #teleport(controller: SessionController, binding: DecisionBinding): Promise<void> {
+  async #teleport(controller: SessionController, binding: DecisionBinding): Promise<PanelAnswer> {
     const { log } = this.#o;
     const settings = this.#o.settings.read();
     const checked = controller.check(binding);
     if (!checked.sent) {
-      controller.releasePanel('teleport');
-      void vscode.window.showWarningMessage(`Ultraplan: ${checked.message}`);
-      return;
+      this.#notifier.say('warning', checked.message);
+      return { result: 'refused', reason: checked.message };
     }
     const chosen = settings['teleport.target'];
     const target: ConcreteTarget | undefined = chosen === 'ask' ? await pickTeleportTarget() : chosen;
-    if (!target) {
-      controller.releasePanel('teleport');
-      return;
-    }
+    if (!target) return { result: 'refused', reason: 'No teleport target was chosen; nothing was sent.' };
     // Everything that can stop the teleport is checked before the deny is sent: after it, the
     // remote has let go of the plan.
     const problem = targetProblem(target, settings['teleport.taskCommand']) ?? (plansFolder(settings.plansDirectory) ? undefined : 'Open a folder first: teleported plans are saved inside the workspace.');
     if (problem) {
       log.warn(`teleport refused: ${problem}`);
-      controller.releasePanel('teleport');
-      const open = 'Open Settings';
-      void vscode.window.showWarningMessage(`Ultraplan: ${problem}`, open).then((c) => c && vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.teleport'));
-      return;
+      this.#notifier.say('warning', problem, { label: 'Open Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.teleport') });
+      return { result: 'refused', reason: problem };
     }
     const sent = await controller.teleport(binding);
-    if (!sent.sent || sent.plan === undefined) return;
+    if (!sent.sent) return { result: 'refused', reason: sent.message };
+    if (sent.plan === undefined) return { result: 'sent' };
     let file: vscode.Uri;
     try {
       file = await savePlanFile(sent.plan, controller.title, settings.plansDirectory);
@@ -455,7 +505,7 @@ export class FollowedSessions implements vscode.Disposable {
       const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: sent.plan });
       await vscode.window.showTextDocument(doc);
       void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
-      return;
+      return { result: 'sent' };
     }
     const archived = await controller.archiveAfterTeleport(settings['teleport.archiveRemote']);
     try {
@@ -467,6 +517,7 @@ export class FollowedSessions implements vscode.Disposable {
       controller.setOutcome(message, 'error');
       void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
     }
+    return { result: 'sent' };
   }
 
   /** The session the panel shows, if it still exists. */
@@ -474,15 +525,14 @@ export class FollowedSessions implements vscode.Disposable {
     return this.#shownKey ? this.#controllers.get(this.#shownKey) : undefined;
   }
 
-  async dispose(): Promise<void> {
+  /** Stops every follow loop, persists, then lets go of what this owns. */
+  async close(): Promise<void> {
     this.#disposing = true;
     if (this.#revivalTimer) clearTimeout(this.#revivalTimer);
     for (const c of this.#controllers.values()) c.dispose();
     await Promise.allSettled([...this.#controllers.values()].map((c) => c.settled()));
     await this.persistNow().catch(() => undefined);
-    this.#statusBar.dispose();
-    this.edits.dispose();
-    while (this.#disposables.length > 0) this.#disposables.pop()?.dispose();
+    this.dispose();
     this.#controllers.clear();
   }
 }

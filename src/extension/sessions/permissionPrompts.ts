@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { DecisionBinding } from '../../core/decision';
 import { describeToolInput, permissionPromptText, type ToolPermissionRequest } from '../../core/permissionRequests';
+import type { PermissionAsker } from './sessionNotifier';
 
 export const PERMISSION_DETAILS_SCHEME = 'ultraplan-permission';
 /** Details documents kept for the editor to read back (oldest forgotten first). */
@@ -50,13 +51,6 @@ export class PermissionDetailsView implements vscode.Disposable {
   }
 }
 
-export interface PermissionPromptTarget {
-  readonly key: string;
-  /** Who asks: the agent's label, else the backend's. */
-  readonly askerLabel: string;
-  isPermissionOpen(requestId: string): boolean;
-  answerPermission(binding: DecisionBinding, requestId: string, answer: 'allow' | 'deny'): Promise<unknown>;
-}
 
 export const ALLOW = 'Allow';
 export const DENY = 'Deny';
@@ -68,7 +62,7 @@ export const DETAILS = 'Details';
  * was shown.
  */
 export async function promptPermission(
-  target: PermissionPromptTarget,
+  target: PermissionAsker,
   request: ToolPermissionRequest,
   binding: DecisionBinding,
   details: PermissionDetailsView | undefined,

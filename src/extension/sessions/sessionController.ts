@@ -1,61 +1,50 @@
-// One followed session: runs the poller (and, after an approval, followUntilResult), keeps the
-// revisions with their comments, feedback and drafts, turns all of it into the review panel's
-// PanelState, and sends the person's decisions through the decision gate. Data flows one way:
-// events -> poller -> scanner -> phase -> status bar / panel; decisions flow back through here.
-import * as vscode from 'vscode';
+// One followed session: the follower that runs the poller and feeds the session model (one reduce
+// per poll), the decision gate the person's decisions pass, and the projections of the model's
+// state that the status bar, the review panel and persistence read. It imports no editor API:
+// everything it says to the person goes through its SessionNotifier, and what only its backend
+// can say (Claude Code on the web's failures) through that backend's voice.
+// Data flows one way: events -> poller (one parse) -> model -> projections; decisions flow back
+// through here and answer `sent` or `refused` (see docs/architecture.md).
 import { DecisionGate, decisionEvent, planHash, type DecisionBinding, type PendingPlanRef, type PlanDecision } from '../../core/decision';
 import { SessionsError, UltraplanPollError } from '../../core/errors';
 import { formatRejectFeedback } from '../../core/feedback';
-import type { DecisionKind, LineComment, PanelDraft, PanelNotice, PanelPhase, PanelState, PlanRevision } from '../../core/panelMessages';
+import type { DecisionKind, LineComment, PanelDraft, PanelNotice, PanelState, PlanRevision } from '../../core/panelMessages';
 import { PANEL_LIMITS } from '../../core/panelMessages';
-import { followUntilResult, pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../core/poller';
-import { ExitPlanModeScanner } from '../../core/scanner';
-import { userMessageEvent } from '../../core/protocol';
-import {
-  ToolPermissionTracker,
-  permissionRefusalMessage,
-  permissionResponseEvent,
-  type ToolPermissionRequest,
-} from '../../core/permissionRequests';
-import type { SessionBackend } from '../../sessions/backend';
-import { claudeWebFailureOf } from '../../sessions/claudeWeb';
-import { isLoginFailure } from '../claudeWeb/claudeWebFailure';
-import { executionReport, showBackendFailure } from '../claudeWeb/claudeWebUi';
 import type { PersistedSession } from '../../core/persistedSessions';
-import { ReviewPanel } from '../review/reviewPanel';
-import { promptPermission, type PermissionDetailsView, type PermissionPromptTarget } from './permissionPrompts';
-import type { SessionPhase } from '../../core/statusSummary';
+import { endedByFromPhase, type EndedBy, type Phase } from '../../core/phase';
+import { permissionRefusalMessage, permissionResponseEvent, type ToolPermissionRequest } from '../../core/permissionRequests';
+import { followUntilResult, pollForApprovedPlan, type PollRead } from '../../core/poller';
+import { userMessageEvent } from '../../core/protocol';
+import { SessionModel, type LocalDecision, type SessionInput, type SessionState } from '../../core/sessionModel';
+import type { SessionBackend } from '../../sessions/backend';
+import { plainVoice, type BackendVoice, type PermissionAsker, type SessionLog, type SessionNotifier } from './sessionNotifier';
 
 export interface SessionControllerOptions {
   backend: SessionBackend;
-  log: vscode.LogOutputChannel;
+  log: SessionLog;
+  notifier: SessionNotifier;
+  /** What only the backend can say (its failures, its execution report); plain by default. */
+  voice?: BackendVoice;
   pollIntervalMs: number;
   timeoutMs: number;
-  /** Called whenever something a person sees changed (status bar, panel, persistence). */
+  /** Called once per change of what a person sees (status bar, panel, persistence). */
   onDidChange: (controller: SessionController) => void;
   /** A session restored after a reload; absent for a new session. */
   restored?: PersistedSession;
   /** For a new session. */
   fresh?: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string; agentLabel?: string };
-  /** Where a permission request's Details open (read-only); without it the prompt has no Details. */
-  permissionDetails?: PermissionDetailsView;
+  /** The clock (tests pass their own). */
+  now?: () => number;
 }
 
 interface RevisionExtras {
   feedback?: string;
   comments: LineComment[];
   decidedAt?: string;
-  /** What this host decided, shown until the session's own events confirm it. */
-  decided?: 'rejected' | 'approved' | 'approved_edited' | 'teleported';
 }
 
+/** The one answer to a decision or reply: it went out, or it was refused and why. */
 export type DecisionOutcome = { sent: true } | { sent: false; message: string };
-
-const PHASE_LOG: Record<PollPhase, PanelPhase> = {
-  running: 'planning',
-  needs_input: 'needs_input',
-  plan_ready: 'plan_ready',
-};
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -66,7 +55,14 @@ function permissionGateRef(sessionId: string, request: ToolPermissionRequest): P
   return { sessionId, toolUseId: `permission:${request.requestId}`, plan: JSON.stringify(request.input ?? null) };
 }
 
-export class SessionController implements vscode.Disposable, PermissionPromptTarget {
+const LOCAL_DECISION: Record<PlanDecision['kind'], LocalDecision> = {
+  approve: 'approved',
+  approve_edited: 'approved_edited',
+  reject: 'rejected',
+  teleport: 'teleported',
+};
+
+export class SessionController implements PermissionAsker {
   readonly key: string;
   readonly sessionId: string;
   readonly title: string;
@@ -77,40 +73,36 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
   /** The agent that plans (embedded: "Claude (ACP)", "Demo (scripted)"); unknown for remote backends. */
   readonly agentLabel: string | undefined;
 
-  #phase: PanelPhase;
-  #phaseChangedAt: number;
-  #cursor: string | null;
-  #scanner = new ExitPlanModeScanner();
+  readonly #model: SessionModel;
   readonly #gate: DecisionGate;
-  /**
-   * Tool permission requests (edits, commands) the agent waits on; re-derived from the log on
-   * every (re-)attach, like the scanner. Answers go through their own gate: one answer per request.
-   */
-  #permissions = new ToolPermissionTracker();
+  /** Answers to permission requests go through their own gate: one answer per request. */
   readonly #permissionGate = new DecisionGate();
   /** Requests whose notification is up (so a new batch does not show the same one twice). */
   readonly #prompting = new Set<string>();
-  #permissionsChangedAt = 0;
   readonly #extras = new Map<string, RevisionExtras>();
   /** Revisions restored from storage, shown until the replayed events bring them back. */
   readonly #restoredRevisions: PlanRevision[];
+  /** Plan hashes by tool_use id: a revision's hash is computed once, not on every projection. */
+  readonly #hashes = new Map<string, { plan: string; hash: string }>();
   #drafts = new Map<string, PanelDraft>();
-  #question: string | undefined;
   #notice: PanelNotice | undefined;
   #outcome: { text: string; link?: string } | undefined;
   #inFlight: DecisionKind | undefined;
-  #ack: DecisionKind | undefined;
   /** The plan (tool_use id) open for editing, if any. */
   #editing: string | undefined;
-  #finished: boolean;
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
   /** Set when this host ended the loop on purpose (teleport, stop), so the abort is not a failure. */
-  #endedBy: 'teleport' | 'stop' | undefined;
+  #endedHere: 'teleport' | 'stop' | undefined;
+  #panelState: PanelState | undefined;
   readonly #options: SessionControllerOptions;
+  readonly #voice: BackendVoice;
+  readonly #now: () => number;
 
   constructor(options: SessionControllerOptions) {
     this.#options = options;
+    this.#voice = options.voice ?? plainVoice;
+    this.#now = options.now ?? Date.now;
     this.backend = options.backend;
     const r = options.restored;
     if (r) {
@@ -121,62 +113,63 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
       this.demo = r.demo ?? false;
       this.serverUrl = r.serverUrl;
       this.agentLabel = r.agentLabel;
-      this.#phase = r.phase;
-      this.#phaseChangedAt = r.phaseChangedAt;
-      this.#cursor = r.cursor;
       this.#gate = new DecisionGate(r.usedBindings);
       this.#restoredRevisions = r.revisions;
+      const decided: Array<[string, LocalDecision]> = [];
       for (const rev of r.revisions) {
         const extras: RevisionExtras = { comments: rev.comments };
         if (rev.feedback !== undefined) extras.feedback = rev.feedback;
         if (rev.decidedAt !== undefined) extras.decidedAt = rev.decidedAt;
         if (rev.status === 'rejected' || rev.status === 'approved' || rev.status === 'approved_edited' || rev.status === 'teleported') {
-          extras.decided = rev.status;
+          decided.push([rev.toolUseId, rev.status]);
         }
         this.#extras.set(rev.toolUseId, extras);
       }
       for (const d of r.drafts) this.#drafts.set(d.toolUseId, d);
-      if (r.question !== undefined) this.#question = r.question;
       if (r.outcome !== undefined) this.#outcome = r.outcome;
-      this.#finished = r.finished;
+      const model: ConstructorParameters<typeof SessionModel>[0] = { initialPhase: r.phase, cursor: r.cursor, localDecisions: decided, at: r.phaseChangedAt };
+      if (r.question !== undefined) model.initialQuestion = r.question;
+      if (r.finished) model.ended = endedByFromPhase(r.phase);
+      this.#model = new SessionModel(model);
     } else if (options.fresh) {
       const f = options.fresh;
       this.key = f.key;
       this.sessionId = f.sessionId;
       this.title = f.title;
-      this.createdAt = Date.now();
+      this.createdAt = this.#now();
       this.demo = f.demo;
       this.serverUrl = f.serverUrl;
       this.agentLabel = f.agentLabel;
-      this.#phase = 'planning';
-      this.#phaseChangedAt = this.createdAt;
-      this.#cursor = null;
       this.#gate = new DecisionGate();
       this.#restoredRevisions = [];
-      this.#finished = false;
+      this.#model = new SessionModel({ initialPhase: 'planning', cursor: null, at: this.createdAt });
     } else {
       throw new Error('SessionController needs either a restored or a fresh session');
     }
   }
 
-  get phase(): PanelPhase {
-    return this.#phase;
+  /** The session model's state: what every projection reads. */
+  get state(): SessionState {
+    return this.#model.state;
+  }
+  get phase(): Phase {
+    return this.state.phase;
   }
   get phaseChangedAt(): number {
-    return this.#phaseChangedAt;
+    return this.state.phaseChangedAt;
   }
   get finished(): boolean {
-    return this.#finished;
+    return this.state.ended !== undefined;
   }
   /** What the status bar shows: an open permission request outranks the session's phase. */
-  get statusPhase(): SessionPhase {
-    return this.openPermissionCount > 0 ? 'needs_permission' : this.#phase;
+  get statusPhase(): Phase {
+    return this.state.attention;
   }
   get statusChangedAt(): number {
-    return this.openPermissionCount > 0 ? this.#permissionsChangedAt : this.#phaseChangedAt;
+    return this.state.attentionChangedAt;
   }
   get openPermissionCount(): number {
-    return this.#finished ? 0 : this.#permissions.open.length;
+    return this.state.permissions.length;
   }
   /** Who asks for permission, in the prompt: the agent, else the backend it runs on. */
   get askerLabel(): string {
@@ -190,7 +183,7 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
   }
   /** The plan awaiting a decision, if any (the scanner's view, with its text). */
   get pendingPlan(): (PendingPlanRef & { requestId?: string }) | undefined {
-    const p = this.#scanner.pendingPlan;
+    const p = this.state.pendingPlan;
     if (!p || p.plan === null) return undefined;
     const ref: PendingPlanRef & { requestId?: string } = { sessionId: this.sessionId, toolUseId: p.toolUseId, plan: p.plan };
     if (p.requestId !== undefined) ref.requestId = p.requestId;
@@ -199,25 +192,45 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
   /** True while the pending plan can still be decided from here. */
   get canDecide(): boolean {
     const p = this.pendingPlan;
-    return (
-      !this.#finished &&
-      this.#inFlight === undefined &&
-      p !== undefined &&
-      p.requestId !== undefined &&
-      !this.#gate.isUsed(this.sessionId, p.toolUseId)
-    );
+    return !this.finished && this.#inFlight === undefined && p !== undefined && p.requestId !== undefined && !this.#gate.isUsed(this.sessionId, p.toolUseId);
   }
 
   /** Starts (or, after a reload, resumes) following the session. */
   start(): void {
-    if (this.#finished || this.#loop) return;
-    // The scanner holds no serializable state, so a re-attached session replays its log from the
-    // start into a fresh scanner; the persisted cursor only tells us how far we had got.
-    this.#scanner = new ExitPlanModeScanner();
-    this.#permissions = new ToolPermissionTracker();
+    if (this.finished || this.#loop) return;
+    this.#reduce({ type: 'restarted', at: this.#now() }, false);
     this.#loop = this.#follow().finally(() => {
       this.#loop = undefined;
     });
+  }
+
+  /** Feeds the model one input; projections hear about it once, and only if something changed. */
+  #reduce(input: SessionInput, notify = true): void {
+    const change = this.#model.reduce(input);
+    const log = this.#options.log;
+    for (const { request, reason } of change.closed) {
+      log.info(`[${this.key}] permission request ${request.requestId} (${clip(request.toolName, 80)}) closed: ${reason.replace('_', ' ')}`);
+    }
+    for (const request of change.opened) {
+      log.info(`[${this.key}] permission request ${request.requestId}: ${clip(request.toolName, 80)} ${clip(request.summary, 200)} (tool_use ${request.toolUseId})`);
+      this.#ask(request);
+    }
+    if (change.planBecameReady) {
+      // A new plan: an error notice about the previous one no longer applies.
+      this.#notice = undefined;
+      this.#announcePlanReady();
+    }
+    if (change.changed && change.state.phase !== this.#lastLoggedPhase) {
+      log.info(`[${this.key}] ${this.#lastLoggedPhase} -> ${change.state.phase}`);
+      this.#lastLoggedPhase = change.state.phase;
+    }
+    if (notify && change.changed) this.#changed();
+  }
+  #lastLoggedPhase: Phase | undefined;
+
+  #onPoll(poll: PollRead): void {
+    if (poll.batch.size > 0) this.#options.log.trace(`[${this.key}] ${poll.batch.size} event(s), cursor ${poll.cursor ?? '-'}`);
+    this.#reduce({ type: 'poll', poll, at: this.#now() });
   }
 
   async #follow(): Promise<void> {
@@ -231,29 +244,18 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
         pollIntervalMs: o.pollIntervalMs,
         timeoutMs: o.timeoutMs,
         signal: this.#abort.signal,
-        scanner: this.#scanner,
-        onBatch: (events, _scanner, cursor) => {
-          this.#cursor = cursor;
-          log.trace(`[${this.key}] ${events.length} event(s), cursor ${cursor ?? '-'}`);
-          this.#onPermissionEvents(events);
-          this.#changed();
-        },
-        onPhase: (phase, detail) => this.#onPollPhase(phase, detail),
+        scanner: this.#model.scanner,
+        onPoll: (poll) => this.#onPoll(poll),
       });
       if (approved.executionTarget === 'local') {
-        if (this.#endedBy === 'teleport') return;
+        if (this.#endedHere === 'teleport') return;
         // Teleported from another review (e.g. the browser): say so, let the person take it here.
-        this.#setPhase('teleported');
         this.#outcome = { text: 'The plan was teleported from another review of this session.' };
-        this.#finish();
-        void vscode.window
-          .showInformationMessage(`Ultraplan: "${this.title}" was teleported from another review.`, 'Show Plan Review')
-          .then((c) => c && vscode.commands.executeCommand('ultraplan.showReview', this.key));
+        this.#reduce({ type: 'ended', by: 'teleported_elsewhere', at: this.#now() });
+        o.notifier.say('info', `"${this.title}" was teleported from another review.`, this.#showReviewAction());
         return;
       }
       // Approved (here or elsewhere): the remote executes it. Keep following until its result.
-      this.#setPhase('executing');
-      this.#changed();
       const result = await followUntilResult({
         sessionId: this.sessionId,
         transport: this.backend.transport,
@@ -261,99 +263,56 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
         signal: this.#abort.signal,
         scanner: approved.scanner,
         initialCursor: approved.cursor,
-        onBatch: (events, _scanner, cursor) => {
-          this.#cursor = cursor;
-          // Executing: the agent asks before each edit or command (afterApproval "default").
-          this.#onPermissionEvents(events);
-          this.#changed();
-        },
+        // Executing: the agent asks before each edit or command (afterApproval "default").
+        onPoll: (poll) => this.#onPoll(poll),
       });
       const link = this.sessionLink;
       // The result's own text when it has one, else the agent's last message (its summary).
       const summary = result.result?.trim() || approved.scanner.lastAssistantText?.trim();
       const ended = summary || (result.isError ? `The execution ended with ${result.subtype}.` : 'The approved plan was executed.');
       // The pull request / branch, only as the session reports them.
-      const report = await executionReport(this.backend, this.sessionId, [result.result, approved.scanner.lastAssistantText], log);
+      const report = await this.#voice.executionReport(this.backend, this.sessionId, [result.result, approved.scanner.lastAssistantText]);
       const text = report ? `${ended}\n\n${report.text}` : ended;
       this.#outcome = link ? { text, link } : { text };
-      this.#setPhase(result.isError ? 'failed' : 'completed');
-      this.#finish();
+      this.#reduce({ type: 'ended', by: result.isError ? 'execution_failed' : 'completed', at: this.#now() });
       log.info(`[${this.key}] execution ended: ${result.subtype}`);
-      const show = 'Show Plan Review';
-      const openPr = 'Open Pull Request';
-      const buttons = report?.pullRequest ? [show, openPr] : [show];
-      const message = `Ultraplan: "${this.title}" ${result.isError ? 'failed while executing' : 'finished'}: ${clip(ended, 200)}${report ? ` ${report.text}` : ''}`;
-      void (result.isError ? vscode.window.showErrorMessage(message, ...buttons) : vscode.window.showInformationMessage(message, ...buttons)).then((c) => {
-        if (c === show) void vscode.commands.executeCommand('ultraplan.showReview', this.key);
-        if (c === openPr && report?.pullRequest) void vscode.env.openExternal(vscode.Uri.parse(report.pullRequest, true));
-      });
+      const actions = [this.#showReviewAction()];
+      const pullRequest = report?.pullRequest;
+      if (pullRequest) actions.push({ label: 'Open Pull Request', run: () => o.notifier.openExternal(pullRequest) });
+      o.notifier.say(
+        result.isError ? 'error' : 'info',
+        `"${this.title}" ${result.isError ? 'failed while executing' : 'finished'}: ${clip(ended, 200)}${report ? ` ${report.text}` : ''}`,
+        ...actions,
+      );
     } catch (err) {
-      if (err instanceof UltraplanPollError && err.reason === 'stopped' && this.#endedBy !== undefined) return;
-      if (this.#endedBy === undefined && this.#abort.signal.aborted) return; // disposed (window closing)
-      // Claude Code on the web: the failure's own words (cause, fix). When it is our login that
-      // failed, the remote session is fine: it is not archived, and Retry follows it again.
-      const claudeWeb = claudeWebFailureOf(err);
-      const message = claudeWeb?.message ?? errorText(err);
+      if (err instanceof UltraplanPollError && err.reason === 'stopped' && this.#endedHere !== undefined) return;
+      if (this.#endedHere === undefined && this.#abort.signal.aborted) return; // disposed (window closing)
+      // The backend's own words when it has them (cause, fix). When it is our login that failed,
+      // the remote session is fine: it is not archived, and Retry follows it again.
+      const reading = this.#voice.read(err);
+      const message = reading.message ?? errorText(err);
       log.error(`[${this.key}] ${err instanceof UltraplanPollError ? err.reason : 'error'}: ${message}`);
       this.#notice = { level: 'error', text: message };
-      this.#setPhase('failed');
-      this.#finish();
-      if (this.backend.lifecycle?.archiveOnFailure && !isLoginFailure(claudeWeb)) await this.#archive('the session failed');
-      if (showBackendFailure(err, { log, prefix: `"${this.title}":`, ...(isLoginFailure(claudeWeb) ? { retry: () => this.resume() } : {}) })) return;
-      void vscode.window.showErrorMessage(`Ultraplan: "${this.title}": ${message}`, 'Show Log').then((c) => c && o.log.show());
+      this.#reduce({ type: 'ended', by: 'failed', at: this.#now() });
+      if (this.backend.lifecycle?.archiveOnFailure && !reading.ownLogin) await this.#archive('the session failed');
+      if (this.#voice.show(err, { prefix: `"${this.title}":`, ...(reading.ownLogin ? { retry: () => this.resume() } : {}) })) return;
+      o.notifier.say('error', `"${this.title}": ${message}`, { label: 'Show Log', run: () => log.show() });
     }
   }
 
-  #onPollPhase(phase: PollPhase, detail: PollPhaseDetail): void {
-    // Waiting on a permission answer is not a question: the prompt and status bar ask for it.
-    if (phase === 'needs_input' && this.#permissions.open.length > 0) phase = 'running';
-    this.#options.log.info(`[${this.key}] phase ${phase}${detail.pendingPlan ? ` (plan ${detail.pendingPlan.toolUseId})` : ''} status=${detail.status}`);
-    if (phase === 'needs_input') this.#question = detail.question ?? undefined;
-    else this.#question = undefined;
-    const pending = detail.pendingPlan;
-    // A plan we already decided on stays "approved"/"rejected" here until the session moves on:
-    // the poller may still see it pending for a poll or two before the agent's tool_result lands.
-    if (phase === 'plan_ready' && pending && this.#gate.isUsed(this.sessionId, pending.toolUseId)) {
-      this.#changed();
-      return;
-    }
-    if (phase === 'plan_ready' && pending) {
-      // A new plan: an error notice about the previous one no longer applies.
-      this.#notice = undefined;
-      if (this.#phase !== 'plan_ready') this.#announcePlanReady();
-    }
-    if (phase === 'running' && (this.#phase === 'approved' || this.#phase === 'executing')) {
-      this.#changed();
-      return;
-    }
-    this.#setPhase(PHASE_LOG[phase]);
+  #showReviewAction() {
+    return { label: 'Show Plan Review', run: () => this.#options.notifier.showReview(this.key) };
   }
 
   #announcePlanReady(): void {
     // The person is looking at this session's review already: the panel itself is the news.
-    const panel = ReviewPanel.current;
-    if (panel?.visible && panel.sessionKey === this.key) return;
+    if (this.#options.notifier.isReviewShowing(this.key)) return;
     const n = this.revisionCount;
-    void vscode.window
-      .showInformationMessage(`Ultraplan: plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, 'Show Plan Review')
-      .then((c) => c && vscode.commands.executeCommand('ultraplan.showReview', this.key));
-  }
-
-  #setPhase(phase: PanelPhase): void {
-    if (phase !== this.#phase) {
-      this.#options.log.info(`[${this.key}] ${this.#phase} -> ${phase}`);
-      this.#phase = phase;
-      this.#phaseChangedAt = Date.now();
-    }
-    this.#changed();
-  }
-
-  #finish(): void {
-    this.#finished = true;
-    this.#changed();
+    this.#options.notifier.say('info', `plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, this.#showReviewAction());
   }
 
   #changed(): void {
+    this.#panelState = undefined;
     this.#options.onDidChange(this);
   }
 
@@ -362,6 +321,7 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
 
   /** Checks a binding against the pending plan without using it (for Edit, before opening the editor). */
   check(binding: DecisionBinding): DecisionOutcome {
+    if (this.finished) return { sent: false, message: 'This session is no longer followed; the decision was not sent.' };
     const result = this.#gate.check(binding, this.pendingPlan, this.sessionId);
     return result.ok ? { sent: true } : { sent: false, message: result.message };
   }
@@ -376,11 +336,11 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     const refuse = (message: string): DecisionOutcome => {
       log.warn(`[${this.key}] decision ${kind} on ${binding.toolUseId} refused: ${message}`);
       this.#notice = { level: 'warning', text: message };
-      this.releasePanel(kind);
-      void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
+      this.#changed();
+      this.#options.notifier.say('warning', message);
       return { sent: false, message };
     };
-    if (this.#finished) return refuse('This session is no longer followed; the decision was not sent.');
+    if (this.finished) return refuse('This session is no longer followed; the decision was not sent.');
     if (this.#inFlight !== undefined) return refuse(`A decision (${this.#inFlight}) is being sent already; this one was not sent.`);
     const pending = this.pendingPlan;
     if (pending && pending.toolUseId === binding.toolUseId && pending.requestId === undefined) {
@@ -402,70 +362,40 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
       if (!(err instanceof SessionsError && err.kind === 'conflict')) this.#gate.release(binding);
       this.#inFlight = undefined;
       this.#editing = undefined;
-      // Claude Code on the web says why in its own words; a decision neither HTTP nor the session
-      // WebSocket took is not sent, and the plan stays pending here (the browser can decide it).
-      const claudeWeb = claudeWebFailureOf(err);
-      const notDelivered = claudeWeb?.reason === 'decision_not_delivered';
-      const message = notDelivered && claudeWeb ? claudeWeb.message : `Sending the decision failed: ${claudeWeb?.message ?? errorText(err)}`;
+      // The backend says why in its own words; a decision it did not deliver is not sent, and the
+      // plan stays pending here (the browser can decide it).
+      const reading = this.#voice.read(err);
+      const message = reading.decisionNotDelivered && reading.message ? reading.message : `Sending the decision failed: ${reading.message ?? errorText(err)}`;
       log.error(`[${this.key}] ${message}`);
       this.#notice = { level: 'error', text: message };
       this.#changed();
       // Retry sends the same bound decision (the gate checks it again); a teleport is retried from
       // the panel, which also saves the plan.
-      const retry = notDelivered || decision.kind === 'teleport' ? {} : { retry: () => this.decide(binding, decision, extras) };
-      if (!showBackendFailure(err, { log, ...(notDelivered ? {} : { prefix: 'Your decision was not sent:' }), ...retry })) {
-        void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
+      const retry = reading.decisionNotDelivered || decision.kind === 'teleport' ? {} : { retry: () => this.decide(binding, decision, extras) };
+      if (!this.#voice.show(err, { ...(reading.decisionNotDelivered ? {} : { prefix: 'Your decision was not sent:' }), ...retry })) {
+        this.#options.notifier.say('error', message);
       }
       return { sent: false, message };
     }
     this.#inFlight = undefined;
     this.#editing = undefined;
     const ext = this.#extrasFor(binding.toolUseId);
-    ext.decidedAt = new Date().toISOString();
+    ext.decidedAt = new Date(this.#now()).toISOString();
     if (extras) {
       ext.feedback = extras.feedback;
       ext.comments = extras.comments;
     }
     this.#drafts.delete(binding.toolUseId);
-    switch (decision.kind) {
-      case 'approve':
-        ext.decided = 'approved';
-        this.#setPhase('approved');
-        break;
-      case 'approve_edited':
-        ext.decided = 'approved_edited';
-        this.#setPhase('approved');
-        break;
-      case 'reject':
-        ext.decided = 'rejected';
-        this.#setPhase('rejected');
-        break;
-      case 'teleport':
-        ext.decided = 'teleported';
-        break;
-    }
+    this.#reduce({ type: 'decided', toolUseId: binding.toolUseId, decision: LOCAL_DECISION[decision.kind], at: this.#now() }, false);
     this.#changed();
     return { sent: true };
-  }
-
-  /**
-   * The webview locks its buttons after a click until the host acknowledges (a state with
-   * pendingDecision) and then releases (one without). For a decision that did not go out
-   * (refused, cancelled at a prompt, an edit closed unapproved) this does both, in order.
-   */
-  releasePanel(kind: DecisionKind): void {
-    this.#ack = kind;
-    this.#changed();
-    this.#ack = undefined;
-    this.#changed();
   }
 
   /** While a plan is open for editing the panel shows the edit in progress (for that plan only). */
   setEditing(toolUseId: string | undefined): void {
     if (this.#editing === toolUseId) return;
     this.#editing = toolUseId;
-    if (toolUseId !== undefined) this.#changed();
-    else this.releasePanel('edit');
+    this.#changed();
   }
 
   async approve(binding: DecisionBinding): Promise<DecisionOutcome> {
@@ -475,7 +405,7 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
   async approveEdited(binding: DecisionBinding, editedPlan: string): Promise<DecisionOutcome> {
     if (editedPlan.trim().length === 0) {
       const message = 'The edited plan is empty; nothing was sent.';
-      void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
+      this.#options.notifier.say('warning', message);
       return { sent: false, message };
     }
     return this.decide(binding, { kind: 'approve_edited', editedPlan });
@@ -496,14 +426,13 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     const plan = this.pendingPlan?.plan;
     const outcome = await this.decide(binding, { kind: 'teleport' });
     if (!outcome.sent || plan === undefined) return outcome;
-    this.#endedBy = 'teleport';
+    this.#endedHere = 'teleport';
     this.#abort.abort();
-    this.#setPhase('teleported');
-    this.#finish();
+    this.#reduce({ type: 'ended', by: 'teleport', at: this.#now() });
     return { sent: true, plan };
   }
 
-  /** Archives the remote session; a failure is shown as a warning, never thrown. */
+  /** Archives the remote session; a failure is shown in the panel, never thrown. */
   async #archive(why: string): Promise<boolean> {
     this.#options.log.info(`[${this.key}] archiving session ${this.sessionId} (${why})`);
     try {
@@ -532,7 +461,7 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
 
   async reply(text: string): Promise<DecisionOutcome> {
     const log = this.#options.log;
-    if (this.#finished) return { sent: false, message: 'This session is no longer followed.' };
+    if (this.finished) return { sent: false, message: 'This session is no longer followed.' };
     if (this.#inFlight !== undefined) return { sent: false, message: 'A message is being sent already.' };
     this.#inFlight = 'reply';
     this.#changed();
@@ -545,13 +474,13 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
       log.error(`[${this.key}] ${message}`);
       this.#notice = { level: 'error', text: message };
       this.#changed();
-      void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
+      this.#options.notifier.say('error', message);
       return { sent: false, message };
     }
     this.#inFlight = undefined;
-    this.#question = undefined;
     this.#notice = undefined;
-    this.#setPhase('planning');
+    this.#reduce({ type: 'replied', at: this.#now() }, false);
+    this.#changed();
     return { sent: true };
   }
 
@@ -565,9 +494,8 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
    * the log is replayed from its start, as after a reload.
    */
   resume(): void {
-    if (!this.#finished || this.#endedBy !== undefined || this.#phase !== 'failed') return;
+    if (!this.finished || this.#endedHere !== undefined || this.phase !== 'failed') return;
     this.#options.log.info(`[${this.key}] following session ${this.sessionId} again`);
-    this.#finished = false;
     this.#notice = undefined;
     this.#abort = new AbortController();
     this.start();
@@ -575,33 +503,19 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
 
   /** Stops following and archives the session (ends its agent). */
   async stop(): Promise<void> {
-    this.#endedBy = 'stop';
+    this.#endedHere = 'stop';
     this.#abort.abort();
     this.#options.log.info(`[${this.key}] stopping`);
     if (this.backend.lifecycle?.archiveOnStop ?? true) await this.#archive('stopped');
-    this.#setPhase('stopped');
-    this.#finish();
+    this.#reduce({ type: 'ended', by: 'stop', at: this.#now() });
   }
 
   // -------------------------------------------------------------------------------------------
   // Tool permission requests (each one a person's decision; never answered automatically)
 
-  #onPermissionEvents(events: unknown[]): void {
-    const log = this.#options.log;
-    const changes = this.#permissions.ingest(events);
-    for (const { request, reason } of changes.closed) {
-      log.info(`[${this.key}] permission request ${request.requestId} (${clip(request.toolName, 80)}) closed: ${reason.replace('_', ' ')}`);
-    }
-    for (const request of changes.opened) {
-      log.info(`[${this.key}] permission request ${request.requestId}: ${clip(request.toolName, 80)} ${clip(request.summary, 200)} (tool_use ${request.toolUseId})`);
-      this.#ask(request);
-    }
-    if (changes.opened.length > 0 || changes.closed.length > 0) this.#permissionsChangedAt = Date.now();
-  }
-
   /** Open tool permission requests, oldest first. */
   get openPermissions(): readonly ToolPermissionRequest[] {
-    return this.#finished ? [] : this.#permissions.open;
+    return this.state.permissions;
   }
 
   /** An answer's binding: this session, the request, and the input shown with it. */
@@ -613,22 +527,19 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
   #ask(request: ToolPermissionRequest): void {
     if (this.#prompting.has(request.requestId)) return;
     this.#prompting.add(request.requestId);
-    void promptPermission(this, request, this.permissionBinding(request), this.#options.permissionDetails).finally(() =>
-      this.#prompting.delete(request.requestId),
-    );
+    void this.#options.notifier.askPermission(this, request, this.permissionBinding(request)).finally(() => this.#prompting.delete(request.requestId));
   }
 
   /** Shows every open request again (the status bar's click: a notification may have gone). */
   askOpenPermissions(): void {
-    if (this.#finished) return;
-    for (const request of this.#permissions.open) {
+    for (const request of this.openPermissions) {
       this.#prompting.delete(request.requestId);
       this.#ask(request);
     }
   }
 
   isPermissionOpen(requestId: string): boolean {
-    return !this.#finished && this.#permissions.isOpen(requestId);
+    return this.openPermissions.some((r) => r.requestId === requestId);
   }
 
   /**
@@ -638,13 +549,14 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
    */
   async answerPermission(binding: DecisionBinding, requestId: string, answer: 'allow' | 'deny'): Promise<DecisionOutcome> {
     const log = this.#options.log;
+    const notifier = this.#options.notifier;
     const refuse = (message: string): DecisionOutcome => {
       log.warn(`[${this.key}] permission ${answer} for ${requestId} refused: ${message}`);
-      void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
+      notifier.say('warning', message);
       return { sent: false, message };
     };
-    if (this.#finished) return refuse('This session is no longer followed; the answer was not sent.');
-    const request = this.#permissions.get(requestId);
+    if (this.finished) return refuse('This session is no longer followed; the answer was not sent.');
+    const request = this.openPermissions.find((r) => r.requestId === requestId);
     const checked = this.#permissionGate.claim(binding, request ? permissionGateRef(this.sessionId, request) : undefined, this.sessionId);
     if (!checked.ok) return refuse(permissionRefusalMessage(checked.reason));
     if (!request) return refuse(permissionRefusalMessage('no_pending_plan'));
@@ -654,32 +566,30 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     } catch (err) {
       if (err instanceof SessionsError && err.kind === 'conflict') {
         // The session took another answer first (the browser, another window) or has ended.
-        this.#permissions.markAnswered(requestId);
-        this.#permissionsChangedAt = Date.now();
-        this.#changed();
+        this.#reduce({ type: 'permissionAnswered', requestId, at: this.#now() });
         const message = 'This permission request was already answered elsewhere (or the session ended); your answer was not sent.';
         log.warn(`[${this.key}] permission ${answer} for ${requestId}: 409, ${message}`);
-        void vscode.window.showInformationMessage(`Ultraplan: ${message}`);
+        notifier.say('info', message);
         return { sent: false, message };
       }
       // Not delivered: the request stays open and may be answered again.
       this.#permissionGate.release(binding);
-      const message = `Sending your answer failed: ${claudeWebFailureOf(err)?.message ?? errorText(err)}`;
+      const message = `Sending your answer failed: ${this.#voice.read(err).message ?? errorText(err)}`;
       log.error(`[${this.key}] ${message}`);
-      const again = 'Ask Again';
-      void vscode.window.showErrorMessage(`Ultraplan: ${message}`, again).then((c) => {
-        if (c === again && this.#permissions.isOpen(requestId)) this.#ask(request);
+      notifier.say('error', message, {
+        label: 'Ask Again',
+        run: () => {
+          if (this.isPermissionOpen(requestId)) this.#ask(request);
+        },
       });
       return { sent: false, message };
     }
-    this.#permissions.markAnswered(requestId);
-    this.#permissionsChangedAt = Date.now();
-    this.#changed();
+    this.#reduce({ type: 'permissionAnswered', requestId, at: this.#now() });
     return { sent: true };
   }
 
   // -------------------------------------------------------------------------------------------
-  // Views
+  // Projections
 
   #extrasFor(toolUseId: string): RevisionExtras {
     let e = this.#extras.get(toolUseId);
@@ -690,10 +600,19 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     return e;
   }
 
+  #hashOf(toolUseId: string, plan: string): string {
+    const known = this.#hashes.get(toolUseId);
+    if (known && known.plan === plan) return known.hash;
+    const hash = planHash(plan);
+    this.#hashes.set(toolUseId, { plan, hash });
+    return hash;
+  }
+
   #revisions(): PlanRevision[] {
-    const seen = this.#scanner.revisions.filter((r) => r.plan !== null);
+    const state = this.state;
+    const seen = state.revisions.filter((r) => r.plan !== null);
     if (seen.length === 0) return this.#restoredRevisions;
-    const pendingId = this.#scanner.pendingPlan?.toolUseId;
+    const pendingId = state.pendingPlan?.toolUseId;
     return seen.map((r, i) => {
       const plan = r.plan ?? '';
       const ext = this.#extras.get(r.toolUseId);
@@ -709,13 +628,13 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
           status = 'teleported';
           break;
         default:
-          status = ext?.decided ?? (r.toolUseId === pendingId ? 'pending' : 'superseded');
+          status = state.localDecisions.get(r.toolUseId) ?? (r.toolUseId === pendingId ? 'pending' : 'superseded');
       }
       const rev: PlanRevision = {
         revision: i + 1,
         toolUseId: r.toolUseId,
         plan,
-        planHash: planHash(plan),
+        planHash: this.#hashOf(r.toolUseId, plan),
         status,
         comments: ext?.comments ?? [],
       };
@@ -726,15 +645,22 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     });
   }
 
+  /** The review panel's projection of the state, built once per change. */
   panelState(): PanelState {
+    this.#panelState ??= this.#buildPanelState();
+    return this.#panelState;
+  }
+
+  #buildPanelState(): PanelState {
     const revisions = this.#revisions().slice(-PANEL_LIMITS.revisions);
     const current = revisions[revisions.length - 1];
+    const phase = this.phase;
     const state: PanelState = {
       sessionKey: this.key,
       sessionId: this.sessionId,
       title: clip(this.title, PANEL_LIMITS.labelChars),
       backendLabel: clip(this.backend.label, PANEL_LIMITS.labelChars),
-      phase: this.#phase,
+      phase,
       revisions,
       canDecide: this.canDecide && current !== undefined && current.toolUseId === this.pendingPlan?.toolUseId,
     };
@@ -742,9 +668,10 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     if (this.agentLabel) state.agentLabel = clip(this.agentLabel, PANEL_LIMITS.labelChars);
     const link = this.sessionLink;
     if (link) state.sessionLink = link;
-    if (this.#phase === 'needs_input' && this.#question) state.question = clip(this.#question, PANEL_LIMITS.textChars);
+    const question = this.state.question;
+    if (phase === 'needs_input' && question) state.question = clip(question, PANEL_LIMITS.textChars);
     const editingCurrent = this.#editing !== undefined && this.#editing === current?.toolUseId && this.canDecide;
-    const pendingDecision = this.#inFlight ?? this.#ack ?? (editingCurrent ? 'edit' : undefined);
+    const pendingDecision = this.#inFlight ?? (editingCurrent ? 'edit' : undefined);
     if (pendingDecision !== undefined) state.pendingDecision = pendingDecision;
     if (this.#notice) state.notice = { level: this.#notice.level, text: clip(this.#notice.text, PANEL_LIMITS.textChars) };
     if (this.#outcome) state.outcome = { ...this.#outcome, text: clip(this.#outcome.text, PANEL_LIMITS.textChars) };
@@ -755,7 +682,9 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     return state;
   }
 
+  /** The persistence projection: what survives a reload. */
   toPersisted(): PersistedSession {
+    const state = this.state;
     const p: PersistedSession = {
       key: this.key,
       backendKind: this.backend.kind,
@@ -763,16 +692,16 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
       sessionId: this.sessionId,
       title: this.title,
       createdAt: this.createdAt,
-      phaseChangedAt: this.#phaseChangedAt,
-      cursor: this.#cursor,
-      phase: this.#phase,
+      phaseChangedAt: state.phaseChangedAt,
+      cursor: state.cursor,
+      phase: state.phase,
       revisions: this.#revisions(),
       drafts: [...this.#drafts.values()],
       usedBindings: this.#gate.used(),
-      finished: this.#finished,
+      finished: this.finished,
     };
     if (this.serverUrl !== undefined) p.serverUrl = this.serverUrl;
-    if (this.#question !== undefined) p.question = this.#question;
+    if (state.question !== undefined) p.question = state.question;
     if (this.#outcome !== undefined) p.outcome = this.#outcome;
     if (this.demo) p.demo = true;
     if (this.agentLabel !== undefined) p.agentLabel = this.agentLabel;
@@ -789,6 +718,8 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     await this.#loop;
   }
 }
+
+export type { EndedBy };
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;

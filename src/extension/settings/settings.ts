@@ -1,6 +1,7 @@
 // Reads the extension's settings through the zod schemas of settingsSchema.ts. A bad value is
 // reported once per distinct problem with an "Open Settings" button; the default is used meanwhile.
 import * as vscode from 'vscode';
+import { settingTarget } from './settingTarget';
 import { backendProblems, parseSettings, type SettingProblem, type UltraplanSettings } from './settingsSchema';
 
 const OPEN_SETTINGS = 'Open Settings';
@@ -47,4 +48,16 @@ export class SettingsReader implements vscode.Disposable {
   dispose(): void {
     this.#subscription.dispose();
   }
+}
+
+const TARGETS = {
+  workspaceFolder: vscode.ConfigurationTarget.WorkspaceFolder,
+  workspace: vscode.ConfigurationTarget.Workspace,
+  global: vscode.ConfigurationTarget.Global,
+} as const;
+
+/** Writes `ultraplan.<key>` where the value that applies lives (see settingTarget.ts). */
+export async function writeSetting(key: string, value: unknown): Promise<void> {
+  const config = vscode.workspace.getConfiguration('ultraplan');
+  await config.update(key, value, TARGETS[settingTarget(config.inspect(key))]);
 }

@@ -12,6 +12,7 @@ import { bindingFor } from '../../../src/core/decision';
 import { permissionResponseEvent } from '../../../src/core/permissionRequests';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
 import { SessionController } from '../../../src/extension/sessions/sessionController';
+import { vscodeNotifier } from '../../../src/extension/sessions/vscodeNotifier';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../../src/sessions/host';
@@ -69,6 +70,7 @@ describe('answering tool permission requests (SessionController, real embedded h
     const controller = new SessionController({
       backend: backend!,
       log: log!,
+      notifier: vscodeNotifier(),
       pollIntervalMs: 100,
       timeoutMs: 60_000,
       onDidChange: () => undefined,

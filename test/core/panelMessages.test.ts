@@ -79,6 +79,20 @@ describe('panel messages', () => {
       expectError(parsePanelState(state({ revisions: badHash })), /sha256/);
     });
 
+    it('accepts one answer per request: sent, or refused with its reason', () => {
+      for (const message of [
+        { type: 'answer', requestId: 'r1', result: 'sent' },
+        { type: 'answer', requestId: 'r1', result: 'refused', reason: 'The plan changed since it was shown; nothing was sent.' },
+      ]) {
+        const result = parseHostToWebviewMessage(message);
+        assert.ok(result.ok, result.ok ? '' : result.error);
+        assert.deepEqual(result.value, message);
+      }
+      expectError(parseHostToWebviewMessage({ type: 'answer', requestId: 'r1', result: 'refused' }), /reason/);
+      expectError(parseHostToWebviewMessage({ type: 'answer', requestId: 'r1', result: 'sent', reason: 'x' }), /reason|Unrecognized/);
+      expectError(parseHostToWebviewMessage({ type: 'answer', requestId: 'r1', result: 'maybe' }), /result|Invalid/);
+    });
+
     it('keeps the error short even for a huge invalid message', () => {
       const revisions = Array.from({ length: 300 }, (_, i) => ({ revision: i + 1, toolUseId: '', plan: 1, planHash: 'x', status: 'nope', comments: 'no' }));
       const result = parseHostToWebviewMessage({ type: 'state', state: { ...state(), revisions } });
@@ -88,15 +102,24 @@ describe('panel messages', () => {
   });
 
   describe('webview -> host', () => {
+    /** Every decision and reply names its request and its session. */
+    const req = { requestId: 'r1', sessionKey: 'k' };
+
+    it('refuses a decision or reply without a request id or session key', () => {
+      expectError(parseWebviewToHostMessage({ type: 'approve', sessionKey: 'k', binding }), /requestId/);
+      expectError(parseWebviewToHostMessage({ type: 'reply', requestId: 'r1', text: 'x' }), /sessionKey/);
+      expectError(parseWebviewToHostMessage({ type: 'edit', ...req, requestId: '', binding }), /requestId/);
+    });
+
     it('accepts each message type', () => {
       const messages = [
         { type: 'ready' },
-        { type: 'approve', binding },
-        { type: 'reject', binding, feedback: 'Use SQLite', comments: [] },
-        { type: 'reject', binding, feedback: '', comments: [{ line: 3, endLine: 5, quote: 'a\nb\nc', text: 'split this' }] },
-        { type: 'edit', binding },
-        { type: 'teleport', binding },
-        { type: 'reply', sessionKey: 'k', text: 'Postgres' },
+        { type: 'approve', ...req, binding },
+        { type: 'reject', ...req, binding, feedback: 'Use SQLite', comments: [] },
+        { type: 'reject', ...req, binding, feedback: '', comments: [{ line: 3, endLine: 5, quote: 'a\nb\nc', text: 'split this' }] },
+        { type: 'edit', ...req, binding },
+        { type: 'teleport', ...req, binding },
+        { type: 'reply', ...req, text: 'Postgres' },
         { type: 'openLink', href: 'https://example.com/docs?a=1#b' },
         { type: 'saveDraft', sessionKey: 'k', toolUseId: 'toolu_1', feedback: '', comments: [] },
       ];
@@ -109,17 +132,17 @@ describe('panel messages', () => {
 
     it('refuses a decision without a valid binding', () => {
       expectError(parseWebviewToHostMessage({ type: 'approve' }), /binding/);
-      expectError(parseWebviewToHostMessage({ type: 'approve', binding: { ...binding, planHash: 'abc' } }), /sha256/);
-      expectError(parseWebviewToHostMessage({ type: 'approve', binding: { ...binding, extra: true } }), /extra/);
-      expectError(parseWebviewToHostMessage({ type: 'teleport', binding: { ...binding, toolUseId: '' } }), /toolUseId/);
+      expectError(parseWebviewToHostMessage({ type: 'approve', ...req, binding: { ...binding, planHash: 'abc' } }), /sha256/);
+      expectError(parseWebviewToHostMessage({ type: 'approve', ...req, binding: { ...binding, extra: true } }), /extra/);
+      expectError(parseWebviewToHostMessage({ type: 'teleport', ...req, binding: { ...binding, toolUseId: '' } }), /toolUseId/);
     });
 
     it('refuses a rejection with neither feedback nor comments', () => {
-      expectError(parseWebviewToHostMessage({ type: 'reject', binding, feedback: '   ', comments: [] }), /feedback text or at least one comment/);
+      expectError(parseWebviewToHostMessage({ type: 'reject', ...req, binding, feedback: '   ', comments: [] }), /feedback text or at least one comment/);
     });
 
     it('refuses bad comments: line 0, endLine before line, empty text, too many', () => {
-      const reject = (comments: unknown[]) => parseWebviewToHostMessage({ type: 'reject', binding, feedback: 'x', comments });
+      const reject = (comments: unknown[]) => parseWebviewToHostMessage({ type: 'reject', ...req, binding, feedback: 'x', comments });
       expectError(reject([{ line: 0, quote: '', text: 'a' }]), /line/);
       expectError(reject([{ line: 4, endLine: 2, quote: '', text: 'a' }]), /endLine/);
       expectError(reject([{ line: 1, quote: '', text: '  ' }]), /needs text/);
@@ -129,9 +152,9 @@ describe('panel messages', () => {
     });
 
     it('refuses oversize feedback and replies', () => {
-      expectError(parseWebviewToHostMessage({ type: 'reject', binding, feedback: 'x'.repeat(PANEL_LIMITS.feedbackChars + 1), comments: [] }), /feedback/);
-      expectError(parseWebviewToHostMessage({ type: 'reply', sessionKey: 'k', text: 'x'.repeat(PANEL_LIMITS.replyChars + 1) }), /text/);
-      expectError(parseWebviewToHostMessage({ type: 'reply', sessionKey: 'k', text: ' ' }), /needs text/);
+      expectError(parseWebviewToHostMessage({ type: 'reject', ...req, binding, feedback: 'x'.repeat(PANEL_LIMITS.feedbackChars + 1), comments: [] }), /feedback/);
+      expectError(parseWebviewToHostMessage({ type: 'reply', ...req, text: 'x'.repeat(PANEL_LIMITS.replyChars + 1) }), /text/);
+      expectError(parseWebviewToHostMessage({ type: 'reply', ...req, text: ' ' }), /needs text/);
     });
 
     it('refuses links that are not absolute http(s)', () => {

@@ -1,0 +1,85 @@
+// Commands that choose where sessions run: Choose Backend (embedded agents, a server, Claude Code on
+// the web) and the server's token. A pick is written where the value that applies lives, so a
+// workspace setting cannot silently win over it.
+import * as vscode from 'vscode';
+import { applyEmbeddedChoice, embeddedPickItems, type EmbeddedPickItem } from '../agents/agentChoiceCommand';
+import { serverTokenKey } from '../backends/backends';
+import { pickClaudeWebEnvironment } from '../claudeWeb/claudeWebUi';
+import { writeSetting } from '../settings/settings';
+import { registerCommand, type ExtensionServices } from './services';
+
+export function registerBackendCommands(services: ExtensionServices): void {
+  const { context, settings, log, backends } = services;
+  const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
+
+  register('ultraplan.chooseBackend', async () => {
+    const current = settings.read();
+    type Item = (vscode.QuickPickItem & { backend: 'server' }) | (vscode.QuickPickItem & { backend: 'claude-web' });
+    const items: Array<Item | EmbeddedPickItem> = [
+      // Embedded: each known agent (installed or not), a custom command, automatic, the demo.
+      ...embeddedPickItems(current),
+      { label: 'Server', description: current['server.url'] || 'set its URL next', detail: 'A self-hosted ultraplan-server; the token is kept in secret storage.', backend: 'server' },
+      {
+        label: 'Claude Code on the web',
+        description: current['claudeWeb.environmentId'] || 'choose the environment next',
+        detail: 'Your Claude Code login plans in a cloud session on this GitHub repository. Depends on a service whose API is not public.',
+        backend: 'claude-web',
+      },
+    ];
+    for (const i of items) if (i.backend !== 'embedded' && i.backend === current.backend) i.label = `$(check) ${i.label}`;
+    const picked = await vscode.window.showQuickPick(items, { title: 'Ultraplan: Choose Backend' });
+    if (!picked) return;
+    if (picked.backend === 'server') {
+      const url = await vscode.window.showInputBox({
+        title: 'Ultraplan server URL',
+        value: current['server.url'] || 'http://127.0.0.1:8787',
+        validateInput: (v) => (/^https?:\/\/[^\s]+$/.test(v.trim()) ? undefined : 'An http:// or https:// URL'),
+        ignoreFocusOut: true,
+      });
+      if (url === undefined) return;
+      await writeSetting('server.url', url.trim());
+      await writeSetting('backend', 'server');
+      log.info(`backend: server ${url.trim()}`);
+      if (!(await backends.hasServerToken(url.trim()))) await vscode.commands.executeCommand('ultraplan.setServerToken');
+      return;
+    }
+    if (picked.backend === 'claude-web') {
+      const retry = () => vscode.commands.executeCommand('ultraplan.chooseBackend');
+      const environmentId = await pickClaudeWebEnvironment({ settings: current, log, retry });
+      if (environmentId === undefined) return;
+      await writeSetting('claudeWeb.environmentId', environmentId);
+      await writeSetting('backend', 'claude-web');
+      log.info(`backend: claude-web, environment ${environmentId || 'automatic'}`);
+      return;
+    }
+    await applyEmbeddedChoice(picked, current, log);
+  });
+
+  register('ultraplan.setServerToken', async () => {
+    const s = settings.read();
+    if (!s['server.url']) {
+      const open = 'Open Settings';
+      void vscode.window.showWarningMessage('Ultraplan: set ultraplan.server.url first; the token belongs to that server.', open).then((c) => c && vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.server.url'));
+      return;
+    }
+    const origin = new URL(s['server.url']).origin;
+    const token = await vscode.window.showInputBox({
+      title: `Ultraplan: token for ${origin}`,
+      prompt: 'Kept in VS Code secret storage; never in settings or logs. Leave empty to remove it.',
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (token === undefined) return;
+    const key = serverTokenKey(s['server.url']);
+    if (token.trim() === '') {
+      await context.secrets.delete(key);
+      log.info(`server token removed for ${origin}`);
+      void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} removed.`);
+      return;
+    }
+    await context.secrets.store(key, token.trim());
+    log.info(`server token stored for ${origin}`);
+    void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} saved.`);
+  });
+
+}

@@ -1,0 +1,24 @@
+// Commands the review panel's keybindings run (through the webview, so each decision carries the
+// binding of the plan shown), and approving a plan edited in an editor.
+import * as vscode from 'vscode';
+import type { InvokableAction } from '../../core/panelMessages';
+import { ReviewPanel } from '../review/reviewPanel';
+import { registerCommand, type ExtensionServices } from './services';
+
+export function registerReviewCommands(services: ExtensionServices): void {
+  const { sessions } = services;
+  const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
+  const invoke = (action: InvokableAction) => () => {
+    const panel = ReviewPanel.current;
+    if (!panel) {
+      void vscode.window.showWarningMessage('Ultraplan: open the plan review first.');
+      return;
+    }
+    panel.invoke(action);
+  };
+  register('ultraplan.review.approve', invoke('approve'));
+  register('ultraplan.review.reject', invoke('reject'));
+  register('ultraplan.review.teleport', invoke('teleport'));
+  register('ultraplan.approveEditedPlan', () => sessions.approveEdited());
+
+}

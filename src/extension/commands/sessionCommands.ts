@@ -1,0 +1,144 @@
+// Commands about sessions: planning a task (palette, selection, refine), showing a review,
+// stopping, teleporting, opening a session in the browser.
+import * as vscode from 'vscode';
+import { keywordHints, promptFromText } from '../../core/promptPath';
+import { PHASE_LABELS } from '../../core/phase';
+import { checkEmbeddedAgent, embeddedAgentDescription } from '../agents/acpAgentSource';
+import { openSessionInBrowser } from '../claudeWeb/claudeWebUi';
+import { refinePlan } from '../chat/promptPathUi';
+import type { FollowedSessions } from '../sessions/followedSessions';
+import type { SessionController } from '../sessions/sessionController';
+import { registerCommand, type ExtensionServices } from './services';
+
+export function registerSessionCommands(services: ExtensionServices): void {
+  const { sessions, settings, log, launch } = services;
+  const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
+
+  register('ultraplan.planTask', async (initial?: unknown) => {
+    await sessions.restored;
+    const s = settings.readForBackend();
+    if (!s) return;
+    if (!checkTrustFor(s.backend) || !checkEmbeddedAgent(s, log)) return;
+    const text = await vscode.window.showInputBox({
+      title: 'Ultraplan: Plan a Task',
+      prompt: `Describe the task; an agent plans it in plan mode on ${s.backend === 'embedded' ? `the embedded backend (${embeddedAgentDescription(s)})` : s.backend === 'claude-web' ? 'Claude Code on the web, with your Claude Code login' : s['server.url']}.`,
+      placeHolder: 'e.g. Add rate limiting to the public API',
+      value: typeof initial === 'string' ? initial : '',
+      ignoreFocusOut: true,
+      validateInput: promptHint,
+    });
+    if (text === undefined) return;
+    const prompt = promptToSend(text);
+    if (!prompt) {
+      void vscode.window.showWarningMessage('Ultraplan: the prompt is empty once the keyword is removed; describe the task.');
+      return;
+    }
+    await launch(prompt, s);
+  });
+
+  register('ultraplan.planFromSelection', async () => {
+    await sessions.restored;
+    const editor = vscode.window.activeTextEditor;
+    const selection = editor?.selection;
+    const text = editor && selection && !selection.isEmpty ? editor.document.getText(selection) : '';
+    if (!editor || text.trim().length === 0) {
+      void vscode.window.showWarningMessage('Ultraplan: select the text to plan from first.');
+      return;
+    }
+    const s = settings.readForBackend();
+    if (!s || !checkTrustFor(s.backend) || !checkEmbeddedAgent(s, log)) return;
+    const where = `${vscode.workspace.asRelativePath(editor.document.uri)}:${selection!.start.line + 1}-${selection!.end.line + 1}`;
+    const prompt = promptToSend(text);
+    if (!prompt) return;
+    await launch(`${prompt}\n\n(From ${where}.)`, s);
+  });
+
+  register('ultraplan.showReview', async (key?: unknown) => {
+    await sessions.restored;
+    const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Show the review of…');
+    if (controller) sessions.show(controller);
+    else if (typeof key !== 'string' && sessions.all.length === 0) {
+      const plan = 'Plan a Task…';
+      void vscode.window.showInformationMessage('Ultraplan: no planning sessions yet.', plan).then((c) => c && vscode.commands.executeCommand('ultraplan.planTask'));
+    }
+  });
+
+  register('ultraplan.stopSession', async () => {
+    await sessions.restored;
+    const controller = await pickSession(sessions, 'Stop which session?', (c) => !c.finished);
+    if (!controller) return;
+    await controller.stop();
+    void vscode.window.showInformationMessage(`Ultraplan: stopped "${controller.title}".`);
+  });
+
+  register('ultraplan.teleport', async () => {
+    await sessions.restored;
+    const controller = await pickSession(sessions, 'Teleport the plan of…', (c) => c.canDecide);
+    if (!controller) {
+      void vscode.window.showInformationMessage('Ultraplan: no plan is waiting for a decision.');
+      return;
+    }
+    // Through the panel, so the decision carries the binding of the plan the person sees there.
+    sessions.show(controller).invoke('teleport');
+  });
+
+  register('ultraplan.refinePlan', async () => {
+    await sessions.restored;
+    await refinePlan({ settings, log, launch });
+  });
+
+  register('ultraplan.openInBrowser', async (key?: unknown) => {
+    await sessions.restored;
+    const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Open which session in the browser?', (c) => c.sessionLink !== undefined);
+    const link = controller?.sessionLink;
+    if (!link) {
+      void vscode.window.showInformationMessage('Ultraplan: no session with a browser page (Claude Code on the web sessions have one).');
+      return;
+    }
+    await openSessionInBrowser(link, log);
+  });
+
+  register('ultraplan.openInBrowser', async (key?: unknown) => {
+    await sessions.restored;
+    const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Open which session in the browser?', (c) => c.sessionLink !== undefined);
+    const link = controller?.sessionLink;
+    if (!link) {
+      void vscode.window.showInformationMessage('Ultraplan: no session with a browser page (Claude Code on the web sessions have one).');
+      return;
+    }
+    await openSessionInBrowser(link, log);
+  });
+
+}
+
+function checkTrustFor(backend: string): boolean {
+  if (backend !== 'embedded' || vscode.workspace.isTrusted) return true;
+  void vscode.window.showWarningMessage(
+    'Ultraplan: the embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or choose a server backend.',
+  );
+  return false;
+}
+
+/** The input box's hint: what the keyword does, and that `ultrareview` launches nothing. */
+export function promptHint(value: string): vscode.InputBoxValidationMessage | undefined {
+  const hints = keywordHints(value);
+  return hints.length > 0 ? { message: hints.join(' · '), severity: vscode.InputBoxValidationSeverity.Info } : undefined;
+}
+
+/** The prompt as sent: the keyword replaced (PROTOCOL.md section 7), or the text as typed. */
+export const promptToSend = promptFromText;
+
+async function pickSession(
+  sessions: FollowedSessions,
+  title: string,
+  filter: (c: SessionController) => boolean = () => true,
+): Promise<SessionController | undefined> {
+  const candidates = sessions.ordered(filter);
+  if (candidates.length <= 1) return candidates[0];
+  const picked = await vscode.window.showQuickPick(
+    candidates.map((c) => ({ label: c.title, description: `${PHASE_LABELS.words[c.phase]} · ${c.backend.label}`, c })),
+    { title: `Ultraplan: ${title}` },
+  );
+  return picked?.c;
+}
+

@@ -1,4 +1,4 @@
-// Decision binding (PRODUCT.md safety rules): a decision is bound to the session, the ExitPlanMode
+// Decision binding (docs/protocol.md section 10): a decision is bound to the session, the ExitPlanMode
 // tool_use id and the SHA-256 of the plan text the person saw. The host sends it only while that
 // exact plan is still the pending one, and at most once per tool_use, so a double click, a replayed
 // message, or an old card clicked after the agent revised cannot approve a plan nobody read.

@@ -1,4 +1,4 @@
-// The keyword trigger (PROTOCOL.md section 7): does a prompt invoke `ultraplan` (or hint at
+// The keyword trigger (docs/protocol.md section 7): does a prompt invoke `ultraplan` (or hint at
 // `ultrareview`)? One implementation, parameterised by the word, so both words follow the same
 // rules. The rules err towards "not an invocation": a word inside code, a quote, a path, a file
 // name or a question is talk about the feature, not a request to launch it.
@@ -91,7 +91,7 @@ function escapeRegExp(word: string): string {
   return word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Every place where `word` triggers in `text`, by the rules of PROTOCOL.md section 7. */
+/** Every place where `word` triggers in `text`, by the rules of docs/protocol.md section 7. */
 export function findKeywordTriggerPositions(text: string, word: string): KeywordTrigger[] {
   // Cheap exits first: most prompts never mention the word.
   if (text.startsWith('/')) return [];

@@ -1,4 +1,4 @@
-// What survives a window reload (issue 4 item 8): each followed session's backend, id, cursor,
+// What survives a window reload: each followed session's backend, id, cursor,
 // revisions with their comments and feedback, drafts and the decisions already used. Kept in
 // workspaceState as JSON and parsed with zod on the way back in: a damaged or older entry is
 // dropped with a log line, never trusted. Pure (no vscode import) so it is unit-tested.

@@ -1,4 +1,4 @@
-// The poller (PROTOCOL.md section 5): reads a session's new events and status on an interval,
+// The poller (docs/protocol.md section 5): reads a session's new events and status on an interval,
 // feeds the scanner, reports the phase, and ends with an approved or teleported plan or an
 // UltraplanPollError. The loop is shared with followUntilResult, which keeps following an
 // approved session until its `result` event so the editor can show how the execution ended.

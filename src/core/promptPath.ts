@@ -1,4 +1,4 @@
-// The prompt path people know from the terminal (PROTOCOL.md section 7), for the places a prompt
+// The prompt path people know from the terminal (docs/protocol.md section 7), for the places a prompt
 // reaches Ultraplan in the editor: the keyword hints, what a request to the @ultraplan chat
 // participant does, and the prompt that refines an existing plan (as Claude Code's "refine with
 // Ultraplan" from its plan approval does: the draft goes up as the starting point). Pure.

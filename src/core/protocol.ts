@@ -1,4 +1,4 @@
-// Wire schemas for the Sessions API and the SDK message stream (PROTOCOL.md sections 1-2).
+// Wire schemas for the Sessions API and the SDK message stream (docs/protocol.md sections 1-2).
 // Lenient where the wire is (unknown event types and unknown fields pass through, so a newer
 // server never breaks an older client), strict where we decide (what we send).
 import * as z from 'zod';
@@ -174,7 +174,7 @@ export const KnownEventSchema = z.discriminatedUnion('type', [
 ]);
 export type KnownEvent = z.infer<typeof KnownEventSchema>;
 
-/** Event types a reader skips (PROTOCOL.md section 1). */
+/** Event types a reader skips (docs/protocol.md section 1). */
 export const SKIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['env_manager_log', 'control_response']);
 
 // ---------------------------------------------------------------------------------------------
@@ -269,7 +269,7 @@ export function controlResponseEvent(requestId: string, decision: PermissionDeci
   };
 }
 
-/** The deny message that teleports a plan (PROTOCOL.md section 3). */
+/** The deny message that teleports a plan (docs/protocol.md section 3). */
 export function teleportDenyMessage(plan: string): string {
   return `${ULTRAPLAN_TELEPORT_SENTINEL}\n${plan}`;
 }

@@ -1,4 +1,4 @@
-// ExitPlanModeScanner (PROTOCOL.md section 4): a pure, stateful classifier fed with batches of
+// ExitPlanModeScanner (docs/protocol.md section 4): a pure, stateful classifier fed with batches of
 // session events. No I/O, no timers, so recorded or synthetic sessions replay in unit tests.
 //
 // Memory grows with the number of ExitPlanMode calls, never with the number of events: of all

@@ -93,7 +93,7 @@ const finders = {
   ultrareview: { find: findUltrareviewTriggerPositions, has: hasUltrareviewKeyword },
 };
 
-describe('keyword trigger (PROTOCOL.md section 7)', () => {
+describe('keyword trigger (docs/protocol.md section 7)', () => {
   for (const word of WORDS) {
     describe(word, () => {
       for (const c of cases) {

@@ -85,7 +85,7 @@ async function rejectsWith(promise: Promise<unknown>, reason: PollFailureReason,
 
 const transient = (message = 'HTTP 503', retryAfterMs?: number) => new SessionsError('transient', message, 503, retryAfterMs);
 
-describe('pollForApprovedPlan (PROTOCOL.md section 5)', () => {
+describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
   describe('phases and outcomes', () => {
     it('running, then plan_ready, then approved on the remote', async () => {
       const { promise, phases, transport, clock } = run([

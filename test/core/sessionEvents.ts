@@ -1,4 +1,4 @@
-// Builders for synthetic session events, shaped like the wire (PROTOCOL.md section 2), shared by
+// Builders for synthetic session events, shaped like the wire (docs/protocol.md section 2), shared by
 // the scanner and poller tests.
 import { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, ULTRAPLAN_TELEPORT_SENTINEL } from '../../src/core/protocol';
 

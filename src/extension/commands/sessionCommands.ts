@@ -125,7 +125,7 @@ export function promptHint(value: string): vscode.InputBoxValidationMessage | un
   return hints.length > 0 ? { message: hints.join(' · '), severity: vscode.InputBoxValidationSeverity.Info } : undefined;
 }
 
-/** The prompt as sent: the keyword replaced (PROTOCOL.md section 7), or the text as typed. */
+/** The prompt as sent: the keyword replaced (docs/protocol.md section 7), or the text as typed. */
 export const promptToSend = promptFromText;
 
 async function pickSession(

@@ -1,4 +1,4 @@
-// Teleport targets (issue 4 item 6): the plan is saved as Markdown under the plans folder, never
+// Teleport targets: the plan is saved as Markdown under the plans folder, never
 // overwriting, then opened in VS Code's Chat (prefilled, not sent), run as a task (the plan file
 // as its own argument, never pasted into a shell line), or just opened.
 import * as path from 'node:path';

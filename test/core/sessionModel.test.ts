@@ -1,0 +1,149 @@
+// The session model: one reducer from a parsed batch (or something this host did) to the state
+// every projection reads, and the one Phase derived from it.
+import * as assert from 'node:assert/strict';
+import { derivePhase, PHASE_LABELS, PHASES, type PhaseFacts } from '../../src/core/phase';
+import { pollPhaseOf } from '../../src/core/poller';
+import { KnownEventSchema } from '../../src/core/protocol';
+import { parseEventBatch } from '../../src/core/scanner';
+import { SessionModel, type SessionChange } from '../../src/core/sessionModel';
+import { approve, assistantText, exitPlan, reject } from './sessionEvents';
+
+function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
+  return { type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input } };
+}
+
+let cursors = 0;
+
+/** Feeds a model like the follower does: the scanner first (the poller's), then the reduce. */
+function poll(model: SessionModel, raw: unknown[], status = 'running', at = 1): SessionChange {
+  const batch = parseEventBatch(raw);
+  model.scanner.ingestParsed(batch);
+  const cursor = raw.length > 0 ? `c${++cursors}` : model.state.cursor;
+  return model.reduce({ type: 'poll', poll: { batch, status, cursor }, at });
+}
+
+describe('session model', () => {
+  it('a plan arriving makes the phase plan_ready, once announced, with its revision', () => {
+    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    assert.equal(model.state.phase, 'planning');
+    const first = poll(model, [assistantText('Looking around'), exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' })], 'requires_action', 5);
+    assert.equal(first.state.phase, 'plan_ready');
+    assert.equal(first.planBecameReady, true);
+    assert.equal(first.changed, true);
+    assert.equal(first.state.phaseChangedAt, 5);
+    assert.deepEqual(first.state.pendingPlan, { toolUseId: 'toolu_1', plan: '# Plan', requestId: 'req_1' });
+    const again = poll(model, [], 'requires_action', 6);
+    assert.equal(again.planBecameReady, false, 'the same plan is announced once');
+    assert.equal(again.changed, false, 'an empty poll that changes nothing is no change');
+    assert.equal(again.state.phaseChangedAt, 5);
+  });
+
+  it('a decision sent here shows until the session confirms it; the approval then means executing', () => {
+    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    const events: unknown[] = [exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode')];
+    poll(model, events, 'requires_action');
+    assert.equal(model.reduce({ type: 'decided', toolUseId: 'toolu_1', decision: 'approved', at: 2 }).state.phase, 'approved');
+    // Still pending on the next poll (the tool_result has not landed): still approved, not plan_ready.
+    assert.equal(poll(model, [], 'requires_action').state.phase, 'approved');
+    events.push(approve('toolu_1', '# Plan'));
+    assert.equal(poll(model, events.slice(2)).state.phase, 'executing');
+  });
+
+  it('a rejection shows as rejected, then planning, then the next plan is announced', () => {
+    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    poll(model, [exitPlan('toolu_1', 'v1'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode')], 'requires_action');
+    assert.equal(model.reduce({ type: 'decided', toolUseId: 'toolu_1', decision: 'rejected', at: 2 }).state.phase, 'rejected');
+    assert.equal(poll(model, [reject('toolu_1', 'no')]).state.phase, 'planning');
+    const next = poll(model, [exitPlan('toolu_2', 'v2')], 'requires_action');
+    assert.equal(next.state.phase, 'plan_ready');
+    assert.equal(next.planBecameReady, true);
+    assert.equal(next.state.revisions.length, 2);
+    assert.equal(next.state.rejectCount, 1);
+  });
+
+  it('a quiet agent asks a question; a reply makes it planning until it speaks again', () => {
+    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    poll(model, [assistantText('Which database?')], 'running');
+    const quiet = poll(model, [], 'idle');
+    assert.equal(quiet.state.phase, 'needs_input');
+    assert.equal(quiet.state.question, 'Which database?');
+    const replied = model.reduce({ type: 'replied', at: 3 });
+    assert.equal(replied.state.phase, 'planning');
+    assert.equal(replied.state.question, undefined);
+    assert.equal(poll(model, [], 'idle').state.phase, 'planning', 'the quiet right after a reply is the agent working');
+    poll(model, [assistantText('And the port?')], 'running');
+    assert.equal(poll(model, [], 'idle').state.question, 'And the port?');
+  });
+
+  it('an open permission request takes attention (not the phase), and closes when answered', () => {
+    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    const opened = poll(model, [canUseTool('req_7', 'edit-1', 'Edit', { file_path: '/w/a.ts' })], 'requires_action', 4);
+    assert.equal(opened.opened.length, 1);
+    assert.equal(opened.state.attention, 'needs_permission');
+    assert.equal(opened.state.attentionChangedAt, 4);
+    assert.equal(opened.state.phase, 'planning', 'waiting on a permission is not a question');
+    const quiet = poll(model, [], 'requires_action', 5);
+    assert.equal(quiet.state.phase, 'planning');
+    const answered = model.reduce({ type: 'permissionAnswered', requestId: 'req_7', at: 6 });
+    assert.equal(answered.state.permissions.length, 0);
+    assert.equal(answered.state.attention, answered.state.phase);
+  });
+
+  it('ending wins over everything, and a restart replays from the start', () => {
+    const model = new SessionModel({ initialPhase: 'plan_ready', cursor: '7', at: 0, localDecisions: [['toolu_1', 'rejected']] });
+    assert.equal(model.state.phase, 'plan_ready', 'a restored session shows its persisted phase until the first poll');
+    assert.equal(model.reduce({ type: 'ended', by: 'stop', at: 1 }).state.phase, 'stopped');
+    const restarted = model.reduce({ type: 'restarted', at: 2 });
+    assert.equal(restarted.state.ended, undefined);
+    assert.equal(restarted.state.phase, 'plan_ready');
+    assert.equal(restarted.state.localDecisions.get('toolu_1'), 'rejected', 'decisions made here survive a replay');
+  });
+
+  it('validates each event of a batch exactly once on its way to the scanner, the tracker and the model', () => {
+    const calls = { n: 0 };
+    const original = KnownEventSchema.safeParse;
+    KnownEventSchema.safeParse = ((...args: Parameters<typeof original>) => {
+      calls.n++;
+      return original(...args);
+    }) as typeof original;
+    try {
+      const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+      const raw = [assistantText('hi'), exitPlan('toolu_1', '# P'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'), canUseTool('req_2', 'b-1', 'Bash', { command: 'ls' }), { type: 'env_manager_log' }, { nope: 1 }];
+      poll(model, raw, 'requires_action');
+      // Four known events: four parses (the unknown type and the item without a type are not schema-parsed).
+      assert.equal(calls.n, 4);
+      assert.equal(model.state.permissions.length, 1);
+      assert.equal(model.state.pendingPlan?.toolUseId, 'toolu_1');
+      assert.equal(model.scanner.malformedCount, 1);
+    } finally {
+      KnownEventSchema.safeParse = original;
+    }
+  });
+});
+
+describe('phase', () => {
+  const facts = (f: Partial<PhaseFacts>): PhaseFacts => ({ ended: undefined, decided: null, localDecision: undefined, poll: 'running', replied: false, openPermissions: 0, initial: 'planning', ...f });
+
+  it('is derived from facts, in order of precedence', () => {
+    assert.equal(derivePhase(facts({ ended: 'teleported_elsewhere', decided: 'approved' })), 'teleported');
+    assert.equal(derivePhase(facts({ ended: 'execution_failed' })), 'failed');
+    assert.equal(derivePhase(facts({ decided: 'approved', poll: 'needs_input' })), 'executing');
+    assert.equal(derivePhase(facts({ poll: undefined, initial: 'needs_input' })), 'needs_input');
+    assert.equal(derivePhase(facts({ poll: 'plan_ready', localDecision: 'approved' })), 'approved');
+    assert.equal(derivePhase(facts({ poll: 'plan_ready' })), 'plan_ready');
+    assert.equal(derivePhase(facts({ poll: 'needs_input' })), 'needs_input');
+    assert.equal(derivePhase(facts({ poll: 'needs_input', openPermissions: 1 })), 'planning');
+  });
+
+  it('a poll reads plan_ready, a quiet wait on the person, or work', () => {
+    assert.equal(pollPhaseOf(true, 'running', 3), 'plan_ready');
+    assert.equal(pollPhaseOf(false, 'idle', 0), 'needs_input');
+    assert.equal(pollPhaseOf(false, 'idle', 2), 'running', 'events flowing: working, whatever the status says');
+    assert.equal(pollPhaseOf(false, 'running', 0), 'running');
+  });
+
+  it('every surface has a label for every phase', () => {
+    for (const surface of Object.values(PHASE_LABELS)) for (const phase of PHASES) assert.ok(surface[phase].length > 0, phase);
+    assert.equal(PHASE_LABELS.words.needs_permission, 'needs permission');
+  });
+});

@@ -1,0 +1,173 @@
+// A followed session against an in-memory backend, with a recording notifier: the follower feeds
+// the model once per poll, the projections change once per batch, decisions answer sent or
+// refused, and what the person hears goes through the notifier (the backend's words through its voice).
+import * as assert from 'node:assert/strict';
+import { bindingFor } from '../../../src/core/decision';
+import { SessionController } from '../../../src/extension/sessions/sessionController';
+import type { BackendVoice, NotifierAction, SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
+import { MemoryBackend } from '../../support/memoryBackend';
+import { approve, assistantText, exitPlan } from '../../core/sessionEvents';
+
+const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
+
+class RecordingNotifier implements SessionNotifier {
+  readonly said: Array<{ level: string; text: string; actions: string[] }> = [];
+  showing = false;
+  asked: string[] = [];
+  say(level: 'info' | 'warning' | 'error', text: string, ...actions: NotifierAction[]): void {
+    this.said.push({ level, text, actions: actions.map((a) => a.label) });
+  }
+  showReview(): void {}
+  openExternal(): void {}
+  isReviewShowing(): boolean {
+    return this.showing;
+  }
+  async askPermission(_asker: unknown, request: { requestId: string }): Promise<void> {
+    this.asked.push(request.requestId);
+  }
+}
+
+function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
+  return { type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input } };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('SessionController (follower, decisions, projections)', () => {
+  let controller: SessionController | undefined;
+  afterEach(async () => {
+    controller?.dispose();
+    await controller?.settled();
+    controller = undefined;
+  });
+
+  function follow(backend: MemoryBackend, notifier: SessionNotifier, extra: { voice?: BackendVoice; onChange?: () => void } = {}): SessionController {
+    const options: ConstructorParameters<typeof SessionController>[0] = {
+      backend,
+      log: quietLog,
+      notifier,
+      pollIntervalMs: 5,
+      timeoutMs: 60_000,
+      onDidChange: () => extra.onChange?.(),
+      fresh: { key: 'server:s1', sessionId: 's1', title: 'dark mode', demo: false },
+    };
+    if (extra.voice) options.voice = extra.voice;
+    controller = new SessionController(options);
+    controller.start();
+    return controller;
+  }
+
+  it('one batch is one change, the plan is announced once, and the panel state is built once per change', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    let changes = 0;
+    const c = follow(backend, notifier, { onChange: () => changes++ });
+    await until(() => backend.reads > 0, 'the first poll');
+    const before = changes;
+    const readsBefore = backend.reads;
+    backend.status = 'requires_action';
+    backend.push(assistantText('Here is my plan'), exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
+    await until(() => c.phase === 'plan_ready', 'plan_ready');
+    await until(() => backend.reads > readsBefore + 3, 'a few more polls');
+    assert.equal(changes - before, 1, 'three events in one batch, then quiet polls: one change');
+    assert.deepEqual(notifier.said.map((s) => s.text), ['plan ready for "dark mode".']);
+    const state = c.panelState();
+    assert.equal(c.panelState(), state, 'the same projection until something changes');
+    assert.equal(state.revisions[0]?.status, 'pending');
+    assert.equal(state.canDecide, true);
+  });
+
+  it('does not announce a plan the person is already looking at', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    notifier.showing = true;
+    const c = follow(backend, notifier);
+    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    await until(() => c.phase === 'plan_ready', 'plan_ready');
+    assert.deepEqual(notifier.said, []);
+  });
+
+  it('a decision is sent once: the second is refused with its reason; the phase follows the session', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    const c = follow(backend, notifier);
+    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    await until(() => c.canDecide, 'a decidable plan');
+    const binding = bindingFor('s1', 'toolu_1', '# Plan');
+    assert.deepEqual(await c.approve(binding), { sent: true });
+    assert.equal(c.phase, 'approved');
+    assert.equal(backend.sent.length, 1);
+    assert.deepEqual((backend.sent[0] as unknown as { response: unknown }).response, { subtype: 'success', request_id: 'req_1', response: { behavior: 'allow', updatedInput: { plan: '# Plan' } } });
+    const again = await c.approve(binding);
+    assert.equal(again.sent, false);
+    assert.match(!again.sent ? again.message : '', /already/);
+    assert.equal(backend.sent.length, 1, 'nothing more was sent');
+    assert.equal(c.panelState().pendingDecision, undefined, 'no decision is shown as in flight');
+    backend.push(approve('toolu_1', '# Plan'));
+    await until(() => c.phase === 'executing', 'executing');
+    backend.push({ type: 'result', subtype: 'success', result: 'Done: the toggle is in.' });
+    await until(() => c.phase === 'completed', 'completed');
+    assert.match(notifier.said.at(-1)?.text ?? '', /"dark mode" finished: Done: the toggle is in\./);
+  });
+
+  it('a binding for another plan text is refused, and nothing is sent', async () => {
+    const backend = new MemoryBackend();
+    const c = follow(backend, new RecordingNotifier());
+    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    await until(() => c.canDecide, 'a decidable plan');
+    const outcome = await c.approve(bindingFor('s1', 'toolu_1', '# Another plan'));
+    assert.equal(outcome.sent, false);
+    assert.deepEqual(backend.sent, []);
+    assert.equal(c.panelState().notice?.level, 'warning');
+  });
+
+  it('a failure is told in the backend voice when it has words for it', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    const shown: unknown[] = [];
+    const voice: BackendVoice = {
+      read: () => ({ message: 'Your Claude login expired. Run `claude`, then Retry.', ownLogin: true, decisionNotDelivered: false }),
+      show: (err) => {
+        shown.push(err);
+        return true;
+      },
+      executionReport: async () => undefined,
+    };
+    const c = follow(backend, notifier, { voice });
+    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    await until(() => c.canDecide, 'a decidable plan');
+    backend.failNextSend = new Error('401');
+    const outcome = await c.approve(bindingFor('s1', 'toolu_1', '# Plan'));
+    assert.deepEqual(outcome, { sent: false, message: 'Sending the decision failed: Your Claude login expired. Run `claude`, then Retry.' });
+    assert.equal(shown.length, 1, 'the voice showed it');
+    assert.deepEqual(notifier.said.filter((s) => s.level === 'error'), [], 'not said a second time');
+    assert.equal(c.canDecide, true, 'not delivered: the plan can be decided again');
+  });
+
+  it('asks about each permission request once, and a reply answers the question', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    const c = follow(backend, notifier);
+    backend.push(canUseTool('req_9', 'bash-1', 'Bash', { command: 'npm test' }));
+    await until(() => c.statusPhase === 'needs_permission', 'needs_permission');
+    await until(() => backend.reads > 3, 'more polls');
+    assert.deepEqual(notifier.asked, ['req_9']);
+    const request = c.openPermissions[0]!;
+    assert.deepEqual(await c.answerPermission(c.permissionBinding(request), 'req_9', 'deny'), { sent: true });
+    assert.equal(c.statusPhase, c.phase);
+    backend.push(assistantText('Which port?'));
+    await until(() => backend.reads > 6, 'the question read');
+    backend.status = 'idle';
+    await until(() => c.phase === 'needs_input', 'needs_input');
+    assert.equal(c.panelState().question, 'Which port?');
+    assert.deepEqual(await c.reply('8080'), { sent: true });
+    assert.equal(c.phase, 'planning');
+    assert.equal((backend.sent.at(-1) as unknown as { message: { content: string } }).message.content, '8080');
+  });
+});

@@ -1,0 +1,48 @@
+// A SessionBackend held in memory: the test appends the session's events (as the agent would), and
+// sees what the extension sent. For units that need a backend but not a wire (the wire has its own
+// tests against the real server and host).
+import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../src/core/protocol';
+import type { BackendKind, SessionBackend } from '../../src/sessions/backend';
+
+export class MemoryBackend implements SessionBackend {
+  readonly kind: BackendKind = 'server';
+  readonly label = 'Memory';
+  readonly events: Array<Record<string, unknown>> = [];
+  readonly sent: AnyEvent[] = [];
+  status = 'running';
+  /** Set to make the next sendEvents fail with this error. */
+  failNextSend: Error | undefined;
+  archived = 0;
+  reads = 0;
+
+  readonly transport = {
+    readEvents: async (_sessionId: string, afterId: string | null) => {
+      this.reads++;
+      const start = afterId === null ? 0 : Number(afterId);
+      const events = this.events.slice(start);
+      return { events, lastId: this.events.length === 0 ? null : String(this.events.length) };
+    },
+    getStatus: async () => this.status,
+  };
+
+  push(...events: Array<Record<string, unknown>>): void {
+    this.events.push(...events);
+  }
+
+  async createSession(_request: CreateSessionRequest): Promise<SessionResource> {
+    throw new Error('not used');
+  }
+  async getSession(): Promise<SessionResource> {
+    throw new Error('not used');
+  }
+  async sendEvents(_sessionId: string, events: AnyEvent[]): Promise<void> {
+    const failure = this.failNextSend;
+    this.failNextSend = undefined;
+    if (failure) throw failure;
+    this.sent.push(...events);
+  }
+  async archive(): Promise<void> {
+    this.archived++;
+  }
+  async dispose(): Promise<void> {}
+}

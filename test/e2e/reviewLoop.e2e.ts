@@ -82,6 +82,9 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   it('shows revision 2 and its diff against revision 1; revision 1 keeps its comment', async function () {
     const { page } = suite.window;
     const frame = await revisionFrame(page, 'Revision 2 of 2');
+    // The rejection was answered and the agent moved on: the new revision is open for a decision.
+    assert.doesNotMatch((await frame.locator('.decision-status').textContent()) ?? '', /waiting for the extension/);
+    assert.equal(await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled(), true);
     await frame.getByRole('button', { name: 'Show changes' }).click();
     const added = await frame.locator('.diff-added').allTextContents();
     assert.ok(added.some((t) => t.includes('Persist the choice in the user profile on the server')), added.join(' | '));
@@ -126,6 +129,11 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
       timeoutMs: 20_000,
       message: 'the outcome in the panel',
     });
+    // The decision state follows the session: the host answered the request, so no stale
+    // "… sent; waiting for the extension." after the session moved on.
+    const status = (await outcome.locator('.decision-status').textContent()) ?? '';
+    assert.doesNotMatch(status, /waiting for the extension/);
+    assert.equal(status, 'Revision 2 was approved (edited).');
     await screenshot(page, 'completed');
   });
 

@@ -96,6 +96,12 @@ describe('smoke: code-server + Chromium + Ultraplan', function () {
     assert.throws(() => assertHostSuitePassed(missing, { print: false }), /could not run/);
   });
 
+  it('runs the followed-sessions suite in the host: trust re-attach, panel answers, setting targets', async function () {
+    const results = await window!.probe.runSuite('followedSessions', { timeoutMs: 120_000 });
+    assertHostSuitePassed(results);
+    assert.equal(results.passed, 3);
+  });
+
   it('follows a window reload to the new extension host', async function () {
     const w = window!;
     const before = w.probe.announcement();

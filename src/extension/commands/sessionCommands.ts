@@ -7,6 +7,7 @@ import { checkEmbeddedAgent, embeddedAgentDescription } from '../agents/acpAgent
 import { openSessionInBrowser } from '../claudeWeb/claudeWebUi';
 import { refinePlan } from '../chat/promptPathUi';
 import type { FollowedSessions } from '../sessions/followedSessions';
+import { ANSWER_PERMISSIONS_COMMAND } from '../status/statusBar';
 import type { SessionController } from '../sessions/sessionController';
 import { registerCommand, type ExtensionServices } from './services';
 
@@ -53,6 +54,9 @@ export function registerSessionCommands(services: ExtensionServices): void {
     await launch(`${prompt}\n\n(From ${where}.)`, s);
   });
 
+  // Internal (not in the palette): the status bar's click while a permission request waits.
+  register(ANSWER_PERMISSIONS_COMMAND, (key?: unknown) => sessions.askOpenPermissions(key));
+
   register('ultraplan.showReview', async (key?: unknown) => {
     await sessions.restored;
     const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Show the review of…');
@@ -98,16 +102,6 @@ export function registerSessionCommands(services: ExtensionServices): void {
     await openSessionInBrowser(link, log);
   });
 
-  register('ultraplan.openInBrowser', async (key?: unknown) => {
-    await sessions.restored;
-    const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Open which session in the browser?', (c) => c.sessionLink !== undefined);
-    const link = controller?.sessionLink;
-    if (!link) {
-      void vscode.window.showInformationMessage('Ultraplan: no session with a browser page (Claude Code on the web sessions have one).');
-      return;
-    }
-    await openSessionInBrowser(link, log);
-  });
 
 }
 

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import type { DecisionBinding } from '../../core/decision';
 import { Disposable } from '../../core/lifecycle';
 import type { SessionBackend } from '../../sessions/backend';
-import type { DecisionMessage, PanelAnswer, PanelRequest, SaveDraftMessage } from '../../core/panelMessages';
+import type { DecisionMessage, PanelAnswer, PanelRequest, PanelState, SaveDraftMessage } from '../../core/panelMessages';
 import { setPlanModeEvent, userMessageEvent } from '../../core/protocol';
 import type { Backends } from '../backends/backends';
 import { voiceFor } from '../backends/backendVoice';
@@ -22,21 +22,36 @@ import {
   trimPersistedSessions,
   type PersistedSession,
 } from '../../core/persistedSessions';
-import { ReviewPanel, registerReviewPanelSerializer } from '../review/reviewPanel';
+import { ReviewPanel } from '../review/reviewPanel';
 import type { SettingsReader } from '../settings/settings';
 import type { UltraplanSettings } from '../settings/settingsSchema';
-import { ANSWER_PERMISSIONS_COMMAND, PhaseStatusBarItem } from '../status/statusBar';
+import { PhaseStatusBarItem } from '../status/statusBar';
 import { PermissionDetailsView } from './permissionPrompts';
 import { orderForStatus } from '../../core/statusSummary';
 import { PlanEdits } from '../review/planEdits';
 import { openTeleportTarget, pickTeleportTarget, plansFolder, savePlanFile, targetProblem, type ConcreteTarget } from '../review/teleport';
 
 export interface FollowedSessionsOptions {
-  context: vscode.ExtensionContext;
+  context: Pick<vscode.ExtensionContext, 'workspaceState' | 'extensionUri'>;
   log: vscode.LogOutputChannel;
-  settings: SettingsReader;
-  backends: Backends;
+  settings: Pick<SettingsReader, 'read'>;
+  backends: Pick<Backends, 'forRestored' | 'forNewSession' | 'hasServerToken'>;
+  /** Workspace trust; VS Code's by default (tests pass their own). */
+  trust?: WorkspaceTrust;
 }
+
+/** What sessions need to know about workspace trust. */
+export interface WorkspaceTrust {
+  readonly isTrusted: boolean;
+  onDidGrant(listener: () => unknown): vscode.Disposable;
+}
+
+const vscodeTrust: WorkspaceTrust = {
+  get isTrusted() {
+    return vscode.workspace.isTrusted;
+  },
+  onDidGrant: (listener) => vscode.workspace.onDidGrantWorkspaceTrust(listener),
+};
 
 const MAX_TITLE = 80;
 /** How long the workbench gets to revive the review panel before we open it ourselves. */
@@ -67,6 +82,7 @@ export class FollowedSessions extends Disposable {
   /** Embedded sessions restored in an untrusted workspace: they re-attach once trust is granted. */
   readonly #waitingForTrust = new Map<string, PersistedSession>();
   #shownKey: string | undefined;
+  readonly #trust: WorkspaceTrust;
   /** Set once deactivation starts: a panel closed by the shutdown is not the person closing it. */
   #disposing = false;
   #persistTimer: NodeJS.Timeout | undefined;
@@ -77,39 +93,40 @@ export class FollowedSessions extends Disposable {
   constructor(options: FollowedSessionsOptions) {
     super();
     this.#o = options;
-    this._register(
-      vscode.commands.registerCommand(ANSWER_PERMISSIONS_COMMAND, (key: unknown) => {
-        const controller = typeof key === 'string' ? this.#controllers.get(key) : this.ordered((c) => c.openPermissionCount > 0)[0];
-        controller?.askOpenPermissions();
-      }),
-    );
-    this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => void this.reattachTrusted()));
-    this._register(
-      registerReviewPanelSerializer(options.context, { log: options.log }, async (panel, saved) => {
-        await this.restored;
-        this.#attachPanel(panel);
-        // Which session: the one we last showed (our own record, written when shown), else the one
-        // the webview's saved state names. The workbench stores that saved state with its editors,
-        // and in the browser a reload can cut that save short, leaving an older session's state.
-        // Without either, the panel shows the session that needs the person first.
-        const remembered = this.#rememberedShown();
-        const controller =
-          (remembered ? this.#controllers.get(remembered) : undefined) ??
-          (saved ? this.#controllers.get(saved.sessionKey) : undefined) ??
-          (saved ? undefined : this.ordered()[0]);
-        options.log.info(
-          `review panel restored (${saved ? `saved state for ${saved.sessionKey}` : 'no saved state'}; last shown ${remembered ?? 'unknown'}; showing ${controller?.key ?? 'nothing'})`,
-        );
-        if (controller) {
-          this.#rememberShown(controller.key);
-          panel.update(controller.panelState());
-        } else if (saved) {
-          // A session we no longer follow: its last state stays readable; decisions are refused.
-          panel.update({ ...saved, canDecide: false });
-        }
-      }),
-    );
+    this.#trust = options.trust ?? vscodeTrust;
+    this._register(this.#trust.onDidGrant(() => void this.reattachTrusted()));
     this.restored = this.#restore();
+  }
+
+  /** Asks a session's open permission requests again (the status bar's click); without a key, the first waiting. */
+  askOpenPermissions(key: unknown): void {
+    const controller = typeof key === 'string' ? this.#controllers.get(key) : this.ordered((c) => c.openPermissionCount > 0)[0];
+    controller?.askOpenPermissions();
+  }
+
+  /** A review panel the workbench revived after a reload: show the session it should. */
+  async restorePanel(panel: ReviewPanel, saved: PanelState | undefined): Promise<void> {
+    await this.restored;
+    this.#attachPanel(panel);
+    // Which session: the one we last showed (our own record, written when shown), else the one
+    // the webview's saved state names. The workbench stores that saved state with its editors,
+    // and in the browser a reload can cut that save short, leaving an older session's state.
+    // Without either, the panel shows the session that needs the person first.
+    const remembered = this.#rememberedShown();
+    const controller =
+      (remembered ? this.#controllers.get(remembered) : undefined) ??
+      (saved ? this.#controllers.get(saved.sessionKey) : undefined) ??
+      (saved ? undefined : this.ordered()[0]);
+    this.#o.log.info(
+      `review panel restored (${saved ? `saved state for ${saved.sessionKey}` : 'no saved state'}; last shown ${remembered ?? 'unknown'}; showing ${controller?.key ?? 'nothing'})`,
+    );
+    if (controller) {
+      this.#rememberShown(controller.key);
+      panel.update(controller.panelState());
+    } else if (saved) {
+      // A session we no longer follow: its last state stays readable; decisions are refused.
+      panel.update({ ...saved, canDecide: false });
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -126,7 +143,7 @@ export class FollowedSessions extends Disposable {
         this.#addRestored(s, undefined, settings);
         continue;
       }
-      if (s.backendKind === 'embedded' && !vscode.workspace.isTrusted) {
+      if (s.backendKind === 'embedded' && !this.#trust.isTrusted) {
         // The agent runs on this machine, which Restricted Mode does not allow: shown as it was,
         // and followed again once the person trusts the workspace.
         this.#waitingForTrust.set(s.key, s);
@@ -374,7 +391,7 @@ export class FollowedSessions extends Disposable {
   }
 
   #attachPanel(panel: ReviewPanel): void {
-    panel.setRequestHandler((request) => this.#onPanelRequest(request));
+    panel.setRequestHandler((request) => this.answer(request));
     panel.onDidSaveDraft((draft) => this.#saveDraft(draft));
     panel.onDidDispose(() => {
       // The person closed the review: after a reload it stays closed.
@@ -395,7 +412,8 @@ export class FollowedSessions extends Disposable {
     void this.#o.context.workspaceState.update(REVIEW_PANEL_KEY, record);
   }
 
-  async #onPanelRequest(request: PanelRequest): Promise<PanelAnswer> {
+  /** Answers one request from the review panel: routed by its session key, `sent` or `refused`. */
+  async answer(request: PanelRequest): Promise<PanelAnswer> {
     try {
       return await this.#handlePanelRequest(request);
     } finally {

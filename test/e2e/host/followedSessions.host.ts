@@ -1,0 +1,167 @@
+// In-host: FollowedSessions against the real VS Code API, with an in-memory backend behind its
+// Backends seam and workspace trust behind its WorkspaceTrust seam. Restoring after a reload in
+// Restricted Mode waits for trust and re-attaches once it is granted; each panel request is routed
+// by its session key and answered sent or refused; Choose Backend's writes land where the value
+// that applies lives.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { bindingFor } from '../../../src/core/decision';
+import { PERSISTED_SESSIONS_KEY, type PersistedSession } from '../../../src/core/persistedSessions';
+import { SETTING_DEFAULTS } from '../../../src/extension/settings/settingsSchema';
+import { writeSetting } from '../../../src/extension/settings/settings';
+import { FollowedSessions, type WorkspaceTrust } from '../../../src/extension/sessions/followedSessions';
+import { MemoryBackend } from '../../support/memoryBackend';
+import { waitFor } from '../harness/waitFor';
+
+const EXTENSION_ID = 'ultraplan.ultraplan';
+
+class Memento implements vscode.Memento {
+  readonly #values = new Map<string, unknown>();
+  keys(): readonly string[] {
+    return [...this.#values.keys()];
+  }
+  get<T>(key: string, fallback?: T): T | undefined {
+    return (this.#values.has(key) ? this.#values.get(key) : fallback) as T | undefined;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    if (value === undefined) this.#values.delete(key);
+    else this.#values.set(key, value);
+  }
+}
+
+class SwitchableTrust implements WorkspaceTrust {
+  isTrusted = false;
+  readonly #emitter = new vscode.EventEmitter<void>();
+  onDidGrant(listener: () => unknown): vscode.Disposable {
+    return this.#emitter.event(listener);
+  }
+  grant(): void {
+    this.isTrusted = true;
+    this.#emitter.fire();
+  }
+}
+
+function persisted(key: string, backendKind: PersistedSession['backendKind']): PersistedSession {
+  return {
+    key,
+    backendKind,
+    backendLabel: 'Memory',
+    sessionId: key.split(':')[1]!,
+    title: `restored ${key}`,
+    createdAt: Date.now() - 60_000,
+    phaseChangedAt: Date.now() - 30_000,
+    cursor: null,
+    phase: 'planning',
+    revisions: [],
+    drafts: [],
+    usedBindings: [],
+    finished: false,
+  };
+}
+
+function exitPlanEvents(id: string, plan: string) {
+  return [
+    { type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id, name: 'ExitPlanMode', input: { plan } }] } },
+    { type: 'control_request', request_id: `req-${id}`, request: { subtype: 'can_use_tool', tool_name: 'ExitPlanMode', tool_use_id: id, input: { plan } } },
+  ];
+}
+
+describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
+  this.timeout(60_000);
+  let log: vscode.LogOutputChannel;
+  let extensionUri: vscode.Uri;
+  const open: FollowedSessions[] = [];
+
+  before(() => {
+    const extension = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(extension, `${EXTENSION_ID} is not installed`);
+    extensionUri = extension.extensionUri;
+    log = vscode.window.createOutputChannel('Ultraplan followed sessions (test)', { log: true });
+  });
+  after(async () => {
+    for (const s of open) await s.close();
+    log.dispose();
+  });
+
+  function followed(workspaceState: Memento, backend: MemoryBackend, trust: WorkspaceTrust, calls: string[]): FollowedSessions {
+    const sessions = new FollowedSessions({
+      context: { workspaceState, extensionUri },
+      log,
+      settings: { read: () => ({ ...SETTING_DEFAULTS, pollIntervalMs: 250 }) },
+      backends: {
+        forRestored: async (kind) => {
+          calls.push(`forRestored ${kind}`);
+          return backend;
+        },
+        forNewSession: async () => ({ backend, demo: false }),
+        hasServerToken: async () => true,
+      },
+      trust,
+    });
+    open.push(sessions);
+    return sessions;
+  }
+
+  it('an embedded session restored in Restricted Mode waits for trust, then re-attaches and is followed', async () => {
+    const state = new Memento();
+    await state.update(PERSISTED_SESSIONS_KEY, [persisted('embedded:s_trust', 'embedded'), persisted('server:s_remote', 'server')]);
+    const backend = new MemoryBackend();
+    backend.push(...exitPlanEvents('toolu_t', '# Trusted plan'));
+    const trust = new SwitchableTrust();
+    const calls: string[] = [];
+    const sessions = followed(state, backend, trust, calls);
+    await sessions.restored;
+    assert.deepEqual(calls, ['forRestored server'], 'the embedded session does not start an agent without trust');
+    const waiting = sessions.get('embedded:s_trust');
+    assert.ok(waiting);
+    assert.match(waiting.panelState().outcome?.text ?? '', /Waiting for workspace trust/);
+    assert.equal(waiting.finished, false, 'not given up on');
+    trust.grant();
+    await waitFor(() => (calls.includes('forRestored embedded') ? true : undefined), { timeoutMs: 10_000, message: 'the re-attach' });
+    const followedNow = await waitFor(() => (sessions.get('embedded:s_trust')?.phase === 'plan_ready' ? sessions.get('embedded:s_trust') : undefined), {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+      message: 'the re-attached session to reach its plan',
+    });
+    assert.equal(followedNow.panelState().outcome, undefined, 'the waiting notice is gone');
+    const stored = state.get<PersistedSession[]>(PERSISTED_SESSIONS_KEY) ?? [];
+    assert.equal(stored.find((s) => s.key === 'embedded:s_trust')?.finished, false);
+  });
+
+  it('answers each panel request once, routed by its session key: sent, then refused with the reason', async () => {
+    const state = new Memento();
+    await state.update(PERSISTED_SESSIONS_KEY, [persisted('server:s_panel', 'server')]);
+    const backend = new MemoryBackend();
+    backend.push(...exitPlanEvents('toolu_p', '# Panel plan'));
+    const sessions = followed(state, backend, { isTrusted: true, onDidGrant: () => new vscode.Disposable(() => undefined) }, []);
+    await sessions.restored;
+    const controller = await waitFor(() => (sessions.get('server:s_panel')?.canDecide ? sessions.get('server:s_panel') : undefined), {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+      message: 'a decidable plan',
+    });
+    const binding = bindingFor(controller.sessionId, 'toolu_p', '# Panel plan');
+    const unknown = await sessions.answer({ type: 'approve', requestId: 'r0', sessionKey: 'server:nobody', binding });
+    assert.equal(unknown.result, 'refused');
+    assert.deepEqual(await sessions.answer({ type: 'approve', requestId: 'r1', sessionKey: 'server:s_panel', binding }), { result: 'sent' });
+    const again = await sessions.answer({ type: 'approve', requestId: 'r2', sessionKey: 'server:s_panel', binding });
+    assert.equal(again.result, 'refused');
+    assert.match(again.result === 'refused' ? again.reason : '', /already/);
+    assert.equal(backend.sent.length, 1, 'one decision went out');
+    assert.equal(controller.panelState().revisions[0]?.status, 'approved');
+  });
+
+  it('Choose Backend writes a setting the workspace overrides where the workspace sets it', async () => {
+    const config = () => vscode.workspace.getConfiguration('ultraplan');
+    const before = config().inspect('pollIntervalMs');
+    try {
+      await config().update('pollIntervalMs', 1000, vscode.ConfigurationTarget.Workspace);
+      await writeSetting('pollIntervalMs', 1500);
+      assert.equal(config().get('pollIntervalMs'), 1500, 'the value that applies is the one written');
+      assert.equal(config().inspect('pollIntervalMs')?.workspaceValue, 1500);
+    } finally {
+      await config().update('pollIntervalMs', before?.workspaceValue, vscode.ConfigurationTarget.Workspace);
+      await config().update('pollIntervalMs', before?.globalValue, vscode.ConfigurationTarget.Global);
+    }
+  });
+});

@@ -102,6 +102,12 @@ describe('smoke: code-server + Chromium + Ultraplan', function () {
     assert.equal(results.passed, 3);
   });
 
+  it('runs the backends suite in the host: one backend per URL, tokens from secret storage, the demo', async function () {
+    const results = await window!.probe.runSuite('backends', { timeoutMs: 120_000 });
+    assertHostSuitePassed(results);
+    assert.equal(results.passed, 3);
+  });
+
   it('follows a window reload to the new extension host', async function () {
     const w = window!;
     const before = w.probe.announcement();

@@ -45,7 +45,7 @@ export function scriptedAgentSource(extensionUri: vscode.Uri): EmbeddedAgentSour
 }
 
 export interface BackendsOptions {
-  context: vscode.ExtensionContext;
+  context: Pick<vscode.ExtensionContext, 'secrets' | 'storageUri' | 'globalStorageUri'>;
   log: vscode.LogOutputChannel;
   embeddedAgent: EmbeddedAgentSource;
 }

@@ -81,7 +81,6 @@ export class FollowedSessions extends Disposable {
   readonly edits = this._register(new PlanEdits((key) => this.#controllers.get(key)?.setEditing(undefined)));
   /** Embedded sessions restored in an untrusted workspace: they re-attach once trust is granted. */
   readonly #waitingForTrust = new Map<string, PersistedSession>();
-  #shownKey: string | undefined;
   readonly #trust: WorkspaceTrust;
   /** Set once deactivation starts: a panel closed by the shutdown is not the person closing it. */
   #disposing = false;
@@ -407,7 +406,6 @@ export class FollowedSessions extends Disposable {
 
   /** The session the review shows, kept so a reload can bring the same review back. */
   #rememberShown(key: string): void {
-    this.#shownKey = key;
     const record: ReviewPanelRecord = { sessionKey: key };
     void this.#o.context.workspaceState.update(REVIEW_PANEL_KEY, record);
   }
@@ -536,11 +534,6 @@ export class FollowedSessions extends Disposable {
       void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
     }
     return { result: 'sent' };
-  }
-
-  /** The session the panel shows, if it still exists. */
-  get shown(): SessionController | undefined {
-    return this.#shownKey ? this.#controllers.get(this.#shownKey) : undefined;
   }
 
   /** Stops every follow loop, persists, then lets go of what this owns. */

@@ -146,6 +146,7 @@ export class SessionController implements PermissionAsker {
     } else {
       throw new Error('SessionController needs either a restored or a fresh session');
     }
+    this.#lastLoggedPhase = this.#model.state.phase;
   }
 
   /** The session model's state: what every projection reads. */
@@ -498,6 +499,8 @@ export class SessionController implements PermissionAsker {
     this.#options.log.info(`[${this.key}] following session ${this.sessionId} again`);
     this.#notice = undefined;
     this.#abort = new AbortController();
+    // Not finished any more: the replay from the start decides what the session is now.
+    this.#reduce({ type: 'restarted', at: this.#now() });
     this.start();
   }
 

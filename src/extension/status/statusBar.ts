@@ -1,23 +1,26 @@
 // The one status bar item (left): the session that needs the person first, plus a count; its
 // tooltip gives title, backend, elapsed time and revision count; a click opens the review.
 import * as vscode from 'vscode';
+import { Disposable, toDisposable } from '../../core/lifecycle';
+import { PHASE_LABELS } from '../../core/phase';
 import { formatElapsed, summarizeStatus } from '../../core/statusSummary';
 import type { SessionController } from '../sessions/sessionController';
 
 /** Internal command (not in the palette): asks the open permission requests of a session again. */
 export const ANSWER_PERMISSIONS_COMMAND = 'ultraplan.answerPermissions';
 
-export class PhaseStatusBarItem implements vscode.Disposable {
-  readonly #item = vscode.window.createStatusBarItem('ultraplan.status', vscode.StatusBarAlignment.Left, 50);
-  readonly #timer: NodeJS.Timeout;
+export class PhaseStatusBarItem extends Disposable {
+  readonly #item = this._register(vscode.window.createStatusBarItem('ultraplan.status', vscode.StatusBarAlignment.Left, 50));
   #sessions: readonly SessionController[] = [];
 
   constructor() {
+    super();
     this.#item.name = 'Ultraplan';
     // The tooltip's elapsed time goes stale; refresh it while something is shown.
-    this.#timer = setInterval(() => {
+    const timer = setInterval(() => {
       if (this.#sessions.length > 0) this.#render();
     }, 15_000);
+    this._register(toDisposable(() => clearInterval(timer)));
   }
 
   update(sessions: readonly SessionController[]): void {
@@ -44,7 +47,7 @@ export class PhaseStatusBarItem implements vscode.Disposable {
     md.appendText(`Backend: ${s.backend.label}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`);
     md.appendMarkdown('\n\n');
     const permissions = s.openPermissionCount;
-    md.appendText(`Phase: ${summary.primary.phase.replace('_', ' ')} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
+    md.appendText(`Phase: ${PHASE_LABELS.words[summary.primary.phase]} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
     const link = s.sessionLink;
     if (link) {
       // The session's page (claude.ai/code/<id>); parentheses escaped so the link cannot end early.
@@ -82,8 +85,4 @@ export class PhaseStatusBarItem implements vscode.Disposable {
     this.#item.show();
   }
 
-  dispose(): void {
-    clearInterval(this.#timer);
-    this.#item.dispose();
-  }
 }

@@ -171,3 +171,47 @@ describe('SessionController (follower, decisions, projections)', () => {
     assert.equal((backend.sent.at(-1) as unknown as { message: { content: string } }).message.content, '8080');
   });
 });
+
+describe('SessionController: following again after our own login failed', () => {
+  it('Retry (resume) follows the session again from the start of its log', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    let retry: (() => unknown) | undefined;
+    const voice: BackendVoice = {
+      read: () => ({ message: 'login refused', ownLogin: true, decisionNotDelivered: false }),
+      show: (_err, options) => {
+        retry = options.retry;
+        return true;
+      },
+      executionReport: async () => undefined,
+    };
+    const c = new SessionController({
+      backend,
+      log: quietLog,
+      notifier,
+      voice,
+      pollIntervalMs: 5,
+      timeoutMs: 60_000,
+      onDidChange: () => undefined,
+      fresh: { key: 'server:s2', sessionId: 's2', title: 'retry', demo: false },
+    });
+    try {
+      backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+      const read = backend.transport.readEvents;
+      backend.transport.readEvents = async () => {
+        throw Object.assign(new Error('401'), {});
+      };
+      c.start();
+      await until(() => c.phase === 'failed', 'failed');
+      assert.equal(backend.archived, 0, 'our login failing leaves the remote session alone');
+      assert.ok(retry, 'the voice offered Retry');
+      backend.transport.readEvents = read;
+      await retry();
+      await until(() => c.phase === 'plan_ready', 'plan_ready after Retry');
+      assert.equal(c.finished, false);
+    } finally {
+      c.dispose();
+      await c.settled();
+    }
+  });
+});

@@ -9,13 +9,13 @@ import { DecisionGate, decisionEvent, planHash, type DecisionBinding, type Pendi
 import { SessionsError, UltraplanPollError } from '../../core/errors';
 import { formatRejectFeedback } from '../../core/feedback';
 import type { DecisionKind, LineComment, PanelDraft, PanelNotice, PanelState, PlanRevision } from '../../core/panelMessages';
-import { PANEL_LIMITS } from '../../core/panelMessages';
 import type { PersistedSession } from '../../core/persistedSessions';
 import { endedByFromPhase, type EndedBy, type Phase } from '../../core/phase';
 import { permissionRefusalMessage, permissionResponseEvent, type ToolPermissionRequest } from '../../core/permissionRequests';
 import { followUntilResult, pollForApprovedPlan, type PollRead } from '../../core/poller';
 import { userMessageEvent } from '../../core/protocol';
 import { SessionModel, type LocalDecision, type SessionInput, type SessionState } from '../../core/sessionModel';
+import { PlanHashes, clip, projectPanelState, projectRevisions, type RevisionNotes } from '../../core/sessionProjection';
 import type { SessionBackend } from '../../sessions/backend';
 import { plainVoice, type BackendVoice, type PermissionAsker, type SessionLog, type SessionNotifier } from './sessionNotifier';
 
@@ -35,12 +35,6 @@ export interface SessionControllerOptions {
   fresh?: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string; agentLabel?: string };
   /** The clock (tests pass their own). */
   now?: () => number;
-}
-
-interface RevisionExtras {
-  feedback?: string;
-  comments: LineComment[];
-  decidedAt?: string;
 }
 
 /** The one answer to a decision or reply: it went out, or it was refused and why. */
@@ -79,11 +73,10 @@ export class SessionController implements PermissionAsker {
   readonly #permissionGate = new DecisionGate();
   /** Requests whose notification is up (so a new batch does not show the same one twice). */
   readonly #prompting = new Set<string>();
-  readonly #extras = new Map<string, RevisionExtras>();
+  readonly #extras = new Map<string, RevisionNotes>();
   /** Revisions restored from storage, shown until the replayed events bring them back. */
   readonly #restoredRevisions: PlanRevision[];
-  /** Plan hashes by tool_use id: a revision's hash is computed once, not on every projection. */
-  readonly #hashes = new Map<string, { plan: string; hash: string }>();
+  readonly #hashes = new PlanHashes();
   #drafts = new Map<string, PanelDraft>();
   #notice: PanelNotice | undefined;
   #outcome: { text: string; link?: string } | undefined;
@@ -117,7 +110,7 @@ export class SessionController implements PermissionAsker {
       this.#restoredRevisions = r.revisions;
       const decided: Array<[string, LocalDecision]> = [];
       for (const rev of r.revisions) {
-        const extras: RevisionExtras = { comments: rev.comments };
+        const extras: RevisionNotes = { comments: rev.comments };
         if (rev.feedback !== undefined) extras.feedback = rev.feedback;
         if (rev.decidedAt !== undefined) extras.decidedAt = rev.decidedAt;
         if (rev.status === 'rejected' || rev.status === 'approved' || rev.status === 'approved_edited' || rev.status === 'teleported') {
@@ -594,7 +587,7 @@ export class SessionController implements PermissionAsker {
   // -------------------------------------------------------------------------------------------
   // Projections
 
-  #extrasFor(toolUseId: string): RevisionExtras {
+  #extrasFor(toolUseId: string): RevisionNotes {
     let e = this.#extras.get(toolUseId);
     if (!e) {
       e = { comments: [] };
@@ -603,86 +596,28 @@ export class SessionController implements PermissionAsker {
     return e;
   }
 
-  #hashOf(toolUseId: string, plan: string): string {
-    const known = this.#hashes.get(toolUseId);
-    if (known && known.plan === plan) return known.hash;
-    const hash = planHash(plan);
-    this.#hashes.set(toolUseId, { plan, hash });
-    return hash;
-  }
-
   #revisions(): PlanRevision[] {
-    const state = this.state;
-    const seen = state.revisions.filter((r) => r.plan !== null);
-    if (seen.length === 0) return this.#restoredRevisions;
-    const pendingId = state.pendingPlan?.toolUseId;
-    return seen.map((r, i) => {
-      const plan = r.plan ?? '';
-      const ext = this.#extras.get(r.toolUseId);
-      let status: PlanRevision['status'];
-      switch (r.outcome.kind) {
-        case 'rejected':
-          status = 'rejected';
-          break;
-        case 'approved':
-          status = r.outcome.edited ? 'approved_edited' : 'approved';
-          break;
-        case 'teleport':
-          status = 'teleported';
-          break;
-        default:
-          status = state.localDecisions.get(r.toolUseId) ?? (r.toolUseId === pendingId ? 'pending' : 'superseded');
-      }
-      const rev: PlanRevision = {
-        revision: i + 1,
-        toolUseId: r.toolUseId,
-        plan,
-        planHash: this.#hashOf(r.toolUseId, plan),
-        status,
-        comments: ext?.comments ?? [],
-      };
-      const feedback = ext?.feedback ?? (r.outcome.kind === 'rejected' ? r.outcome.feedback : undefined);
-      if (feedback !== undefined) rev.feedback = clip(feedback, PANEL_LIMITS.feedbackChars);
-      if (ext?.decidedAt !== undefined) rev.decidedAt = ext.decidedAt;
-      return rev;
-    });
+    return projectRevisions(this.state, this.#extras, this.#restoredRevisions, this.#hashes);
   }
 
   /** The review panel's projection of the state, built once per change. */
   panelState(): PanelState {
-    this.#panelState ??= this.#buildPanelState();
-    return this.#panelState;
-  }
-
-  #buildPanelState(): PanelState {
-    const revisions = this.#revisions().slice(-PANEL_LIMITS.revisions);
-    const current = revisions[revisions.length - 1];
-    const phase = this.phase;
-    const state: PanelState = {
+    this.#panelState ??= projectPanelState(this.state, this.#revisions(), {
       sessionKey: this.key,
       sessionId: this.sessionId,
-      title: clip(this.title, PANEL_LIMITS.labelChars),
-      backendLabel: clip(this.backend.label, PANEL_LIMITS.labelChars),
-      phase,
-      revisions,
-      canDecide: this.canDecide && current !== undefined && current.toolUseId === this.pendingPlan?.toolUseId,
-    };
-    if (this.demo) state.demo = true;
-    if (this.agentLabel) state.agentLabel = clip(this.agentLabel, PANEL_LIMITS.labelChars);
-    const link = this.sessionLink;
-    if (link) state.sessionLink = link;
-    const question = this.state.question;
-    if (phase === 'needs_input' && question) state.question = clip(question, PANEL_LIMITS.textChars);
-    const editingCurrent = this.#editing !== undefined && this.#editing === current?.toolUseId && this.canDecide;
-    const pendingDecision = this.#inFlight ?? (editingCurrent ? 'edit' : undefined);
-    if (pendingDecision !== undefined) state.pendingDecision = pendingDecision;
-    if (this.#notice) state.notice = { level: this.#notice.level, text: clip(this.#notice.text, PANEL_LIMITS.textChars) };
-    if (this.#outcome) state.outcome = { ...this.#outcome, text: clip(this.#outcome.text, PANEL_LIMITS.textChars) };
-    if (current) {
-      const draft = this.#drafts.get(current.toolUseId);
-      if (draft) state.draft = draft;
-    }
-    return state;
+      title: this.title,
+      backendLabel: this.backend.label,
+      agentLabel: this.agentLabel,
+      demo: this.demo,
+      sessionLink: this.sessionLink,
+      canDecide: this.canDecide,
+      inFlight: this.#inFlight,
+      editing: this.#editing,
+      notice: this.#notice,
+      outcome: this.#outcome,
+      drafts: this.#drafts,
+    });
+    return this.#panelState;
   }
 
   /** The persistence projection: what survives a reload. */
@@ -723,7 +658,3 @@ export class SessionController implements PermissionAsker {
 }
 
 export type { EndedBy };
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}

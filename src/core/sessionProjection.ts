@@ -1,0 +1,128 @@
+// The review panel's projection of a followed session: its revisions (what the session's events
+// say, with what this host decided until the events confirm it, and the person's notes) and the
+// PanelState the webview shows. Pure: the controller passes what it holds and shows the result.
+import { planHash } from './decision';
+import { PANEL_LIMITS, type DecisionKind, type LineComment, type PanelDraft, type PanelNotice, type PanelState, type PlanRevision } from './panelMessages';
+import type { SessionState } from './sessionModel';
+
+/** What the person added to a revision: the feedback and comments sent with it, when it was decided. */
+export interface RevisionNotes {
+  feedback?: string;
+  comments: LineComment[];
+  decidedAt?: string;
+}
+
+/** Plan hashes by tool_use id: a revision's hash is computed once, not on every projection. */
+export class PlanHashes {
+  readonly #known = new Map<string, { plan: string; hash: string }>();
+  #computed = 0;
+
+  hashOf(toolUseId: string, plan: string): string {
+    const known = this.#known.get(toolUseId);
+    if (known && known.plan === plan) return known.hash;
+    const hash = planHash(plan);
+    this.#computed++;
+    this.#known.set(toolUseId, { plan, hash });
+    return hash;
+  }
+
+  /** How many hashes were computed (for tests of the memo). */
+  get computed(): number {
+    return this.#computed;
+  }
+}
+
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The revisions the panel lists, oldest first; restored ones until the replay brings them back. */
+export function projectRevisions(
+  state: SessionState,
+  notes: ReadonlyMap<string, RevisionNotes>,
+  restored: readonly PlanRevision[],
+  hashes: PlanHashes,
+): PlanRevision[] {
+  const seen = state.revisions.filter((r) => r.plan !== null);
+  if (seen.length === 0) return [...restored];
+  const pendingId = state.pendingPlan?.toolUseId;
+  return seen.map((r, i) => {
+    const plan = r.plan ?? '';
+    const note = notes.get(r.toolUseId);
+    let status: PlanRevision['status'];
+    switch (r.outcome.kind) {
+      case 'rejected':
+        status = 'rejected';
+        break;
+      case 'approved':
+        status = r.outcome.edited ? 'approved_edited' : 'approved';
+        break;
+      case 'teleport':
+        status = 'teleported';
+        break;
+      default:
+        status = state.localDecisions.get(r.toolUseId) ?? (r.toolUseId === pendingId ? 'pending' : 'superseded');
+    }
+    const revision: PlanRevision = {
+      revision: i + 1,
+      toolUseId: r.toolUseId,
+      plan,
+      planHash: hashes.hashOf(r.toolUseId, plan),
+      status,
+      comments: note?.comments ?? [],
+    };
+    const feedback = note?.feedback ?? (r.outcome.kind === 'rejected' ? r.outcome.feedback : undefined);
+    if (feedback !== undefined) revision.feedback = clip(feedback, PANEL_LIMITS.feedbackChars);
+    if (note?.decidedAt !== undefined) revision.decidedAt = note.decidedAt;
+    return revision;
+  });
+}
+
+/** What the panel shows besides the session model's state. */
+export interface PanelFacts {
+  sessionKey: string;
+  sessionId: string;
+  title: string;
+  backendLabel: string;
+  agentLabel: string | undefined;
+  demo: boolean;
+  sessionLink: string | undefined;
+  /** The pending plan can be decided from here right now (the gate has not used it, nothing in flight). */
+  canDecide: boolean;
+  /** A decision or reply being sent. */
+  inFlight: DecisionKind | undefined;
+  /** The plan open for editing, if any. */
+  editing: string | undefined;
+  notice: PanelNotice | undefined;
+  outcome: { text: string; link?: string } | undefined;
+  drafts: ReadonlyMap<string, PanelDraft>;
+}
+
+export function projectPanelState(state: SessionState, allRevisions: readonly PlanRevision[], facts: PanelFacts): PanelState {
+  const revisions = allRevisions.slice(-PANEL_LIMITS.revisions);
+  const current = revisions[revisions.length - 1];
+  const canDecide = facts.canDecide && current !== undefined && current.toolUseId === state.pendingPlan?.toolUseId;
+  const panel: PanelState = {
+    sessionKey: facts.sessionKey,
+    sessionId: facts.sessionId,
+    title: clip(facts.title, PANEL_LIMITS.labelChars),
+    backendLabel: clip(facts.backendLabel, PANEL_LIMITS.labelChars),
+    phase: state.phase,
+    revisions,
+    canDecide,
+  };
+  if (facts.demo) panel.demo = true;
+  if (facts.agentLabel) panel.agentLabel = clip(facts.agentLabel, PANEL_LIMITS.labelChars);
+  if (facts.sessionLink) panel.sessionLink = facts.sessionLink;
+  if (state.phase === 'needs_input' && state.question) panel.question = clip(state.question, PANEL_LIMITS.textChars);
+  const editingCurrent = facts.editing !== undefined && facts.editing === current?.toolUseId && facts.canDecide;
+  const pendingDecision = facts.inFlight ?? (editingCurrent ? 'edit' : undefined);
+  if (pendingDecision !== undefined) panel.pendingDecision = pendingDecision;
+  if (facts.notice) panel.notice = { level: facts.notice.level, text: clip(facts.notice.text, PANEL_LIMITS.textChars) };
+  if (facts.outcome) panel.outcome = { ...facts.outcome, text: clip(facts.outcome.text, PANEL_LIMITS.textChars) };
+  if (current) {
+    const draft = facts.drafts.get(current.toolUseId);
+    if (draft) panel.draft = draft;
+  }
+  return panel;
+}

@@ -24,7 +24,7 @@ const nodeBan = { group: nodeBuiltins, message: 'This layer runs where Node is n
 const up = (from, layers) => ({ group: layers.map((l) => `**/${l}/**`), message: `${from} does not import a higher layer.` });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test-output/**', 'out/**', '**/*.vsix', 'test/e2e/runner-extension/dist/**', '.house/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'test-output/**', 'out/**', '**/*.vsix', 'test/e2e/runner-extension/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

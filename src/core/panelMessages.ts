@@ -47,6 +47,11 @@ export const PANEL_LIMITS = {
   urlChars: 2_048,
 } as const;
 
+/** Text cut to `max` characters, an ellipsis marking the cut. */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 /** True for an absolute http(s) URL; everything else (command:, javascript:, data:, file:, relative) is refused. */
 export function isHttpUrl(href: string): boolean {
   if (href.length > PANEL_LIMITS.urlChars) return false;

@@ -2,7 +2,7 @@
 // say, with what this host decided until the events confirm it, and the person's notes) and the
 // PanelState the webview shows. Pure: the controller passes what it holds and shows the result.
 import { planHash } from './decision';
-import { PANEL_LIMITS, type DecisionKind, type LineComment, type PanelDraft, type PanelNotice, type PanelState, type PlanRevision } from './panelMessages';
+import { PANEL_LIMITS, clip, type DecisionKind, type LineComment, type PanelDraft, type PanelNotice, type PanelState, type PlanRevision } from './panelMessages';
 import type { SessionState } from './sessionModel';
 
 /** What the person added to a revision: the feedback and comments sent with it, when it was decided. */
@@ -30,10 +30,6 @@ export class PlanHashes {
   get computed(): number {
     return this.#computed;
   }
-}
-
-export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** The revisions the panel lists, oldest first; restored ones until the replay brings them back. */

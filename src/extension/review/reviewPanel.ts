@@ -10,6 +10,8 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { Disposable } from '../../core/lifecycle';
 import {
+  PANEL_LIMITS,
+  clip,
   isHttpUrl,
   parsePanelState,
   parseWebviewSavedState,
@@ -146,7 +148,7 @@ export class ReviewPanel extends Disposable {
       return parsed.error;
     }
     this.#state = parsed.value;
-    this.#panel.title = parsed.value.title ? `${PANEL_TITLE}: ${clipTitle(parsed.value.title)}` : PANEL_TITLE;
+    this.#panel.title = parsed.value.title ? `${PANEL_TITLE}: ${clip(parsed.value.title, 40)}` : PANEL_TITLE;
     this.#post({ type: 'state', state: parsed.value });
     return undefined;
   }
@@ -202,6 +204,8 @@ export class ReviewPanel extends Disposable {
       this.#options.log?.warn(`review panel: ${request.type} failed: ${String(err)}`);
       answer = { result: 'refused', reason: `Something went wrong, nothing was sent: ${err instanceof Error ? err.message : String(err)}` };
     }
+    // Within the schema's bound, so the webview never drops the one answer it waits for.
+    if (answer.result === 'refused') answer = { result: 'refused', reason: clip(answer.reason || 'Refused.', PANEL_LIMITS.textChars) };
     this.#post({ type: 'answer', requestId: request.requestId, ...answer });
   }
 
@@ -228,10 +232,6 @@ export class ReviewPanel extends Disposable {
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
     });
   }
-}
-
-function clipTitle(title: string): string {
-  return title.length > 40 ? `${title.slice(0, 39)}…` : title;
 }
 
 /**

@@ -15,7 +15,8 @@ import { permissionRefusalMessage, permissionResponseEvent, type ToolPermissionR
 import { followUntilResult, pollForApprovedPlan, type PollRead } from '../../core/poller';
 import { userMessageEvent } from '../../core/protocol';
 import { SessionModel, type LocalDecision, type SessionInput, type SessionState } from '../../core/sessionModel';
-import { PlanHashes, clip, projectPanelState, projectRevisions, type RevisionNotes } from '../../core/sessionProjection';
+import { clip } from '../../core/panelMessages';
+import { PlanHashes, projectPanelState, projectRevisions, type RevisionNotes } from '../../core/sessionProjection';
 import type { SessionBackend } from '../../sessions/backend';
 import { plainVoice, type BackendVoice, type PermissionAsker, type SessionLog, type SessionNotifier } from './sessionNotifier';
 

@@ -6,3 +6,4 @@ export * from './scanner';
 export * from './keyword';
 export * from './poller';
 export * from './permissionRequests';
+export * from './eventBatch';

@@ -12,7 +12,7 @@
 // ids remembered for late or repeated events by MAX_REMEMBERED_IDS, never by the session's length.
 import type { DecisionRefusal } from './decision';
 import { EXIT_PLAN_MODE_TOOL, PermissionDecisionSchema, controlResponseEvent, type AnyEvent } from './protocol';
-import { parseEventBatch, type ParsedBatch } from './scanner';
+import { parseEventBatch, type ParsedBatch } from './eventBatch';
 
 /** Open requests kept at once; beyond it the oldest is dropped (and reported as dropped). */
 export const MAX_OPEN_PERMISSION_REQUESTS = 64;

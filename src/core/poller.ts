@@ -3,7 +3,8 @@
 // UltraplanPollError. The loop is shared with followUntilResult, which keeps following an
 // approved session until its `result` event so the editor can show how the execution ended.
 import { SessionsError, UltraplanPollError, type PollFailureReason } from './errors';
-import { ExitPlanModeScanner, parseEventBatch, type ParsedBatch, type PendingPlan, type ScanVerdict, type SessionResult } from './scanner';
+import { parseEventBatch, type ParsedBatch } from './eventBatch';
+import { ExitPlanModeScanner, type PendingPlan, type ScanVerdict, type SessionResult } from './scanner';
 import type { SessionStatus } from './protocol';
 import type { SessionTransport } from './transport';
 

@@ -16,6 +16,7 @@ import {
   type KnownEvent,
 } from './protocol';
 import { UltraplanPollError } from './errors';
+import { parseEventBatch, type ParsedBatch } from './eventBatch';
 
 export type ScanVerdict =
   | { kind: 'approved'; plan: string }
@@ -122,30 +123,6 @@ export function readSessionEvent(raw: unknown): KnownEvent | 'unknown' | 'malfor
     }
   }
   return event;
-}
-
-/**
- * One batch as read from the transport, each event validated once: the scanner, the permission
- * tracker and the session model all read this, so nothing downstream parses an event again.
- */
-export interface ParsedBatch {
-  readonly events: readonly KnownEvent[];
-  /** How many raw items were read (malformed and unknown types included). */
-  readonly size: number;
-  /** Items that failed validation (skipped, counted). */
-  readonly malformed: number;
-}
-
-/** Validates a raw batch once: known events kept in order, unknown types skipped, malformed counted. */
-export function parseEventBatch(raw: readonly unknown[]): ParsedBatch {
-  const events: KnownEvent[] = [];
-  let malformed = 0;
-  for (const item of raw) {
-    const read = readSessionEvent(item);
-    if (read === 'malformed') malformed++;
-    else if (read !== 'unknown') events.push(read);
-  }
-  return { events, size: raw.length, malformed };
 }
 
 export class ExitPlanModeScanner {
@@ -305,7 +282,7 @@ export class ExitPlanModeScanner {
               (unmatched ??= []).push({ block: tr, ordinal });
               continue;
             }
-            this.recordResult(tr.tool_use_id, tr, ordinal);
+            if (!this.recordResult(tr.tool_use_id, tr, ordinal)) this.malformed++;
           }
           break;
         }
@@ -342,7 +319,7 @@ export class ExitPlanModeScanner {
 
     if (unmatched !== null) {
       for (const { block, ordinal } of unmatched) {
-        if (this.callSet.has(block.tool_use_id)) this.recordResult(block.tool_use_id, block, ordinal);
+        if (this.callSet.has(block.tool_use_id) && !this.recordResult(block.tool_use_id, block, ordinal)) this.malformed++;
       }
     }
 
@@ -360,8 +337,14 @@ export class ExitPlanModeScanner {
     else if (entry.plan === null) entry.plan = plan;
   }
 
-  private recordResult(id: string, block: ToolResultFields, ordinal: number): void {
-    this.results.set(id, { isError: block.is_error === true, text: contentText(block.content), ordinal });
+  /** Keeps an ExitPlanMode call's result; false (nothing kept) when what it says cannot be read. */
+  private recordResult(id: string, block: ToolResultFields, ordinal: number): boolean {
+    // The transport checked the routing (the id); the part kept is checked here, where it is kept.
+    const content = block.content;
+    const readable = content === undefined || typeof content === 'string' || (Array.isArray(content) && content.every((b) => b !== null && typeof b === 'object'));
+    if (!readable || (block.is_error !== undefined && typeof block.is_error !== 'boolean')) return false;
+    this.results.set(id, { isError: block.is_error === true, text: contentText(content), ordinal });
+    return true;
   }
 
   private newestNotRejected(): string | undefined {

@@ -3,8 +3,8 @@
 import * as assert from 'node:assert/strict';
 import { derivePhase, PHASE_LABELS, PHASES, type PhaseFacts } from '../../src/core/phase';
 import { pollPhaseOf } from '../../src/core/poller';
-import { KnownEventSchema } from '../../src/core/protocol';
-import { parseEventBatch } from '../../src/core/scanner';
+import * as protocol from '../../src/core/protocol';
+import { parseEventBatch } from '../../src/core/eventBatch';
 import { SessionModel, type SessionChange } from '../../src/core/sessionModel';
 import { approve, assistantText, exitPlan, reject } from './sessionEvents';
 
@@ -99,24 +99,43 @@ describe('session model', () => {
     assert.equal(restarted.state.localDecisions.get('toolu_1'), 'rejected', 'decisions made here survive a replay');
   });
 
-  it('validates each event of a batch exactly once on its way to the scanner, the tracker and the model', () => {
+  it('validates a batch once, at the transport: the scanner, the tracker and the model parse nothing again', () => {
+    // Every schema the protocol exports, counted.
+    const schemas = Object.entries(protocol).filter(([name, value]) => name.endsWith('Schema') && typeof (value as { safeParse?: unknown }).safeParse === 'function');
     const calls = { n: 0 };
-    const original = KnownEventSchema.safeParse;
-    KnownEventSchema.safeParse = ((...args: Parameters<typeof original>) => {
-      calls.n++;
-      return original(...args);
-    }) as typeof original;
+    const originals = schemas.map(([, schema]) => {
+      const s = schema as { safeParse: (...args: unknown[]) => unknown };
+      const original = s.safeParse;
+      s.safeParse = (...args: unknown[]) => {
+        calls.n++;
+        return original.apply(s, args);
+      };
+      return () => {
+        s.safeParse = original;
+      };
+    });
     try {
-      const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
-      const raw = [assistantText('hi'), exitPlan('toolu_1', '# P'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'), canUseTool('req_2', 'b-1', 'Bash', { command: 'ls' }), { type: 'env_manager_log' }, { nope: 1 }];
-      poll(model, raw, 'requires_action');
-      // Four known events: four parses (the unknown type and the item without a type are not schema-parsed).
+      const raw = [
+        assistantText('hi'),
+        exitPlan('toolu_1', '# P'),
+        canUseTool('req_1', 'toolu_1', 'ExitPlanMode'),
+        canUseTool('req_2', 'b-1', 'Bash', { command: 'ls' }),
+        { type: 'result', subtype: 'success' },
+        { type: 'env_manager_log' },
+        { nope: 1 },
+      ];
+      const batch = parseEventBatch(raw);
+      // With their schema: the ExitPlanMode call, two control_requests, the result. Routing fields by hand.
       assert.equal(calls.n, 4);
-      assert.equal(model.state.permissions.length, 1);
+      const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+      model.scanner.ingestParsed(batch);
+      model.reduce({ type: 'poll', poll: { batch, status: 'requires_action', cursor: 'c1' }, at: 1 });
+      assert.equal(calls.n, 4, 'nothing downstream of the transport parses again');
+      assert.equal(model.state.permissions.length, 0, 'the result ended the turn that asked');
       assert.equal(model.state.pendingPlan?.toolUseId, 'toolu_1');
-      assert.equal(model.scanner.malformedCount, 1);
+      assert.equal(batch.malformed, 1);
     } finally {
-      KnownEventSchema.safeParse = original;
+      for (const restore of originals) restore();
     }
   });
 });

@@ -3,7 +3,7 @@
 // depend on the phase and on what is in flight.
 import * as assert from 'node:assert/strict';
 import { planHash } from '../../src/core/decision';
-import { parseEventBatch } from '../../src/core/scanner';
+import { parseEventBatch } from '../../src/core/eventBatch';
 import { SessionModel } from '../../src/core/sessionModel';
 import { PlanHashes, projectPanelState, projectRevisions, type PanelFacts, type RevisionNotes } from '../../src/core/sessionProjection';
 import { assistantText, exitPlan, reject } from './sessionEvents';

@@ -1,0 +1,95 @@
+// Where a batch of session events is validated: once, as it leaves the transport (the poller
+// calls parseEventBatch on every read). Everything downstream (the scanner, the permission
+// tracker, the session model) reads the parsed batch and validates nothing again.
+//
+// The check is as deep as what anyone reads: routing fields (type, message, content, block types,
+// ids) by hand, and with their zod schema the parts that decide something (`result` and
+// `control_request` events, ExitPlanMode calls). Most events of a long session are other tools'
+// calls and results that nothing reads beyond their ids; checking each with zod would cost more
+// than the scan. An event with a malformed part is skipped whole and counted.
+import {
+  ControlRequestEventSchema,
+  EXIT_PLAN_MODE_TOOL,
+  ResultEventSchema,
+  ToolUseBlockSchema,
+  type AssistantEvent,
+  type ControlRequestEvent,
+  type KnownEvent,
+  type ResultEvent,
+  type UserEvent,
+} from './protocol';
+
+/** One batch as read from the transport, each event validated once. */
+export interface ParsedBatch {
+  readonly events: readonly KnownEvent[];
+  /** How many raw items were read (malformed and unknown types included). */
+  readonly size: number;
+  /** Items that failed validation (skipped, counted). */
+  readonly malformed: number;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function readAssistant(event: Record<string, unknown>): AssistantEvent | undefined {
+  const message = event.message;
+  if (!isRecord(message) || !Array.isArray(message.content)) return undefined;
+  const parent = event.parent_tool_use_id;
+  if (parent !== undefined && parent !== null && typeof parent !== 'string') return undefined;
+  for (const block of message.content as unknown[]) {
+    if (!isRecord(block) || typeof block.type !== 'string') return undefined;
+    if (block.type === 'text' && typeof block.text !== 'string') return undefined;
+    // The call a plan hangs on: an ExitPlanMode block without an id must not pass unnoticed.
+    if (block.type === 'tool_use' && block.name === EXIT_PLAN_MODE_TOOL && !ToolUseBlockSchema.safeParse(block).success) return undefined;
+  }
+  return event as AssistantEvent;
+}
+
+function readUser(event: Record<string, unknown>): UserEvent | undefined {
+  const message = event.message;
+  if (!isRecord(message)) return undefined;
+  const content = message.content;
+  if (typeof content === 'string') return event as UserEvent;
+  if (!Array.isArray(content)) return undefined;
+  for (const block of content as unknown[]) {
+    if (!isRecord(block) || typeof block.type !== 'string') return undefined;
+    // Results are routed by their call's id; their content is checked by whoever keeps it.
+    if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string') return undefined;
+  }
+  return event as UserEvent;
+}
+
+/** One raw item: the event, 'skip' for a type nobody here reads, or 'malformed'. */
+function readEvent(raw: unknown): KnownEvent | 'skip' | 'malformed' {
+  if (!isRecord(raw) || typeof raw.type !== 'string') return 'malformed';
+  switch (raw.type) {
+    case 'assistant':
+      return readAssistant(raw) ?? 'malformed';
+    case 'user':
+      return readUser(raw) ?? 'malformed';
+    case 'result': {
+      const parsed = ResultEventSchema.safeParse(raw);
+      return parsed.success ? (parsed.data as ResultEvent) : 'malformed';
+    }
+    case 'control_request': {
+      const parsed = ControlRequestEventSchema.safeParse(raw);
+      return parsed.success ? (parsed.data as ControlRequestEvent) : 'malformed';
+    }
+    default:
+      // system, stream events, types newer than this client: the wire's business, not an error.
+      return 'skip';
+  }
+}
+
+/** Validates a raw batch once: events kept in order, other types skipped, malformed counted. */
+export function parseEventBatch(raw: readonly unknown[]): ParsedBatch {
+  const events: KnownEvent[] = [];
+  let malformed = 0;
+  for (const item of raw) {
+    const read = readEvent(item);
+    if (read === 'malformed') malformed++;
+    else if (read !== 'skip') events.push(read);
+  }
+  return { events, size: raw.length, malformed };
+}

@@ -1,4 +1,4 @@
-// The one HTTP client for the Sessions API (docs/protocol.md section 1), used for both our own server
+// The one HTTP client for the Sessions API (PROTOCOL.md section 1), used for both our own server
 // and Claude Code on the web. Every answer is checked with zod and every failure becomes a
 // SessionsError whose kind the poller switches on; messages are for people and never hold a token.
 import * as z from 'zod';
@@ -20,7 +20,7 @@ import {
 import { SessionsError } from '../core/errors';
 import type { EventRead, SessionTransport } from '../core/transport';
 
-/** At most this many pages in one read (docs/protocol.md section 1); the rest waits for the next poll. */
+/** At most this many pages in one read (PROTOCOL.md section 1); the rest waits for the next poll. */
 export const MAX_EVENT_PAGES_PER_READ = 50;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
@@ -206,7 +206,7 @@ export class SessionsClient implements SessionTransport {
   }
 
   /**
-   * Opens GET …/events/stream (docs/protocol.md section 6) and returns the response once its headers
+   * Opens GET …/events/stream (PROTOCOL.md section 6) and returns the response once its headers
    * are in. The request timeout covers only the wait for headers: the body is meant to stay open,
    * bounded by `signal`. Non-2xx answers throw the same SessionsError kinds as every other call.
    */

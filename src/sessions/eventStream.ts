@@ -1,4 +1,4 @@
-// The streaming transport (docs/protocol.md section 6): one Server-Sent Events connection per session,
+// The streaming transport (PROTOCOL.md section 6): one Server-Sent Events connection per session,
 // opened lazily after the first HTTP read, buffering events and status frames so the poller's reads
 // and status checks cost no request and its waits end on each frame. After a drop it resumes from
 // the last id it saw; where the server has no stream (404/405) or a session's stream keeps failing
@@ -131,7 +131,7 @@ class SessionEventStream {
       this.start();
       return;
     }
-    // Our server's ids grow in byte order (docs/protocol.md section 1): a cursor past everything buffered means
+    // Our server's ids grow in byte order (contracts.md): a cursor past everything buffered means
     // the buffer is stale; continuing from the cursor drops the overlap the stream will resend.
     if (cursor !== null && (this.lastSeenId === null || cursor > this.lastSeenId)) {
       this.base = cursor;

@@ -1,4 +1,4 @@
-// A minimal Sessions API server (docs/protocol.md sections 1 and 6) for the client's unit tests: real
+// A minimal Sessions API server (PROTOCOL.md sections 1 and 6) for the client's unit tests: real
 // HTTP on 127.0.0.1, events appended by the test. It exists so the client's edges (headers, ids,
 // SSE framing, a server without a stream) can be driven exactly; the integration tests run the
 // real dist/server.js instead.

@@ -1,6 +1,6 @@
 // A strict Claude-compatibility front for our real session server, for tests of the claude-web
 // backend without the internet. It stands where api.anthropic.com would and speaks what Claude
-// Code on the web speaks (docs/protocol.md sections 1 and 9): it demands the CCR headers and the
+// Code on the web speaks (PROTOCOL.md sections 1 and 9): it demands the CCR headers and the
 // organization on /v1/sessions*, answers 401 to a token it does not know (an expired one), serves
 // the profile, the environment list and the GitHub-app check itself, refuses our SSE stream (the
 // service has none), and forwards the Sessions API to the real server with the server's token.

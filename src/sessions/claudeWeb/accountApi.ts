@@ -1,4 +1,4 @@
-// The three account calls Claude Code makes before it launches a remote session (docs/protocol.md
+// The three account calls Claude Code makes before it launches a remote session (PROTOCOL.md
 // section 9): the profile (organization), the cloud environments, and the GitHub app check. They
 // are not Sessions API calls, so SessionsClient has no method for them; this is the smallest GET
 // that answers them, and it maps every failure straight to the ClaudeWebError a person needs.

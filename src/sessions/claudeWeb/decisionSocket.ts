@@ -1,5 +1,5 @@
 // The second way a decision reaches Claude Code on the web: the session's WebSocket
-// (/v1/sessions/ws/{id}/subscribe, docs/protocol.md section 1), where Claude Code itself sends its
+// (/v1/sessions/ws/{id}/subscribe, PROTOCOL.md section 1), where Claude Code itself sends its
 // control_responses. Used only when the service refuses them over HTTP. A decision counts as sent
 // only when the socket was accepted (so the login and organization were), every frame was
 // written, and the socket did not then close with an error; an echo of the response confirms it.

@@ -1,5 +1,5 @@
 // Can this workspace launch a remote ultraplan? The checks run in Claude Code's order, and the
-// first that fails names its cause and its fix (docs/protocol.md section 9): the Claude.ai login, the
+// first that fails names its cause and its fix (PROTOCOL.md section 9): the Claude.ai login, the
 // organization's policy, a cloud environment, a git repository, a GitHub remote, the GitHub app.
 import { fetchEnvironments, fetchGithubAppInstalled, fetchProfile, type AccountApiOptions } from './accountApi';
 import { readClaudeCredentials, type CredentialsOptions, type CredentialsSource } from './credentials';

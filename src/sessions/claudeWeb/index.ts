@@ -1,4 +1,4 @@
-// Claude Code on the web as a backend (docs/protocol.md section 9). What the extension uses; see README.md.
+// Claude Code on the web as a backend (PROTOCOL.md section 9). What the extension uses; see README.md.
 export { CLAUDE_WEB_LIFECYCLE, ClaudeWebBackend, DECISION_REFUSAL_STATUSES, claudeWebFailureOf, createClaudeWebBackend, listEnvironments } from './backend';
 export type { ClaudeWebBackendOptions, ClaudeWebBackendResult } from './backend';
 export { checkClaudeWebEligibility } from './eligibility';

@@ -1,9 +1,6 @@
 // The session model: one reducer from a parsed batch (or something this host did) to the state
 // every projection reads, and the one Phase derived from it.
 import * as assert from 'node:assert/strict';
-import { derivePhase, PHASE_LABELS, PHASES, type PhaseFacts } from '../../src/core/phase';
-import { pollPhaseOf } from '../../src/core/poller';
-import * as protocol from '../../src/core/protocol';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import { SessionModel, type SessionChange } from '../../src/core/sessionModel';
 import { approve, assistantText, exitPlan, reject } from './sessionEvents';
@@ -99,70 +96,4 @@ describe('session model', () => {
     assert.equal(restarted.state.localDecisions.get('toolu_1'), 'rejected', 'decisions made here survive a replay');
   });
 
-  it('validates a batch once, at the transport: the scanner, the tracker and the model parse nothing again', () => {
-    // Every schema the protocol exports, counted.
-    const schemas = Object.entries(protocol).filter(([name, value]) => name.endsWith('Schema') && typeof (value as { safeParse?: unknown }).safeParse === 'function');
-    const calls = { n: 0 };
-    const originals = schemas.map(([, schema]) => {
-      const s = schema as { safeParse: (...args: unknown[]) => unknown };
-      const original = s.safeParse;
-      s.safeParse = (...args: unknown[]) => {
-        calls.n++;
-        return original.apply(s, args);
-      };
-      return () => {
-        s.safeParse = original;
-      };
-    });
-    try {
-      const raw = [
-        assistantText('hi'),
-        exitPlan('toolu_1', '# P'),
-        canUseTool('req_1', 'toolu_1', 'ExitPlanMode'),
-        canUseTool('req_2', 'b-1', 'Bash', { command: 'ls' }),
-        { type: 'result', subtype: 'success' },
-        { type: 'env_manager_log' },
-        { nope: 1 },
-      ];
-      const batch = parseEventBatch(raw);
-      // With their schema: the ExitPlanMode call, two control_requests, the result. Routing fields by hand.
-      assert.equal(calls.n, 4);
-      const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
-      model.scanner.ingestParsed(batch);
-      model.reduce({ type: 'poll', poll: { batch, status: 'requires_action', cursor: 'c1' }, at: 1 });
-      assert.equal(calls.n, 4, 'nothing downstream of the transport parses again');
-      assert.equal(model.state.permissions.length, 0, 'the result ended the turn that asked');
-      assert.equal(model.state.pendingPlan?.toolUseId, 'toolu_1');
-      assert.equal(batch.malformed, 1);
-    } finally {
-      for (const restore of originals) restore();
-    }
-  });
-});
-
-describe('phase', () => {
-  const facts = (f: Partial<PhaseFacts>): PhaseFacts => ({ ended: undefined, decided: null, localDecision: undefined, poll: 'running', replied: false, openPermissions: 0, initial: 'planning', ...f });
-
-  it('is derived from facts, in order of precedence', () => {
-    assert.equal(derivePhase(facts({ ended: 'teleported_elsewhere', decided: 'approved' })), 'teleported');
-    assert.equal(derivePhase(facts({ ended: 'execution_failed' })), 'failed');
-    assert.equal(derivePhase(facts({ decided: 'approved', poll: 'needs_input' })), 'executing');
-    assert.equal(derivePhase(facts({ poll: undefined, initial: 'needs_input' })), 'needs_input');
-    assert.equal(derivePhase(facts({ poll: 'plan_ready', localDecision: 'approved' })), 'approved');
-    assert.equal(derivePhase(facts({ poll: 'plan_ready' })), 'plan_ready');
-    assert.equal(derivePhase(facts({ poll: 'needs_input' })), 'needs_input');
-    assert.equal(derivePhase(facts({ poll: 'needs_input', openPermissions: 1 })), 'planning');
-  });
-
-  it('a poll reads plan_ready, a quiet wait on the person, or work', () => {
-    assert.equal(pollPhaseOf(true, 'running', 3), 'plan_ready');
-    assert.equal(pollPhaseOf(false, 'idle', 0), 'needs_input');
-    assert.equal(pollPhaseOf(false, 'idle', 2), 'running', 'events flowing: working, whatever the status says');
-    assert.equal(pollPhaseOf(false, 'running', 0), 'running');
-  });
-
-  it('every surface has a label for every phase', () => {
-    for (const surface of Object.values(PHASE_LABELS)) for (const phase of PHASES) assert.ok(surface[phase].length > 0, phase);
-    assert.equal(PHASE_LABELS.words.needs_permission, 'needs permission');
-  });
 });

@@ -57,8 +57,8 @@ describe('untrusted workspace: no embedded agents, no tasks', function () {
     // Switch to the server through Choose Backend (URL, then the token it asks for).
     await runCommand(page, 'Ultraplan: Choose Backend…');
     await answerQuickPick(page, 'Server');
-    await answerInputBox(page, suite.server.url);
-    await answerInputBox(page, suite.server.token ?? '');
+    await answerInputBox(page, suite.server.url, { title: 'Ultraplan server URL' });
+    await answerInputBox(page, suite.server.token ?? '', { title: 'token for' });
     await planTask(page, 'add a changelog');
     const [session] = await listSessions(suite.server);
     const frame = await reviewFrame(page, '#plan li');

@@ -101,10 +101,14 @@ export async function readQuickInput(page: Page, options: TimeoutOption = {}): P
   };
 }
 
-/** Types `text` into the open input box (showInputBox) and presses Enter. */
-export async function answerInputBox(page: Page, text: string, options: TimeoutOption & { submit?: boolean } = {}): Promise<void> {
+/**
+ * Types `text` into the open input box (showInputBox) and presses Enter. With `title`, waits for
+ * the box with that title: one box closing while the next opens would otherwise take the answer.
+ */
+export async function answerInputBox(page: Page, text: string, options: TimeoutOption & { submit?: boolean; title?: string } = {}): Promise<void> {
   const input = page.locator(QUICK_INPUT_BOX);
   await input.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
+  if (options.title) await page.locator(`${QUICK_INPUT} .quick-input-title`, { hasText: options.title }).waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
   await input.fill(text);
   if (options.submit ?? true) await input.press('Enter');
 }

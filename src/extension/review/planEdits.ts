@@ -4,6 +4,7 @@
 // stale decision.
 import * as vscode from 'vscode';
 import type { DecisionBinding } from '../../core/decision';
+import { Disposable, toDisposable } from '../../core/lifecycle';
 
 interface EditedPlan {
   sessionKey: string;
@@ -12,14 +13,14 @@ interface EditedPlan {
 
 const CONTEXT_KEY = 'ultraplan.editingPlan';
 
-export class PlanEdits implements vscode.Disposable {
+export class PlanEdits extends Disposable {
   readonly #byUri = new Map<string, EditedPlan>();
-  readonly #disposables: vscode.Disposable[] = [];
 
   /** `onClosed(sessionKey)`: an edit was closed without being approved. */
   constructor(private readonly onClosed: (sessionKey: string) => void) {
-    this.#disposables.push(
-      vscode.window.onDidChangeActiveTextEditor(() => this.#updateContext()),
+    super();
+    this._register(vscode.window.onDidChangeActiveTextEditor(() => this.#updateContext()));
+    this._register(
       vscode.workspace.onDidCloseTextDocument((doc) => {
         const edit = this.#byUri.get(doc.uri.toString());
         if (!edit) return;
@@ -28,6 +29,7 @@ export class PlanEdits implements vscode.Disposable {
         this.onClosed(edit.sessionKey);
       }),
     );
+    this._register(toDisposable(() => this.#byUri.clear()));
   }
 
   async open(sessionKey: string, binding: DecisionBinding, plan: string): Promise<void> {
@@ -65,10 +67,5 @@ export class PlanEdits implements vscode.Disposable {
     const active = vscode.window.activeTextEditor?.document;
     const editing = active !== undefined && this.#byUri.has(active.uri.toString());
     void vscode.commands.executeCommand('setContext', CONTEXT_KEY, editing);
-  }
-
-  dispose(): void {
-    this.#byUri.clear();
-    while (this.#disposables.length > 0) this.#disposables.pop()?.dispose();
   }
 }

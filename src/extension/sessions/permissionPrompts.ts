@@ -4,6 +4,7 @@
 // notification leaves the request open (the status bar keeps saying "needs permission").
 import * as vscode from 'vscode';
 import type { DecisionBinding } from '../../core/decision';
+import { Disposable, toDisposable } from '../../core/lifecycle';
 import { describeToolInput, permissionPromptText, type ToolPermissionRequest } from '../../core/permissionRequests';
 import type { PermissionAsker } from './sessionNotifier';
 
@@ -14,17 +15,20 @@ const MAX_DETAILS_DOCUMENTS = 20;
 const MAX_PROMPT_ROUNDS = 20;
 
 /** Read-only documents (a content provider's scheme) showing a request's full input. */
-export class PermissionDetailsView implements vscode.Disposable {
+export class PermissionDetailsView extends Disposable {
   readonly #contents = new Map<string, string>();
-  readonly #changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly #registration: vscode.Disposable;
+  readonly #changed = this._register(new vscode.EventEmitter<vscode.Uri>());
 
   constructor() {
+    super();
     const contents = this.#contents;
-    this.#registration = vscode.workspace.registerTextDocumentContentProvider(PERMISSION_DETAILS_SCHEME, {
-      onDidChange: this.#changed.event,
-      provideTextDocumentContent: (uri) => contents.get(uri.toString()) ?? '// This permission request is no longer available.\n',
-    });
+    this._register(
+      vscode.workspace.registerTextDocumentContentProvider(PERMISSION_DETAILS_SCHEME, {
+        onDidChange: this.#changed.event,
+        provideTextDocumentContent: (uri) => contents.get(uri.toString()) ?? '// This permission request is no longer available.\n',
+      }),
+    );
+    this._register(toDisposable(() => contents.clear()));
   }
 
   async show(sessionKey: string, request: ToolPermissionRequest): Promise<void> {
@@ -42,12 +46,6 @@ export class PermissionDetailsView implements vscode.Disposable {
     const document = await vscode.workspace.openTextDocument(uri);
     // Beside the review, which stays in view.
     await vscode.window.showTextDocument(document, { preview: true, viewColumn: vscode.ViewColumn.Beside });
-  }
-
-  dispose(): void {
-    this.#registration.dispose();
-    this.#changed.dispose();
-    this.#contents.clear();
   }
 }
 

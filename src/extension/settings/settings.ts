@@ -1,22 +1,25 @@
 // Reads the extension's settings through the zod schemas of settingsSchema.ts. A bad value is
 // reported once per distinct problem with an "Open Settings" button; the default is used meanwhile.
 import * as vscode from 'vscode';
+import { Disposable } from '../../core/lifecycle';
 import { settingTarget } from './settingTarget';
 import { backendProblems, parseSettings, type SettingProblem, type UltraplanSettings } from './settingsSchema';
 
 const OPEN_SETTINGS = 'Open Settings';
 
-export class SettingsReader implements vscode.Disposable {
+export class SettingsReader extends Disposable {
   readonly #shown = new Set<string>();
   readonly #log: vscode.LogOutputChannel;
-  readonly #subscription: vscode.Disposable;
 
   constructor(log: vscode.LogOutputChannel) {
+    super();
     this.#log = log;
     // A fixed setting may break again later; forget what was shown so it is reported again.
-    this.#subscription = vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('ultraplan')) this.#shown.clear();
-    });
+    this._register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('ultraplan')) this.#shown.clear();
+      }),
+    );
   }
 
   /** Current settings (defaults where a value is bad), reporting problems to the person. */
@@ -43,10 +46,6 @@ export class SettingsReader implements vscode.Disposable {
     void vscode.window.showErrorMessage(`Ultraplan: ${problem.message}`, OPEN_SETTINGS).then((choice) => {
       if (choice === OPEN_SETTINGS) void vscode.commands.executeCommand('workbench.action.openSettings', problem.key);
     });
-  }
-
-  dispose(): void {
-    this.#subscription.dispose();
   }
 }
 

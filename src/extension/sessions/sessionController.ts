@@ -10,7 +10,7 @@ import { SessionsError, UltraplanPollError } from '../../core/errors';
 import { formatRejectFeedback } from '../../core/feedback';
 import type { DecisionKind, LineComment, PanelDraft, PanelNotice, PanelState, PlanRevision } from '../../core/panelMessages';
 import type { PersistedSession } from '../../core/persistedSessions';
-import { endedByFromPhase, type EndedBy, type Phase } from '../../core/phase';
+import { endedByFromPhase, type Phase } from '../../core/phase';
 import { permissionRefusalMessage, permissionResponseEvent, type ToolPermissionRequest } from '../../core/permissionRequests';
 import { followUntilResult, pollForApprovedPlan, type PollRead } from '../../core/poller';
 import { userMessageEvent } from '../../core/protocol';
@@ -658,4 +658,3 @@ export class SessionController implements PermissionAsker {
   }
 }
 
-export type { EndedBy };

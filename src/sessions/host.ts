@@ -10,18 +10,15 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import {
   AnyEventSchema,
-  ControlResponseEventSchema,
   CreateSessionRequestSchema,
-  UserEventSchema,
-  contentText,
   type AnyEvent,
   type CreateSessionRequest,
-  type PermissionDecision,
   type SessionResource,
   type SessionStatus,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import type { Agent, AgentContext, AgentFactory } from './agent';
+import { parseClientEvent, parseCreationEvents } from './clientEvents';
 import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
 
 export type { StoredEvent } from './store';
@@ -78,9 +75,6 @@ function parseEventSeq(id: string): number {
 
 /** The system event a session gets when a restarted host cannot continue its agent. */
 export const AGENT_LOST_SUBTYPE = 'agent_lost';
-
-// Event types only an agent writes: a client sending them would forge the agent's side.
-const AGENT_ONLY_TYPES: ReadonlySet<string> = new Set(['assistant', 'result', 'system']);
 
 interface Waiter {
   resolve: () => void;
@@ -252,13 +246,10 @@ export class SessionHost {
     if (!parsed.success) throw badRequest('invalid session', parsed.error);
     const body = parsed.data;
     const title = checkTitle(body.title);
-    const events = body.events.map((e) => e.data);
-    this.checkBatch(events, 'events');
-    const promptEvent = [...events].reverse().find((e) => e.type === 'user');
-    const prompt = promptEvent ? promptText(promptEvent) : '';
-    if (!prompt.trim()) {
-      throw new SessionsError('bad_request', 'events must include the user prompt: a user message with text', 400);
-    }
+    const raws = body.events.map((e) => e.data);
+    this.checkBatch(raws, 'events');
+    const { events: creation, prompt } = parseCreationEvents(raws);
+    const events = creation.map((e) => e.event as AnyEvent);
     if (this.sessions.size + this.creating >= this.limits.maxSessions) {
       throw new SessionsError(
         'conflict',
@@ -283,7 +274,6 @@ export class SessionHost {
       session.agent = agent;
       this.sessions.set(id, session);
       const stamped = events.map((e) => this.stamp(session, stripId(e)));
-      for (const event of stamped) this.trackControl(session, event);
       await this.queue(session, [...stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })), this.statusRecord(session, 'running')]);
       await this.startAgent(session, agent, prompt);
       return this.resource(session);
@@ -319,44 +309,19 @@ export class SessionHost {
     }
     this.checkBatch(events, 'events');
 
-    type Routed = { kind: 'user'; text: string } | { kind: 'decision'; requestId: string; decision: PermissionDecision } | null;
-    const routes: Routed[] = [];
+    const routes = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
     const answering = new Set<string>();
-    events.forEach((raw, index) => {
+    for (const [index, route] of routes.entries()) {
+      if (route.kind !== 'decision') continue;
       const at = `events[${index}]`;
-      const event = AnyEventSchema.safeParse(raw);
-      if (!event.success) throw badRequest(at, event.error);
-      const type = event.data.type;
-      if (AGENT_ONLY_TYPES.has(type)) {
-        throw new SessionsError('bad_request', `${at}: only the agent writes "${type}" events`, 400);
+      if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
+        throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
       }
-      if (type === 'user') {
-        const user = UserEventSchema.safeParse(raw);
-        if (!user.success) throw badRequest(at, user.error);
-        const content = user.data.message.content;
-        if (Array.isArray(content) && content.some((b) => b.type === 'tool_result')) {
-          throw new SessionsError('bad_request', `${at}: tool results come from the agent, not from a client`, 400);
-        }
-        routes.push({ kind: 'user', text: contentText(content) });
-      } else if (type === 'control_response') {
-        const response = ControlResponseEventSchema.safeParse(raw);
-        if (!response.success) throw badRequest(at, response.error);
-        const { request_id: requestId, subtype, response: decision } = response.data.response;
-        if (session.answered.has(requestId) || answering.has(requestId)) {
-          throw new SessionsError('conflict', `${at}: control_request ${requestId} was already answered`, 409);
-        }
-        if (!session.outstanding.has(requestId)) {
-          throw new SessionsError('bad_request', `${at}: no control_request ${requestId} awaits an answer in session ${id}`, 400);
-        }
-        if (subtype !== 'success' || !decision) {
-          throw new SessionsError('bad_request', `${at}: a control_response must be a success carrying a decision (allow or deny)`, 400);
-        }
-        answering.add(requestId);
-        routes.push({ kind: 'decision', requestId, decision });
-      } else {
-        routes.push(null);
+      if (!session.outstanding.has(route.requestId)) {
+        throw new SessionsError('bad_request', `${at}: no control_request ${route.requestId} awaits an answer in session ${id}`, 400);
       }
-    });
+      answering.add(route.requestId);
+    }
 
     // Decided synchronously, before any await, so a concurrent duplicate is refused above.
     const toolUseIds = new Map<string, string>();
@@ -365,8 +330,7 @@ export class SessionHost {
       session.outstanding.delete(requestId);
       session.answered.add(requestId);
     }
-    const stamped = events.map((e) => this.stamp(session, stripId(e)));
-    for (const event of stamped) if (event.type === 'control_request') this.trackControl(session, event);
+    const stamped = routes.map((route) => this.stamp(session, stripId(route.event)));
     try {
       await this.queue(session, stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })));
     } catch (err) {
@@ -377,10 +341,10 @@ export class SessionHost {
       throw err;
     }
     for (const route of routes) {
-      if (!route || session.archived || this.closing) continue;
+      if (session.archived || this.closing) continue;
       try {
         if (route.kind === 'user') this.deliverUserMessage(session, route.text);
-        else session.agent?.onDecision(route.requestId, route.decision);
+        else if (route.kind === 'decision') session.agent?.onDecision(route.requestId, route.decision);
       } catch (err) {
         this.log(`session ${id}: agent failed on a ${route.kind}: ${errorText(err)}`);
       }
@@ -626,11 +590,6 @@ export class SessionHost {
 function stripId(event: AnyEvent): Record<string, unknown> & { type: string } {
   const { id: _ignored, ...rest } = event;
   return rest;
-}
-
-function promptText(event: AnyEvent): string {
-  const parsed = UserEventSchema.safeParse(event);
-  return parsed.success ? contentText(parsed.data.message.content) : '';
 }
 
 /** A title people can read in a list: trimmed, 1-500 characters, one line, no control characters. */

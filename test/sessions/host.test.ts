@@ -162,7 +162,7 @@ describe('SessionHost (in memory)', () => {
     await rejects(host.createSession(createRequest('x', '   ')), 'bad_request', /title must not be blank/);
     await rejects(host.createSession(createRequest('x', 'two\nlines')), 'bad_request', /one line/);
     await rejects(host.createSession(createRequest('x', 'a'.repeat(501))), 'bad_request', /title/);
-    await rejects(host.createSession({ title: 't', events: [] }), 'bad_request', /user prompt/);
+    await rejects(host.createSession({ title: 't', events: [] }), 'bad_request', /exactly one user message \(the prompt\)/);
     const tooMany = createRequest();
     tooMany.events.push(...tooMany.events);
     await rejects(host.createSession(tooMany), 'bad_request', /at most 2 events/);

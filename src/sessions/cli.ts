@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AGENT_KINDS, createAgentFactory } from './agentSpec';
 import { DEFAULT_HOST_LIMITS, SessionHost } from './host';
-import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BODY_BYTES, SessionsServer } from './server';
+import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_SESSION, SessionsServer } from './server';
 import { FileSessionStore } from './store';
 
 const USAGE_EXIT = 2;
@@ -28,10 +28,15 @@ ${kinds}
   --workspace DIR     the folder an agent works in (acp agents; default: the current directory)
   --token-file FILE   read the bearer token from FILE (else ULTRAPLAN_SERVER_TOKEN)
   --insecure-no-auth  accept requests without a token; only with a loopback --host
+  --allowed-host NAME a Host name clients may use besides the bound address and localhost
+                      (e.g. a proxy's name); repeatable. Other Host names are refused
   --max-sessions N    sessions held at once (default ${DEFAULT_HOST_LIMITS.maxSessions})
   --max-body-bytes N  largest request body (default ${DEFAULT_MAX_BODY_BYTES})
   --max-events-per-append N
                       events in one POST (default ${DEFAULT_HOST_LIMITS.maxEventsPerAppend})
+  --max-streams N     event streams open at once (default ${DEFAULT_MAX_STREAMS})
+  --max-streams-per-session N
+                      event streams open on one session (default ${DEFAULT_MAX_STREAMS_PER_SESSION})
   -h, --help          show this text
 
 Environment:
@@ -71,9 +76,12 @@ async function main(argv: string[]): Promise<void> {
         workspace: { type: 'string' },
         'token-file': { type: 'string' },
         'insecure-no-auth': { type: 'boolean', default: false },
+        'allowed-host': { type: 'string', multiple: true },
         'max-sessions': { type: 'string' },
         'max-body-bytes': { type: 'string' },
         'max-events-per-append': { type: 'string' },
+        'max-streams': { type: 'string' },
+        'max-streams-per-session': { type: 'string' },
         // Hidden, for tests: the stream's keep-alive comment interval.
         'keep-alive-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -96,6 +104,8 @@ async function main(argv: string[]): Promise<void> {
     maxSessions: positiveInt('max-sessions', values['max-sessions'], DEFAULT_HOST_LIMITS.maxSessions),
     maxEventsPerAppend: positiveInt('max-events-per-append', values['max-events-per-append'], DEFAULT_HOST_LIMITS.maxEventsPerAppend),
   };
+  const maxStreams = positiveInt('max-streams', values['max-streams'], DEFAULT_MAX_STREAMS);
+  const maxStreamsPerSession = positiveInt('max-streams-per-session', values['max-streams-per-session'], DEFAULT_MAX_STREAMS_PER_SESSION);
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'], DEFAULT_MAX_BODY_BYTES, 64);
   const keepAliveMs = positiveInt('keep-alive-ms', values['keep-alive-ms'] ?? process.env.ULTRAPLAN_SERVER_KEEPALIVE_MS, DEFAULT_KEEP_ALIVE_MS, 10);
 
@@ -128,7 +138,16 @@ async function main(argv: string[]): Promise<void> {
   const releaseLock = await lockDataDir(dataDir);
   const store = new FileSessionStore(dataDir, { log });
   const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store, log, limits });
-  const server = new SessionsServer({ host: sessionHost, token, keepAliveMs, maxBodyBytes, log });
+  const server = new SessionsServer({
+    host: sessionHost,
+    token,
+    keepAliveMs,
+    maxBodyBytes,
+    maxStreams,
+    maxStreamsPerSession,
+    allowedHosts: values['allowed-host'] ?? [],
+    log,
+  });
   const { port: boundPort } = await server.listen(port, host);
   const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   process.stdout.write(`ultraplan-server listening on http://${urlHost}:${boundPort}\n`);

@@ -75,6 +75,8 @@ function parseEventSeq(id: string): number {
 
 /** The system event a session gets when a restarted host cannot continue its agent. */
 export const AGENT_LOST_SUBTYPE = 'agent_lost';
+/** The system event a session gets when lines of its journal were skipped as damaged. */
+export const JOURNAL_DAMAGED_SUBTYPE = 'journal_damaged';
 
 interface Waiter {
   resolve: () => void;
@@ -137,7 +139,7 @@ export class SessionHost {
   async load(): Promise<void> {
     if (this.loaded) return;
     this.loaded = true;
-    for (const { meta, records } of await this.store.load()) {
+    for (const { meta, records, damagedLines } of await this.store.load()) {
       const session = this.newSession(meta, 'running');
       for (const record of records) {
         if (record.t === 'event') {
@@ -149,16 +151,44 @@ export class SessionHost {
       session.intendedStatus = session.status;
       session.archived = session.status === 'archived';
       this.sessions.set(meta.id, session);
-      if (!session.archived) await this.resumeAgent(session);
+      const damaged = damagedLines.length > 0 ? this.reportDamage(session, damagedLines) : false;
+      if (!session.archived) await this.resumeAgent(session, damaged ? 'its journal is damaged' : undefined);
     }
+    // What loading wrote (notices, lost agents) is stored before the first reader can ask.
+    await Promise.all([...this.sessions.values()].map((s) => s.flushing ?? Promise.resolve()));
   }
 
-  private async resumeAgent(session: Session): Promise<void> {
+  /**
+   * A skipped journal line may have held anything, a decision included: no request from before
+   * it stays answerable (answering it again could act on a plan twice, or on the wrong one), and
+   * the agent does not resume from a state that may be missing a step. Said once in the log, as
+   * a system event. Returns whether this is news (not reported by an earlier start).
+   */
+  private reportDamage(session: Session, lines: number[]): boolean {
+    session.outstanding.clear();
+    const known = session.events.some(
+      (e) => e.type === 'system' && e.subtype === JOURNAL_DAMAGED_SUBTYPE && JSON.stringify(e.lines) === JSON.stringify(lines),
+    );
+    if (known) return false;
+    const list = lines.join(', ');
+    this.log(`session ${session.meta.id}: journal line(s) ${list} are damaged; open requests are closed`);
+    this.queueEvents(session, [
+      {
+        type: 'system',
+        subtype: JOURNAL_DAMAGED_SUBTYPE,
+        lines,
+        message: `Line(s) ${list} of this session's journal were damaged on disk and skipped. Requests made before them can no longer be answered; send a message to continue.`,
+      },
+    ]);
+    return true;
+  }
+
+  private async resumeAgent(session: Session, lostBecause?: string): Promise<void> {
     const id = session.meta.id;
     // null: a previous start already reported this session's agent as lost.
     if (session.checkpoint === null) return;
-    let reason = 'the agent does not support resuming';
-    if (session.checkpoint !== undefined) {
+    let reason = lostBecause ?? 'the agent does not support resuming';
+    if (session.checkpoint !== undefined && lostBecause === undefined) {
       try {
         const agent = this.agentFactory({ sessionId: id, title: session.meta.title });
         if (agent.resume) {
@@ -513,7 +543,7 @@ export class SessionHost {
           await this.store.append(session.meta.id, batch);
         } catch (err) {
           this.log(`session ${session.meta.id}: storing ${batch.length} records failed: ${errorText(err)}`);
-          const failure = new Error(`storing session ${session.meta.id} failed: ${errorText(err)}`, { cause: err });
+          const failure = storageFailure(session.meta.id, err);
           for (const w of waiters) w.reject(failure);
           continue;
         }
@@ -602,6 +632,15 @@ export function checkTitle(title: string): string {
     throw new SessionsError('bad_request', 'title must be one line without control characters', 400);
   }
   return trimmed;
+}
+
+/** A failed append as callers see it: a full disk is the server's to fix, and says so. */
+function storageFailure(sessionId: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new SessionsError('transient', `the server's disk is full: nothing was stored in session ${sessionId}; retry once space is freed`, 507, undefined, { cause: err });
+  }
+  return new Error(`storing session ${sessionId} failed: ${errorText(err)}`, { cause: err });
 }
 
 function badRequest(at: string, error: z.ZodError): SessionsError {

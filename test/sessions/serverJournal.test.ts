@@ -114,11 +114,11 @@ describe('ultraplan-server journal: a line damaged on disk is detected', functio
 
     const second = await startServer({ scenario: example('approve.json'), dataDir, token: first.token });
     try {
-      assert.match(second.stderr(), new RegExp(`skipping damaged line ${index + 1} \\(checksum mismatch\\)`));
       const replay = await call(second, 'POST', `/v1/sessions/${id}/events`, {
         events: [controlResponseEvent(pending.requestId, { behavior: 'allow', updatedInput: { plan: pending.plan } })],
       });
       assert.equal(replay.status, 400, `the request stays closed: ${JSON.stringify(replay.body)}`);
+      assert.match(second.stderr(), new RegExp(`skipping damaged line ${index + 1} \\(checksum mismatch\\)`));
       const events = await allEvents(second, id);
       const notice = events.find((e) => e.type === 'system' && e.subtype === JOURNAL_DAMAGED_SUBTYPE);
       assert.deepEqual(notice?.lines, [index + 1]);

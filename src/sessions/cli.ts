@@ -5,6 +5,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AGENT_KINDS, createAgentFactory } from './agentSpec';
+import { DataDirLockError, lockDataDir } from './dataDirLock';
 import { DEFAULT_HOST_LIMITS, SessionHost } from './host';
 import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_SESSION, SessionsServer } from './server';
 import { FileSessionStore } from './store';
@@ -135,7 +136,13 @@ async function main(argv: string[]): Promise<void> {
 
   const dataDir = path.resolve(values['data-dir']);
   await fs.mkdir(dataDir, { recursive: true });
-  const releaseLock = await lockDataDir(dataDir);
+  let releaseLock: () => Promise<void>;
+  try {
+    releaseLock = await lockDataDir(dataDir);
+  } catch (err) {
+    if (err instanceof DataDirLockError) throw new UsageError(err.message);
+    throw err;
+  }
   const store = new FileSessionStore(dataDir, { log });
   const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store, log, limits });
   const server = new SessionsServer({
@@ -190,39 +197,6 @@ async function readToken(tokenFile: string | undefined): Promise<string | null> 
   }
   const token = process.env.ULTRAPLAN_SERVER_TOKEN?.trim();
   return token ? token : null;
-}
-
-/**
- * One server per data directory: two would interleave appends to the same journals. A lock
- * left by a killed server (its pid is gone) is taken over.
- */
-async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  const lockPath = path.join(dataDir, 'server.lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await fs.writeFile(lockPath, `${process.pid}\n`, { flag: 'wx' });
-      return async () => {
-        await fs.rm(lockPath, { force: true });
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number((await fs.readFile(lockPath, 'utf8').catch(() => '')).trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-        throw new UsageError(`${dataDir} is in use by another ultraplan-server (pid ${pid})`);
-      }
-      await fs.rm(lockPath, { force: true });
-    }
-  }
-  throw new UsageError(`cannot lock ${dataDir} (server.lock keeps reappearing)`);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

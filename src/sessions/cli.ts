@@ -4,6 +4,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { SECRET_ENV_NAMES } from './acp/agentProcess';
 import { AGENT_KINDS, createAgentFactory } from './agentSpec';
 import { DataDirLockError, lockDataDir } from './dataDirLock';
 import { DEFAULT_HOST_LIMITS, SessionHost } from './host';
@@ -111,6 +112,8 @@ async function main(argv: string[]): Promise<void> {
   const keepAliveMs = positiveInt('keep-alive-ms', values['keep-alive-ms'] ?? process.env.ULTRAPLAN_SERVER_KEEPALIVE_MS, DEFAULT_KEEP_ALIVE_MS, 10);
 
   const token = await readToken(values['token-file']);
+  // Read once, then gone from our environment, so nothing we start (agents) inherits it.
+  for (const name of SECRET_ENV_NAMES) delete process.env[name];
   if (token === null) {
     if (!values['insecure-no-auth']) {
       throw new UsageError('no token: set ULTRAPLAN_SERVER_TOKEN or pass --token-file FILE (or --insecure-no-auth on a loopback host)');

@@ -62,6 +62,13 @@ const KIND_STATUS: Record<SessionsErrorKind, number> = {
   bad_response: 500,
 };
 
+/** One open event stream: frames are written until it ends. */
+export interface EventStreamWriter {
+  write(frame: string): void;
+  end(): void;
+  readonly ended: boolean;
+}
+
 /** An HTTP answer we decided on (as opposed to a bug). */
 class HttpError extends Error {
   constructor(
@@ -300,9 +307,42 @@ export class SessionsServer {
     const lastEventId = req.headers['last-event-id'];
     let cursor: string | null = url.searchParams.get('after_id') || (typeof lastEventId === 'string' && lastEventId) || null;
     const initial = this.host.getSession(id); // 404 before any stream header is written
+    let unsubscribe = () => {};
+    const stream = this.openEventStream(res, id, () => unsubscribe());
+    const writeEvent = (event: StoredEvent) => {
+      if (cursor !== null && event.id <= cursor) return;
+      cursor = event.id;
+      stream.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
+    };
+    const writeStatus = (status: SessionStatus | string) => {
+      stream.write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
+      if (status === 'archived') stream.end();
+    };
+    // Backlog, status and subscription all happen in this one synchronous run, so no event can
+    // commit between them: nothing is missed and nothing is sent twice.
+    for (let guard = 0; guard < 1_000_000; guard++) {
+      const page = this.host.readEvents(id, cursor, 1000);
+      for (const event of page.data) writeEvent(event);
+      if (!page.has_more || stream.ended) break;
+    }
+    if (stream.ended) return;
+    writeStatus(this.host.getSession(id).session_status ?? initial.session_status);
+    if (stream.ended) return;
+    unsubscribe = this.host.subscribe(id, (notice: SessionNotice) => {
+      if (notice.event) writeEvent(notice.event);
+      if (notice.status) writeStatus(notice.status);
+    });
+  }
+
+  /**
+   * Starts a Server-Sent Events answer for session `id`, within the caps (429 beyond them, before
+   * any header is written), with keep-alive comments. `onEnd` runs once when the stream ends: by
+   * end(), the client leaving, shutdown, or the client reading too slowly.
+   */
+  openEventStream(res: http.ServerResponse, id: string, onEnd: () => void, headers: Record<string, string> = {}): EventStreamWriter {
     const onSession = this.streamsPerSession.get(id) ?? 0;
     if (this.streams.size >= this.maxStreams) {
-      throw new HttpError(429, `the server holds its limit of ${this.maxStreams} event streams; poll GET /v1/sessions/${id}/events instead, or retry later`, { 'retry-after': '5' });
+      throw new HttpError(429, `the server holds its limit of ${this.maxStreams} event streams; poll the session's events instead, or retry later`, { 'retry-after': '5' });
     }
     if (onSession >= this.maxStreamsPerSession) {
       throw new HttpError(429, `session ${id} has its limit of ${this.maxStreamsPerSession} event streams open; close one or poll instead`, { 'retry-after': '5' });
@@ -312,19 +352,19 @@ export class SessionsServer {
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
+      ...headers,
     });
     let ended = false;
-    let unsubscribe = () => {};
     /** `abandon`: the client stopped reading; what is buffered for it would never leave. */
     const end = (abandon = false) => {
       if (ended) return;
       ended = true;
       clearInterval(keepAlive);
-      unsubscribe();
       this.streams.delete(end);
       const left = (this.streamsPerSession.get(id) ?? 1) - 1;
       if (left > 0) this.streamsPerSession.set(id, left);
       else this.streamsPerSession.delete(id);
+      onEnd();
       // Ending politely would wait for the client to read the buffer first, keeping the socket
       // and the buffer for as long as it does not: destroying frees both now.
       if (abandon) res.destroy();
@@ -334,39 +374,23 @@ export class SessionsServer {
       if (ended) return;
       res.write(frame);
       if (res.writableLength > MAX_STREAM_BUFFER_BYTES) {
-        this.log(`stream ${id}: the client reads too slowly; closing its connection (it resumes by id)`);
+        this.log(`stream ${id}: the client reads too slowly; closing its connection (it resumes from the last id it read)`);
         end(true);
       }
-    };
-    const writeEvent = (event: StoredEvent) => {
-      if (cursor !== null && event.id <= cursor) return;
-      cursor = event.id;
-      write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
-    };
-    const writeStatus = (status: SessionStatus | string) => {
-      write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
-      if (status === 'archived') end();
     };
     const keepAlive = setInterval(() => write(': keep-alive\n\n'), this.keepAliveMs);
     this.streams.add(end);
     this.streamsPerSession.set(id, onSession + 1);
     res.on('close', () => end());
-
-    // Backlog, status and subscription all happen in this one synchronous run, so no event can
-    // commit between them: nothing is missed and nothing is sent twice.
-    for (let guard = 0; guard < 1_000_000; guard++) {
-      const page = this.host.readEvents(id, cursor, 1000);
-      for (const event of page.data) writeEvent(event);
-      if (!page.has_more || ended) break;
-    }
-    if (ended) return;
-    writeStatus(this.host.getSession(id).session_status ?? initial.session_status);
-    if (ended) return;
-    unsubscribe = this.host.subscribe(id, (notice: SessionNotice) => {
-      if (notice.event) writeEvent(notice.event);
-      if (notice.status) writeStatus(notice.status);
-    });
+    return {
+      write,
+      end: () => end(),
+      get ended() {
+        return ended;
+      },
+    };
   }
+
 }
 
 /** Whether JSON text opens more than `max` arrays or objects inside one another. */

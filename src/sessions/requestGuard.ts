@@ -34,7 +34,8 @@ function isWildcard(host: string): boolean {
  */
 export function allowedHostNames(bindHost: string, extra: readonly string[] = []): Set<string> {
   const bound = normalizeHostName(bindHost);
-  const names = new Set<string>(['localhost', bound, ...extra.map(normalizeHostName)]);
+  const names = new Set<string>(['localhost', ...extra.map(normalizeHostName)]);
+  if (!isWildcard(bound)) names.add(bound);
   if (bound === 'localhost') {
     names.add('127.0.0.1');
     names.add('::1');

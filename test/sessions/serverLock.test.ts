@@ -8,7 +8,7 @@ import { startServer, tempDir, type ServerProcess } from '../support/serverProce
 import { example } from './hostTestKit';
 
 const RACERS = 15;
-const ROUNDS = 6;
+const ROUNDS = 4;
 
 /** Starts RACERS servers at once on dataDir; returns the ones that listen and the refusals. */
 async function race(dataDir: string, token: string): Promise<{ winners: ServerProcess[]; refusals: string[] }> {

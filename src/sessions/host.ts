@@ -279,7 +279,7 @@ export class SessionHost {
     const raws = body.events.map((e) => e.data);
     this.checkBatch(raws, 'events');
     const { events: creation, prompt } = parseCreationEvents(raws);
-    const events = creation.map((e) => e.event as AnyEvent);
+    const events = creation.map((e) => e.event);
     if (this.sessions.size + this.creating >= this.limits.maxSessions) {
       throw new SessionsError(
         'conflict',

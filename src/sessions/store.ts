@@ -10,8 +10,9 @@
 //    need a native build or Node 22). Everything that changes after creation is a journal record,
 //    so one file is the single source of truth and its order is the order things happened; no
 //    second file can disagree with it. A crash can only tear the last line: on load a torn tail
-//    is cut off with a log line, never fatal, and an unreadable line in the middle is skipped
-//    with a log line.
+//    is cut off with a log line, never fatal. Each line carries a checksum; a damaged line in the
+//    middle (unreadable, or failing its checksum) is skipped with a log line and reported to the
+//    host, which closes what it may have decided.
 import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';

@@ -185,8 +185,12 @@ export class SessionHost {
 
   private async resumeAgent(session: Session, lostBecause?: string): Promise<void> {
     const id = session.meta.id;
-    // null: a previous start already reported this session's agent as lost.
-    if (session.checkpoint === null) return;
+    // null: a previous start already reported this session's agent as lost. Its requests went
+    // with it: a decision on one would be stored and never received.
+    if (session.checkpoint === null) {
+      session.outstanding.clear();
+      return;
+    }
     let reason = lostBecause ?? 'the agent does not support resuming';
     if (session.checkpoint !== undefined && lostBecause === undefined) {
       try {
@@ -207,6 +211,7 @@ export class SessionHost {
       }
     }
     this.log(`session ${id}: agent lost after restart (${reason})`);
+    session.outstanding.clear();
     this.queueEvents(session, [
       {
         type: 'system',

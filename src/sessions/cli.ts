@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { SECRET_ENV_NAMES } from './acp/agentProcess';
 import { AGENT_KINDS, createAgentFactory } from './agentSpec';
 import { DataDirLockError, lockDataDir } from './dataDirLock';
+import { hostHeaderName, normalizeHostName } from './requestGuard';
 import { DEFAULT_HOST_LIMITS, SessionHost } from './host';
 import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_SESSION, SessionsServer } from './server';
 import { FileSessionStore } from './store';
@@ -106,6 +107,13 @@ async function main(argv: string[]): Promise<void> {
     maxSessions: positiveInt('max-sessions', values['max-sessions'], DEFAULT_HOST_LIMITS.maxSessions),
     maxEventsPerAppend: positiveInt('max-events-per-append', values['max-events-per-append'], DEFAULT_HOST_LIMITS.maxEventsPerAppend),
   };
+  const allowedHosts = values['allowed-host'] ?? [];
+  for (const name of allowedHosts) {
+    // Compared with the name part of a Host header, so a port or a scheme here would never match.
+    if (hostHeaderName(name) !== normalizeHostName(name)) {
+      throw new UsageError(`--allowed-host takes a host name without scheme or port (IPv6 in brackets), e.g. plans.internal; got ${JSON.stringify(name)}`);
+    }
+  }
   const maxStreams = positiveInt('max-streams', values['max-streams'], DEFAULT_MAX_STREAMS);
   const maxStreamsPerSession = positiveInt('max-streams-per-session', values['max-streams-per-session'], DEFAULT_MAX_STREAMS_PER_SESSION);
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'], DEFAULT_MAX_BODY_BYTES, 64);
@@ -155,7 +163,7 @@ async function main(argv: string[]): Promise<void> {
     maxBodyBytes,
     maxStreams,
     maxStreamsPerSession,
-    allowedHosts: values['allowed-host'] ?? [],
+    allowedHosts,
     log,
   });
   const { port: boundPort } = await server.listen(port, host);

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
-import { startServer, type ServerProcess } from '../support/serverProcess';
+import { runServerCli, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import { createRequest, example, pendingPlanRequest } from './hostTestKit';
 import { allEvents, call, createSession, readStream, waitForEvents, waitForStatus } from './serverTestKit';
 
@@ -89,6 +89,20 @@ describe('ultraplan-server request guard (token mode too)', function () {
     assert.equal(created.status, 200, created.text);
     // The guard answers before the token is looked at: a page learns nothing about it.
     assertRefused(await rawRequest(server, 'GET', '/v1/sessions', { host: `127.0.0.1:${port}`, origin: 'https://evil.example' }), 403, /Origin/);
+  });
+});
+
+describe('ultraplan-server --allowed-host', function () {
+  this.timeout(30_000);
+
+  it('refuses a name with a port or a scheme, which would never match a Host header', async () => {
+    for (const name of ['plans.internal:8787', 'http://plans.internal', '::1']) {
+      const run = await runServerCli(['--port', '0', '--data-dir', tempDir(), '--agent', `scripted:${example('approve.json')}`, '--allowed-host', name], {
+        env: { ULTRAPLAN_SERVER_TOKEN: 't' },
+      });
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, /--allowed-host takes a host name without scheme or port/);
+    }
   });
 });
 

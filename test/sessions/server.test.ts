@@ -4,14 +4,7 @@ import * as path from 'node:path';
 import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
 import { runServerCli, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import { createRequest, example, pendingPlanRequest } from './hostTestKit';
-import { allEvents, call, createSession, waitForStatus } from './serverTestKit';
-
-function assertError(answer: { status: number; body: any }, status: number, type: string, message: RegExp): void {
-  assert.equal(answer.status, status, JSON.stringify(answer.body));
-  assert.equal(answer.body?.type, 'error');
-  assert.equal(answer.body.error.type, type);
-  assert.match(answer.body.error.message, message);
-}
+import { allEvents, assertError, call, createSession, waitForStatus } from './serverTestKit';
 
 describe('ultraplan-server over HTTP', function () {
   this.timeout(30_000);

@@ -119,7 +119,7 @@ async function main(argv: string[]): Promise<void> {
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'], DEFAULT_MAX_BODY_BYTES, 64);
   const keepAliveMs = positiveInt('keep-alive-ms', values['keep-alive-ms'] ?? process.env.ULTRAPLAN_SERVER_KEEPALIVE_MS, DEFAULT_KEEP_ALIVE_MS, 10);
 
-  const token = await readToken(values['token-file']);
+  const token = await readToken(values['token-file'], log);
   // Read once, then gone from our environment, so nothing we start (agents) inherits it.
   for (const name of SECRET_ENV_NAMES) delete process.env[name];
   if (token === null) {
@@ -194,11 +194,16 @@ async function main(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-async function readToken(tokenFile: string | undefined): Promise<string | null> {
+async function readToken(tokenFile: string | undefined, log: (line: string) => void): Promise<string | null> {
   if (tokenFile !== undefined) {
     let text: string;
     try {
       text = await fs.readFile(tokenFile, 'utf8');
+      // Loopback is shared by every local user: a token they can read opens the server to them.
+      const { mode } = await fs.stat(tokenFile);
+      if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+        log(`ultraplan-server: WARNING: --token-file ${tokenFile} can be read by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
+      }
     } catch (err) {
       throw new UsageError(`--token-file: cannot read ${tokenFile} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }

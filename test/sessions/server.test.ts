@@ -181,9 +181,10 @@ describe('ultraplan-server CLI', function () {
     }
     const dir = tempDir();
     const tokenFile = path.join(dir, 'token');
-    await fs.writeFile(tokenFile, 'file-token-123\n');
+    await fs.writeFile(tokenFile, 'file-token-123\n', { mode: 0o644 });
     const withFile = await startServer({ token: null, extraArgs: ['--token-file', tokenFile] });
     try {
+      assert.match(withFile.stderr(), /WARNING: --token-file \S+ can be read by other users \(mode 644\); chmod 600 it/);
       assertError(await call(withFile, 'GET', '/v1/sessions', undefined, { headers: {} }), 401, 'authentication_error', /missing/);
       assert.equal((await call(withFile, 'GET', '/v1/sessions', undefined, { headers: { authorization: 'Bearer file-token-123' } })).status, 200);
     } finally {

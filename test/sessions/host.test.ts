@@ -311,10 +311,11 @@ describe('SessionHost (file store, restarts in process)', () => {
     assert.equal(lost.length, 1);
     assert.match(String(lost[0]!.message), /could not continue/);
     await host.appendEvents(id, [userMessageEvent('go on')]);
+    // The session is idle already; wait for the fresh agent's question itself (bounded).
+    const texts = () => allEvents(host, id).flatMap((e) => (e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : []));
+    for (let waited = 0; texts().at(-1) !== 'Fresh start?' && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(texts().at(-1), 'Fresh start?');
     await waitForStatus(host, id, 'idle');
-    await new Promise((r) => setTimeout(r, 50));
-    const texts = allEvents(host, id).flatMap((e) => (e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : []));
-    assert.equal(texts.at(-1), 'Fresh start?');
   });
 });
 

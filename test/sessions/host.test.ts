@@ -302,17 +302,18 @@ describe('SessionHost (file store, restarts in process)', () => {
     const { id } = await host.createSession(createRequest());
     await host.close();
     // A different scenario: the checkpoint's fingerprint no longer matches.
-    host = await SessionHost.open({
+    const reopened = await SessionHost.open({
       agentFactory: scriptedAgentFactory(parseScenario({ steps: [{ ask: 'Fresh start?' }] })),
       store: new FileSessionStore(dataDir),
     });
+    host = reopened;
     await waitForStatus(host, id, 'idle');
     const lost = allEvents(host, id).filter((e) => e.type === 'system' && e.subtype === AGENT_LOST_SUBTYPE);
     assert.equal(lost.length, 1);
     assert.match(String(lost[0]!.message), /could not continue/);
     await host.appendEvents(id, [userMessageEvent('go on')]);
     // The session is idle already; wait for the fresh agent's question itself (bounded).
-    const texts = () => allEvents(host, id).flatMap((e) => (e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : []));
+    const texts = () => allEvents(reopened, id).flatMap((e) => (e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : []));
     for (let waited = 0; texts().at(-1) !== 'Fresh start?' && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
     assert.equal(texts().at(-1), 'Fresh start?');
     await waitForStatus(host, id, 'idle');

@@ -10,6 +10,8 @@ export interface AgentKindContext {
   log: (line: string) => void;
   /** The folder an agent works in (`--workspace`), when the CLI was given one. */
   workspace?: string;
+  /** Files an agent is never given to read (the server's token file). */
+  secretFiles?: readonly string[];
 }
 
 export interface AgentKind {
@@ -56,6 +58,7 @@ export const AGENT_KINDS: Record<string, AgentKind> = {
         afterApproval: afterApproval as AfterApproval,
         ...(timeoutText !== undefined ? { firstEventTimeoutMs: Number(timeoutText) } : {}),
         log: context.log,
+        ...(context.secretFiles ? { secretFiles: context.secretFiles } : {}),
       });
       return { factory, label };
     },

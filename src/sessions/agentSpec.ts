@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import type { AgentFactory } from './agent';
 import { loadScenarioFile, scriptedAgentFactory } from './scriptedAgent';
-import { AFTER_APPROVAL_VALUES, createAcpAgentFactory, resolveAgentCommand, type AfterApproval } from './acp';
+import { AFTER_APPROVAL_VALUES, OUTSIDE_ACCESS_VALUES, createAcpAgentFactory, resolveAgentCommand, type AfterApproval, type OutsideAccess } from './acp';
 
 export interface AgentKindContext {
   log: (line: string) => void;
@@ -38,12 +38,16 @@ export const AGENT_KINDS: Record<string, AgentKind> = {
     description:
       'an ACP agent in plan mode: claude, gemini, codex, or a command line ("acp:npx -y @agentclientprotocol/claude-agent-acp"); ' +
       'it works in --workspace (default: the current directory). Env: ULTRAPLAN_AFTER_APPROVAL (default|acceptEdits), ' +
-      'ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS',
+      'ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS, ULTRAPLAN_OUTSIDE_ACCESS (ask|allow|deny: reads outside the workspace and fetches while planning)',
     async create(argument, context) {
       const { argv, label } = resolveAgentCommand(argument);
       const afterApproval = process.env.ULTRAPLAN_AFTER_APPROVAL ?? 'default';
       if (!(AFTER_APPROVAL_VALUES as readonly string[]).includes(afterApproval)) {
         throw new Error(`ULTRAPLAN_AFTER_APPROVAL must be one of ${AFTER_APPROVAL_VALUES.join(', ')}, got ${JSON.stringify(afterApproval)}`);
+      }
+      const outsideAccess = process.env.ULTRAPLAN_OUTSIDE_ACCESS ?? 'ask';
+      if (!(OUTSIDE_ACCESS_VALUES as readonly string[]).includes(outsideAccess)) {
+        throw new Error(`ULTRAPLAN_OUTSIDE_ACCESS must be one of ${OUTSIDE_ACCESS_VALUES.join(', ')}, got ${JSON.stringify(outsideAccess)}`);
       }
       const timeoutText = process.env.ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS;
       if (timeoutText !== undefined && !/^\d+$/.test(timeoutText)) {
@@ -56,6 +60,7 @@ export const AGENT_KINDS: Record<string, AgentKind> = {
         cwd,
         label,
         afterApproval: afterApproval as AfterApproval,
+        outsideAccess: outsideAccess as OutsideAccess,
         ...(timeoutText !== undefined ? { firstEventTimeoutMs: Number(timeoutText) } : {}),
         log: context.log,
         ...(context.secretFiles ? { secretFiles: context.secretFiles } : {}),

@@ -166,6 +166,44 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     }
   });
 
+  for (const outsideAccess of ['allow', 'deny'] as const) {
+    it(`with outside access "${outsideAccess}", reads outside and fetches are ${outsideAccess === 'allow' ? 'allowed' : 'refused'} without asking, each logged; /proc stays refused`, async () => {
+      outside = await mkdtemp(path.join(tmpdir(), 'ultraplan-outside-'));
+      const notes = path.join(outside, 'notes.txt');
+      await writeFile(notes, 'shared notes\n');
+      run = await fakeRun({
+        modes: MODES,
+        turns: [
+          [
+            {
+              permission: {
+                toolCall: { toolCallId: 'fetch-1', title: 'Fetch https://example.com/', kind: 'fetch', rawInput: { url: 'https://example.com/' } },
+                options: OPTIONS,
+              },
+            },
+            { readFile: { path: notes } },
+            { readFile: { path: '/proc/self/environ' } },
+            { chunk: 'done' },
+          ],
+        ],
+      });
+      agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, outsideAccess });
+      const ctx = new RecordingContext();
+      await agent.start(ctx, 'Plan it');
+      await ctx.waitFor(() => ctx.results().length > 0, 15_000, 'turn end');
+      assert.equal(controlRequests(ctx).length, 0, 'nothing was asked');
+      const record = await readRecord(run.record);
+      const allowed = outsideAccess === 'allow';
+      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), [allowed ? 'allow' : 'reject']);
+      const reads = record.filter((entry) => entry.kind === 'read_outcome');
+      assert.deepEqual(reads.map((entry) => entry.ok), [allowed, false]);
+      if (allowed) assert.equal(reads[0]?.content, 'shared notes\n');
+      assert.match(String(reads[1]?.message), /under \/proc/);
+      const standing = ctx.logs.filter((line) => line.includes(`without asking (outside access "${outsideAccess}")`));
+      assert.equal(standing.length, 2, ctx.logs.join('\n'));
+    });
+  }
+
   it('refuses a FIFO, a folder and a file over the size bound by type and size, never blocking the journal', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'ultraplan-journal-'));
     outside = dataDir;

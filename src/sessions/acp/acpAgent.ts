@@ -47,7 +47,7 @@ import {
   type QuestionForm,
 } from './planReview';
 import { AgentFileAccess } from './agentFileAccess';
-import { accessDenial, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal } from './readOnlyPolicy';
+import { accessDenial, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal, type OutsideAccess, type ReadVerdict } from './readOnlyPolicy';
 
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 120_000;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 120_000;
@@ -83,6 +83,8 @@ export interface AcpAgentOptions {
   secretFiles?: readonly string[];
   /** The home folder where agents keep their plans folders (default: the user's). */
   home?: string;
+  /** Reads outside the workspace and fetches: asked (default), allowed or refused without asking; each logged. */
+  outsideAccess?: OutsideAccess;
 }
 
 type PendingReview =
@@ -109,14 +111,14 @@ type PendingReview =
   | {
       /** A read outside the workspace through fs/read_text_file: the person decides. */
       kind: 'file_read';
-      answer: (allowed: boolean) => void;
+      answer: (decision: 'allow' | 'deny' | 'cancel') => void;
     };
 
 type PlanReview = Extract<PendingReview, { kind: 'plan_permission' | 'plan_elicitation' }>;
 
 function cancelReview(review: PendingReview): void {
   if (review.kind === 'plan_elicitation') review.answer({ action: 'cancel' });
-  else if (review.kind === 'file_read') review.answer(false);
+  else if (review.kind === 'file_read') review.answer('cancel');
   else review.answer(CANCELLED);
 }
 
@@ -192,6 +194,7 @@ export class AcpAgent implements Agent {
   private finished = false;
   private stopping: Promise<void> | undefined;
   private readonly files: AgentFileAccess;
+  private readonly outsideAccess: OutsideAccess;
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
   /** A question the agent asked as an elicitation, answered by the next user message. */
@@ -205,6 +208,7 @@ export class AcpAgent implements Agent {
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     this.workspace = path.resolve(options.cwd);
+    this.outsideAccess = options.outsideAccess ?? 'ask';
     this.files = new AgentFileAccess({ workspace: this.workspace, home: options.home ?? homedir(), secretFiles: options.secretFiles ?? [] });
   }
 
@@ -294,7 +298,7 @@ export class AcpAgent implements Agent {
       return;
     }
     if (review.kind === 'file_read') {
-      review.answer(decision.behavior === 'allow');
+      review.answer(decision.behavior);
       this.ctx?.setStatus(this.reviews.size ? 'requires_action' : 'running');
       return;
     }
@@ -511,21 +515,23 @@ export class AcpAgent implements Agent {
     const kind = toolCall.kind ?? translator.toolCall(toolCall.toolCallId)?.kind ?? 'other';
     const title = toolCall.title ?? translator.toolCall(toolCall.toolCallId)?.title ?? toolCall.toolCallId;
     if (!this.approved) {
+      let message = permissionRefusal(kind, title);
       if (LOOKING_TOOL_KINDS.has(kind)) {
-        const ask = await this.lookingNeedsPerson(kind, title, toolCall);
-        if (ask === 'refused') return CANCELLED;
-        if (!ask) {
+        const verdict = this.byOutsideAccess(await this.lookingVerdict(kind, toolCall), title);
+        if (verdict.kind === 'allow') {
           const allow = request.options.find((option) => option.kind === 'allow_once');
-          this.log(`allowed "${title}" (${kind}) while planning: it only looks inside the workspace`);
+          this.log(`allowed "${title}" (${kind}) while planning`);
           return allow ? { outcome: { outcome: 'selected', optionId: allow.optionId } } : CANCELLED;
         }
-        this.log(`asked the person about "${title}" (${kind}) while planning: ${ask}`);
-        translator.ensureToolUse(toolCall);
-        return new Promise<RequestPermissionResponse>((answer) => {
-          this.openReview({ kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer }, toolCall.toolCallId, title, toolCall.rawInput ?? {});
-        });
+        if (verdict.kind === 'ask') {
+          this.log(`asked the person about "${title}" (${kind}) while planning: ${verdict.reason}`);
+          translator.ensureToolUse(toolCall);
+          return new Promise<RequestPermissionResponse>((answer) => {
+            this.openReview({ kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer }, toolCall.toolCallId, title, toolCall.rawInput ?? {});
+          });
+        }
+        message = verdict.message;
       }
-      const message = permissionRefusal(kind, title);
       this.report('acp_refused', message, { method: 'session/request_permission', kind, title });
       const reject = chooseRejectOption(this.label, request.options);
       const meta = { ultraplan: { refused: message } };
@@ -579,25 +585,30 @@ export class AcpAgent implements Agent {
   }
 
   /**
-   * Whether a looking tool call needs the person: a fetch always (it can send what was read out),
-   * a read or search when it names a path outside the workspace. 'refused' for the kernel's files
-   * and our secrets (reported to the session), false when it stays in the workspace.
+   * A looking tool call while planning: a fetch goes to the person (it can send what was read to
+   * anyone); a read or search is allowed inside the workspace, goes to the person outside it, and
+   * is refused for the kernel's files and our secrets.
    */
-  private async lookingNeedsPerson(kind: string, title: string, toolCall: ToolCallUpdate): Promise<string | false | 'refused'> {
-    if (kind === 'fetch') return 'a fetch can send what the agent read to anyone';
-    if (kind === 'think') return false;
+  private async lookingVerdict(kind: string, toolCall: ToolCallUpdate): Promise<ReadVerdict> {
+    if (kind === 'fetch') return { kind: 'ask', reason: 'a fetch can send what the agent read to anyone' };
+    if (kind === 'think') return { kind: 'allow' };
     const remembered = this.translator?.toolCall(toolCall.toolCallId);
-    const paths = lookedAtPaths({ rawInput: toolCall.rawInput ?? remembered?.rawInput, locations: toolCall.locations }, this.workspace);
-    let reason: string | false = false;
-    for (const looked of paths) {
+    let result: ReadVerdict = { kind: 'allow' };
+    for (const looked of lookedAtPaths({ rawInput: toolCall.rawInput ?? remembered?.rawInput, locations: toolCall.locations }, this.workspace)) {
       const { verdict } = await this.files.readVerdict(looked);
-      if (verdict.kind === 'refuse') {
-        this.report('acp_refused', verdict.message, { method: 'session/request_permission', kind, title });
-        return 'refused';
-      }
-      if (verdict.kind === 'ask') reason ||= verdict.reason;
+      if (verdict.kind === 'refuse') return verdict;
+      if (verdict.kind === 'ask' && result.kind === 'allow') result = verdict;
     }
-    return reason;
+    return result;
+  }
+
+  /** A question for the person, unless ultraplan's outside-access setting answers it. */
+  private byOutsideAccess(verdict: ReadVerdict, what: string): ReadVerdict {
+    if (verdict.kind !== 'ask' || this.outsideAccess === 'ask') return verdict;
+    this.log(`${this.outsideAccess === 'allow' ? 'allowed' : 'refused'} "${what}" without asking (outside access "${this.outsideAccess}"): ${verdict.reason}`);
+    return this.outsideAccess === 'allow'
+      ? { kind: 'allow' }
+      : { kind: 'refuse', message: `Ultraplan refused "${what}": ${verdict.reason}, and reads outside the workspace and fetches are set to be refused.` };
   }
 
   private async onReadFile(
@@ -621,15 +632,20 @@ export class AcpAgent implements Agent {
   /** A read outside the workspace goes to the person, through the same path as any tool permission. */
   private askToRead(real: string, reason: string): Promise<boolean> {
     if (this.finished || this.stopping) return Promise.resolve(false);
+    const verdict = this.byOutsideAccess({ kind: 'ask', reason }, `Read ${real}`);
+    if (verdict.kind !== 'ask') return Promise.resolve(verdict.kind === 'allow');
     this.log(`asked the person to allow reading ${real} (${reason})`);
     return new Promise<boolean>((answer) => {
       const toolUseId = `read-${randomUUID()}`;
+      // A tool_use and, once answered, its tool_result: every reader of the log sees the request settle.
+      this.translator?.ensureToolUse({ toolCallId: toolUseId, title: `Read ${real}`, kind: 'read', rawInput: { file_path: real } });
       this.openReview(
         {
           kind: 'file_read',
-          answer: (allowed) => {
-            this.log(`${allowed ? 'the person allowed' : 'the person denied'} reading ${real}`);
-            if (!allowed) this.translator?.toolResult(toolUseId, accessDenial(`reading ${real}`), true);
+          answer: (decision) => {
+            const allowed = decision === 'allow';
+            this.log(decision === 'cancel' ? `the request to read ${real} ended unanswered` : `the person ${allowed ? 'allowed' : 'denied'} reading ${real}`);
+            this.translator?.toolResult(toolUseId, allowed ? `The person allowed reading ${real}.` : accessDenial(`reading ${real}`), !allowed);
             answer(allowed);
           },
         },

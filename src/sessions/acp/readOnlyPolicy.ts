@@ -138,6 +138,10 @@ export function permissionRefusal(kind: string, title: string): string {
 /** The kernel's own files (a process's environment and memory, devices): never read for an agent. */
 const SYSTEM_FOLDERS: readonly string[] = ['/proc', '/sys', '/dev'];
 
+/** How reads outside the workspace and fetches are decided: the person, or a standing answer. */
+export type OutsideAccess = 'ask' | 'allow' | 'deny';
+export const OUTSIDE_ACCESS_VALUES: readonly OutsideAccess[] = ['ask', 'allow', 'deny'];
+
 export type ReadVerdict = { kind: 'allow' } | { kind: 'ask'; reason: string } | { kind: 'refuse'; message: string };
 
 /**

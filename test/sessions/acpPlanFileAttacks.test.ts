@@ -5,8 +5,7 @@ import { strict as assert } from 'node:assert';
 import { link, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
-import { fakeRun, readRecord, RecordingContext, type FakeRun } from './acpTestSupport';
-import { waitGone } from '../support/processes';
+import { fakeRun, readRecord, RecordingContext, type FakeRun, stopAgent } from './acpTestSupport';
 
 const MODES = { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] };
 const GEMINI_OPTIONS = [
@@ -31,9 +30,7 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
   let agent: AcpAgent | undefined;
 
   afterEach(async () => {
-    const pid = agent?.pid;
-    await agent?.stop();
-    if (pid !== undefined) assert.ok(await waitGone(pid), `agent process ${pid} left behind`);
+    await stopAgent(agent);
     agent = undefined;
     await run.cleanup();
   });

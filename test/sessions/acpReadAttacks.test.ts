@@ -13,9 +13,8 @@ import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { SessionHost } from '../../src/sessions/host';
 import { FileSessionStore } from '../../src/sessions/store';
-import { fakeRun, readRecord, RecordingContext, waitForRecord, type FakeRun } from './acpTestSupport';
+import { fakeRun, readRecord, RecordingContext, waitForRecord, type FakeRun, stopAgent } from './acpTestSupport';
 import { createRequest, allEvents } from './hostTestKit';
-import { waitGone } from '../support/processes';
 
 const MODES = { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] };
 const OPTIONS = [
@@ -48,9 +47,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
   afterEach(async () => {
     if (savedToken === undefined) delete process.env.ULTRAPLAN_SERVER_TOKEN;
     else process.env.ULTRAPLAN_SERVER_TOKEN = savedToken;
-    const pid = agent?.pid;
-    await agent?.stop();
-    if (pid !== undefined) assert.ok(await waitGone(pid), `agent process ${pid} left behind`);
+    await stopAgent(agent);
     agent = undefined;
     await run?.cleanup();
     run = undefined;

@@ -7,8 +7,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
-import { fakeRun, readRecord, RecordingContext, type FakeRun } from './acpTestSupport';
-import { waitGone } from '../support/processes';
+import { fakeRun, readRecord, RecordingContext, type FakeRun, stopAgent } from './acpTestSupport';
 
 describe('read-only policy: a plan-file exception does not write elsewhere', () => {
   const workspace = '/work/ws';
@@ -82,9 +81,7 @@ describe('AcpAgent: writes through symlinks are checked where they land', functi
   let outside: string;
 
   afterEach(async () => {
-    const pid = agent?.pid;
-    await agent?.stop();
-    if (pid !== undefined) assert.ok(await waitGone(pid), `agent process ${pid} left behind`);
+    await stopAgent(agent);
     agent = undefined;
     await run.cleanup();
     await rm(outside, { recursive: true, force: true });

@@ -5,7 +5,7 @@
 // the FIFO case runs under the real SessionHost with its file journal.
 import { strict as assert } from 'node:assert';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { link, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -55,7 +55,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     outside = undefined;
   });
 
-  it('refuses /proc/self/environ, /proc/self/cmdline, /sys, /dev/zero and the token file, directly and through symlinks', async () => {
+  it('refuses /proc/self/environ, /proc/self/cmdline, /sys, /dev/zero and the token file, directly, through symlinks and through a hard link', async () => {
     outside = await mkdtemp(path.join(tmpdir(), 'ultraplan-secrets-'));
     const tokenFile = path.join(outside, 'server.token');
     await writeFile(tokenFile, `${SECRET}\n`);
@@ -69,11 +69,14 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       '{{cwd}}/env.md',
       '{{cwd}}/token.md',
       '{{cwd}}/zero.md',
+      '{{cwd}}/token-link.md',
     ];
     run = await fakeRun({ modes: MODES, turns: [[...reads.map((file) => ({ readFile: { path: file } })), { readFile: { path: '{{cwd}}/README.md' } }, { chunk: 'done' }]] });
     await symlink('/proc/self/environ', path.join(run.workspace, 'env.md'));
     await symlink(tokenFile, path.join(run.workspace, 'token.md'));
     await symlink('/dev/zero', path.join(run.workspace, 'zero.md'));
+    // A hard link has no path of its own to tell it by: it is refused by the file's identity.
+    await link(tokenFile, path.join(run.workspace, 'token-link.md'));
 
     agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, secretFiles: [tokenFile] });
     const ctx = new RecordingContext();
@@ -85,7 +88,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     assert.equal(outcomes.length, reads.length + 1);
     for (const outcome of outcomes.slice(0, reads.length)) {
       assert.equal(outcome.ok, false, JSON.stringify(outcome).slice(0, 300));
-      assert.match(String(outcome.message), /Ultraplan refused to read .*(never read for an agent|holds a secret)/);
+      assert.match(String(outcome.message), /Ultraplan refused to read .*(never read for an agent|holds a secret)|another name of a file that holds a secret/);
     }
     assert.equal(outcomes[reads.length]?.content, '# Demo project\n');
     assert.ok(!JSON.stringify(record).includes(SECRET), 'the secret reached the agent');

@@ -4,7 +4,7 @@
 // an exit request names (read only when the agent created it here or it is in its own plans folder).
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
-import { AgentFileError, existingFile, readAgentFile, realPathOf, realWriteTarget, writeAgentFile, MAX_AGENT_READ_BYTES } from './agentFiles';
+import { AgentFileError, existingFile, fileIdentities, readAgentFile, realPathOf, realWriteTarget, writeAgentFile, MAX_AGENT_READ_BYTES, type FileIdentity } from './agentFiles';
 import { isInside, readVerdict, writeVerdict, type ReadVerdict, type WriteVerdict } from './readOnlyPolicy';
 
 export interface AgentFileAccessOptions {
@@ -38,6 +38,7 @@ export class AgentFileAccess {
   readonly #sessionPlans = new Map<string, string>();
   #workspaceReal: Promise<string> | undefined;
   #secretReal: Promise<string[]> | undefined;
+  #secretIdentities: Promise<Set<FileIdentity>> | undefined;
 
   constructor(options: AgentFileAccessOptions) {
     this.#workspace = path.resolve(options.workspace);
@@ -54,6 +55,11 @@ export class AgentFileAccess {
   #realSecrets(): Promise<string[]> {
     this.#secretReal ??= Promise.all(this.#secretFiles.map(async (file) => [file, (await realPathOf(file)) ?? file])).then((pairs) => pairs.flat());
     return this.#secretReal;
+  }
+
+  #secretIds(): Promise<Set<FileIdentity>> {
+    this.#secretIdentities ??= fileIdentities(this.#secretFiles);
+    return this.#secretIdentities;
   }
 
   /** The policy's verdict on reading `requested` (absolute), with the real path it names. */
@@ -85,7 +91,7 @@ export class AgentFileAccess {
     }
     // The real path, checked above, is what is opened (a final symlink swapped in since is refused).
     try {
-      return { ok: true, value: await readAgentFile(real, this.#maxReadBytes) };
+      return { ok: true, value: await readAgentFile(real, this.#maxReadBytes, await this.#secretIds()) };
     } catch (error) {
       return { ok: false, refused: error instanceof AgentFileError, message: `Could not read ${resolved}: ${errorText(error)}` };
     }
@@ -142,7 +148,7 @@ export class AgentFileAccess {
     try {
       const existing = await existingFile(resolved);
       if (!existing || existing.symlink || existing.links > 1) return { ok: false, refused: true, message: 'it is a link' };
-      return { ok: true, value: await readAgentFile(real, this.#maxReadBytes) };
+      return { ok: true, value: await readAgentFile(real, this.#maxReadBytes, await this.#secretIds()) };
     } catch (error) {
       return { ok: false, refused: false, message: errorText(error) };
     }

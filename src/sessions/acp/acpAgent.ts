@@ -195,6 +195,7 @@ export class AcpAgent implements Agent {
   private stopping: Promise<void> | undefined;
   private readonly files: AgentFileAccess;
   private readonly outsideAccess: OutsideAccess;
+  private readonly home: string;
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
   /** A question the agent asked as an elicitation, answered by the next user message. */
@@ -209,7 +210,8 @@ export class AcpAgent implements Agent {
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     this.workspace = path.resolve(options.cwd);
     this.outsideAccess = options.outsideAccess ?? 'ask';
-    this.files = new AgentFileAccess({ workspace: this.workspace, home: options.home ?? options.env?.HOME ?? homedir(), secretFiles: options.secretFiles ?? [] });
+    this.home = options.home ?? options.env?.HOME ?? homedir();
+    this.files = new AgentFileAccess({ workspace: this.workspace, home: this.home, secretFiles: options.secretFiles ?? [] });
   }
 
   /** The agent process id (for tests and diagnostics); undefined before start. */
@@ -594,7 +596,7 @@ export class AcpAgent implements Agent {
     if (kind === 'think') return { kind: 'allow' };
     const remembered = this.translator?.toolCall(toolCall.toolCallId);
     let result: ReadVerdict = { kind: 'allow' };
-    for (const looked of lookedAtPaths({ rawInput: toolCall.rawInput ?? remembered?.rawInput, locations: toolCall.locations }, this.workspace)) {
+    for (const looked of lookedAtPaths({ rawInput: toolCall.rawInput ?? remembered?.rawInput, locations: toolCall.locations }, this.workspace, this.home)) {
       const { verdict } = await this.files.readVerdict(looked);
       if (verdict.kind === 'refuse') return verdict;
       if (verdict.kind === 'ask' && result.kind === 'allow') result = verdict;

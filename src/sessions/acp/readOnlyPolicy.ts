@@ -186,12 +186,14 @@ export function accessDenial(what: string): string {
 const LOOKED_AT_KEYS = ['file_path', 'filePath', 'absolute_path', 'path', 'dir_path', 'notebook_path', 'paths'];
 
 /**
- * The paths a read or search tool call looks at (absolute, resolved against the workspace): its
+ * The paths a read or search tool call looks at (absolute, resolved against the workspace, "~/"
+ * against the home folder): its
  * locations and the path-like keys of its input. Empty when it names none (it looks in its cwd).
  */
 export function lookedAtPaths(
   toolCall: { rawInput?: unknown; locations?: ReadonlyArray<{ path: string }> | null },
   workspace: string,
+  home: string,
 ): string[] {
   const found: string[] = [];
   for (const location of toolCall.locations ?? []) if (location.path) found.push(location.path);
@@ -203,5 +205,7 @@ export function lookedAtPaths(
       for (const item of values) if (typeof item === 'string' && item.trim()) found.push(item);
     }
   }
-  return [...new Set(found.map((item) => path.resolve(workspace, item)))];
+  // Agents' tools expand "~/" to the home folder: so do we, or ~/.ssh would pass as a workspace path.
+  const absolute = (item: string) => (item === '~' || item.startsWith('~/') ? path.join(home, item.slice(1)) : path.resolve(workspace, item));
+  return [...new Set(found.map(absolute))];
 }

@@ -17,7 +17,10 @@ export interface AgentFileAccessOptions {
   maxReadBytes?: number;
 }
 
-export type FileOutcome<T> = { ok: true; value: T } | { ok: false; refused: boolean; message: string };
+export type FileOutcome<T> =
+  | { ok: true; value: T }
+  /** refused: the policy's (or a type or size bound's) answer; missing: nothing is there. */
+  | { ok: false; refused: boolean; missing?: boolean; message: string };
 
 /** How a read outside the workspace is decided: true allows it. */
 export type AskPerson = (realPath: string, reason: string) => Promise<boolean>;
@@ -85,7 +88,7 @@ export class AgentFileAccess {
     if (written !== undefined) return { ok: true, value: written };
     const { verdict, real } = await this.readVerdict(resolved);
     if (verdict.kind === 'refuse') return { ok: false, refused: true, message: verdict.message };
-    if (real === undefined) return { ok: false, refused: false, message: `Could not read ${resolved}: no such file.` };
+    if (real === undefined) return { ok: false, refused: false, missing: true, message: `Could not read ${resolved}: no such file.` };
     if (verdict.kind === 'ask' && !(await askPerson(real, verdict.reason))) {
       return { ok: false, refused: true, message: `Ultraplan did not read ${resolved}: the person denied reading outside the workspace.` };
     }

@@ -468,7 +468,9 @@ export class ReviewView {
     const count = draft?.comments.length ?? 0;
     this.#commentCount.textContent = draft
       ? count === 0
-        ? 'No line comments. Click a block of the plan (Shift+click or select text for several lines) to comment on it.'
+        ? this.#blocks
+          ? 'No line comments. Click a block of the plan (Shift+click or select text for several lines) to comment on it.'
+          : 'No line comments: the plan is shown as text here, so write your feedback above.'
         : `${count} line comment${count === 1 ? '' : 's'} will be sent with Reject.`
       : '';
     this.#decisionStatus.textContent = this.#statusText(state, viewingCurrent);

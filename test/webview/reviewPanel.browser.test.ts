@@ -293,6 +293,7 @@ describe('review panel webview (Chromium)', function () {
     assert.equal(await page.locator('#plan table').count(), 0, 'the table was not rendered');
     const shown = await page.locator('#plan pre.plan-text').evaluate((element) => element.textContent ?? '');
     assert.equal(shown, plan);
+    assert.match((await page.locator('.comment-count').textContent()) ?? '', /shown as text here, so write your feedback above/);
     // The panel still answers: a decision goes through.
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     await panel.waitForPosted('approve');

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
-import { writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
+import { agentDirs, inAgentPlansFolder, writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
 import { fakeRun, readRecord, RecordingContext, type FakeRun, stopAgent } from './acpTestSupport';
 
 describe('read-only policy: a plan-file exception does not write elsewhere', () => {
@@ -55,6 +55,17 @@ describe('read-only policy: a plan-file exception does not write elsewhere', () 
     assert.equal(planning('/home/u/.gemini/tmp/0f3a/plans/x.md').allowed, true);
     assert.equal(planning('/home/u/.claude/plans/lively-otter.sh').allowed, false);
     assert.equal(planning('/work/ws/PLAN.md').allowed, true);
+  });
+
+  it("the agent's own plans folder follows its environment (CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME)", () => {
+    const dirs = agentDirs(home, { CLAUDE_CONFIG_DIR: '/srv/claude-config', GEMINI_CLI_HOME: '/srv/gemini-home' });
+    const moved = (filePath: string) => writeVerdict({ filePath, workspace, planning: true, sessionPlanFiles: new Set(), existing: null, home: dirs }).allowed;
+    assert.equal(moved('/srv/claude-config/plans/otter.md'), true);
+    assert.equal(moved('/srv/gemini-home/.gemini/tmp/p/s/plans/x.md'), true);
+    assert.equal(moved('/home/u/.claude/plans/otter.md'), false);
+    assert.equal(moved('/srv/claude-config/otter.md'), false);
+    assert.ok(inAgentPlansFolder('/home/u/.gemini/tmp/p/plans/x.md', home));
+    assert.ok(!inAgentPlansFolder('/home/u/.gemini/tmp/plans/x.md', home));
   });
 
   it('nothing under .git is written, in any case spelling, planning or not', () => {

@@ -47,7 +47,7 @@ import {
   type QuestionForm,
 } from './planReview';
 import { AgentFileAccess } from './agentFileAccess';
-import { accessDenial, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal, type OutsideAccess, type ReadVerdict } from './readOnlyPolicy';
+import { accessDenial, agentDirs, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal, type OutsideAccess, type ReadVerdict } from './readOnlyPolicy';
 
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 120_000;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 120_000;
@@ -81,7 +81,7 @@ export interface AcpAgentOptions {
   log?: (line: string) => void;
   /** Files never read for the agent, whatever it asks (the server's token file). */
   secretFiles?: readonly string[];
-  /** The home folder where the agent keeps its plans folder (default: env.HOME, else the user's). */
+  /** The agent's home folder, where it keeps its plans folder (default: its HOME, else the user's). */
   home?: string;
   /** Reads outside the workspace and fetches: asked (default), allowed or refused without asking; each logged. */
   outsideAccess?: OutsideAccess;
@@ -210,8 +210,10 @@ export class AcpAgent implements Agent {
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     this.workspace = path.resolve(options.cwd);
     this.outsideAccess = options.outsideAccess ?? 'ask';
-    this.home = options.home ?? options.env?.HOME ?? homedir();
-    this.files = new AgentFileAccess({ workspace: this.workspace, home: this.home, secretFiles: options.secretFiles ?? [] });
+    // The agent's own folders follow the environment it runs with, not ours.
+    const env = { ...(options.inheritEnv === false ? {} : process.env), ...options.env };
+    this.home = options.home ?? env.HOME ?? homedir();
+    this.files = new AgentFileAccess({ workspace: this.workspace, home: agentDirs(this.home, env), secretFiles: options.secretFiles ?? [] });
   }
 
   /** The agent process id (for tests and diagnostics); undefined before start. */

@@ -5,13 +5,13 @@
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
 import { AgentFileError, existingFile, fileIdentities, readAgentFile, realPathOf, realWriteTarget, writeAgentFile, MAX_AGENT_READ_BYTES, type FileIdentity } from './agentFiles';
-import { isInside, readVerdict, writeVerdict, type ReadVerdict, type WriteVerdict } from './readOnlyPolicy';
+import { isInside, readVerdict, writeVerdict, type AgentDirs, type ReadVerdict, type WriteVerdict } from './readOnlyPolicy';
 
 export interface AgentFileAccessOptions {
   /** The workspace folder (absolute). */
   workspace: string;
-  /** The home folder, where agents keep their own plans folders. */
-  home: string;
+  /** Where the agent keeps its own plans folder (its home folder, or its folders when its environment moves them). */
+  home: string | AgentDirs;
   /** Files never read for an agent, e.g. the server's token file. */
   secretFiles?: readonly string[];
   maxReadBytes?: number;
@@ -34,7 +34,7 @@ function errorText(error: unknown): string {
 
 export class AgentFileAccess {
   readonly #workspace: string;
-  readonly #home: string;
+  readonly #home: string | AgentDirs;
   readonly #maxReadBytes: number;
   readonly #secretFiles: readonly string[];
   /** Plan files this session's agent created, and what it wrote there. */
@@ -45,7 +45,7 @@ export class AgentFileAccess {
 
   constructor(options: AgentFileAccessOptions) {
     this.#workspace = path.resolve(options.workspace);
-    this.#home = path.resolve(options.home);
+    this.#home = options.home;
     this.#maxReadBytes = options.maxReadBytes ?? MAX_AGENT_READ_BYTES;
     this.#secretFiles = (options.secretFiles ?? []).map((file) => path.resolve(file));
   }

@@ -35,19 +35,39 @@ function isMarkdown(filePath: string): boolean {
   return path.extname(filePath).toLowerCase() === '.md';
 }
 
+/** Where agents keep their own folders: Claude's config folder, Gemini CLI's home (it adds .gemini). */
+export interface AgentDirs {
+  claudeConfigDir: string;
+  geminiHome: string;
+}
+
+/** The agents' folders for an agent run with `env` (CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME) and home folder `home`. */
+export function agentDirs(home: string, env: Readonly<Record<string, string | undefined>> = {}): AgentDirs {
+  return { claudeConfigDir: env.CLAUDE_CONFIG_DIR || path.join(home, '.claude'), geminiHome: env.GEMINI_CLI_HOME || home };
+}
+
+/** The path of `filePath` below `folder` as its parts, or undefined when it is not below it. */
+function partsBelow(folder: string, filePath: string): string[] | undefined {
+  const relative = path.relative(folder, filePath);
+  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return undefined;
+  const parts = relative.split(path.sep);
+  return parts.some((part) => part === '' || part === '.' || part === '..') ? undefined : parts;
+}
+
 /**
- * Whether `filePath` is a Markdown file in an agent's own plans folder under the home folder:
- * Claude's ~/.claude/plans/<name>.md, Gemini CLI's ~/.gemini/tmp/<project>[/<session>]/plans/<name>.md.
+ * Whether `filePath` is a Markdown file in an agent's own plans folder: Claude's
+ * <config>/plans/<name>.md (~/.claude by default), Gemini CLI's
+ * <home>/.gemini/tmp/<project>[/<session>]/plans/<name>.md. `where` is the home folder, or the
+ * agents' folders when their environment moves them.
  */
-export function inAgentPlansFolder(filePath: string, home: string): boolean {
+export function inAgentPlansFolder(filePath: string, where: string | AgentDirs): boolean {
+  const dirs = typeof where === 'string' ? agentDirs(where) : where;
   const normalized = path.normalize(filePath);
   if (!isMarkdown(normalized) || INSTRUCTION_FILE_NAMES.has(path.basename(normalized).toLowerCase())) return false;
-  const relative = path.relative(home, normalized);
-  if (relative.startsWith('..') || path.isAbsolute(relative)) return false;
-  const parts = relative.split(path.sep);
-  if (parts.some((part) => part === '' || part === '.' || part === '..')) return false;
-  if (parts.length === 3 && parts[0] === '.claude' && parts[1] === 'plans') return true;
-  return parts[0] === '.gemini' && parts[1] === 'tmp' && (parts.length === 5 || parts.length === 6) && parts[parts.length - 2] === 'plans';
+  const claude = partsBelow(dirs.claudeConfigDir, normalized);
+  if (claude?.length === 2 && claude[0] === 'plans') return true;
+  const gemini = partsBelow(path.join(dirs.geminiHome, '.gemini', 'tmp'), normalized);
+  return gemini !== undefined && (gemini.length === 3 || gemini.length === 4) && gemini[gemini.length - 2] === 'plans';
 }
 
 /** What lstat says of a file a write would replace (null: it does not exist). */
@@ -76,8 +96,8 @@ export function writeVerdict(options: {
   /** Plan files this session's agent created (absolute, resolved). */
   sessionPlanFiles: ReadonlySet<string>;
   existing: ExistingFile | null;
-  /** The home folder, where agents keep their own plans folders. */
-  home: string;
+  /** The home folder (or the agents' folders), where agents keep their own plans folders. */
+  home: string | AgentDirs;
 }): WriteVerdict {
   const { filePath, workspace, planning, sessionPlanFiles, existing, home } = options;
   if (!path.isAbsolute(filePath)) {
@@ -157,7 +177,8 @@ export function readVerdict(options: {
   /** Files never read for an agent (the server's token file), as real paths. */
   secretFiles: readonly string[];
   sessionPlanFiles: ReadonlySet<string>;
-  home: string;
+  /** The home folder (or the agents' folders), where agents keep their own plans folders. */
+  home: string | AgentDirs;
 }): ReadVerdict {
   const { requested, real, workspaceReal, secretFiles, sessionPlanFiles, home } = options;
   for (const candidate of [requested, real]) {

@@ -104,6 +104,7 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
             label: plan.label,
             afterApproval: settings.afterApproval,
             firstEventTimeoutMs: settings['agent.firstEventTimeoutSeconds'] * 1000,
+            outsideAccess: settings['agent.outsideAccess'],
             log: agentLog,
           }),
           agentLog,

@@ -140,7 +140,11 @@ async function main(argv: string[]): Promise<void> {
   }
   let agent;
   try {
-    agent = await createAgentFactory(values.agent, { log, ...(workspace !== undefined ? { workspace } : {}) });
+    agent = await createAgentFactory(values.agent, {
+      log,
+      ...(workspace !== undefined ? { workspace } : {}),
+      ...(values['token-file'] !== undefined ? { secretFiles: [path.resolve(values['token-file'])] } : {}),
+    });
   } catch (err) {
     throw new UsageError(`--agent: ${err instanceof Error ? err.message : String(err)}`);
   }

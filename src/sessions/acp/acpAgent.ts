@@ -3,7 +3,7 @@
 // event log, its exit-plan request turned into an ExitPlanMode review, and kept read-only until
 // the reviewer approves.
 import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import * as path from 'node:path';
 import type {
   ClientConnection,
@@ -46,14 +46,8 @@ import {
   type PlanReviewForm,
   type QuestionForm,
 } from './planReview';
-import {
-  isInside,
-  LOOKING_TOOL_KINDS,
-  permissionRefusal,
-  terminalRefusal,
-  writeVerdict,
-  type WriteVerdict,
-} from './readOnlyPolicy';
+import { AgentFileAccess } from './agentFileAccess';
+import { accessDenial, agentDirs, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal, type OutsideAccess, type ReadVerdict } from './readOnlyPolicy';
 
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 120_000;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 120_000;
@@ -85,6 +79,12 @@ export interface AcpAgentOptions {
   stopGraceMs?: number;
   /** Diagnostic lines (besides the session's own log). */
   log?: (line: string) => void;
+  /** Files never read for the agent, whatever it asks (the server's token file). */
+  secretFiles?: readonly string[];
+  /** The agent's home folder, where it keeps its plans folder (default: its HOME, else the user's). */
+  home?: string;
+  /** Reads outside the workspace and fetches: asked (default), allowed or refused without asking; each logged. */
+  outsideAccess?: OutsideAccess;
 }
 
 type PendingReview =
@@ -107,7 +107,20 @@ type PendingReview =
       toolUseId: string;
       options: readonly PermissionOption[];
       answer: (response: RequestPermissionResponse) => void;
+    }
+  | {
+      /** A read outside the workspace through fs/read_text_file: the person decides. */
+      kind: 'file_read';
+      answer: (decision: 'allow' | 'deny' | 'cancel') => void;
     };
+
+type PlanReview = Extract<PendingReview, { kind: 'plan_permission' | 'plan_elicitation' }>;
+
+function cancelReview(review: PendingReview): void {
+  if (review.kind === 'plan_elicitation') review.answer({ action: 'cancel' });
+  else if (review.kind === 'file_read') review.answer('cancel');
+  else review.answer(CANCELLED);
+}
 
 /** Updates that show a turn is progressing (for the first-event bound). */
 const PROGRESS_UPDATES: ReadonlySet<string> = new Set([
@@ -180,8 +193,9 @@ export class AcpAgent implements Agent {
   private firstEventTimer: NodeJS.Timeout | undefined;
   private finished = false;
   private stopping: Promise<void> | undefined;
-  private readonly namedPlanFiles = new Set<string>();
-  private readonly writtenPlans = new Map<string, string>();
+  private readonly files: AgentFileAccess;
+  private readonly outsideAccess: OutsideAccess;
+  private readonly home: string;
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
   /** A question the agent asked as an elicitation, answered by the next user message. */
@@ -195,6 +209,11 @@ export class AcpAgent implements Agent {
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     this.workspace = path.resolve(options.cwd);
+    this.outsideAccess = options.outsideAccess ?? 'ask';
+    // The agent's own folders follow the environment it runs with, not ours.
+    const env = { ...(options.inheritEnv === false ? {} : process.env), ...options.env };
+    this.home = options.home ?? env.HOME ?? homedir();
+    this.files = new AgentFileAccess({ workspace: this.workspace, home: agentDirs(this.home, env), secretFiles: options.secretFiles ?? [] });
   }
 
   /** The agent process id (for tests and diagnostics); undefined before start. */
@@ -280,6 +299,11 @@ export class AcpAgent implements Agent {
     this.reviews.delete(requestId);
     if (review.kind === 'tool_permission') {
       this.decideToolPermission(review, decision);
+      return;
+    }
+    if (review.kind === 'file_read') {
+      review.answer(decision.behavior);
+      this.ctx?.setStatus(this.reviews.size ? 'requires_action' : 'running');
       return;
     }
     if (decision.behavior === 'allow') this.approvePlan(review, decision);
@@ -405,8 +429,7 @@ export class AcpAgent implements Agent {
     // Reviews still open belong to the ended turn: the agent no longer waits for them.
     for (const [requestId, review] of this.reviews) {
       this.log(`turn ended with review ${requestId} open; cancelling it`);
-      if (review.kind === 'plan_elicitation') review.answer({ action: 'cancel' });
-      else review.answer(CANCELLED);
+      cancelReview(review);
     }
     this.reviews.clear();
     const next = this.queuedPrompts.shift();
@@ -496,12 +519,23 @@ export class AcpAgent implements Agent {
     const kind = toolCall.kind ?? translator.toolCall(toolCall.toolCallId)?.kind ?? 'other';
     const title = toolCall.title ?? translator.toolCall(toolCall.toolCallId)?.title ?? toolCall.toolCallId;
     if (!this.approved) {
+      let message = permissionRefusal(kind, title);
       if (LOOKING_TOOL_KINDS.has(kind)) {
-        const allow = request.options.find((option) => option.kind === 'allow_once');
-        this.log(`allowed "${title}" (${kind}) while planning: it only looks`);
-        return allow ? { outcome: { outcome: 'selected', optionId: allow.optionId } } : CANCELLED;
+        const verdict = this.byOutsideAccess(await this.lookingVerdict(kind, toolCall), title);
+        if (verdict.kind === 'allow') {
+          const allow = request.options.find((option) => option.kind === 'allow_once');
+          this.log(`allowed "${title}" (${kind}) while planning`);
+          return allow ? { outcome: { outcome: 'selected', optionId: allow.optionId } } : CANCELLED;
+        }
+        if (verdict.kind === 'ask') {
+          this.log(`asked the person about "${title}" (${kind}) while planning: ${verdict.reason}`);
+          translator.ensureToolUse(toolCall);
+          return new Promise<RequestPermissionResponse>((answer) => {
+            this.openReview({ kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer }, toolCall.toolCallId, title, toolCall.rawInput ?? {});
+          });
+        }
+        message = verdict.message;
       }
-      const message = permissionRefusal(kind, title);
       this.report('acp_refused', message, { method: 'session/request_permission', kind, title });
       const reject = chooseRejectOption(this.label, request.options);
       const meta = { ultraplan: { refused: message } };
@@ -554,18 +588,44 @@ export class AcpAgent implements Agent {
     this.ctx?.setStatus('requires_action');
   }
 
+  /**
+   * A looking tool call while planning: a fetch goes to the person (it can send what was read to
+   * anyone); a read or search is allowed inside the workspace, goes to the person outside it, and
+   * is refused for the kernel's files and our secrets.
+   */
+  private async lookingVerdict(kind: string, toolCall: ToolCallUpdate): Promise<ReadVerdict> {
+    if (kind === 'fetch') return { kind: 'ask', reason: 'a fetch can send what the agent read to anyone' };
+    if (kind === 'think') return { kind: 'allow' };
+    const remembered = this.translator?.toolCall(toolCall.toolCallId);
+    let result: ReadVerdict = { kind: 'allow' };
+    for (const looked of lookedAtPaths({ rawInput: toolCall.rawInput ?? remembered?.rawInput, locations: toolCall.locations }, this.workspace, this.home)) {
+      const { verdict } = await this.files.readVerdict(looked);
+      if (verdict.kind === 'refuse') return verdict;
+      if (verdict.kind === 'ask' && result.kind === 'allow') result = verdict;
+    }
+    return result;
+  }
+
+  /** A question for the person, unless ultraplan's outside-access setting answers it. */
+  private byOutsideAccess(verdict: ReadVerdict, what: string): ReadVerdict {
+    if (verdict.kind !== 'ask' || this.outsideAccess === 'ask') return verdict;
+    this.log(`${this.outsideAccess === 'allow' ? 'allowed' : 'refused'} "${what}" without asking (outside access "${this.outsideAccess}"): ${verdict.reason}`);
+    return this.outsideAccess === 'allow'
+      ? { kind: 'allow' }
+      : { kind: 'refuse', message: `Ultraplan refused "${what}": ${verdict.reason}, and reads outside the workspace and fetches are set to be refused.` };
+  }
+
   private async onReadFile(
     request: ReadTextFileRequest,
     RequestError: new (code: number, message: string) => Error,
   ): Promise<{ content: string }> {
     this.sawEvent();
-    if (!path.isAbsolute(request.path)) throw new RequestError(-32602, `The path must be absolute: ${request.path}`);
-    let content: string;
-    try {
-      content = this.writtenPlans.get(path.resolve(request.path)) ?? (await readFile(request.path, 'utf8'));
-    } catch (error) {
-      throw new RequestError(-32002, `Could not read ${request.path}: ${errorMessage(error)}`);
+    const outcome = await this.files.read(request.path, (real, reason) => this.askToRead(real, reason));
+    if (!outcome.ok) {
+      if (outcome.refused) this.report('acp_refused', outcome.message, { method: 'fs/read_text_file', path: request.path });
+      throw new RequestError(outcome.refused ? -32000 : -32002, outcome.message);
     }
+    const content = outcome.value;
     if (request.line == null && request.limit == null) return { content };
     const lines = content.split('\n');
     const start = Math.max(0, (request.line ?? 1) - 1);
@@ -573,48 +633,45 @@ export class AcpAgent implements Agent {
     return { content: lines.slice(start, end).join('\n') };
   }
 
+  /** A read outside the workspace goes to the person, through the same path as any tool permission. */
+  private askToRead(real: string, reason: string): Promise<boolean> {
+    if (this.finished || this.stopping) return Promise.resolve(false);
+    const verdict = this.byOutsideAccess({ kind: 'ask', reason }, `Read ${real}`);
+    if (verdict.kind !== 'ask') return Promise.resolve(verdict.kind === 'allow');
+    this.log(`asked the person to allow reading ${real} (${reason})`);
+    return new Promise<boolean>((answer) => {
+      const toolUseId = `read-${randomUUID()}`;
+      // A tool_use and, once answered, its tool_result: every reader of the log sees the request settle.
+      this.translator?.ensureToolUse({ toolCallId: toolUseId, title: `Read ${real}`, kind: 'read', rawInput: { file_path: real } });
+      this.openReview(
+        {
+          kind: 'file_read',
+          answer: (decision) => {
+            const allowed = decision === 'allow';
+            this.log(decision === 'cancel' ? `the request to read ${real} ended unanswered` : `the person ${allowed ? 'allowed' : 'denied'} reading ${real}`);
+            this.translator?.toolResult(toolUseId, allowed ? `The person allowed reading ${real}.` : accessDenial(`reading ${real}`), !allowed);
+            answer(allowed);
+          },
+        },
+        toolUseId,
+        'Read',
+        { file_path: real, reason },
+      );
+    });
+  }
+
   private async onWriteFile(
     request: WriteTextFileRequest,
     RequestError: new (code: number, message: string) => Error,
   ): Promise<Record<string, never>> {
     this.sawEvent();
-    const verdict = writeVerdict({
-      filePath: request.path,
-      workspace: this.workspace,
-      planning: !this.approved,
-      namedPlanFiles: this.namedPlanFiles,
-    });
-    const resolved = path.resolve(request.path);
-    // The same check where the write would really land: a symlink in the path (a plans/x.md
-    // planted to point at src/app.ts or ~/.bashrc) must not carry a write past the policy.
-    const real = verdict.allowed ? await realWriteTarget(resolved) : resolved;
-    const realVerdict: WriteVerdict =
-      !verdict.allowed || real === resolved
-        ? verdict
-        : real === undefined
-          ? { allowed: false, message: `Ultraplan refused to write ${resolved}: it is a symbolic link to a file that does not exist.` }
-          : writeVerdict({
-              filePath: real,
-              workspace: await realpath(this.workspace).catch(() => this.workspace),
-              planning: !this.approved,
-              namedPlanFiles: this.namedPlanFiles.has(resolved) ? new Set([...this.namedPlanFiles, real]) : this.namedPlanFiles,
-            });
-    if (!realVerdict.allowed) {
-      this.report('acp_refused', realVerdict.message, { method: 'fs/write_text_file', path: request.path });
-      throw new RequestError(-32000, realVerdict.message);
+    const outcome = await this.files.write(request.path, request.content, !this.approved);
+    if (!outcome.ok) {
+      if (outcome.refused) this.report('acp_refused', outcome.message, { method: 'fs/write_text_file', path: request.path });
+      throw new RequestError(outcome.refused ? -32000 : -32603, outcome.message);
     }
-    try {
-      await mkdir(path.dirname(resolved), { recursive: true });
-      await writeFile(resolved, request.content, 'utf8');
-    } catch (error) {
-      throw new RequestError(-32603, `Could not write ${resolved}: ${errorMessage(error)}`);
-    }
-    if (!this.approved) {
-      // The plan file: remembered so the exit request naming it reads what was written.
-      this.namedPlanFiles.add(resolved);
-      this.writtenPlans.set(resolved, request.content);
-      this.log(`wrote the plan file ${resolved}`);
-    }
+    // The plan file: remembered so the exit request naming it reads what was written.
+    if (outcome.value === 'plan') this.log(`wrote the plan file ${path.resolve(request.path)}`);
     return {};
   }
 
@@ -632,25 +689,16 @@ export class AcpAgent implements Agent {
       return `(${this.label} asked to leave plan mode without a plan text.)`;
     }
     const resolved = path.resolve(this.workspace, source.path);
-    this.namedPlanFiles.add(resolved);
-    const written = this.writtenPlans.get(resolved);
-    if (written !== undefined) return written;
-    try {
-      const real = await realpath(resolved);
-      const root = await realpath(this.workspace);
-      if (!isInside(root, real)) {
-        return `(${this.label} named its plan file ${resolved}, which is outside the workspace; Ultraplan reads plan files only inside the workspace.)`;
-      }
-      return await readFile(real, 'utf8');
-    } catch (error) {
-      return `(${this.label} named its plan file ${resolved}, but it could not be read: ${errorMessage(error)})`;
-    }
+    const named = await this.files.namedPlan(resolved);
+    if (named.ok) return named.value;
+    this.log(`did not read the named plan file ${resolved}: ${named.message}`);
+    return `(${this.label} named its plan file ${resolved}, but Ultraplan did not read it: ${named.message}.)`;
   }
 
   // -------------------------------------------------------------------------------------------
   // Decisions
 
-  private approvePlan(review: Exclude<PendingReview, { kind: 'tool_permission' }>, decision: PermissionDecision & { behavior: 'allow' }): void {
+  private approvePlan(review: PlanReview, decision: PermissionDecision & { behavior: 'allow' }): void {
     const edited = typeof decision.updatedInput.plan === 'string' ? decision.updatedInput.plan : review.plan;
     const wasEdited = edited !== review.plan;
     if (review.kind === 'plan_permission') {
@@ -703,7 +751,7 @@ export class AcpAgent implements Agent {
     return `User approved the plan.\n\n${edited ? APPROVED_PLAN_EDITED_MARKER : APPROVED_PLAN_MARKER}${plan}`;
   }
 
-  private rejectPlan(review: Exclude<PendingReview, { kind: 'tool_permission' }>, message: string): void {
+  private rejectPlan(review: PlanReview, message: string): void {
     const teleport = message.includes(ULTRAPLAN_TELEPORT_SENTINEL);
     let feedbackInAnswer = false;
     if (review.kind === 'plan_permission') {
@@ -814,10 +862,7 @@ export class AcpAgent implements Agent {
 
   private async shutdown(): Promise<void> {
     this.disarmFirstEventTimer();
-    for (const review of this.reviews.values()) {
-      if (review.kind === 'plan_elicitation') review.answer({ action: 'cancel' });
-      else review.answer(CANCELLED);
-    }
+    for (const review of this.reviews.values()) cancelReview(review);
     this.reviews.clear();
     this.pendingQuestion?.answer({ action: 'cancel' });
     this.pendingQuestion = undefined;
@@ -863,30 +908,4 @@ export class AcpAgent implements Agent {
 export function createAcpAgentFactory(options: AcpAgentOptions): AgentFactory {
   if (options.argv.length === 0 || !options.argv[0]) throw new Error('The ACP agent command is empty.');
   return () => new AcpAgent({ ...options });
-}
-
-/**
- * The file a write to `file` would really change: symlinks in its folders and in its own name
- * resolved (missing folders are kept as named, since they will be created). undefined for a
- * symlink whose target does not exist (writing would create that target wherever it points).
- */
-async function realWriteTarget(file: string): Promise<string | undefined> {
-  try {
-    if ((await lstat(file)).isSymbolicLink()) return await realpath(file).catch(() => undefined);
-  } catch {
-    /* missing: its folders decide */
-  }
-  const rest: string[] = [path.basename(file)];
-  let dir = path.dirname(file);
-  for (let depth = 0; depth < 4096; depth++) {
-    try {
-      return path.join(await realpath(dir), ...rest);
-    } catch {
-      const parent = path.dirname(dir);
-      if (parent === dir) return file;
-      rest.unshift(path.basename(dir));
-      dir = parent;
-    }
-  }
-  return file;
 }

@@ -72,15 +72,34 @@ export function planSource(toolCall: Pick<ToolCallUpdate, 'rawInput' | 'content'
 
 /**
  * Whether a permission request asks to leave plan mode (Claude's adapter: rawInput.plan and a
- * "keep planning" option; Codex: "Implement this plan?"; Gemini: a switch_mode tool call).
+ * "keep planning" option; Codex: kind switch_mode, "Implement this plan?"). For an agent we do
+ * not know, a request whose allow option is named after one of its other modes (`modes`: the
+ * session's mode ids besides plan mode) leaves plan mode too.
  */
-export function isPlanExitRequest(request: { toolCall: ToolCallUpdate; options: readonly PermissionOption[] }): boolean {
+export function isPlanExitRequest(
+  request: { toolCall: ToolCallUpdate; options: readonly PermissionOption[] },
+  modes: { otherModeIds?: readonly string[] } = {},
+): boolean {
   const { toolCall, options } = request;
   if (rawInputPlan(toolCall)) return true;
   if (toolCall.kind === 'switch_mode') return true;
   const title = `${toolCall.title ?? ''} ${toolCall.name ?? ''}`;
   if (EXIT_PLAN_TITLE_PATTERN.test(title)) return true;
-  return options.some((option) => option.optionId === 'plan' || KEEP_PLANNING_PATTERN.test(option.name));
+  if (options.some((option) => option.optionId === 'plan' || KEEP_PLANNING_PATTERN.test(option.name))) return true;
+  const others = new Set(modes.otherModeIds ?? []);
+  return options.some((option) => isAllow(option) && others.has(option.optionId));
+}
+
+/** Tool kinds whose request says what it does (a change, a command, …): no exit request hides there. */
+const KNOWN_ACTION_KINDS: ReadonlySet<string> = new Set(['edit', 'delete', 'move', 'execute', 'read', 'search', 'think', 'fetch']);
+
+/**
+ * True when a permission request that is not a recognised plan exit could still be one: its kind
+ * says nothing (`other`, or none). Refusing it silently could hide a plan from the person.
+ */
+export function isUnclearRequest(toolCall: Pick<ToolCallUpdate, 'kind'>, remembered?: string): boolean {
+  const kind = toolCall.kind ?? remembered;
+  return kind === undefined || kind === null || !KNOWN_ACTION_KINDS.has(kind);
 }
 
 export type OptionChoice = { ok: true; option: PermissionOption } | { ok: false; message: string };

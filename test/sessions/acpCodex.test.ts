@@ -48,7 +48,10 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     await setupAgents(['codex']);
   });
 
-  async function open(rounds: Round[], options: Partial<AcpAgentOptions> & { baseUrl?: string; apiKey?: string | null } = {}): Promise<Run> {
+  async function open(
+    rounds: Round[],
+    options: Partial<AcpAgentOptions> & { baseUrl?: string; apiKey?: string | null; brokenConfig?: boolean } = {},
+  ): Promise<Run> {
     const root = await mkdtemp(path.join(tmpdir(), 'ultraplan-codex-'));
     const workspace = path.join(root, 'workspace');
     const codexHome = path.join(root, 'codex-home');
@@ -70,6 +73,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
         'wire_api = "responses"',
         'env_key = "OPENAI_API_KEY"',
         ...(options.baseUrl ? [] : ['request_max_retries = 0', 'stream_max_retries = 0']),
+        ...(options.brokenConfig ? ['request_max_retries = = 0'] : []),
         '',
       ].join('\n'),
     );
@@ -257,6 +261,18 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     );
     assert.match(result.result ?? '', /Missing environment variable: `OPENAI_API_KEY`/);
     assert.ok(log.some((line) => line.includes('did not authenticate: neither CODEX_API_KEY nor OPENAI_API_KEY is set')));
+  });
+
+  it('a broken config.toml: the failure quotes Codex\'s cause, not a bare "Internal error"', async () => {
+    const { backend, host } = await open([], { brokenConfig: true });
+    const session = await backend.createSession(createRequest('Plan a greeting feature'));
+    const result = await waitFor('the session to fail', () =>
+      allEvents(host, session.id)
+        .map((entry) => entry as unknown as { type?: string; is_error?: boolean; result?: string })
+        .find((event) => event.type === 'result' && event.is_error),
+    );
+    assert.match(result.result ?? '', /Codex \(ACP\) (refused session\/new|failed during authenticate): failed to reload config: .*config\.toml/);
+    assert.doesNotMatch((result.result ?? '').split('\n')[0] ?? '', /Internal error/);
   });
 
   it('the adapter crashing mid-turn ends the session with a clear message and leaves no process', async () => {

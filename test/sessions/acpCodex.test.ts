@@ -6,12 +6,12 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pollForApprovedPlan } from '../../src/core/poller';
-import { controlResponseEvent } from '../../src/core/protocol';
+import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
 import { AcpAgent, CONTINUE_PLANNING_PROMPT, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
 import { agentBin } from '../../scripts/agents-config.cjs';
-import { inputItems, startScriptedResponses, toolOutput, userTexts, type ScriptedResponsesApi, type Round } from '../support/modelApi/openaiResponses';
+import { inputItems, startScriptedResponses, toolOutput, userTexts, type ModelReply, type ScriptedResponsesApi, type Round } from '../support/modelApi/openaiResponses';
 import { isAlive, processGroupMembers, waitGone } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 
@@ -21,10 +21,10 @@ const PLAN_1 = '# Add a greeting\n\n1. Export `greeting` from src/app.ts\n2. Tes
 const PLAN_2 = '# Add a greeting (v2)\n\n1. Export `greeting` from src/app.ts\n2. Handle an empty name\n3. Test it';
 const IMPLEMENTED = 'export const greeting = "hello";\n';
 
-const exec = (cmd: string, extra: Record<string, unknown> = {}, callId?: string): Round => ({
+const exec = (cmd: string, extra: Record<string, unknown> = {}, callId?: string): ModelReply => ({
   calls: [{ type: 'function', name: 'exec_command', arguments: { cmd, ...extra }, ...(callId ? { callId } : {}) }],
 });
-const proposedPlan = (plan: string): Round => ({ text: `Here is the plan.\n\n<proposed_plan>\n${plan}\n</proposed_plan>` });
+const proposedPlan = (plan: string): ModelReply => ({ text: `Here is the plan.\n\n<proposed_plan>\n${plan}\n</proposed_plan>` });
 
 interface Run {
   workspace: string;
@@ -231,6 +231,56 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.equal(await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL);
     await backend.sendEvents(session.id, [controlResponseEvent(request.request_id as string, { behavior: 'allow', updatedInput: {} })]);
     await waitFor('the edit to land', async () => (await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8')) === IMPLEMENTED);
+  });
+
+  it('a question: Codex asks, the person answers in the session, the answer reaches the model, then the plan', async () => {
+    let answerSeen = '';
+    const { backend } = await open([
+      {
+        calls: [
+          {
+            type: 'function',
+            name: 'request_user_input',
+            callId: 'call_question',
+            arguments: {
+              questions: [
+                {
+                  id: 'database',
+                  header: 'Database',
+                  question: 'Which database should the greeting use?',
+                  options: [
+                    { label: 'SQLite (Recommended)', description: 'A file, nothing to run.' },
+                    { label: 'Postgres', description: 'A server.' },
+                  ],
+                },
+              ],
+            },
+          },
+        ],
+      },
+      (request) => {
+        answerSeen = toolOutput(request, 'call_question') ?? '';
+        return proposedPlan(PLAN_1);
+      },
+    ]);
+    const session = await backend.createSession(createRequest('Plan a greeting feature'));
+    let question: string | null = null;
+    await pollForApprovedPlan({
+      sessionId: session.id,
+      transport: backend.transport,
+      ...FAST,
+      onPhase: (phase, detail) => {
+        if (phase === 'needs_input' && question === null) {
+          question = detail.question;
+          void backend.sendEvents(session.id, [userMessageEvent('Postgres')]);
+        }
+        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
+          void backend.sendEvents(session.id, [controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } })]);
+        }
+      },
+    });
+    assert.match(question ?? '', /Codex needs your input to continue\.\n\nWhich database should the greeting use\?\n- SQLite \(Recommended\)\n- Postgres/);
+    assert.match(answerSeen, /Postgres/);
   });
 
   it('with no model reachable, a prompt that only gets "Reconnecting…" status ends within the bound with a clear message', async () => {

@@ -254,6 +254,8 @@ export function planReviewForm(request: CreateElicitationRequest): PlanReviewFor
 interface QuestionField {
   key: string;
   title: string;
+  /** The property's title when it is itself a question. */
+  question?: string;
   choices: Choice[];
   multi: boolean;
 }
@@ -280,7 +282,8 @@ export function questionForm(request: CreateElicitationRequest): QuestionForm | 
   for (const [key, property] of Object.entries(record.requestedSchema.properties)) {
     if (!isRecord(property)) continue;
     const title = [property.title, property.description].filter((part) => typeof part === 'string' && part).join(': ') || key;
-    if (property.type === 'string') fields.push({ key, title, choices: choicesOf(property), multi: false });
+    const question = typeof property.title === 'string' && /\?\s*$/.test(property.title) ? { question: property.title } : {};
+    if (property.type === 'string') fields.push({ key, title, choices: choicesOf(property), multi: false, ...question });
     else if (property.type === 'array') fields.push({ key, title, choices: arrayChoices(property), multi: true });
   }
   if (fields.length === 0) return undefined;
@@ -288,6 +291,8 @@ export function questionForm(request: CreateElicitationRequest): QuestionForm | 
   const selects = fields.filter((field) => field.choices.length > 0);
   for (const field of selects) {
     if (selects.length > 1) lines.push('', field.title);
+    // A field titled with a question of its own (Codex's, under the message "Codex needs your input to continue.").
+    else if (field.question && !lines[0]?.includes(field.question)) lines.push('', field.question);
     for (const choice of field.choices) lines.push(`- ${choice.title}`);
   }
   return { text: lines.join('\n').trim(), fields };

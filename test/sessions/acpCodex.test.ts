@@ -2,6 +2,7 @@
 // scripts/setup-agents.mjs) through the real SessionHost, EmbeddedBackend and poller, with only
 // the model scripted: an OpenAI Responses API on 127.0.0.1 named in a throwaway CODEX_HOME.
 import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -163,6 +164,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     );
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
     const plans: string[] = [];
+    let whilePlanning = '';
     const approved = await pollForApprovedPlan({
       sessionId: session.id,
       transport: backend.transport,
@@ -170,6 +172,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       onPhase: (phase, detail) => {
         if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
         plans.push((detail.pendingPlan.plan ?? '').trim());
+        if (plans.length === 1) whilePlanning = readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8');
         const decision =
           plans.length === 1
             ? ({ behavior: 'deny', message: 'Also handle an empty name.' } as const)
@@ -185,7 +188,11 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.equal(approved.rejectCount, 1);
     assert.ok(feedbackSeen.some((text) => text.includes('Also handle an empty name.')), `the model was sent: ${JSON.stringify(feedbackSeen)}`);
 
+    // Plan mode found: collaboration_mode = plan, with the read-only preset.
+    const init = allEvents(host, session.id).find((event) => event.subtype === 'init') as unknown as { agent?: { mode?: string; version?: string } };
+    assert.deepEqual([init.agent?.mode, init.agent?.version], ['plan', '2.6.0']);
     // While planning: the read went through, both writes failed, the workspace is untouched.
+    assert.equal(whilePlanning, ORIGINAL);
     const requests = api.modelRequests();
     assert.match(toolOutput(requests[1]!, 'call_read') ?? '', /# Demo project/);
     assert.match(toolOutput(requests[2]!, 'call_sandboxed_write') ?? '', /Read-only file system/);

@@ -220,6 +220,8 @@ export class AcpAgent implements Agent {
   private refusedThisTurn = false;
   private planOfferedThisTurn = false;
   private nudged = false;
+  /** The turn ends only to go on with the next prompt (Codex's implementation with the chosen preset). */
+  private handingOver = false;
   /** Status lines the agent sent during a turn without progress ("Reconnecting…"), for the timeout message. */
   private statusChatter: { last: string; count: number } | undefined;
   /** A question the agent asked as an elicitation, answered by the next user message. */
@@ -482,6 +484,12 @@ export class AcpAgent implements Agent {
     if (this.finished || this.stopping) return;
     this.translator?.flush();
     const lastText = this.translator?.lastAssistantText ?? '';
+    if (this.handingOver && this.queuedPrompts.length > 0) {
+      // The approved plan's turn goes on in the next prompt (Codex with another preset): no result yet.
+      this.handingOver = false;
+      this.sendPrompt(this.queuedPrompts.shift() as string);
+      return;
+    }
     if (stopReason === 'max_turn_requests') {
       this.emitResult('error_max_turns', `${this.label} reached its limit of model requests for one turn.`);
     } else if (stopReason === 'refusal') {
@@ -599,6 +607,7 @@ export class AcpAgent implements Agent {
     if (!translator) return CANCELLED;
     const otherModeIds = this.planTarget?.via === 'mode' ? this.availableModeIds.filter((id) => id !== planModeId(this.planTarget as PlanModeTarget)) : [];
     if (!this.approved && isPlanExitRequest(request, { otherModeIds })) {
+      this.log(`plan review requested (${toolCall.toolCallId})`);
       const plan = await this.planFor(toolCall);
       translator.flush();
       const toolUseId = translator.exitPlanToolUse(toolCall.toolCallId, plan);
@@ -783,6 +792,7 @@ export class AcpAgent implements Agent {
     const wasEdited = edited !== review.plan;
     if (review.kind === 'plan_permission' && this.codex && codexImplementOption(review.options)) {
       this.approveCodexPlan(review, edited, wasEdited);
+      return;
     } else if (review.kind === 'plan_permission') {
       let choice = chooseApproveOption(this.label, review.options, this.afterApproval);
       let thenMode: string | undefined;
@@ -835,6 +845,7 @@ export class AcpAgent implements Agent {
       if (!preset) this.log(`${this.label} offers no preset for ultraplan.afterApproval = ${this.afterApproval}; it keeps "${this.currentSessionMode}"`);
       review.answer({ outcome: { outcome: 'selected', optionId: implement.optionId } });
       this.log(`approved the plan with "${implement.name}" (${implement.optionId}); the "${this.currentSessionMode}" preset stays`);
+      if (wasEdited) this.queuePrompt(`The reviewer edited the plan before approving it. Follow this version:\n\n${edited}`);
       return;
     }
     const close = chooseRejectOption(this.label, review.options);
@@ -850,8 +861,11 @@ export class AcpAgent implements Agent {
         return;
       }
       this.log(`set the "${preset}" preset after approval (ultraplan.afterApproval = ${this.afterApproval}) and left plan mode`);
+      if (close.ok) {
+        this.handingOver = true;
+        this.queuedPrompts.unshift(wasEdited ? `${CODEX_IMPLEMENT_PROMPT} The reviewer edited it before approving; follow this version:\n\n${edited}` : CODEX_IMPLEMENT_PROMPT);
+      }
       review.answer({ outcome: { outcome: 'selected', optionId: close.ok ? close.option.optionId : implement.optionId } });
-      if (close.ok) this.queuePrompt(CODEX_IMPLEMENT_PROMPT);
     })();
   }
 

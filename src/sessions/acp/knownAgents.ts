@@ -112,7 +112,8 @@ export function detectCustomAgent(argv: readonly string[], env: NodeJS.ProcessEn
   const found = program ? findOnPath(program, env) : undefined;
   return {
     id: 'custom',
-    label: labelFromArgv(argv),
+    // A known agent's program under a command of one's own keeps its name.
+    label: KNOWN_AGENTS.find((agent) => program && agent.installed.program === path.basename(program))?.label ?? labelFromArgv(argv),
     argv,
     availability: found ? 'installed' : 'missing',
     ...(found ? { path: found } : { installHint: program ? `${program} was not found on PATH` : 'the command is empty' }),

@@ -187,7 +187,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.deepEqual(record.filter((entry) => entry.kind === 'write_outcome').map((entry) => entry.ok), [true]);
     });
 
-    it("Codex's shape: \"Implement this plan?\" with rawInput.plan, plan mode found by name", async () => {
+    it("an agent we do not know asking \"Implement this plan?\" with rawInput.plan (an older Codex adapter's shape): plan mode found by name", async () => {
       const { agent, ctx, run } = await startAgent('codex-plan.json');
       const request = await ctx.waitForPlanRequest();
       assert.equal(request.plan, '1. Add greet()\n2. Add a test');

@@ -7,14 +7,14 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pollForApprovedPlan } from '../../src/core/poller';
-import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
+import { controlResponseEvent } from '../../src/core/protocol';
 import { AcpAgent, CONTINUE_PLANNING_PROMPT, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
 import { agentBin } from '../../scripts/agents-config.cjs';
 import { inputItems, startScriptedResponses, toolOutput, userTexts, type ModelReply, type ScriptedResponsesApi, type Round } from '../support/modelApi/openaiResponses';
 import { isAlive, processGroupMembers, waitGone } from '../support/processes';
-import { allEvents, createRequest } from './hostTestKit';
+import { allEvents, createRequest, replyThenApprove } from './hostTestKit';
 
 const FAST = { pollIntervalMs: 100, timeoutMs: Number(process.env.CODEX_POLL_MS ?? 120_000) };
 const ORIGINAL = 'export const original = true;\n';
@@ -271,21 +271,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       },
     ]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    let question: string | null = null;
-    await pollForApprovedPlan({
-      sessionId: session.id,
-      transport: backend.transport,
-      ...FAST,
-      onPhase: (phase, detail) => {
-        if (phase === 'needs_input' && question === null) {
-          question = detail.question;
-          void backend.sendEvents(session.id, [userMessageEvent('Postgres')]);
-        }
-        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-          void backend.sendEvents(session.id, [controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } })]);
-        }
-      },
-    });
+    const { question } = await replyThenApprove(backend, session.id, 'Postgres', FAST);
     assert.match(question ?? '', /Codex needs your input to continue\.\n\nWhich database should the greeting use\?\n- SQLite \(Recommended\)\n- Postgres/);
     assert.match(answerSeen, /Postgres/);
   });

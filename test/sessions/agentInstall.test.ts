@@ -108,6 +108,18 @@ describe('known agents and their install', () => {
       assert.match(!result.ok ? result.message : '', /permission denied/);
     });
 
+    it('a cancelled install says so, with the command to run again', async () => {
+      const file = path.join(dir, 'npm');
+      await writeFile(file, `#!${process.execPath}\nsetTimeout(() => {}, 30000);\n`);
+      await chmod(file, 0o755);
+      const abort = new AbortController();
+      const pending = installAgent(codex, { npm: file, signal: abort.signal });
+      setTimeout(() => abort.abort(), 200);
+      const result = await pending;
+      assert.equal(result.ok, false);
+      assert.match(!result.ok ? result.message : '', /The install was cancelled.*npm install -g @agentclientprotocol\/codex-acp@2\.6\.0/);
+    });
+
     it('no npm at all says Node.js with npm is needed', async () => {
       const result = await installAgent(codex, { npm: path.join(dir, 'no-such-npm') });
       assert.equal(result.ok, false);

@@ -10,6 +10,7 @@ import { pollForApprovedPlan } from '../../src/core/poller';
 import { controlResponseEvent } from '../../src/core/protocol';
 import { AcpAgent, CONTINUE_PLANNING_PROMPT, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
+import { CODEX_LOGIN_HINT } from '../../src/sessions/acp/agents/codex';
 import { SessionHost } from '../../src/sessions/host';
 import { agentBin } from '../../scripts/agents-config.cjs';
 import { inputItems, startScriptedResponses, toolOutput, userTexts, type ModelReply, type ScriptedResponsesApi, type Round } from '../support/modelApi/openaiResponses';
@@ -274,6 +275,19 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     const { question } = await replyThenApprove(backend, session.id, 'Postgres', FAST);
     assert.match(question ?? '', /Codex needs your input to continue\.\n\nWhich database should the greeting use\?\n- SQLite \(Recommended\)\n- Postgres/);
     assert.match(answerSeen, /Postgres/);
+  });
+
+  it('the model refusing the key (HTTP 401) ends the session at once, saying what to set', async () => {
+    const { backend, host } = await open([{ httpError: 401, message: 'Incorrect API key provided: sk-scr***' }]);
+    const session = await backend.createSession(createRequest('Plan a greeting feature'));
+    const result = await waitFor('the turn to end', () =>
+      allEvents(host, session.id)
+        .map((entry) => entry as unknown as { type?: string; is_error?: boolean; result?: string })
+        .find((event) => event.type === 'result'),
+    );
+    assert.equal(result.is_error, true);
+    assert.match(result.result ?? '', /^Codex \(ACP\) failed while planning: Authentication required\. Set CODEX_API_KEY or OPENAI_API_KEY/);
+    assert.ok((result.result ?? '').includes(CODEX_LOGIN_HINT));
   });
 
   it('with no model reachable, a prompt that only gets "Reconnecting…" status ends within the bound with a clear message', async () => {

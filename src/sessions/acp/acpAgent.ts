@@ -474,7 +474,7 @@ export class AcpAgent implements Agent {
     this.armFirstEventTimer();
     connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }).then(
       (response) => this.onTurnEnd(response.stopReason),
-      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error),
+      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error, this.codex ? CODEX_LOGIN_HINT : undefined),
     );
   }
 

@@ -212,8 +212,8 @@ export class AcpAgent implements Agent {
   private readonly writtenPlans = new Map<string, string>();
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
-  /** Codex's adapter: authenticate, plan mode as a config option, a read-only preset while planning. */
-  private codex = false;
+  /** Agents whose behaviour differs from the protocol's plain reading (agents/codex.ts). */
+  private agentKind: 'codex' | 'other' = 'other';
   /** The session mode the agent last reported (for Codex, its permission preset). */
   private currentSessionMode: string | undefined;
   /** This turn: a change was refused, a plan review was opened; the nudge is sent once. */
@@ -365,9 +365,9 @@ export class AcpAgent implements Agent {
         `${this.label} did not answer initialize within ${seconds} s.`,
       );
       this.agentInfo = init.agentInfo;
-      this.codex = isCodex(init.agentInfo);
+      this.agentKind = isCodex(init.agentInfo) ? 'codex' : 'other';
       this.log(`initialized ${init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'an agent without agentInfo'}`);
-      if (this.codex) {
+      if (this.agentKind === 'codex') {
         step = 'authenticate';
         const auth = codexAuthentication(init, this.agentEnv());
         if ('methodId' in auth) {
@@ -404,7 +404,7 @@ export class AcpAgent implements Agent {
       this.inPlanMode = true;
       this.currentMode = planModeId(choice.target);
       this.log(`session ${session.sessionId} in plan mode "${this.currentMode}"`);
-      if (this.codex) {
+      if (this.agentKind === 'codex') {
         // Codex in plan mode alone edits without asking: only its read-only preset turns edits
         // into permission requests (which we refuse while planning).
         if (!this.availableModeIds.includes(CODEX_READ_ONLY_PRESET)) {
@@ -427,7 +427,7 @@ export class AcpAgent implements Agent {
       if (error instanceof TimeoutError) this.fail(error.message);
       else {
         const context = step === 'session/new' ? `${this.label} refused session/new` : `${this.label} failed during ${step}`;
-        const hint = this.codex && (step === 'session/new' || step === 'authenticate') ? CODEX_LOGIN_HINT : undefined;
+        const hint = this.agentKind === 'codex' && (step === 'session/new' || step === 'authenticate') ? CODEX_LOGIN_HINT : undefined;
         await this.failFromError(context, error, hint);
       }
       return;
@@ -474,7 +474,7 @@ export class AcpAgent implements Agent {
     this.armFirstEventTimer();
     connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }).then(
       (response) => this.onTurnEnd(response.stopReason),
-      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error, this.codex ? CODEX_LOGIN_HINT : undefined),
+      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error, this.agentKind === 'codex' ? CODEX_LOGIN_HINT : undefined),
     );
   }
 
@@ -559,7 +559,7 @@ export class AcpAgent implements Agent {
     // ("Reconnecting…") on their own.
     if (this.promptActive && PROGRESS_UPDATES.has(update.sessionUpdate)) this.sawEvent();
     const raw = update as unknown as { sessionUpdate: string } & Record<string, unknown>;
-    const status = this.codex ? codexStatusText(raw) : undefined;
+    const status = this.agentKind === 'codex' ? codexStatusText(raw) : undefined;
     if (status) {
       this.statusChatter = { last: status, count: (this.statusChatter?.count ?? 0) + 1 };
       this.log(`status: ${status}`);
@@ -790,7 +790,7 @@ export class AcpAgent implements Agent {
   private approvePlan(review: Exclude<PendingReview, { kind: 'tool_permission' }>, decision: PermissionDecision & { behavior: 'allow' }): void {
     const edited = typeof decision.updatedInput.plan === 'string' ? decision.updatedInput.plan : review.plan;
     const wasEdited = edited !== review.plan;
-    if (review.kind === 'plan_permission' && this.codex && codexImplementOption(review.options)) {
+    if (review.kind === 'plan_permission' && this.agentKind === 'codex' && codexImplementOption(review.options)) {
       this.approveCodexPlan(review, edited, wasEdited);
       return;
     } else if (review.kind === 'plan_permission') {

@@ -290,6 +290,20 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.ok((result.result ?? '').includes(CODEX_LOGIN_HINT));
   });
 
+  it("the model's words show once each, streamed as the API streams them (the item starts empty)", async () => {
+    const { backend, host } = await open([
+      { text: 'Let me look.', calls: [{ type: 'function', name: 'exec_command', arguments: { cmd: 'cat README.md' } }] },
+      { text: 'Only words here.' },
+    ]);
+    const session = await backend.createSession(createRequest('Plan a greeting feature'));
+    await waitFor('the turn to end', () => allEvents(host, session.id).find((event) => event.type === 'result'));
+    const texts = allEvents(host, session.id)
+      .map((event) => event as unknown as { type?: string; message?: { content?: Array<{ type: string; text?: string }> } })
+      .filter((event) => event.type === 'assistant')
+      .flatMap((event) => (event.message?.content ?? []).filter((block) => block.type === 'text').map((block) => block.text));
+    assert.deepEqual(texts, ['Let me look.', 'Only words here.']);
+  });
+
   it('with no model reachable, a prompt that only gets "Reconnecting…" status ends within the bound with a clear message', async () => {
     // A port nothing listens on, with Codex's default retries: it reconnects for minutes.
     const { backend, host } = await open([], { baseUrl: 'http://127.0.0.1:9/v1', firstEventTimeoutMs: 15_000 });

@@ -106,10 +106,16 @@ function streamReply(response: ServerResponse, reply: { text?: string; calls?: S
   sse(response, 'response.created', { response: { id: responseId, status: 'in_progress' } });
   let index = 0;
   for (const item of outputItems(reply)) {
-    sse(response, 'response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress' } });
+    // As the API streams a message: the item starts empty, its text comes as deltas, the done item holds it all.
+    const started = item.type === 'message' ? { ...item, status: 'in_progress', content: [] } : { ...item, status: 'in_progress' };
+    sse(response, 'response.output_item.added', { output_index: index, item: started });
     if (item.type === 'message') {
       const text = ((item.content as Array<{ text: string }>)[0] as { text: string }).text;
+      const part = { type: 'output_text', text: '', annotations: [] };
+      sse(response, 'response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part });
       sse(response, 'response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: text });
+      sse(response, 'response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text });
+      sse(response, 'response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part: { ...part, text } });
     }
     sse(response, 'response.output_item.done', { output_index: index, item });
     index += 1;

@@ -304,6 +304,18 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.deepEqual(texts, ['Let me look.', 'Only words here.']);
   });
 
+  it('the model dropping its stream mid-answer (no retries configured): the turn ends with Codex\'s own message, no hang', async () => {
+    const { backend, host } = await open([{ dropStream: true }]);
+    const session = await backend.createSession(createRequest('Plan a greeting feature'));
+    const result = await waitFor('the turn to end', () =>
+      allEvents(host, session.id)
+        .map((entry) => entry as unknown as { type?: string; is_error?: boolean; result?: string })
+        .find((event) => event.type === 'result'),
+    );
+    // Codex reports it as its message and ends the turn: the person reads the cause and can reply to retry.
+    assert.match(result.result ?? '', /stream disconnected before completion/);
+  });
+
   it('with no model reachable, a prompt that only gets "Reconnecting…" status ends within the bound with a clear message', async () => {
     // A port nothing listens on, with Codex's default retries: it reconnects for minutes.
     const { backend, host } = await open([], { baseUrl: 'http://127.0.0.1:9/v1', firstEventTimeoutMs: 15_000 });

@@ -134,6 +134,11 @@ describe('agents Ultraplan does not know, and Codex', () => {
       const unclear = ctx.systemEvents('acp_unclear_request');
       assert.equal(unclear.length, 1);
       assert.match(String(unclear[0]?.message), /Unknown \(ACP\) asked permission for "Do the thing" \(kind other\) while planning, with the options "OK", "Reject"\. Ultraplan cannot tell whether this is its request to leave plan mode or a change, so it refused it/);
+      // Said to the person in the conversation, not only in the log.
+      assert.ok(
+        ctx.events.some((event) => JSON.stringify(event).includes('Ultraplan: Unknown (ACP) asked permission for \\"Do the thing\\" (kind other) while planning')),
+        'the notice is in the conversation',
+      );
       const outcomes = (await readRecord(run.record)).filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome);
       assert.deepEqual(outcomes, ['reject']);
     });

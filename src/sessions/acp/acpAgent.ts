@@ -626,15 +626,16 @@ export class AcpAgent implements Agent {
       const message = permissionRefusal(kind, title);
       this.refusedThisTurn = true;
       if (isUnclearRequest(toolCall, translator.toolCall(toolCall.toolCallId)?.kind ?? undefined)) {
-        // It may have been a plan exit we do not recognise: the person hears of it, not only the agent.
-        this.report(
-          'acp_unclear_request',
+        // It may have been a plan exit we do not recognise: the person hears of it, not only the
+        // agent, in the conversation they read (the session's last message when the turn ends).
+        const unclear =
           `${this.label} asked permission for "${title}" (kind ${kind}) while planning, with the options ` +
-            `${request.options.map((option) => `"${option.name}"`).join(', ') || 'none'}. Ultraplan cannot tell whether this ` +
-            `is its request to leave plan mode or a change, so it refused it to keep planning read-only. If it was the plan, ` +
-            `ask the agent to show the plan as text.`,
-          { kind, title },
-        );
+          `${request.options.map((option) => `"${option.name}"`).join(', ') || 'none'}. Ultraplan cannot tell whether this ` +
+          `is its request to leave plan mode or a change, so it refused it to keep planning read-only. If it was the plan, ` +
+          `ask the agent to show the plan as text.`;
+        this.report('acp_unclear_request', unclear, { kind, title });
+        translator.flush();
+        translator.assistantText(`Ultraplan: ${unclear}`);
       } else {
         this.report('acp_refused', message, { method: 'session/request_permission', kind, title });
       }

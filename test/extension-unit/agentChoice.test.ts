@@ -130,7 +130,7 @@ describe('embedded agent choice', () => {
     assert.equal(byChoice.get('auto')?.description, 'now: Gemini CLI (ACP)');
     assert.match(byChoice.get('gemini')?.description ?? '', /^installed \(.*gemini\)$/);
     assert.match(byChoice.get('claude')?.description ?? '', /runs through npx/);
-    assert.match(byChoice.get('codex')?.description ?? '', /runs through npx/);
+    assert.match(byChoice.get('codex')?.description ?? '', /runs through npx \(downloads @agentclientprotocol\/codex-acp@2\.6\.0 on first use\)/);
     assert.equal(byChoice.get('custom')?.description, 'now: my-agent a b');
     assert.deepEqual(items.filter((i) => i.current).map((i) => i.choice), ['gemini']);
 

@@ -293,12 +293,12 @@ describe('ACP pure pieces', () => {
       const env = { PATH: bin };
       const detected = Object.fromEntries(detectKnownAgents(env).map((agent) => [agent.id, agent]));
       assert.equal(detected.gemini?.availability, 'installed');
-      assert.deepEqual(detected.gemini?.argv, ['gemini', '--experimental-acp']);
+      assert.deepEqual(detected.gemini?.argv, ['gemini', '--acp']);
       assert.equal(detected.claude?.availability, 'npx');
-      assert.deepEqual(detected.claude?.argv, ['npx', '-y', '@agentclientprotocol/claude-agent-acp']);
+      assert.deepEqual(detected.claude?.argv, ['npx', '-y', '@agentclientprotocol/claude-agent-acp@0.101.0']);
       // Present but not executable does not count.
       assert.equal(detected.codex?.availability, 'npx');
-      assert.deepEqual(detected.codex?.argv, ['npx', '-y', '@zed-industries/codex-acp']);
+      assert.deepEqual(detected.codex?.argv, ['npx', '-y', '@agentclientprotocol/codex-acp@2.6.0']);
       const none = Object.fromEntries(detectKnownAgents({ PATH: '' }).map((agent) => [agent.id, agent.availability]));
       assert.deepEqual(none, { claude: 'missing', gemini: 'missing', codex: 'missing' });
       assert.equal(findOnPath('codex-acp', env), undefined);
@@ -310,7 +310,7 @@ describe('ACP pure pieces', () => {
       assert.deepEqual(splitCommandLine(`npx -y "@scope/pkg"  --flag='a b' c\\ d`), ['npx', '-y', '@scope/pkg', '--flag=a b', 'c d']);
       assert.deepEqual(splitCommandLine(`a "" b`), ['a', '', 'b']);
       assert.throws(() => splitCommandLine('a "b'), /unclosed " quote/);
-      assert.deepEqual(resolveAgentCommand('gemini', { PATH: bin }), { argv: ['gemini', '--experimental-acp'], label: 'Gemini CLI (ACP)' });
+      assert.deepEqual(resolveAgentCommand('gemini', { PATH: bin }), { argv: ['gemini', '--acp'], label: 'Gemini CLI (ACP)' });
       assert.deepEqual(resolveAgentCommand('npx -y @agentclientprotocol/claude-agent-acp', { PATH: '' }).label, 'Claude (ACP)');
       assert.equal(labelFromArgv(['/usr/bin/node', '/x/agent.mjs']), 'agent.mjs (ACP)');
       assert.throws(() => resolveAgentCommand('  '), /acp needs a command/);

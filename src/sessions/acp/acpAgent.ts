@@ -30,13 +30,25 @@ import type { Agent, AgentContext, AgentFactory } from '../agent';
 import { AgentProcess, type AgentExit } from './agentProcess';
 import { acpSdk } from './sdk';
 import { AcpEventTranslator } from './eventTranslator';
-import { choosePlanMode, modeFromUpdate, planModeId, type PlanModeTarget } from './planMode';
+import { choosePlanMode, modeFromUpdate, planModeId, sessionModeFromUpdate, type PlanModeTarget } from './planMode';
+import {
+  CODEX_LOGIN_HINT,
+  CODEX_READ_ONLY_PRESET,
+  CODEX_IMPLEMENT_PROMPT,
+  codexAuthentication,
+  codexImplementOption,
+  codexLeavePlanMode,
+  codexPresetAfterApproval,
+  codexStatusText,
+  isCodex,
+} from './agents/codex';
 import {
   chooseApproveOption,
   chooseRejectOption,
   chooseToolAllowOption,
   chooseToolRejectOption,
   isPlanExitRequest,
+  isUnclearRequest,
   answerQuestion,
   planReviewForm,
   planSource,
@@ -57,6 +69,10 @@ const STDERR_IN_MESSAGE_CHARS = 2_000;
 const STDERR_IN_MESSAGE_LINES = 12;
 /** How often an agent that leaves plan mode on its own is switched back before we stop trying. */
 const MAX_PLAN_MODE_REASSERTIONS = 3;
+/** Sent once when an agent ends its turn after a refused change without proposing a plan. */
+export const CONTINUE_PLANNING_PROMPT =
+  'Ultraplan refused your change: this session is in plan mode and read-only until the reviewer approves a plan. ' +
+  'Continue planning without changing any file, and propose your plan when it is ready.';
 
 export interface AcpAgentOptions {
   /** The agent's command line, no shell: ["npx", "-y", "@agentclientprotocol/claude-agent-acp"]. */
@@ -158,11 +174,23 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What a JSON-RPC error's `data` says: agents put the cause there ("Internal error" alone says nothing). */
+function errorDetail(data: unknown): string {
+  if (typeof data === 'string') return data;
+  if (!data || typeof data !== 'object') return '';
+  const record = data as Record<string, unknown>;
+  for (const key of ['message', 'details', 'detail', 'error']) {
+    if (typeof record[key] === 'string' && record[key]) return (record[key] as string).trim();
+  }
+  return '';
+}
+
 function errorMessage(error: unknown): string {
   if (error instanceof Error) {
-    const data = (error as { data?: unknown }).data;
-    const detail = data && typeof data === 'object' && 'message' in data ? String((data as { message: unknown }).message) : '';
-    return detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message;
+    const detail = errorDetail((error as { data?: unknown }).data);
+    if (!detail || error.message.includes(detail)) return error.message;
+    // The cause instead of a bare "Internal error".
+    return /^internal error$/i.test(error.message.trim()) ? detail : `${error.message} (${detail})`;
   }
   if (error && typeof error === 'object' && 'message' in error) return String((error as { message: unknown }).message);
   return String(error);
@@ -198,6 +226,18 @@ export class AcpAgent implements Agent {
   private readonly home: string;
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
+  /** Agents whose behaviour differs from the protocol's plain reading (agents/codex.ts). */
+  private agentKind: 'codex' | 'other' = 'other';
+  /** The session mode the agent last reported (for Codex, its permission preset). */
+  private currentSessionMode: string | undefined;
+  /** This turn: a change was refused, a plan review was opened; the nudge is sent once. */
+  private refusedThisTurn = false;
+  private planOfferedThisTurn = false;
+  private nudged = false;
+  /** The turn ends only to go on with the next prompt (Codex's implementation with the chosen preset). */
+  private handingOver = false;
+  /** Status lines the agent sent during a turn without progress ("Reconnecting…"), for the timeout message. */
+  private statusChatter: { last: string; count: number } | undefined;
   /** A question the agent asked as an elicitation, answered by the next user message. */
   private pendingQuestion: { form: QuestionForm; answer: (response: CreateElicitationResponse) => void } | undefined;
 
@@ -226,6 +266,11 @@ export class AcpAgent implements Agent {
     return this.currentMode;
   }
 
+  /** The session mode the agent last reported; for Codex, whose plan mode is a config option, its permission preset. */
+  get sessionMode(): string | undefined {
+    return this.currentSessionMode;
+  }
+
   async start(ctx: AgentContext, prompt: string): Promise<void> {
     if (this.ctx) throw new Error('AcpAgent.start was called twice.');
     this.ctx = ctx;
@@ -239,7 +284,7 @@ export class AcpAgent implements Agent {
       proc = new AgentProcess({
         argv: this.options.argv,
         cwd: this.workspace,
-        env: { ...(this.options.inheritEnv === false ? {} : process.env), ...this.options.env },
+        env: this.agentEnv(),
         onMalformedLine: (line) =>
           this.fail(`${this.label} wrote a line that is not JSON-RPC on its protocol channel: "${line.slice(0, 200)}"`),
       });
@@ -271,6 +316,10 @@ export class AcpAgent implements Agent {
 
     this.connection = app.connect(acp.ndJsonStream(proc.input(), proc.output()));
     void this.handshakeAndPrompt(prompt);
+  }
+
+  private agentEnv(): Record<string, string | undefined> {
+    return { ...(this.options.inheritEnv === false ? {} : process.env), ...this.options.env };
   }
 
   onUserMessage(text: string): void {
@@ -340,7 +389,22 @@ export class AcpAgent implements Agent {
         `${this.label} did not answer initialize within ${seconds} s.`,
       );
       this.agentInfo = init.agentInfo;
+      this.agentKind = isCodex(init.agentInfo) ? 'codex' : 'other';
       this.log(`initialized ${init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'an agent without agentInfo'}`);
+      if (this.agentKind === 'codex') {
+        step = 'authenticate';
+        const auth = codexAuthentication(init, this.agentEnv());
+        if ('methodId' in auth) {
+          await withTimeout(
+            connection.agent.request('authenticate', { methodId: auth.methodId }),
+            bound,
+            `${this.label} did not answer authenticate within ${seconds} s.`,
+          );
+          this.log(`authenticated with "${auth.methodId}"`);
+        } else {
+          this.log(`did not authenticate: ${auth.skip}`);
+        }
+      }
 
       step = 'session/new';
       const session = await withTimeout(
@@ -350,6 +414,7 @@ export class AcpAgent implements Agent {
       );
       this.acpSessionId = session.sessionId;
       this.currentMode = session.modes?.currentModeId;
+      this.currentSessionMode = session.modes?.currentModeId;
       this.availableModeIds = (session.modes?.availableModes ?? []).map((mode) => mode.id);
 
       const choice = choosePlanMode(this.label, session);
@@ -363,9 +428,32 @@ export class AcpAgent implements Agent {
       this.inPlanMode = true;
       this.currentMode = planModeId(choice.target);
       this.log(`session ${session.sessionId} in plan mode "${this.currentMode}"`);
+      if (this.agentKind === 'codex') {
+        // Codex in plan mode alone edits without asking: only its read-only preset turns edits
+        // into permission requests (which we refuse while planning).
+        if (!this.availableModeIds.includes(CODEX_READ_ONLY_PRESET)) {
+          this.fail(
+            `${this.label} offers no "${CODEX_READ_ONLY_PRESET}" preset (it offers ${this.availableModeIds.join(', ') || 'none'}), ` +
+              `and in plan mode alone it edits files without asking. Ultraplan will not plan with it; install ${'@agentclientprotocol/codex-acp'} 2.6.0.`,
+          );
+          return;
+        }
+        step = `the switch to the "${CODEX_READ_ONLY_PRESET}" preset`;
+        await withTimeout(
+          connection.agent.request('session/set_mode', { sessionId: session.sessionId, modeId: CODEX_READ_ONLY_PRESET }),
+          bound,
+          `${this.label} did not switch to its "${CODEX_READ_ONLY_PRESET}" preset within ${seconds} s.`,
+        );
+        this.currentSessionMode = CODEX_READ_ONLY_PRESET;
+        this.log(`set the "${CODEX_READ_ONLY_PRESET}" preset while planning`);
+      }
     } catch (error) {
       if (error instanceof TimeoutError) this.fail(error.message);
-      else await this.failFromError(step === 'session/new' ? `${this.label} refused session/new` : `${this.label} failed during ${step}`, error);
+      else {
+        const context = step === 'session/new' ? `${this.label} refused session/new` : `${this.label} failed during ${step}`;
+        const hint = this.agentKind === 'codex' && (step === 'session/new' || step === 'authenticate') ? CODEX_LOGIN_HINT : undefined;
+        await this.failFromError(context, error, hint);
+      }
       return;
     }
     if (this.finished || this.stopping) return;
@@ -403,11 +491,14 @@ export class AcpAgent implements Agent {
     if (!connection || !sessionId || this.finished || this.stopping) return;
     this.promptActive = true;
     this.turns += 1;
+    this.refusedThisTurn = false;
+    this.planOfferedThisTurn = false;
+    this.statusChatter = undefined;
     this.ctx?.setStatus('running');
     this.armFirstEventTimer();
     connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }).then(
       (response) => this.onTurnEnd(response.stopReason),
-      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error),
+      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error, this.agentKind === 'codex' ? CODEX_LOGIN_HINT : undefined),
     );
   }
 
@@ -417,6 +508,12 @@ export class AcpAgent implements Agent {
     if (this.finished || this.stopping) return;
     this.translator?.flush();
     const lastText = this.translator?.lastAssistantText ?? '';
+    if (this.handingOver && this.queuedPrompts.length > 0) {
+      // The approved plan's turn goes on in the next prompt (Codex with another preset): no result yet.
+      this.handingOver = false;
+      this.sendPrompt(this.queuedPrompts.shift() as string);
+      return;
+    }
     if (stopReason === 'max_turn_requests') {
       this.emitResult('error_max_turns', `${this.label} reached its limit of model requests for one turn.`);
     } else if (stopReason === 'refusal') {
@@ -432,6 +529,16 @@ export class AcpAgent implements Agent {
       cancelReview(review);
     }
     this.reviews.clear();
+    if (this.refusedThisTurn && !this.planOfferedThisTurn && !this.approved && !this.nudged && this.queuedPrompts.length === 0) {
+      // Codex ends its turn when an edit is refused: ask once to go on planning, read-only.
+      this.nudged = true;
+      this.report(
+        'acp_continue_planning',
+        `${this.label} ended its turn after Ultraplan refused a change, without proposing a plan. Ultraplan asked it once to continue planning read-only.`,
+        {},
+      );
+      this.queuedPrompts.push(CONTINUE_PLANNING_PROMPT);
+    }
     const next = this.queuedPrompts.shift();
     if (next !== undefined) this.sendPrompt(next);
     else this.ctx?.setStatus('idle');
@@ -442,8 +549,12 @@ export class AcpAgent implements Agent {
     const bound = this.firstEventTimeoutMs;
     this.firstEventTimer = setTimeout(() => {
       this.firstEventTimer = undefined;
+      const chatter = this.statusChatter;
+      const what = chatter
+        ? `only reported "${chatter.last}"${chatter.count > 1 ? ` (${chatter.count} times)` : ''}`
+        : 'sent nothing';
       this.fail(
-        `${this.label} sent nothing for ${Math.round(bound / 1000)} s after the prompt. It may be retrying a model ` +
+        `${this.label} ${what} for ${Math.round(bound / 1000)} s after the prompt. It may be retrying a model ` +
           `it cannot reach (network, login or API key). Ultraplan stopped it: check the agent's login and ` +
           `network, then start again.`,
       );
@@ -467,9 +578,18 @@ export class AcpAgent implements Agent {
     if (this.finished || this.stopping) return;
     if (this.acpSessionId && notification.sessionId !== this.acpSessionId) return;
     const update = notification.update;
-    // Only signs of the model at work count: adapters send command lists and usage on their own.
+    // Only signs of the model at work count: adapters send command lists, usage and status
+    // ("Reconnecting…") on their own.
     if (this.promptActive && PROGRESS_UPDATES.has(update.sessionUpdate)) this.sawEvent();
-    const mode = modeFromUpdate(update as unknown as { sessionUpdate: string } & Record<string, unknown>);
+    const raw = update as unknown as { sessionUpdate: string } & Record<string, unknown>;
+    const status = this.agentKind === 'codex' ? codexStatusText(raw) : undefined;
+    if (status) {
+      this.statusChatter = { last: status, count: (this.statusChatter?.count ?? 0) + 1 };
+      this.log(`status: ${status}`);
+    }
+    const sessionMode = sessionModeFromUpdate(raw);
+    if (sessionMode !== undefined) this.currentSessionMode = sessionMode;
+    const mode = modeFromUpdate(raw, this.planTarget);
     if (mode !== undefined) {
       this.onModeReported(mode);
       return;
@@ -508,7 +628,9 @@ export class AcpAgent implements Agent {
     const toolCall = request.toolCall;
     const translator = this.translator;
     if (!translator) return CANCELLED;
-    if (!this.approved && isPlanExitRequest(request)) {
+    const otherModeIds = this.planTarget?.via === 'mode' ? this.availableModeIds.filter((id) => id !== planModeId(this.planTarget as PlanModeTarget)) : [];
+    if (!this.approved && isPlanExitRequest(request, { otherModeIds })) {
+      this.log(`plan review requested (${toolCall.toolCallId})`);
       const plan = await this.planFor(toolCall);
       translator.flush();
       const toolUseId = translator.exitPlanToolUse(toolCall.toolCallId, plan);
@@ -536,7 +658,21 @@ export class AcpAgent implements Agent {
         }
         message = verdict.message;
       }
-      this.report('acp_refused', message, { method: 'session/request_permission', kind, title });
+      this.refusedThisTurn = true;
+      if (isUnclearRequest(toolCall, translator.toolCall(toolCall.toolCallId)?.kind ?? undefined)) {
+        // It may have been a plan exit we do not recognise: the person hears of it, not only the
+        // agent, in the conversation they read (the session's last message when the turn ends).
+        const unclear =
+          `${this.label} asked permission for "${title}" (kind ${kind}) while planning, with the options ` +
+          `${request.options.map((option) => `"${option.name}"`).join(', ') || 'none'}. Ultraplan cannot tell whether this ` +
+          `is its request to leave plan mode or a change, so it refused it to keep planning read-only. If it was the plan, ` +
+          `ask the agent to show the plan as text.`;
+        this.report('acp_unclear_request', unclear, { kind, title });
+        translator.flush();
+        translator.assistantText(`Ultraplan: ${unclear}`);
+      } else {
+        this.report('acp_refused', message, { method: 'session/request_permission', kind, title });
+      }
       const reject = chooseRejectOption(this.label, request.options);
       const meta = { ultraplan: { refused: message } };
       return reject.ok ? { outcome: { outcome: 'selected', optionId: reject.option.optionId }, _meta: meta } : { ...CANCELLED, _meta: meta };
@@ -579,6 +715,7 @@ export class AcpAgent implements Agent {
 
   private openReview(review: PendingReview, toolUseId: string, toolName: string, input: unknown): void {
     const requestId = `acp-${randomUUID()}`;
+    if (review.kind !== 'tool_permission') this.planOfferedThisTurn = true;
     this.reviews.set(requestId, review);
     this.emit({
       type: 'control_request',
@@ -667,6 +804,7 @@ export class AcpAgent implements Agent {
     this.sawEvent();
     const outcome = await this.files.write(request.path, request.content, !this.approved);
     if (!outcome.ok) {
+      if (outcome.refused && !this.approved) this.refusedThisTurn = true;
       if (outcome.refused) this.report('acp_refused', outcome.message, { method: 'fs/write_text_file', path: request.path });
       throw new RequestError(outcome.refused ? -32000 : -32603, outcome.message);
     }
@@ -701,7 +839,10 @@ export class AcpAgent implements Agent {
   private approvePlan(review: PlanReview, decision: PermissionDecision & { behavior: 'allow' }): void {
     const edited = typeof decision.updatedInput.plan === 'string' ? decision.updatedInput.plan : review.plan;
     const wasEdited = edited !== review.plan;
-    if (review.kind === 'plan_permission') {
+    if (review.kind === 'plan_permission' && this.agentKind === 'codex' && codexImplementOption(review.options)) {
+      this.approveCodexPlan(review, edited, wasEdited);
+      return;
+    } else if (review.kind === 'plan_permission') {
       let choice = chooseApproveOption(this.label, review.options, this.afterApproval);
       let thenMode: string | undefined;
       if (!choice.ok && this.afterApproval === 'acceptEdits' && this.availableModeIds.includes('acceptEdits')) {
@@ -732,6 +873,49 @@ export class AcpAgent implements Agent {
     if (wasEdited) {
       this.queuePrompt(`The reviewer edited the plan before approving it. Follow this version:\n\n${edited}`);
     }
+  }
+
+  /**
+   * Codex's adapter implements an approved plan at once, in the same prompt, with the preset that
+   * was in force when that prompt began (read-only, while planning). When the person chose that
+   * preset (ultraplan.afterApproval = default: each edit asked), implement_plan is the answer.
+   * Otherwise the preset is set, plan mode left, the review closed with revise_plan (which the
+   * model never sees) and the adapter's own next prompt sent, so the implementation runs with
+   * the chosen preset.
+   */
+  private approveCodexPlan(review: Extract<PendingReview, { kind: 'plan_permission' }>, edited: string, wasEdited: boolean): void {
+    const implement = codexImplementOption(review.options) as PermissionOption;
+    const preset = codexPresetAfterApproval(this.afterApproval, this.availableModeIds);
+    const connection = this.connection;
+    const sessionId = this.acpSessionId;
+    this.approved = true;
+    this.translator?.toolResult(review.toolUseId, this.approvedText(edited, wasEdited), false);
+    if (!preset || !connection || !sessionId || preset === this.currentSessionMode) {
+      if (!preset) this.log(`${this.label} offers no preset for ultraplan.afterApproval = ${this.afterApproval}; it keeps "${this.currentSessionMode}"`);
+      review.answer({ outcome: { outcome: 'selected', optionId: implement.optionId } });
+      this.log(`approved the plan with "${implement.name}" (${implement.optionId}); the "${this.currentSessionMode}" preset stays`);
+      if (wasEdited) this.queuePrompt(`The reviewer edited the plan before approving it. Follow this version:\n\n${edited}`);
+      return;
+    }
+    const close = chooseRejectOption(this.label, review.options);
+    const leave = codexLeavePlanMode(this.planTarget);
+    void (async () => {
+      try {
+        await connection.agent.request('session/set_mode', { sessionId, modeId: preset });
+        this.currentSessionMode = preset;
+        if (leave) await connection.agent.request('session/set_config_option', { sessionId, configId: leave.configId, value: leave.value });
+      } catch (error) {
+        review.answer(CANCELLED);
+        this.fail(`Could not switch ${this.label} to its "${preset}" preset after approval, so the plan was not approved: ${errorMessage(error)}`);
+        return;
+      }
+      this.log(`set the "${preset}" preset after approval (ultraplan.afterApproval = ${this.afterApproval}) and left plan mode`);
+      if (close.ok) {
+        this.handingOver = true;
+        this.queuedPrompts.unshift(wasEdited ? `${CODEX_IMPLEMENT_PROMPT} The reviewer edited it before approving; follow this version:\n\n${edited}` : CODEX_IMPLEMENT_PROMPT);
+      }
+      review.answer({ outcome: { outcome: 'selected', optionId: close.ok ? close.option.optionId : implement.optionId } });
+    })();
   }
 
   private switchModeAfterApproval(modeId: string): void {
@@ -821,7 +1005,7 @@ export class AcpAgent implements Agent {
   }
 
   /** A request failed: when the process died, its exit says more than "connection closed". */
-  private async failFromError(context: string, error: unknown): Promise<void> {
+  private async failFromError(context: string, error: unknown, loginHint?: string): Promise<void> {
     if (this.finished || this.stopping) return;
     const proc = this.proc;
     if (proc) await Promise.race([proc.exited, new Promise((resolve) => setTimeout(resolve, 500))]);
@@ -833,7 +1017,7 @@ export class AcpAgent implements Agent {
     }
     const message = errorMessage(error);
     const hint = /authenticat|log ?in|credential|api.?key|unauthori[sz]ed/i.test(message)
-      ? ` Log in with ${this.label}'s own command line (or set its API key), then start again.`
+      ? ` ${loginHint ?? `Log in with ${this.label}'s own command line (or set its API key), then start again.`}`
       : '';
     this.fail(`${context}: ${message}.${hint}`);
   }

@@ -29,7 +29,7 @@ import { PhaseStatusBarItem } from '../status/statusBar';
 import { PermissionDetailsView } from './permissionPrompts';
 import { orderForStatus } from '../../core/statusSummary';
 import { PlanEdits } from '../review/planEdits';
-import { openTeleportTarget, pickTeleportTarget, plansFolder, savePlanFile, targetProblem, type ConcreteTarget } from '../review/teleport';
+import { openTeleportTarget, pickTeleportTarget, plansFolderProblem, savePlanFile, targetProblem, type ConcreteTarget } from '../review/teleport';
 
 export interface FollowedSessionsOptions {
   context: Pick<vscode.ExtensionContext, 'workspaceState' | 'extensionUri'>;
@@ -500,7 +500,7 @@ export class FollowedSessions extends Disposable {
     if (!target) return { result: 'refused', reason: 'No teleport target was chosen; nothing was sent.' };
     // Everything that can stop the teleport is checked before the deny is sent: after it, the
     // remote has let go of the plan.
-    const problem = targetProblem(target, settings['teleport.taskCommand']) ?? (plansFolder(settings.plansDirectory) ? undefined : 'Open a folder first: teleported plans are saved inside the workspace.');
+    const problem = (await plansFolderProblem(settings.plansDirectory)) ?? targetProblem(target, settings['teleport.taskCommand']);
     if (problem) {
       log.warn(`teleport refused: ${problem}`);
       this.#notifier.say('warning', problem, { label: 'Open Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.teleport') });

@@ -7,6 +7,7 @@ import type { DetectedAgent } from '../../sessions/acp';
 import { offerAgentInstall } from './agentInstallUi';
 import { detectAgents } from './acpAgentSource';
 import { embeddedChoiceItems, joinCommandLine, missingAgent, type AgentChoice, type AgentDetection } from './agentChoice';
+import { writeSetting } from '../settings/settings';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 
 export type EmbeddedPickItem = vscode.QuickPickItem & { backend: 'embedded'; choice: AgentChoice; agent?: DetectedAgent };
@@ -27,18 +28,6 @@ export function embeddedPickItems(current: UltraplanSettings, detection: AgentDe
     if (item.agent) pick.agent = item.agent;
     return pick;
   });
-}
-
-/** Where to write a setting: the workspace when it already sets it (else the user's value would not apply). */
-function targetFor(config: vscode.WorkspaceConfiguration, key: string): vscode.ConfigurationTarget {
-  const inspected = config.inspect(key);
-  if (inspected?.workspaceFolderValue !== undefined) return vscode.ConfigurationTarget.WorkspaceFolder;
-  if (inspected?.workspaceValue !== undefined) return vscode.ConfigurationTarget.Workspace;
-  return vscode.ConfigurationTarget.Global;
-}
-
-async function update(config: vscode.WorkspaceConfiguration, key: string, value: unknown): Promise<void> {
-  await config.update(key, value, targetFor(config, key));
 }
 
 /** Validates a typed command line for the input box (an error blocks, a warning does not). */
@@ -87,11 +76,11 @@ export async function applyEmbeddedChoice(
     if (typed === undefined) return false;
     const argv = splitCommandLine(typed);
     if (argv.length === 0) return false;
-    await update(config, 'agent.command', argv);
+    await writeSetting('agent.command', argv);
     label = detection.custom(argv).label;
   }
-  await update(config, 'agent.choice', picked.choice);
-  await update(config, 'backend', 'embedded');
+  await writeSetting('agent.choice', picked.choice);
+  await writeSetting('backend', 'embedded');
   log.info(`backend: embedded, agent ${picked.choice}${picked.choice === 'custom' ? ` ${JSON.stringify(config.get('agent.command'))}` : ''}`);
   const viaNpx = picked.agent?.availability === 'npx' ? ' (through npx: the first session downloads it)' : '';
   void vscode.window.showInformationMessage(`Ultraplan: new sessions plan in the editor with ${label}${viaNpx}.`);

@@ -52,7 +52,7 @@ describe('settings parsing', () => {
     const bad = read({ 'agent.outsideAccess': 'always' });
     assert.match(bad.problems[0]?.message ?? '', /ultraplan\.agent\.outsideAccess must be one of: ask, allow, deny/);
     assert.equal(bad.settings['agent.outsideAccess'], 'ask');
-    const manifest = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+    const manifest = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
       contributes: { configuration: { properties: Record<string, { scope?: string; default?: unknown }> } };
     };
     const property = manifest.contributes.configuration.properties['ultraplan.agent.outsideAccess'];

@@ -31,6 +31,16 @@ import { AgentProcess, type AgentExit } from './agentProcess';
 import { acpSdk } from './sdk';
 import { AcpEventTranslator } from './eventTranslator';
 import { choosePlanMode, modeFromUpdate, planModeId, type PlanModeTarget } from './planMode';
+import { claudeApproval, claudeRejectOption, isClaudeAdapter } from './agents/claude';
+import {
+  GEMINI_TRUST_HINT,
+  geminiModeAfterApproval,
+  geminiModeUpdate,
+  geminiPlanPath,
+  isGemini,
+  isGeminiPlanExit,
+  isGeminiPlanFilePath,
+} from './agents/gemini';
 import {
   chooseApproveOption,
   chooseRejectOption,
@@ -63,6 +73,10 @@ const STDERR_IN_MESSAGE_CHARS = 2_000;
 const STDERR_IN_MESSAGE_LINES = 12;
 /** How often an agent that leaves plan mode on its own is switched back before we stop trying. */
 const MAX_PLAN_MODE_REASSERTIONS = 3;
+/** Files the agent proposed while planning (edit diffs), remembered for its exit request. */
+const MAX_PROPOSED_FILES = 100;
+/** The largest plan file read from disk. */
+const MAX_PLAN_FILE_BYTES = 1024 * 1024;
 
 export interface AcpAgentOptions {
   /** The agent's command line, no shell: ["npx", "-y", "@agentclientprotocol/claude-agent-acp"]. */
@@ -91,6 +105,8 @@ type PendingReview =
   | {
       kind: 'plan_permission';
       toolUseId: string;
+      /** The agent's own id of the exit tool call. */
+      agentToolCallId: string;
       plan: string;
       options: readonly PermissionOption[];
       answer: (response: RequestPermissionResponse) => void;
@@ -184,6 +200,12 @@ export class AcpAgent implements Agent {
   private readonly writtenPlans = new Map<string, string>();
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
+  /** Agents whose behaviour differs from the protocol's plain reading (agents/claude.ts, agents/gemini.ts). */
+  private agentKind: 'claude' | 'gemini' | 'other' = 'other';
+  /** The whole new text of files the agent's edit tool calls announced while planning (by path). */
+  private readonly proposedFiles = new Map<string, string>();
+  /** A mode to set once the approved exit tool call has run (the agent switches itself first). */
+  private modeAfterExitTool: { toolCallId: string; modeId: string } | undefined;
   /** A question the agent asked as an elicitation, answered by the next user message. */
   private pendingQuestion: { form: QuestionForm; answer: (response: CreateElicitationResponse) => void } | undefined;
 
@@ -316,6 +338,7 @@ export class AcpAgent implements Agent {
         `${this.label} did not answer initialize within ${seconds} s.`,
       );
       this.agentInfo = init.agentInfo;
+      this.agentKind = isClaudeAdapter(init.agentInfo) ? 'claude' : isGemini(init.agentInfo) ? 'gemini' : 'other';
       this.log(`initialized ${init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'an agent without agentInfo'}`);
 
       step = 'session/new';
@@ -446,12 +469,42 @@ export class AcpAgent implements Agent {
     const update = notification.update;
     // Only signs of the model at work count: adapters send command lists and usage on their own.
     if (this.promptActive && PROGRESS_UPDATES.has(update.sessionUpdate)) this.sawEvent();
+    const textMode = this.agentKind === 'gemini' ? geminiModeUpdate(update as unknown as { sessionUpdate: string } & Record<string, unknown>) : undefined;
+    if (textMode !== undefined) {
+      // A mode signal, not something the agent said.
+      this.onModeReported(textMode);
+      return;
+    }
+    if (update.sessionUpdate === 'tool_call' || update.sessionUpdate === 'tool_call_update') this.onToolCallSeen(update);
     const mode = modeFromUpdate(update as unknown as { sessionUpdate: string } & Record<string, unknown>);
     if (mode !== undefined) {
       this.onModeReported(mode);
       return;
     }
     this.translator?.update(update);
+  }
+
+  /**
+   * While planning, remembers the whole new text of each file an edit tool call completed (Gemini
+   * announces its plan file only so); after approval, runs a mode switch that waits for the exit
+   * tool call to complete.
+   */
+  private onToolCallSeen(call: ToolCallUpdate): void {
+    if (!this.approved && call.status === 'completed') {
+      for (const item of call.content ?? []) {
+        if (item.type !== 'diff') continue;
+        const file = path.resolve(this.workspace, item.path);
+        this.proposedFiles.delete(file);
+        this.proposedFiles.set(file, item.newText);
+        const oldest = this.proposedFiles.size > MAX_PROPOSED_FILES ? this.proposedFiles.keys().next().value : undefined;
+        if (oldest !== undefined) this.proposedFiles.delete(oldest);
+      }
+    }
+    const pending = this.modeAfterExitTool;
+    if (pending && call.toolCallId === pending.toolCallId && (call.status === 'completed' || call.status === 'failed')) {
+      this.modeAfterExitTool = undefined;
+      if (call.status === 'completed') this.switchModeAfterApproval(pending.modeId);
+    }
   }
 
   private onModeReported(mode: string): void {
@@ -485,12 +538,17 @@ export class AcpAgent implements Agent {
     const toolCall = request.toolCall;
     const translator = this.translator;
     if (!translator) return CANCELLED;
-    if (!this.approved && isPlanExitRequest(request)) {
+    if (!this.approved && (isPlanExitRequest(request) || (this.agentKind === 'gemini' && isGeminiPlanExit(toolCall)))) {
       const plan = await this.planFor(toolCall);
       translator.flush();
       const toolUseId = translator.exitPlanToolUse(toolCall.toolCallId, plan);
       return new Promise<RequestPermissionResponse>((answer) => {
-        this.openReview({ kind: 'plan_permission', toolUseId, plan, options: request.options, answer }, toolUseId, 'ExitPlanMode', { plan });
+        this.openReview(
+          { kind: 'plan_permission', toolUseId, agentToolCallId: toolCall.toolCallId, plan, options: request.options, answer },
+          toolUseId,
+          'ExitPlanMode',
+          { plan },
+        );
       });
     }
     const kind = toolCall.kind ?? translator.toolCall(toolCall.toolCallId)?.kind ?? 'other';
@@ -507,11 +565,31 @@ export class AcpAgent implements Agent {
       const meta = { ultraplan: { refused: message } };
       return reject.ok ? { outcome: { outcome: 'selected', optionId: reject.option.optionId }, _meta: meta } : { ...CANCELLED, _meta: meta };
     }
+    if (this.afterApproval === 'acceptEdits' && kind === 'edit' && this.editsOnlyWorkspace(toolCall)) {
+      // The person chose to accept edits; the agent may ask before its switch to that mode lands.
+      const allow = chooseToolAllowOption(this.label, request.options);
+      if (allow.ok) {
+        this.log(`accepted the edit "${title}" (ultraplan.afterApproval = acceptEdits)`);
+        return { outcome: { outcome: 'selected', optionId: allow.option.optionId } };
+      }
+    }
     // After approval the agent executes; each permission it asks goes to the reviewer.
     translator.ensureToolUse(toolCall);
     return new Promise<RequestPermissionResponse>((answer) => {
       this.openReview({ kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer }, toolCall.toolCallId, title, toolCall.rawInput ?? {});
     });
+  }
+
+  /** An edit whose every named file is inside the workspace, outside .git (and at least one is named). */
+  private editsOnlyWorkspace(toolCall: ToolCallUpdate): boolean {
+    const files = [
+      ...(toolCall.locations ?? []).map((location) => location.path),
+      ...(toolCall.content ?? []).flatMap((item) => (item.type === 'diff' ? [item.path] : [])),
+    ];
+    return (
+      files.length > 0 &&
+      files.every((file) => path.isAbsolute(file) && isInside(this.workspace, path.resolve(file)) && !path.resolve(file).split(path.sep).includes('.git'))
+    );
   }
 
   private async onElicitation(request: CreateElicitationRequest): Promise<CreateElicitationResponse> {
@@ -564,6 +642,11 @@ export class AcpAgent implements Agent {
     try {
       content = this.writtenPlans.get(path.resolve(request.path)) ?? (await readFile(request.path, 'utf8'));
     } catch (error) {
+      if (this.agentKind === 'gemini' && (error as NodeJS.ErrnoException).code === 'ENOENT' && isInside(this.workspace, path.resolve(request.path))) {
+        // Gemini's edit tools read a file before writing it and take any error for an unreadable
+        // file (agents/gemini.ts): a file to be created reads as empty.
+        return { content: '' };
+      }
       throw new RequestError(-32002, `Could not read ${request.path}: ${errorMessage(error)}`);
     }
     if (request.line == null && request.limit == null) return { content };
@@ -620,17 +703,18 @@ export class AcpAgent implements Agent {
 
   /** The plan of an exit request: rawInput.plan, else its text, else the plan file it names. */
   private async planFor(toolCall: ToolCallUpdate): Promise<string> {
+    if (this.agentKind === 'gemini' && isGeminiPlanExit(toolCall)) return this.geminiPlan(toolCall);
     const remembered = this.translator?.toolCall(toolCall.toolCallId);
+    // An empty rawInput (Claude's adapter, when the model passed the plan inline) falls back to
+    // what the same tool call announced before.
+    const ownInput = toolCall.rawInput && typeof toolCall.rawInput === 'object' && Object.keys(toolCall.rawInput).length ? toolCall.rawInput : undefined;
     const source = planSource({
-      rawInput: toolCall.rawInput ?? remembered?.rawInput,
+      rawInput: ownInput ?? remembered?.rawInput,
       content: toolCall.content,
       locations: toolCall.locations,
     });
     if (source.kind === 'text') return source.text;
-    if (source.kind === 'none') {
-      this.log(`the exit-plan request ${toolCall.toolCallId} carries no plan`);
-      return `(${this.label} asked to leave plan mode without a plan text.)`;
-    }
+    if (source.kind === 'none') return this.planWithoutSource(toolCall.toolCallId);
     const resolved = path.resolve(this.workspace, source.path);
     this.namedPlanFiles.add(resolved);
     const written = this.writtenPlans.get(resolved);
@@ -647,6 +731,36 @@ export class AcpAgent implements Agent {
     }
   }
 
+  /** No plan in the request: the agent's last words are the plan it proposed, if it said any. */
+  private planWithoutSource(toolCallId: string): string {
+    this.log(`the exit-plan request ${toolCallId} carries no plan`);
+    const said = this.translator?.lastAssistantText.trim();
+    return said || `(${this.label} asked to leave plan mode without a plan text.)`;
+  }
+
+  /** Gemini's plan: the edit that wrote the file its request names, else exactly that file. */
+  private async geminiPlan(toolCall: ToolCallUpdate): Promise<string> {
+    const named = geminiPlanPath(toolCall);
+    if (!named) return this.planWithoutSource(toolCall.toolCallId);
+    const file = path.resolve(this.workspace, named);
+    const proposed = this.proposedFiles.get(file);
+    if (proposed !== undefined) return proposed;
+    if (!isInside(this.workspace, file) && !isGeminiPlanFilePath(file)) {
+      return `(${this.label} named its plan file ${file}, which is neither in the workspace nor a Gemini plan file; Ultraplan did not read it.)`;
+    }
+    try {
+      const real = await realpath(file);
+      if (real !== file && !isGeminiPlanFilePath(real) && !isInside(await realpath(this.workspace), real)) {
+        return `(${this.label} named its plan file ${file}, which links elsewhere; Ultraplan did not read it.)`;
+      }
+      const size = (await lstat(real)).size;
+      if (size > MAX_PLAN_FILE_BYTES) return `(${this.label}'s plan file ${file} is ${size} bytes, more than Ultraplan shows.)`;
+      return await readFile(real, 'utf8');
+    } catch (error) {
+      return `(${this.label} named its plan file ${file}, but it could not be read: ${errorMessage(error)})`;
+    }
+  }
+
   // -------------------------------------------------------------------------------------------
   // Decisions
 
@@ -654,8 +768,15 @@ export class AcpAgent implements Agent {
     const edited = typeof decision.updatedInput.plan === 'string' ? decision.updatedInput.plan : review.plan;
     const wasEdited = edited !== review.plan;
     if (review.kind === 'plan_permission') {
-      let choice = chooseApproveOption(this.label, review.options, this.afterApproval);
-      let thenMode: string | undefined;
+      const claude = this.agentKind === 'claude' ? claudeApproval(review.options, this.afterApproval) : undefined;
+      const gemini = this.agentKind === 'gemini';
+      // Gemini offers a plain Allow only: the mode chosen is set once its exit tool call ran.
+      let choice = claude
+        ? { ok: true as const, option: claude.option }
+        : chooseApproveOption(this.label, review.options, gemini ? 'default' : this.afterApproval);
+      let thenMode: string | undefined = claude?.thenMode;
+      const geminiMode = gemini ? geminiModeAfterApproval(this.afterApproval) : undefined;
+      if (geminiMode) this.modeAfterExitTool = { toolCallId: review.agentToolCallId, modeId: geminiMode };
       if (!choice.ok && this.afterApproval === 'acceptEdits' && this.availableModeIds.includes('acceptEdits')) {
         // No auto-accept option on this request (Claude's adapter offers auto mode instead), but
         // the agent has the mode: approve with manual edits, then switch to it, as asked.
@@ -694,7 +815,11 @@ export class AcpAgent implements Agent {
     setTimeout(() => {
       connection.agent.request('session/set_mode', { sessionId, modeId }).then(
         () => this.log(`switched to "${modeId}" after approval (ultraplan.afterApproval)`),
-        (error: unknown) => this.report('acp_decision_error', `Could not switch ${this.label} to "${modeId}" after approval: ${errorMessage(error)}`, {}),
+        (error: unknown) => {
+          const message = errorMessage(error);
+          const hint = this.agentKind === 'gemini' && /untrusted/i.test(message) ? ` ${GEMINI_TRUST_HINT}` : '';
+          this.report('acp_decision_error', `Could not switch ${this.label} to "${modeId}" after approval: ${message}.${hint}`, {});
+        },
       );
     }, 0);
   }
@@ -707,7 +832,8 @@ export class AcpAgent implements Agent {
     const teleport = message.includes(ULTRAPLAN_TELEPORT_SENTINEL);
     let feedbackInAnswer = false;
     if (review.kind === 'plan_permission') {
-      const choice = chooseRejectOption(this.label, review.options);
+      const claudeReject = this.agentKind === 'claude' ? claudeRejectOption(review.options) : undefined;
+      const choice = claudeReject ? { ok: true as const, option: claudeReject } : chooseRejectOption(this.label, review.options);
       if (!choice.ok) {
         review.answer(CANCELLED);
         this.fail(choice.message);

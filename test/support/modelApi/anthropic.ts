@@ -1,8 +1,9 @@
 // The Anthropic Messages API as Claude Code calls it (the Claude ACP adapter follows
 // ANTHROPIC_BASE_URL): POST /v1/messages?beta=true with `stream: true`, answered as SSE
 // (message_start, content_block_start/delta/stop with text_delta or input_json_delta,
-// message_delta with stop_reason, message_stop). A request with no tools is the session-title
-// call, answered outside the scenario; every request is logged.
+// message_delta with stop_reason, message_stop). Claude Code's side calls are answered outside
+// the scenario: the session title (a request with no tools) and the next-prompt suggestion it asks
+// after a turn ("[SUGGESTION MODE: …", answered with silence). Every request is logged.
 import type { ServerResponse } from 'node:http';
 import { isErrorReply, isHangReply, textOf, type ModelApiFamily, type ModelReply, type ModelRequestView, type ToolResultView } from './scenario';
 
@@ -63,6 +64,9 @@ export function anthropicView(request: AnthropicRequest): Omit<ModelRequestView,
     toolNames: (request.tools ?? []).map((tool) => tool.name ?? '').filter(Boolean),
   };
 }
+
+/** How Claude Code asks the model, after a turn, what the person might type next. */
+const SUGGESTION_MODE = '[SUGGESTION MODE:';
 
 let toolIds = 0;
 
@@ -130,7 +134,12 @@ export const anthropicApi: ModelApiFamily = {
       write([{ type: 'text', text: 'Scripted session' }]);
       return true;
     }
-    const { reply } = nextRound(anthropicView(request));
+    const view = anthropicView(request);
+    if (view.lastUser.text.startsWith(SUGGESTION_MODE)) {
+      write([{ type: 'text', text: '' }]);
+      return true;
+    }
+    const { reply } = nextRound(view);
     if (isHangReply(reply)) return true;
     if (isErrorReply(reply)) writeError(response, reply.error.status, reply.error.message);
     else write(replyBlocks(reply));

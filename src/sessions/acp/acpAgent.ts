@@ -164,7 +164,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
 function errorMessage(error: unknown): string {
   if (error instanceof Error) {
     const data = (error as { data?: unknown }).data;
-    const detail = data && typeof data === 'object' && 'message' in data ? String((data as { message: unknown }).message) : '';
+    // Agents put the cause in data.message or (Gemini CLI) data.details.
+    const record = data && typeof data === 'object' ? (data as { message?: unknown; details?: unknown }) : undefined;
+    const detail = typeof record?.message === 'string' ? record.message : typeof record?.details === 'string' ? record.details : '';
     return detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message;
   }
   if (error && typeof error === 'object' && 'message' in error) return String((error as { message: unknown }).message);

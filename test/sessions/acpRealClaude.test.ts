@@ -3,11 +3,16 @@
 // the model "does" is what Claude Code's tools allow in each round; what it was sent is asserted
 // from the request log.
 import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { UltraplanPollError } from '../../src/core/errors';
 import { pollForApprovedPlan } from '../../src/core/poller';
 import { anthropicApi } from '../support/modelApi/anthropic';
-import type { ModelRequestView, ScenarioRound } from '../support/modelApi/scenario';
+import { Scenario, ScriptedModelServer, type ModelRequestView, type ScenarioRound } from '../support/modelApi/scenario';
+import { waitGone } from '../support/processes';
 import { CLAUDE_ADAPTER, claudeEnv } from '../support/realAgents';
 import { ORIGINAL_APP, RealAgentRun, createRequest, executeAllowing, planUntilApproved, type RealAgentSetup } from './realAgentKit';
 
@@ -25,6 +30,55 @@ function planFileOf(view: ModelRequestView): string {
 function claudeSetup(run: RealAgentRun, rounds: ScenarioRound[], agent: RealAgentSetup['agent'] = {}): RealAgentSetup {
   return { family: anthropicApi, rounds, argv: [CLAUDE_ADAPTER], label: 'Claude (ACP)', env: claudeEnv, agent };
 }
+
+describe('the real Claude ACP adapter, left in the mode session/new gives it', function () {
+  this.timeout(60_000);
+
+  it('starts in "auto", where a write goes through with no permission request: plan mode has to be set before the first prompt', async () => {
+    const acp = await import('@agentclientprotocol/sdk');
+    const workspace = await mkdtemp(path.join(tmpdir(), 'ultraplan-claude-auto-ws-'));
+    const home = await mkdtemp(path.join(tmpdir(), 'ultraplan-claude-auto-home-'));
+    const app = path.join(workspace, 'app.ts');
+    await writeFile(app, ORIGINAL_APP);
+    const model = new ScriptedModelServer(
+      anthropicApi,
+      new Scenario([() => ({ toolCalls: [{ name: 'Write', input: { file_path: app, content: 'written in auto mode\n' } }] }), () => ({ text: 'Done.' })]),
+    );
+    const child = spawn(CLAUDE_ADAPTER, [], { cwd: workspace, env: claudeEnv(home, await model.start()), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const permissions: string[] = [];
+    try {
+      const client = acp.client({ name: 'ultraplan-test' });
+      client.onNotification('session/update', () => undefined);
+      client.onRequest('session/request_permission', ({ params }) => {
+        permissions.push(params.toolCall.title ?? params.toolCall.toolCallId);
+        return { outcome: { outcome: 'cancelled' } };
+      });
+      const connection = client.connect(
+        acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
+      );
+      await connection.agent.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false } });
+      const session = await connection.agent.request('session/new', { cwd: workspace, mcpServers: [] });
+      assert.equal(session.modes?.currentModeId, 'auto');
+      const turn = await connection.agent.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'Change app.ts' }] });
+      assert.equal(turn.stopReason, 'end_turn');
+      assert.deepEqual(permissions, [], 'nobody was asked');
+      assert.equal(await readFile(app, 'utf8'), 'written in auto mode\n');
+      connection.close();
+    } finally {
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+        assert.ok(await waitGone(child.pid));
+      }
+      await model.close();
+      await rm(workspace, { recursive: true, force: true });
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('the real Claude ACP adapter, with only the model scripted', function () {
   this.timeout(120_000);

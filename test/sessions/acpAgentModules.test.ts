@@ -1,10 +1,15 @@
 // What Ultraplan reads from Claude's adapter and Gemini CLI, as the real agents send it (the
 // shapes below are copied from their messages; the end-to-end runs are acpRealClaude/acpRealGemini).
 import { strict as assert } from 'node:assert';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import type { PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import { claudeApproval, claudeRejectOption, isClaudeAdapter } from '../../src/sessions/acp/agents/claude';
 import { geminiModeAfterApproval, geminiModeUpdate, geminiPlanPath, isGemini, isGeminiPlanExit, isGeminiPlanFilePath } from '../../src/sessions/acp/agents/gemini';
+import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { isPlanExitRequest } from '../../src/sessions/acp/planReview';
+import { fakeRun, RecordingContext } from './acpTestSupport';
 
 const CLAUDE_EXIT_OPTIONS: PermissionOption[] = [
   { optionId: 'exit-plan-default', name: 'Yes, manually approve edits', kind: 'allow_once' },
@@ -71,5 +76,62 @@ describe('Gemini CLI: exit request, plan file, mode signals', () => {
     assert.equal(isGeminiPlanFilePath('/home/me/.ssh/plans/id_rsa.md'), false);
     assert.equal(isGeminiPlanFilePath('/etc/passwd'), false);
     assert.equal(isGeminiPlanFilePath('/home/me/.gemini/tmp/../../.bashrc/plans/x.md'), false);
+  });
+});
+
+describe('Gemini-shaped exit requests through the real client (the fake agent program speaking as gemini-cli)', function () {
+  this.timeout(20_000);
+
+  async function planShown(planPath: string, write?: { file: string; text: string }): Promise<string> {
+    const run = await fakeRun({
+      agentInfo: { name: 'gemini-cli', version: '0.61.0' },
+      modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
+      turns: [
+        [
+          {
+            permission: {
+              toolCall: { toolCallId: 'exit_plan_mode__exit_plan_mode_1_0', kind: 'other', status: 'pending', title: `Requesting plan approval for: ${planPath}`, content: [], locations: [] },
+              options: GEMINI_OPTIONS,
+            },
+          },
+        ],
+      ],
+    });
+    const ctx = new RecordingContext();
+    const agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Gemini CLI (ACP)', stopGraceMs: 500 });
+    try {
+      if (write) {
+        await mkdir(path.dirname(write.file), { recursive: true });
+        await writeFile(write.file, write.text);
+      }
+      await agent.start(ctx, 'Plan it');
+      const request = await ctx.waitForPlanRequest();
+      return request.plan;
+    } finally {
+      await agent.stop();
+      await run.cleanup();
+    }
+  }
+
+  it('with no edit seen, reads exactly the plan file the request names (a Gemini plan file outside the workspace)', async () => {
+    const home = await mkdtemp(path.join(tmpdir(), 'ultraplan-gemini-home-'));
+    const file = path.join(home, '.gemini', 'tmp', 'ws', 'abc', 'plans', 'plan.md');
+    try {
+      assert.equal(await planShown(file, { file, text: '# From the file\n' }), '# From the file\n');
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it('does not read a named file outside the workspace that is not a Gemini plan file; says so instead', async () => {
+    const home = await mkdtemp(path.join(tmpdir(), 'ultraplan-gemini-home-'));
+    const file = path.join(home, '.ssh', 'id_rsa.md');
+    try {
+      const plan = await planShown(file, { file, text: 'SECRET' });
+      assert.ok(!plan.includes('SECRET'));
+      assert.match(plan, /neither in the workspace nor a Gemini plan file; Ultraplan did not read it/);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });

@@ -64,11 +64,17 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
         },
         () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'flip.md' } }] }),
         () => ({ text: 'Understood, I will wait for your feedback.' }),
+        // Revision 2 as an edit of the plan file: its diff carries the whole new file.
         (view) => ({
           toolCalls: [
             {
-              name: 'write_file',
-              input: { file_path: path.join(plansDir, 'flip.md'), content: `${PLAN_V1}2. ${view.lastUser.text.includes(FEEDBACK) ? 'Add src/why.ts.' : 'No feedback reached me.'}\n` },
+              name: 'replace',
+              input: {
+                file_path: path.join(plansDir, 'flip.md'),
+                old_string: PLAN_V1,
+                new_string: `${PLAN_V1}2. ${view.lastUser.text.includes(FEEDBACK) ? 'Add src/why.ts.' : 'No feedback reached me.'}\n`,
+                instruction: 'add the step the reviewer asked for',
+              },
             },
           ],
         }),

@@ -21,7 +21,7 @@ import { anthropicApi } from '../test/support/modelApi/anthropic';
 import { geminiApi } from '../test/support/modelApi/gemini';
 import { Scenario, ScriptedModelServer, type ScenarioRound } from '../test/support/modelApi/scenario';
 import { killGroupsLeft } from '../test/support/processes';
-import { CLAUDE_ADAPTER, claudeEnv, geminiArgv, geminiEnv } from '../test/support/realAgents';
+import { CLAUDE_ADAPTER, claudeEnv, geminiArgv, geminiEnv, geminiPlansDir } from '../test/support/realAgents';
 import { FAKE_AGENT } from '../test/sessions/acpTestSupport';
 import { watchStatusBar } from './acpStatusBar.bench';
 import { clockOffset, now, openStagedWindow, type StagedWindow } from './codeServerWindow';
@@ -78,8 +78,7 @@ export async function run(): Promise<BenchResult[]> {
   const geminiStamps: number[] = [];
   const geminiRounds: ScenarioRound[] = ORDER.flatMap((_, n): ScenarioRound[] => [
     (view) => {
-      const plans = /plans directory: (\S+?)\/?\.\s/.exec(view.allText)?.[1];
-      if (!plans) throw new Error('Gemini named no plans directory');
+      const plans = geminiPlansDir(view);
       return { toolCalls: [{ name: 'write_file', input: { file_path: path.join(plans, `bench-${n}.md`), content: '# Bench plan\n\n1. Step\n' } }] };
     },
     () => {

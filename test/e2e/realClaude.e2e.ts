@@ -12,20 +12,14 @@ import { readdirSync } from 'node:fs';
 import { openTestWindow, readStatusBar, screenshot, waitFor, type TestWindow } from './harness';
 import { killGroupsLeft } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
-import { Scenario, ScriptedModelServer, type ModelRequestView } from '../support/modelApi/scenario';
-import { CLAUDE_ADAPTER, claudeEnv } from '../support/realAgents';
+import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
+import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import { planTask, reportIfFailed, reviewFrame, revisionFrame, writeReview } from './ultraplanSteps';
 
 const ORIGINAL = 'export const original = true;\n';
 const UPDATED = 'export const original = false;\n';
 const PLAN_V1 = '# Flip the flag\n\n1. Set original to false in src/app.ts.\n2. Run the tests.\n';
 const PLAN_V2 = '# Flip the flag (v2)\n\n1. Set original to false in src/app.ts.\n2. Say why in the commit message.\n3. Run the tests.\n';
-
-function planFileOf(view: ModelRequestView): string {
-  const match = /create your plan at (\S+?\.md)/.exec(view.allText) ?? /plan file (?:already )?exists at:? (\S+?\.md)/.exec(view.allText);
-  if (!match?.[1]) throw new Error('the request names no plan file');
-  return match[1];
-}
 
 /** The processes this suite's agent runs as: the only ones with its throwaway HOME. */
 function agentPids(home: string): number[] {
@@ -48,7 +42,7 @@ describe('the real Claude ACP adapter in code-server, with only the model script
     anthropicApi,
     new Scenario([
       (view) => {
-        planFile = planFileOf(view);
+        planFile = claudePlanFile(view);
         return { toolCalls: [{ name: 'Write', input: { file_path: planFile, content: PLAN_V1 } }] };
       },
       () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),

@@ -5,24 +5,15 @@
 import { strict as assert } from 'node:assert';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { UltraplanPollError } from '../../src/core/errors';
-import { pollForApprovedPlan } from '../../src/core/poller';
 import { geminiApi } from '../support/modelApi/gemini';
-import type { ModelRequestView, ScenarioRound } from '../support/modelApi/scenario';
-import { geminiArgv, geminiEnv } from '../support/realAgents';
+import type { ScenarioRound } from '../support/modelApi/scenario';
+import { geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
 import { assistantTexts } from './hostTestKit';
-import { ORIGINAL_APP, RealAgentRun, createRequest, executeAllowing, planUntilApproved, until, type RealAgentSetup } from './realAgentKit';
+import { ORIGINAL_APP, RealAgentRun, createRequest, crashMidTurn, executeAllowing, failingModel, planUntilApproved, planUntilFailed, until, type RealAgentSetup } from './realAgentKit';
 
 const PLAN_V1 = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const FEEDBACK = 'Also add src/why.ts explaining it.';
 const WHY = 'export const why = "retired";\n';
-
-/** The plans folder Gemini's write_file declaration names while in plan mode. */
-function plansDirOf(view: ModelRequestView): string {
-  const match = /plans directory: (\S+?)\/?\.\s/.exec(view.allText);
-  if (!match?.[1]) throw new Error('the request names no plans directory');
-  return match[1];
-}
 
 function geminiSetup(rounds: ScenarioRound[], agent: RealAgentSetup['agent'] = {}, homeFiles?: RealAgentSetup['homeFiles']): RealAgentSetup {
   return { family: geminiApi, rounds, argv: geminiArgv(), label: 'Gemini CLI (ACP)', env: geminiEnv, agent, ...(homeFiles ? { homeFiles } : {}) };
@@ -59,7 +50,7 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
         () => ({ toolCalls: [{ name: 'write_file', input: { file_path: app(), content: 'export const original = false;\n' } }] }),
         () => ({ text: 'Which file should change: src/app.ts or README.md?' }),
         (view) => {
-          plansDir = plansDirOf(view);
+          plansDir = geminiPlansDir(view);
           return { toolCalls: [{ name: 'write_file', input: { file_path: path.join(plansDir, 'flip.md'), content: PLAN_V1 } }] };
         },
         () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'flip.md' } }] }),
@@ -132,7 +123,7 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
       geminiSetup(
         [
           (view) => {
-            plansDir = plansDirOf(view);
+            plansDir = geminiPlansDir(view);
             return { toolCalls: [{ name: 'write_file', input: { file_path: path.join(plansDir, 'p.md'), content: PLAN_V1 } }] };
           },
           () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'p.md' } }] }),
@@ -157,7 +148,7 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
     await run.open(
       geminiSetup(
         [
-          (view) => ({ toolCalls: [{ name: 'write_file', input: { file_path: path.join(plansDirOf(view), 'p.md'), content: PLAN_V1 } }] }),
+          (view) => ({ toolCalls: [{ name: 'write_file', input: { file_path: path.join(geminiPlansDir(view), 'p.md'), content: PLAN_V1 } }] }),
           () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'p.md' } }] }),
           () => ({ text: 'Starting.' }),
         ],
@@ -172,30 +163,14 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
   });
 
   it('a model that only answers errors ends at the first-event bound with a clear message', async () => {
-    const failing = () => ({ error: { status: 503, message: 'scripted: overloaded' } });
-    await run.open(geminiSetup(Array.from({ length: 50 }, () => failing), { firstEventTimeoutMs: 8000 }));
-    const session = await run.backend.createSession(createRequest('Plan anything'));
-    await assert.rejects(
-      pollForApprovedPlan({ sessionId: session.id, transport: run.backend.transport, pollIntervalMs: 50, timeoutMs: 90_000 }),
-      (error: unknown) => error instanceof UltraplanPollError && error.reason === 'terminated',
-    );
-    const result = run.events(session.id).find((event) => event.type === 'result') as { result?: string; is_error?: boolean } | undefined;
-    assert.equal(result?.is_error, true);
-    assert.match(result?.result ?? '', /Gemini CLI \(ACP\) (sent nothing for 8 s after the prompt|failed while planning)/);
+    await run.open(geminiSetup(failingModel(), { firstEventTimeoutMs: 8000 }));
+    const result = await planUntilFailed(run, 90_000);
+    assert.match(result.result ?? '', /Gemini CLI \(ACP\) (sent nothing for 8 s after the prompt|failed while planning)/);
     assert.ok(run.model.rounds.length >= 1, 'Gemini did call the model');
   });
 
   it('a crash mid-turn ends the session with a clear message; its re-launched child goes too', async () => {
     await run.open(geminiSetup([() => ({ hang: true })]));
-    const session = await run.backend.createSession(createRequest('Plan anything'));
-    await run.model.waitForRound(1, 90_000);
-    const pid = run.agent.pid as number;
-    process.kill(pid, 'SIGKILL');
-    await assert.rejects(
-      pollForApprovedPlan({ sessionId: session.id, transport: run.backend.transport, pollIntervalMs: 50, timeoutMs: 30_000 }),
-      (error: unknown) => error instanceof UltraplanPollError && error.reason === 'terminated',
-    );
-    const result = run.events(session.id).find((event) => event.type === 'result') as { result?: string } | undefined;
-    assert.match(result?.result ?? '', /Gemini CLI \(ACP\) was killed by SIGKILL unexpectedly/);
+    assert.match(await crashMidTurn(run, 90_000), /Gemini CLI \(ACP\) was killed by SIGKILL unexpectedly/);
   });
 });

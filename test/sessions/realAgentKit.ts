@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { ToolPermissionTracker, permissionResponseEvent, type ToolPermissionRequest } from '../../src/core/permissionRequests';
 import { followUntilResult, pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
 import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
+import { UltraplanPollError } from '../../src/core/errors';
 import { AcpAgent, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
@@ -184,6 +185,29 @@ export async function executeAllowing(run: RealAgentRun, sessionId: string, appr
   });
   await Promise.all(answers);
   return { result, asked };
+}
+
+/** Plans until the session fails (it must, within `timeoutMs`); returns its result event. */
+export async function planUntilFailed(run: RealAgentRun, timeoutMs: number): Promise<{ result?: string; is_error?: boolean }> {
+  const session = await run.backend.createSession(createRequest('Plan anything'));
+  await assert.rejects(
+    pollForApprovedPlan({ sessionId: session.id, transport: run.backend.transport, pollIntervalMs: 50, timeoutMs }),
+    (error: unknown) => error instanceof UltraplanPollError && error.reason === 'terminated',
+  );
+  const result = run.events(session.id).find((event) => event.type === 'result') as { result?: string; is_error?: boolean } | undefined;
+  assert.equal(result?.is_error, true);
+  return result ?? {};
+}
+
+/** Rounds of a model that only answers HTTP errors. */
+export const failingModel = (count = 50): ScenarioRound[] => Array.from({ length: count }, () => () => ({ error: { status: 503, message: 'scripted: overloaded' } }));
+
+/** Once the model was asked (and never answers), kills the agent; the session must fail and say so. */
+export async function crashMidTurn(run: RealAgentRun, timeoutMs: number): Promise<string> {
+  const failed = planUntilFailed(run, timeoutMs);
+  await run.model.waitForRound(1, timeoutMs);
+  process.kill(run.agent.pid as number, 'SIGKILL');
+  return (await failed).result ?? '';
 }
 
 export { createRequest };

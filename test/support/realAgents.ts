@@ -1,10 +1,15 @@
 // The real ACP agents the tests run (TESTING.md "Real agents, with only the model scripted"): their
 // command lines and an environment that points their model at a scripted server on 127.0.0.1 and
 // at a throwaway home, so nothing of this machine's logins or settings reaches them.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import type { ClientConnection } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import * as agentPaths from '../../scripts/agents-config.cjs';
+import { acpSdk } from '../../src/sessions/acp/sdk';
+import type { ModelRequestView } from './modelApi/scenario';
+import { waitGone } from './processes';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
@@ -49,4 +54,56 @@ export function claudeEnv(home: string, modelUrl: string): Record<string, string
 /** Gemini CLI against `modelUrl` (the Gemini API). */
 export function geminiEnv(home: string, modelUrl: string): Record<string, string> {
   return { ...baseEnv(home), GOOGLE_GEMINI_BASE_URL: modelUrl, GEMINI_API_KEY: 'scripted-model-key' };
+}
+
+/** The plan file Claude Code tells the model to write (its plan-mode reminder names it). */
+export function claudePlanFile(view: ModelRequestView): string {
+  const match = /create your plan at (\S+?\.md)/.exec(view.allText) ?? /plan file (?:already )?exists at:? (\S+?\.md)/.exec(view.allText);
+  if (!match?.[1]) throw new Error('the request names no plan file');
+  return match[1];
+}
+
+/** The plans folder Gemini's write_file declaration names while in plan mode. */
+export function geminiPlansDir(view: ModelRequestView): string {
+  const match = /plans directory: (\S+?)\/?\.\s/.exec(view.allText);
+  if (!match?.[1]) throw new Error('the request names no plans directory');
+  return match[1];
+}
+
+type AcpClientApp = ReturnType<typeof acpSdk.client>;
+
+/**
+ * An agent spawned on its own (no Ultraplan client), in its own process group, connected with the
+ * ACP SDK: `setup` registers handlers, `use` talks to it; the group is killed afterwards.
+ */
+export async function withRawAgent<T>(
+  argv: readonly string[],
+  options: { cwd: string; env: Record<string, string> },
+  setup: (app: AcpClientApp) => void,
+  use: (connection: ClientConnection) => Promise<T>,
+): Promise<T> {
+  const [command, ...args] = argv;
+  if (!command) throw new Error('empty agent command');
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  try {
+    const app = acpSdk.client({ name: 'ultraplan-test' });
+    setup(app);
+    const connection = app.connect(
+      acpSdk.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
+    );
+    try {
+      return await use(connection);
+    } finally {
+      connection.close();
+    }
+  } finally {
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+      if (!(await waitGone(child.pid))) throw new Error(`agent ${child.pid} left running`);
+    }
+  }
 }

@@ -3,6 +3,7 @@ export declare interface AgentPackage {
   version: string;
   bin: string;
   node: string;
+  args: string[];
 }
 export declare const PACKAGES: Record<string, AgentPackage>;
 export declare function cacheRoot(): string;

@@ -115,8 +115,8 @@ async function main() {
       await setupCodeServer();
       return true;
     })) &&
-    (await step('real agents (cached)', async () => {
-      await setupAgents();
+    (await step('ACP agents for the real-agent tests (cached)', async () => {
+      await setupAgents(['codex', 'gemini']);
       return true;
     })) &&
     (await step('build', async () => (await run('npm', ['run', '--silent', 'build'])).code === 0));

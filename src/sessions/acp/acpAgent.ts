@@ -161,13 +161,23 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What a JSON-RPC error's `data` says: agents put the cause there ("Internal error" alone says nothing). */
+function errorDetail(data: unknown): string {
+  if (typeof data === 'string') return data;
+  if (!data || typeof data !== 'object') return '';
+  const record = data as Record<string, unknown>;
+  for (const key of ['message', 'details', 'detail', 'error']) {
+    if (typeof record[key] === 'string' && record[key]) return (record[key] as string).trim();
+  }
+  return '';
+}
+
 function errorMessage(error: unknown): string {
   if (error instanceof Error) {
-    const data = (error as { data?: unknown }).data;
-    // Agents put the cause in data.message or (Gemini CLI) data.details.
-    const record = data && typeof data === 'object' ? (data as { message?: unknown; details?: unknown }) : undefined;
-    const detail = typeof record?.message === 'string' ? record.message : typeof record?.details === 'string' ? record.details : '';
-    return detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message;
+    const detail = errorDetail((error as { data?: unknown }).data);
+    if (!detail || error.message.includes(detail)) return error.message;
+    // The cause instead of a bare "Internal error".
+    return /^internal error$/i.test(error.message.trim()) ? detail : `${error.message} (${detail})`;
   }
   if (error && typeof error === 'object' && 'message' in error) return String((error as { message: unknown }).message);
   return String(error);
@@ -820,7 +830,7 @@ export class AcpAgent implements Agent {
         (error: unknown) => {
           const message = errorMessage(error);
           const hint = this.agentKind === 'gemini' && /untrusted/i.test(message) ? ` ${GEMINI_TRUST_HINT}` : '';
-          this.report('acp_decision_error', `Could not switch ${this.label} to "${modeId}" after approval: ${message}.${hint}`, {});
+          this.report('acp_decision_error', `Could not switch ${this.label} to "${modeId}" after approval: ${message.replace(/\.$/, '')}.${hint}`, {});
         },
       );
     }, 0);

@@ -20,7 +20,7 @@ import { planTask } from '../test/e2e/ultraplanSteps';
 import { anthropicApi } from '../test/support/modelApi/anthropic';
 import { geminiApi } from '../test/support/modelApi/gemini';
 import { Scenario, ScriptedModelServer, type ScenarioRound } from '../test/support/modelApi/scenario';
-import { killGroupsLeft } from '../test/support/processes';
+import { killGroupsLeft, processesWithHome } from '../test/support/processes';
 import { CLAUDE_ADAPTER, claudeEnv, geminiArgv, geminiEnv, geminiPlansDir } from '../test/support/realAgents';
 import { FAKE_AGENT } from '../test/sessions/acpTestSupport';
 import { watchStatusBar } from './acpStatusBar.bench';
@@ -43,20 +43,6 @@ interface RecordEntry {
   kind: string;
   hr?: number;
   pid?: number;
-}
-
-/** The processes running with `home` as HOME (the adapter and its Claude Code child). */
-function processesWithHome(home: string): number[] {
-  const out: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`)) out.push(Number(entry));
-    } catch {
-      /* gone, or not ours */
-    }
-  }
-  return out;
 }
 
 export async function run(): Promise<BenchResult[]> {

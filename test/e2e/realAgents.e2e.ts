@@ -6,11 +6,11 @@
 // revision 2 is shown and approved, and the agent's edit lands in the workspace
 // (ultraplan.afterApproval = acceptEdits); then no process of the agent is left.
 import * as assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openTestWindow, readStatusBar, screenshot, waitFor, type TestWindow } from './harness';
-import { killGroupsLeft } from '../support/processes';
+import { killGroupsLeft, processesWithHome } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { geminiApi } from '../support/modelApi/gemini';
 import { Scenario, ScriptedModelServer, type ModelApiFamily, type ScenarioRound } from '../support/modelApi/scenario';
@@ -21,20 +21,6 @@ const ORIGINAL = 'export const original = true;\n';
 const UPDATED = 'export const original = false;\n';
 const PLAN_V1 = '# Flip the flag\n\n1. Set original to false in src/app.ts.\n2. Run the tests.\n';
 const PLAN_V2 = '# Flip the flag (v2)\n\n1. Set original to false in src/app.ts.\n2. Say why in the commit message.\n3. Run the tests.\n';
-
-/** The processes an agent runs as: the only ones with its throwaway HOME. */
-function agentPids(home: string): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`)) out.push(Number(entry));
-    } catch {
-      /* gone, or not ours to read */
-    }
-  }
-  return out;
-}
 
 interface RealAgentE2e {
   name: string;
@@ -86,7 +72,7 @@ function describeRealAgent(spec: RealAgentE2e): void {
     });
     after(async function () {
       await window?.close();
-      killGroupsLeft(agentPids(home));
+      killGroupsLeft(processesWithHome(home));
       await model.close();
       rmSync(home, { recursive: true, force: true });
     });
@@ -129,7 +115,7 @@ function describeRealAgent(spec: RealAgentE2e): void {
       assert.deepEqual(model.scenario.overruns, []);
       await screenshot(page, `${spec.suite}-completed`);
       // The session has its outcome: nothing talks to its agent again, so its processes are gone.
-      await waitFor(() => (agentPids(home).length === 0 ? true : undefined), { timeoutMs: 30_000, message: 'the agent and its children to end after the result' });
+      await waitFor(() => (processesWithHome(home).length === 0 ? true : undefined), { timeoutMs: 30_000, message: 'the agent and its children to end after the result' });
     });
   });
 }

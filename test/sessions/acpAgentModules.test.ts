@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
-import { claudeApproval, claudeRejectOption, isClaudeAdapter } from '../../src/sessions/acp/agents/claude';
+import { claudeApproval, claudeNotice, claudeRejectOption, isClaudeAdapter } from '../../src/sessions/acp/agents/claude';
 import { geminiModeAfterApproval, geminiModeUpdate, geminiPlanPath, isGemini, isGeminiPlanExit, isGeminiPlanFilePath } from '../../src/sessions/acp/agents/gemini';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { isPlanExitRequest } from '../../src/sessions/acp/planReview';
@@ -45,6 +45,16 @@ describe("Claude's adapter: today's exit-plan options", () => {
     assert.deepEqual(claudeApproval(CLAUDE_EXIT_OPTIONS, 'bypassPermissions'), { option: CLAUDE_EXIT_OPTIONS[3] });
     assert.equal(claudeApproval(CLAUDE_EXIT_OPTIONS.slice(1), 'default'), undefined, 'other ids: the generic choice applies');
     assert.equal(claudeRejectOption(CLAUDE_EXIT_OPTIONS)?.optionId, 'reject');
+  });
+
+  it("reads Claude Code's own notices apart from the model's text", () => {
+    const notice = {
+      sessionUpdate: 'agent_message_chunk',
+      content: { type: 'text', text: "**Warning:** We're changing auto mode…" },
+      _meta: { claudeCode: { kind: 'informational', level: 'warning' } },
+    };
+    assert.equal(claudeNotice(notice), "**Warning:** We're changing auto mode…");
+    assert.equal(claudeNotice({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Planning.' }, messageId: 'm1' }), undefined);
   });
 });
 

@@ -5,6 +5,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { anthropicApi } from '../support/modelApi/anthropic';
+import { assistantTexts } from './hostTestKit';
 import type { ScenarioRound } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import { ORIGINAL_APP, RealAgentRun, createRequest, crashMidTurn, executeAllowing, failingModel, planUntilApproved, planUntilFailed, type RealAgentSetup } from './realAgentKit';
@@ -67,6 +68,8 @@ describe('the real Claude ACP adapter, with only the model scripted', function (
     const [first] = run.model.rounds;
     assert.match(first?.view?.allText ?? '', /Plan mode is active/);
     assert.equal(run.systemEvents(session.id, 'init')[0]?.permissionMode, 'plan');
+    // Claude Code's own notices are logged as such, never as the model's words.
+    assert.ok(!assistantTexts(run.events(session.id)).some((text) => text.includes('**Warning:**')));
 
     // The write while planning was refused: the model heard it, the file is untouched.
     const afterWrite = run.model.rounds[2]?.view?.lastUser.toolResults[0];

@@ -31,7 +31,7 @@ import { AgentProcess, type AgentExit } from './agentProcess';
 import { acpSdk } from './sdk';
 import { AcpEventTranslator } from './eventTranslator';
 import { choosePlanMode, modeFromUpdate, planModeId, type PlanModeTarget } from './planMode';
-import { claudeApproval, claudeRejectOption, isClaudeAdapter } from './agents/claude';
+import { claudeApproval, claudeNotice, claudeRejectOption, isClaudeAdapter } from './agents/claude';
 import {
   GEMINI_TRUST_HINT,
   geminiModeAfterApproval,
@@ -485,6 +485,12 @@ export class AcpAgent implements Agent {
     if (textMode !== undefined) {
       // A mode signal, not something the agent said.
       this.onModeReported(textMode);
+      return;
+    }
+    const notice = this.agentKind === 'claude' ? claudeNotice(update as unknown as { sessionUpdate: string } & Record<string, unknown>) : undefined;
+    if (notice !== undefined) {
+      // The adapter's own notice: in the log, never taken for the model's question or plan.
+      this.report('acp_agent_notice', `${this.label}: ${notice}`, {});
       return;
     }
     if (update.sessionUpdate === 'tool_call' || update.sessionUpdate === 'tool_call_update') this.onToolCallSeen(update);

@@ -11,7 +11,9 @@
 //   ("No, keep planning"); there is no accept-edits option, so that choice is `exit-plan-default`
 //   followed by a switch to the `acceptEdits` mode;
 // - a reject ends the turn with stopReason `cancelled`; the model hears only that the tool use
-//   was rejected, so the reviewer's feedback goes in the next prompt.
+//   was rejected, so the reviewer's feedback goes in the next prompt;
+// - Claude Code's own notices (e.g. about auto-mode billing when the model is not Anthropic's API)
+//   arrive as agent_message_chunk with `_meta.claudeCode.kind: "informational"`: not the model's words.
 import type { InitializeResponse, PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import type { AfterApproval } from '../planReview';
 
@@ -47,4 +49,13 @@ export function claudeApproval(options: readonly PermissionOption[], afterApprov
 /** Reject on Claude's exit request ("No, keep planning"). */
 export function claudeRejectOption(options: readonly PermissionOption[]): PermissionOption | undefined {
   return options.find((option) => option.optionId === CLAUDE_EXIT_OPTIONS.reject);
+}
+
+/** The text of one of Claude Code's own notices (not the model's words), if the update is one. */
+export function claudeNotice(update: { sessionUpdate: string } & Record<string, unknown>): string | undefined {
+  if (update.sessionUpdate !== 'agent_message_chunk') return undefined;
+  const meta = update._meta as { claudeCode?: { kind?: unknown } } | undefined;
+  const content = update.content as { type?: unknown; text?: unknown } | undefined;
+  if (meta?.claudeCode?.kind !== 'informational' || content?.type !== 'text' || typeof content.text !== 'string') return undefined;
+  return content.text;
 }

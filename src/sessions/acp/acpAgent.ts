@@ -660,9 +660,10 @@ export class AcpAgent implements Agent {
     try {
       content = this.writtenPlans.get(path.resolve(request.path)) ?? (await readFile(request.path, 'utf8'));
     } catch (error) {
-      if (this.agentKind === 'gemini' && (error as NodeJS.ErrnoException).code === 'ENOENT' && isInside(this.workspace, path.resolve(request.path))) {
+      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+      if (this.agentKind === 'gemini' && this.approved && missing && isInside(this.workspace, path.resolve(request.path))) {
         // Gemini's edit tools read a file before writing it and take any error for an unreadable
-        // file (agents/gemini.ts): a file to be created reads as empty.
+        // file (agents/gemini.ts): once it may edit, a file to be created reads as empty.
         return { content: '' };
       }
       throw new RequestError(-32002, `Could not read ${request.path}: ${errorMessage(error)}`);

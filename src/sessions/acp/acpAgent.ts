@@ -47,11 +47,13 @@ import {
   chooseToolAllowOption,
   chooseToolRejectOption,
   isPlanExitRequest,
+  namedPlanFile,
   answerQuestion,
   planReviewForm,
   planSource,
   questionForm,
   rawInputPlan,
+  toolCallText,
   type AfterApproval,
   type PlanReviewForm,
   type QuestionForm,
@@ -75,6 +77,8 @@ const STDERR_IN_MESSAGE_LINES = 12;
 const MAX_PLAN_MODE_REASSERTIONS = 3;
 /** Files the agent proposed while planning (edit diffs), remembered for its exit request. */
 const MAX_PROPOSED_FILES = 100;
+/** How long an exit request without a plan waits for the tool call's update that carries it. */
+const ANNOUNCED_INPUT_WAIT_MS = 3000;
 /** The largest plan file read from disk. */
 const MAX_PLAN_FILE_BYTES = 1024 * 1024;
 
@@ -723,12 +727,14 @@ export class AcpAgent implements Agent {
   /** The plan of an exit request: rawInput.plan, else its text, else the plan file it names. */
   private async planFor(toolCall: ToolCallUpdate): Promise<string> {
     if (this.agentKind === 'gemini' && isGeminiPlanExit(toolCall)) return this.geminiPlan(toolCall);
-    const remembered = this.translator?.toolCall(toolCall.toolCallId);
     // An empty rawInput (Claude's adapter, when the model passed the plan inline) falls back to
-    // what the same tool call announced before.
+    // what the same tool call announced in its update, which may come just after the request.
     const ownInput = toolCall.rawInput && typeof toolCall.rawInput === 'object' && Object.keys(toolCall.rawInput).length ? toolCall.rawInput : undefined;
+    const textOrFile = toolCallText(toolCall).trim() !== '' || (toolCall.locations?.length ?? 0) > 0;
+    const remembered =
+      ownInput !== undefined ? undefined : textOrFile ? this.translator?.toolCall(toolCall.toolCallId)?.rawInput : await this.announcedInput(toolCall.toolCallId);
     const source = planSource({
-      rawInput: ownInput ?? remembered?.rawInput,
+      rawInput: ownInput ?? remembered,
       content: toolCall.content,
       locations: toolCall.locations,
     });
@@ -747,6 +753,20 @@ export class AcpAgent implements Agent {
       return await readFile(real, 'utf8');
     } catch (error) {
       return `(${this.label} named its plan file ${resolved}, but it could not be read: ${errorMessage(error)})`;
+    }
+  }
+
+  /**
+   * The rawInput a tool call announced in its updates. Claude's adapter asks its permission from
+   * one path and streams the tool call's input from another, so the update carrying the plan may
+   * arrive just after the request: waited for, briefly, when the request came without one.
+   */
+  private async announcedInput(toolCallId: string): Promise<unknown> {
+    const deadline = Date.now() + ANNOUNCED_INPUT_WAIT_MS;
+    for (;;) {
+      const input = this.translator?.toolCall(toolCallId)?.rawInput;
+      if (rawInputPlan({ rawInput: input }) || namedPlanFile({ rawInput: input }) || Date.now() > deadline || this.finished || this.stopping) return input;
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 

@@ -57,19 +57,3 @@ export function geminiModeAfterApproval(afterApproval: AfterApproval): string | 
 /** What a person can do when Gemini refuses autoEdit/yolo. */
 export const GEMINI_TRUST_HINT =
   'Gemini CLI allows that mode only in a folder it trusts: trust this folder in Gemini CLI (run `gemini` in it once), then start again.';
-
-/**
- * A plan file Gemini may name outside the workspace: a Markdown file in a `plans` folder under
- * its own `.gemini/tmp`. Only the exact file an exit request names is read, and only this shape.
- */
-export function isGeminiPlanFilePath(filePath: string): boolean {
-  const parts = filePath.split(/[\\/]+/);
-  const name = parts[parts.length - 1] ?? '';
-  return (
-    name.toLowerCase().endsWith('.md') &&
-    parts[parts.length - 2] === 'plans' &&
-    parts.includes('.gemini') &&
-    parts.includes('tmp') &&
-    !parts.includes('..')
-  );
-}

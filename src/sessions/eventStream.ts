@@ -1,11 +1,13 @@
-// The streaming transport (PROTOCOL.md section 6): one Server-Sent Events connection per session,
-// opened lazily after the first HTTP read, buffering events and status frames so the poller's reads
-// and status checks cost no request and its waits end on each frame. After a drop it resumes from
-// the last id it saw; where the server has no stream (404/405) or a session's stream keeps failing
-// it falls back to plain polling. The poller is fed the same batches either way: the buffer is only
-// served when it provably continues the poller's cursor, otherwise the read goes over HTTP.
+// The streaming transport: one live stream per session (`GET /v1/code/sessions/{id}/events/stream`,
+// PROTOCOL.md section 9), opened lazily after the first HTTP read, buffering `client_event` frames
+// so the poller's reads cost no request and its waits end on each frame. The stream carries no
+// session status, so status reads stay on HTTP. After a drop it resumes from the last sequence
+// number it saw; where the server has no stream (404/405) or a session's stream keeps failing it
+// falls back to plain polling (3 s). The poller is fed the same batches either way: the buffer is
+// only served when it provably continues the poller's cursor, otherwise the read goes over HTTP.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import * as z from 'zod';
+import { CodeEventItemSchema, STREAM_EVENT_FRAME, sequenceAfter } from '../core/codeSessions';
 import { SessionsError } from '../core/errors';
 import type { SessionStatus } from '../core/protocol';
 import type { SessionTransport } from '../core/transport';
@@ -93,9 +95,9 @@ class SessionEventStream {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** Serving from the buffer is only right while connected with a fresh status. */
+  /** Serving from the buffer is only right while connected. */
   get live(): boolean {
-    return this.mode === 'open' && this.status !== undefined;
+    return this.mode === 'open';
   }
 
   /** The streamed status, if live; marks it seen either way (the caller reads over HTTP if not). */
@@ -103,6 +105,7 @@ class SessionEventStream {
     this.statusUnseen = false;
     return this.live ? this.status : undefined;
   }
+
 
   canServe(afterId: string | null): boolean {
     return this.live && (afterId === this.base || (afterId !== null && this.indexOf(afterId) >= 0));
@@ -131,9 +134,9 @@ class SessionEventStream {
       this.start();
       return;
     }
-    // Our server's ids grow in byte order (contracts.md): a cursor past everything buffered means
-    // the buffer is stale; continuing from the cursor drops the overlap the stream will resend.
-    if (cursor !== null && (this.lastSeenId === null || cursor > this.lastSeenId)) {
+    // Sequence numbers grow: a cursor past everything buffered means the buffer is stale;
+    // continuing from the cursor drops the overlap the stream will resend.
+    if (cursor !== null && sequenceAfter(cursor, this.lastSeenId)) {
       this.base = cursor;
       this.lastSeenId = cursor;
       this.frames = [];
@@ -277,22 +280,25 @@ class SessionEventStream {
       this.wake();
       return false;
     }
-    if (message.event !== undefined && message.event !== 'message') return false;
-    const id = message.id;
-    if (id === undefined || id === '') {
-      this.log(`session ${this.sessionId}: ignored a stream event without an id (it could not be resumed)`);
+    if (message.event !== STREAM_EVENT_FRAME) return false;
+    let data: unknown;
+    try {
+      data = JSON.parse(message.data);
+    } catch {
+      data = undefined;
+    }
+    const frame = CodeEventItemSchema.safeParse(data);
+    const id = message.id || (frame.success ? String(frame.data.sequence_num) : '');
+    if (id === '') {
+      this.log(`session ${this.sessionId}: ignored a stream event without a sequence number (it could not be resumed)`);
       return false;
     }
-    if (this.lastSeenId !== null && id <= this.lastSeenId) {
+    if (!sequenceAfter(id, this.lastSeenId)) {
       this.stats.duplicateFrames++;
       return false;
     }
-    let item: unknown;
-    try {
-      item = JSON.parse(message.data);
-    } catch {
-      item = undefined;
-    }
+    // A frame without a payload is kept as an invalid item, so the cursor still moves past it.
+    const item: unknown = frame.success ? frame.data.payload : undefined;
     this.frames.push({ id, item });
     this.lastSeenId = id;
     if (this.frames.length > this.settings.maxBufferedEvents) {

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { SessionsError, type SessionsErrorKind } from '../core/errors';
 import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../core/protocol';
 import type { SessionHost, SessionNotice, StoredEvent } from './host';
+import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
 import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -69,6 +70,8 @@ export class SessionsServer {
   private readonly log: (line: string) => void;
   private readonly streams = new Set<() => void>();
   private closing = false;
+  /** The current wire (`/v1/code/sessions`), served beside the older routes. */
+  private readonly codeRoutes: CodeRouteContext;
 
   constructor(options: SessionsServerOptions) {
     this.host = options.host;
@@ -76,6 +79,17 @@ export class SessionsServer {
     this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.log = options.log ?? (() => {});
+    this.codeRoutes = {
+      host: this.host,
+      readJson: (req, optional) => this.readJson(req, optional),
+      send: (res, status, body) => this.send(res, status, body),
+      keepAliveMs: this.keepAliveMs,
+      trackStream: (end) => {
+        this.streams.add(end);
+        return () => this.streams.delete(end);
+      },
+      log: (line) => this.log(line),
+    };
     const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // How often node checks the request timeout set below (its default, 30 s, would dwarf a short bound).
     const connectionsCheckingInterval = Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4)));
@@ -136,6 +150,9 @@ export class SessionsServer {
     this.authenticate(req);
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
+    if (parts[0] === 'v1' && parts[1] === 'code' && parts[2] === 'sessions' && parts.length <= 6) {
+      return handleCodeRoute(this.codeRoutes, req, res, method, url, parts.slice(3));
+    }
     if (parts[0] !== 'v1' || parts[1] !== 'sessions' || parts.length > 5) throw notFound(url.pathname);
     const id = parts[2];
     const tail = parts.slice(3).join('/');

@@ -90,9 +90,10 @@ export async function rawEvents(client: SessionsClient, sessionId: string): Prom
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const read = await client.readEventsPage(sessionId, cursor);
-    all.push(...(read.data as Array<Record<string, unknown>>));
-    if (!read.has_more) break;
-    cursor = read.last_id ?? null;
+    const items = read.data as Array<{ sequence_num: number; payload: Record<string, unknown> }>;
+    all.push(...items.map((i) => ({ ...i.payload, id: String(i.sequence_num) })));
+    if (!read.next_cursor) break;
+    cursor = read.next_cursor;
   }
   return all;
 }

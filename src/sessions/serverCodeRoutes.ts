@@ -136,6 +136,8 @@ function stream(ctx: CodeRouteContext, req: http.IncomingMessage, res: http.Serv
     'x-accel-buffering': 'no',
     date: new Date().toUTCString(),
   });
+  // Headers go out now, not with the first event: the client counts the stream as open from them.
+  res.flushHeaders();
   let ended = false;
   let unsubscribe = (): void => {};
   let untrack = (): void => {};

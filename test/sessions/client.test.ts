@@ -206,7 +206,7 @@ describe('SessionsClient', () => {
     assert.match(reset.message, /Could not reach/);
     proxy.addFault({ fault: { kind: 'delay', ms: 1_500 } });
     const slow = await sessionsError(client.getSession('s1'), 'transient');
-    assert.match(slow.message, /did not answer GET \/v1\/sessions\/s1 within 1 s/);
+    assert.match(slow.message, /did not answer GET \/v1\/code\/sessions\/s1 within 1 s/);
     // The client recovers on the next call.
     assert.equal((await client.getSession('s1')).id, 's1');
   });
@@ -218,10 +218,11 @@ describe('SessionsClient', () => {
     assert.match(malformed.message, /malformed JSON/);
     proxy.addFault({ fault: { kind: 'status', status: 200, body: { type: 'session', id: 's1' } } });
     const notResource = await sessionsError(client.getSession('s1'), 'bad_response');
-    assert.match(notResource.message, /not a valid session resource/);
-    proxy.addFault({ path: '/events', fault: { kind: 'status', status: 200, body: { data: [], has_more: true, first_id: null, last_id: null } } });
+    assert.match(notResource.message, /not a valid session envelope/);
+    proxy.addFault({ path: '/events', fault: { kind: 'status', status: 200, body: { data: [], next_cursor: '7' } } });
+    proxy.addFault({ path: '/events', fault: { kind: 'status', status: 200, body: { data: [], next_cursor: '7' } } });
     const stuck = await sessionsError(client.readEvents('s1', null), 'bad_response');
-    assert.match(stuck.message, /does not advance/);
+    assert.match(stuck.message, /does not move past the cursor/);
   });
 
   it("hands back the caller's abort as an abort, not as a server failure", async () => {

@@ -91,7 +91,7 @@ export async function rawEvents(client: SessionsClient, sessionId: string): Prom
   for (let page = 0; page < 100; page++) {
     const read = await client.readEventsPage(sessionId, cursor);
     const items = read.data as Array<{ sequence_num: number; payload: Record<string, unknown> }>;
-    all.push(...items.map((i) => ({ ...i.payload, id: String(i.sequence_num) })));
+    all.push(...items.map((i) => i.payload));
     if (!read.next_cursor) break;
     cursor = read.next_cursor;
   }

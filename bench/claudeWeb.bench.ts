@@ -9,28 +9,19 @@
 import { setMaxListeners } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { DEFAULT_POLL_INTERVAL_MS, pollForApprovedPlan, type PollPhase } from '../src/core/poller';
+import { DEFAULT_POLL_INTERVAL_MS } from '../src/core/poller';
 import { setPlanModeEvent, userMessageEvent } from '../src/core/protocol';
 import { createClaudeWebBackend, type ClaudeWebBackend } from '../src/sessions/claudeWeb/backend';
 import { makeClaudeHome, makeGitRepo } from '../test/support/claudeCompatFixtures';
 import { startClaudeCompatProxy } from '../test/support/claudeCompatProxy';
 import { EXAMPLES_DIR, startServer } from '../test/support/serverProcess';
 import { result, type BenchResult } from './measure';
+import { followForReplies, sleep, waitUntil } from './replyLatency';
 
 export const title = 'Claude Code on the web: event -> phase (status bar) on the live stream vs the 3 s poll (strict server)';
 
 const SESSIONS = 30;
 const ORG = 'org-bench-0000-0000-0000-000000000000';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitUntil(check: () => boolean, boundMs: number, what: string): Promise<void> {
-  const until = Date.now() + boundMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`bench: ${what} did not happen within ${boundMs} ms`);
-    await sleep(20);
-  }
-}
 
 async function latencies(backend: ClaudeWebBackend): Promise<number[]> {
   const stop = new AbortController();
@@ -48,22 +39,7 @@ async function latencies(backend: ClaudeWebBackend): Promise<number[]> {
     );
     ids.push(...(await Promise.all(batch)).map((s) => s.id));
   }
-  const state = ids.map(() => ({ ready: false, sentAt: 0, latency: -1 }));
-  const polls = ids.map((sessionId, i) =>
-    pollForApprovedPlan({
-      sessionId,
-      transport: backend.transport,
-      pollIntervalMs: DEFAULT_POLL_INTERVAL_MS,
-      timeoutMs: 120_000,
-      signal: stop.signal,
-      onPhase: (phase: PollPhase) => {
-        const s = state[i]!;
-        if (s.sentAt > 0) {
-          if (s.latency < 0) s.latency = performance.now() - s.sentAt;
-        } else if (phase === 'needs_input') s.ready = true;
-      },
-    }).catch(() => undefined),
-  );
+  const { state, polls } = followForReplies(ids, backend.transport, stop.signal);
   try {
     await waitUntil(() => state.every((s) => s.ready), 90_000, 'every session waiting on its question');
     await Promise.all(

@@ -102,12 +102,14 @@ describe('StreamingTransport', () => {
     await transport.readEvents('s1', null);
     proxy.addFault({ path: '/events/stream', times: 3, fault: { kind: 'drop_stream_after', events: 3 } });
     await eventually(() => server.openStreams === 1, 'first stream');
-    // Events arrive one by one while the reader follows, as a session's do.
+    // Events arrive three at a time, each batch once the stream is open again, while the reader
+    // follows (the stream carries no status frame to mark it open, so the test waits for it).
     const events: unknown[] = [];
     let cursor: string | null = null;
-    for (let i = 0; i < 12; i++) {
-      server.append('s1', assistant(`m${i}`));
-      const read = await readUntil(transport, 's1', 1, undefined, cursor);
+    for (let batch = 0; batch < 4; batch++) {
+      await eventually(() => transport.streamStats('s1')?.mode === 'open', `stream open for batch ${batch}`);
+      for (let i = 0; i < 3; i++) server.append('s1', assistant(`m${batch * 3 + i}`));
+      const read = await readUntil(transport, 's1', 3, undefined, cursor);
       events.push(...read.events);
       cursor = read.cursor;
     }

@@ -8,6 +8,7 @@ import { SessionsError, type SessionsErrorKind } from '../core/errors';
 import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../core/protocol';
 import type { SessionHost, SessionNotice, StoredEvent } from './host';
 import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
+import { toLinkSessionId } from '../core/codeSessions';
 import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -154,7 +155,8 @@ export class SessionsServer {
       return handleCodeRoute(this.codeRoutes, req, res, method, url, parts.slice(3));
     }
     if (parts[0] !== 'v1' || parts[1] !== 'sessions' || parts.length > 5) throw notFound(url.pathname);
-    const id = parts[2];
+    // `cse_X` names the same session as `session_X` on either wire.
+    const id = parts[2] === undefined ? undefined : toLinkSessionId(parts[2]);
     const tail = parts.slice(3).join('/');
 
     if (id === undefined) {

@@ -11,7 +11,6 @@ import { followUntilResult, pollForApprovedPlan } from '../../src/core/poller';
 import { CLIENT_PLATFORM } from '../../src/core/codeSessions';
 import {
   APPROVED_PLAN_EDITED_MARKER,
-  APPROVED_PLAN_MARKER,
   controlResponseEvent,
   setPlanModeEvent,
   teleportDenyMessage,

@@ -11,6 +11,7 @@ import { followUntilResult, pollForApprovedPlan } from '../../src/core/poller';
 import { CLIENT_PLATFORM } from '../../src/core/codeSessions';
 import {
   APPROVED_PLAN_EDITED_MARKER,
+  APPROVED_PLAN_MARKER,
   controlResponseEvent,
   setPlanModeEvent,
   teleportDenyMessage,
@@ -314,6 +315,8 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     assert.notEqual((await b.getSession(sessionId)).session_status, 'archived');
     assert.equal(rig.proxy.requests.some((r) => r.path.endsWith('/archive')), false);
     assert.ok(rig.proxy.uuids.length >= 3 && new Set(rig.proxy.uuids).size === rig.proxy.uuids.length, 'every event sent had a fresh uuid');
+    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, { headers: rig.server.headers() }).then((r) => r.text());
+    assert.ok(raw.includes(JSON.stringify(APPROVED_PLAN_MARKER).slice(1, -1)), 'the tool_result carries the approval marker');
     await assertUntouched(home, before);
     assert.doesNotMatch(logLines.join('\n'), /token-valid|refresh-secret/, 'a token reached the log');
   });

@@ -6,7 +6,6 @@
 // falls back to plain polling (3 s). The poller is fed the same batches either way: the buffer is
 // only served when it provably continues the poller's cursor, otherwise the read goes over HTTP.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import * as z from 'zod';
 import { CodeEventItemSchema, STREAM_EVENT_FRAME, sequenceAfter } from '../core/codeSessions';
 import { SessionsError } from '../core/errors';
 import type { SessionStatus } from '../core/protocol';
@@ -54,15 +53,13 @@ export interface StreamStats {
   fallbackReason?: string;
 }
 
-const StatusFrameSchema = z.looseObject({ session_status: z.string() });
-
 interface BufferedFrame {
   id: string;
   /** The parsed event; undefined when the frame's data was not JSON (counted as invalid on read). */
   item: unknown;
 }
 
-/** One session's stream: connection loop, buffer, latest status, and waiters. */
+/** One session's stream: connection loop, buffer and waiters. */
 class SessionEventStream {
   mode: StreamMode = 'idle';
   readonly stats: StreamStats = {
@@ -79,12 +76,6 @@ class SessionEventStream {
   private frames: BufferedFrame[] = [];
   /** The newest id received (or the base); where a reconnect resumes. */
   private lastSeenId: string | null = null;
-  /** Latest status from this connection; unset while disconnected so status reads go over HTTP. */
-  private status: string | undefined;
-  /** Latest status ever received, kept across drops (an archived session's stream is not retried). */
-  private lastStatus: string | undefined;
-  /** A status frame arrived since the last status read. */
-  private statusUnseen = false;
   private readonly waiters = new Set<() => void>();
   private controller: AbortController | undefined;
 
@@ -99,13 +90,6 @@ class SessionEventStream {
   get live(): boolean {
     return this.mode === 'open';
   }
-
-  /** The streamed status, if live; marks it seen either way (the caller reads over HTTP if not). */
-  readStatus(): string | undefined {
-    this.statusUnseen = false;
-    return this.live ? this.status : undefined;
-  }
-
 
   canServe(afterId: string | null): boolean {
     return this.live && (afterId === this.base || (afterId !== null && this.indexOf(afterId) >= 0));
@@ -144,11 +128,11 @@ class SessionEventStream {
   }
 
   /**
-   * Resolves at once if events are buffered or a status is unseen (whatever order the reader
+   * Resolves at once if events are buffered (whatever order the reader
    * reads them in), else on the next frame, after timeoutMs, or when signal aborts.
    */
   waitForActivity(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.frames.length > 0 || this.statusUnseen || signal?.aborted) return Promise.resolve();
+    if (this.frames.length > 0 || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -167,7 +151,6 @@ class SessionEventStream {
     this.controller?.abort(new DOMException('stream closed', 'AbortError'));
     this.controller = undefined;
     this.frames = [];
-    this.status = undefined;
     this.setMode(to);
     if (to === 'polling' && reason) {
       this.stats.fallbackReason = reason;
@@ -201,14 +184,9 @@ class SessionEventStream {
       }
       if (signal.aborted) return;
       this.stats.drops++;
-      this.status = undefined;
       if (failure instanceof SessionsError && (failure.status === 404 || failure.status === 405)) {
         this.transport.markStreamUnavailable(`the server has no event stream (HTTP ${failure.status})`);
         this.stop('polling', `the server has no event stream (HTTP ${failure.status})`);
-        return;
-      }
-      if (this.lastStatus === 'archived') {
-        this.stop('polling', 'the session is archived');
         return;
       }
       const healthy = gotEvent || Date.now() - openedAt >= this.settings.stableAfterMs;
@@ -262,24 +240,6 @@ class SessionEventStream {
 
   /** Handles one SSE message; true when it was a new event. */
   private onFrame(message: EventSourceMessage): boolean {
-    if (message.event === 'status') {
-      let data: unknown;
-      try {
-        data = JSON.parse(message.data);
-      } catch {
-        data = undefined;
-      }
-      const parsed = StatusFrameSchema.safeParse(data);
-      if (!parsed.success) {
-        this.log(`session ${this.sessionId}: ignored a status frame that is not {session_status}`);
-        return false;
-      }
-      if (parsed.data.session_status !== this.status) this.statusUnseen = true;
-      this.status = parsed.data.session_status;
-      this.lastStatus = parsed.data.session_status;
-      this.wake();
-      return false;
-    }
     if (message.event !== STREAM_EVENT_FRAME) return false;
     let data: unknown;
     try {
@@ -359,8 +319,7 @@ export class StreamingTransport implements SessionTransport {
   }
 
   async getStatus(sessionId: string, signal?: AbortSignal): Promise<SessionStatus | string> {
-    const status = this.sessions.get(sessionId)?.readStatus();
-    if (status !== undefined) return status;
+    // The stream carries no status: it is read over HTTP, where the service keeps it.
     return this.client.getStatus(sessionId, signal);
   }
 

@@ -113,7 +113,7 @@ export async function requestIdFor(client: SessionsClient, sessionId: string, to
 }
 
 export type ReviewStep =
-  | { on: 'plan_ready'; decide: (plan: string) => PermissionDecision }
+  | { on: 'plan_ready'; decide: (plan: string) => PermissionDecision; /** Awaited before deciding. */ after?: () => Promise<unknown> }
   | { on: 'needs_input'; reply: string };
 
 /**
@@ -138,6 +138,7 @@ export function scriptedReviewer(client: SessionsClient, sessionId: string, step
         }
         const pending = detail.pendingPlan;
         if (!pending) throw new Error('plan_ready without a pending plan');
+        await next.after?.();
         const requestId = pending.requestId ?? (await requestIdFor(client, sessionId, pending.toolUseId));
         await client.sendEvents(sessionId, [controlResponseEvent(requestId, next.decide(pending.plan ?? ''))]);
       })

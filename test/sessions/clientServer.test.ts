@@ -246,7 +246,9 @@ describe('restarts', function () {
         const sessionId = await createPlanSession(rig);
         let restarting: Promise<void> | undefined;
         let before: Array<Record<string, unknown>> = [];
-        const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
+        // The decision waits for the restart, so the poll is still following when the server goes away
+        // (a loaded machine can otherwise read the whole plan in the first batch and finish first).
+        const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan), after: async () => restarting }]);
         const plan = await pollForApprovedPlan({
           sessionId,
           transport: rig.backend.transport,

@@ -260,6 +260,16 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
   it('after a reload, a decision the service refuses is said plainly, offers the browser and stays pending', async function () {
     const { page } = window!;
     const third = (await listSessions(server!)).at(-1)!;
+    const expectedLink = `https://claude.ai/code/${third.id}`; // session_X: links use that form
+    // The panel shows the new session before the reload (the extension keeps what it follows in
+    // workspace state, written shortly after each change; a reload in the same instant can lose it).
+    await waitFor(
+      async () => {
+        const shown = await reviewFrame(page, '#plan li');
+        return (await shown.locator('a.session-link').getAttribute('href', { timeout: 2000 }).catch(() => null)) === expectedLink || undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, message: 'the new session in the panel before the reload' },
+    );
     // After a window reload the session is re-attached on this backend: only the login and the
     // organization are checked (no policy, environment or GitHub call).
     const reloadedAt = Date.now();
@@ -271,7 +281,6 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     console.log(`      reload -> re-attached session at "plan ready": ${Date.now() - reloadedAt} ms`);
     // The restored panel may paint its saved state before the session is re-attached; the link
     // arrives with the first state from the re-attached session.
-    const expectedLink = `https://claude.ai/code/${third.id}`; // session_X: links use that form
     const revivedLink = await waitFor(
       async () => {
         const revived = await reviewFrame(page, '#plan li');

@@ -16,20 +16,17 @@ import {
 import { SessionsError } from '../core/errors';
 import type { SessionResource } from '../core/protocol';
 import { formatEventId, type SessionHost, type StoredEvent } from './host';
+import type { EventStreamWriter } from './server';
 
 /** What the route handlers need from the server that owns the socket and its limits. */
 export interface CodeRouteContext {
   host: SessionHost;
   readJson(req: http.IncomingMessage, optional?: boolean): Promise<unknown>;
   send(res: http.ServerResponse, status: number, body: unknown): void;
-  keepAliveMs: number;
-  /** Registers a stream's end so a closing server ends it; returns the unregister. */
-  trackStream(end: () => void): () => void;
-  log(line: string): void;
+  /** The server's event stream, within its caps, with keep-alives and the slow-reader bound. */
+  openEventStream(res: http.ServerResponse, id: string, onEnd: () => void, headers?: Record<string, string>): EventStreamWriter;
 }
 
-/** A stream whose client reads slower than this much buffered output is ended; it resumes by number. */
-const MAX_STREAM_BUFFER_BYTES = 8 * 1024 * 1024;
 const MAX_PAGE = 1000;
 
 /** Handles `/v1/code/sessions…`; `parts` are the decoded path segments after `/v1/code/sessions`. */
@@ -129,54 +126,27 @@ function stream(ctx: CodeRouteContext, req: http.IncomingMessage, res: http.Serv
   const from = parseSequence(url.searchParams.get('from_sequence_num') ?? (typeof lastEventId === 'string' ? lastEventId : null), 'from_sequence_num');
   ctx.host.getSession(id); // 404 before any stream header is written
   let cursor: string | null = from === null ? null : formatEventId(from);
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    date: new Date().toUTCString(),
-  });
+  let unsubscribe = (): void => {};
+  const stream = ctx.openEventStream(res, id, () => unsubscribe(), { date: new Date().toUTCString() });
   // Headers go out now, not with the first event: the client counts the stream as open from them.
   res.flushHeaders();
-  let ended = false;
-  let unsubscribe = (): void => {};
-  let untrack = (): void => {};
-  const end = (): void => {
-    if (ended) return;
-    ended = true;
-    clearInterval(keepAlive);
-    unsubscribe();
-    untrack();
-    res.end();
-  };
-  const write = (frame: string): void => {
-    if (ended) return;
-    res.write(frame);
-    if (res.writableLength > MAX_STREAM_BUFFER_BYTES) {
-      ctx.log(`stream ${id}: the client reads too slowly; ending its stream (it resumes by sequence number)`);
-      end();
-    }
-  };
   const writeEvent = (event: StoredEvent): void => {
     if (cursor !== null && event.id <= cursor) return;
     cursor = event.id;
     const frame = item(event);
-    write(`event: ${STREAM_EVENT_FRAME}\nid: ${frame.sequence_num}\ndata: ${JSON.stringify({ ...frame, event_type: frame.payload.type })}\n\n`);
+    stream.write(`event: ${STREAM_EVENT_FRAME}\nid: ${frame.sequence_num}\ndata: ${JSON.stringify({ ...frame, event_type: frame.payload.type })}\n\n`);
   };
-  const keepAlive = setInterval(() => write(': keep-alive\n\n'), ctx.keepAliveMs);
-  untrack = ctx.trackStream(end);
-  res.on('close', end);
   // Backlog and subscription in one synchronous run, so no event commits between them.
   for (let guard = 0; guard < 1_000_000; guard++) {
     const page = ctx.host.readEvents(id, cursor, MAX_PAGE);
     for (const event of page.data) writeEvent(event);
-    if (!page.has_more || ended) break;
+    if (!page.has_more || stream.ended) break;
   }
-  if (ended) return;
-  if (ctx.host.getSession(id).session_status === 'archived') return end();
+  if (stream.ended) return;
+  if (ctx.host.getSession(id).session_status === 'archived') return stream.end();
   unsubscribe = ctx.host.subscribe(id, (notice) => {
     if (notice.event) writeEvent(notice.event);
-    if (notice.status === 'archived') end();
+    if (notice.status === 'archived') stream.end();
   });
 }
 

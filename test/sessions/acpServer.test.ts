@@ -52,6 +52,8 @@ describe('ultraplan-server with an ACP agent', function () {
     assert.match(approved.plan, /v2/);
     assert.equal(approved.rejectCount, 1);
 
+    // The approval reaches the log before the fake has written its own record of the answer.
+    await waitForRecord(run.record, 'permission_outcome', 2);
     const record = await readRecord(run.record);
     const started = record.find((entry) => entry.kind === 'started');
     assert.equal(started?.cwd, run.workspace);

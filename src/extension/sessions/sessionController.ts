@@ -357,7 +357,7 @@ export class SessionController implements PermissionAsker {
       if (!(err instanceof SessionsError && err.kind === 'conflict')) this.#gate.release(binding);
       this.#inFlight = undefined;
       this.#editing = undefined;
-      // The backend says why in its own words; a decision it did not deliver is not sent, and the
+      // The backend says why in its own words; a decision the service refused is not sent, and the
       // plan stays pending here (the browser can decide it).
       const reading = this.#voice.read(err);
       const message = reading.decisionNotDelivered && reading.message ? reading.message : `Sending the decision failed: ${reading.message ?? errorText(err)}`;

@@ -23,6 +23,9 @@ import { SettingsReader } from './settings';
 import type { SessionController } from './sessionController';
 import { plansFolder } from './teleport';
 
+/** For the startup bootstrap (bootstrap.ts): a chat request it received before this module loaded. */
+export { forwardChatRequest } from './promptPathUi';
+
 let active: { sessions: FollowedSessions; backends: Backends } | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {

@@ -20,6 +20,7 @@ import { ReviewPanel, registerReviewPanelSerializer } from './reviewPanel';
 import type { SettingsReader } from './settings';
 import type { UltraplanSettings } from './settingsSchema';
 import { ANSWER_PERMISSIONS_COMMAND, PhaseStatusBarItem } from './statusBar';
+import { REVIEW_PANEL_KEY } from './stateKeys';
 import { PermissionDetailsView } from './permissionPrompts';
 import { orderForStatus } from './statusSummary';
 import { PlanEdits } from './planEdits';
@@ -36,8 +37,6 @@ const MAX_TITLE = 80;
 /** How long the workbench gets to revive the review panel before we open it ourselves. */
 const PANEL_REVIVAL_GRACE_MS = 3000;
 
-/** workspaceState: which session the review panel showed while it was open. */
-const REVIEW_PANEL_KEY = 'ultraplan.reviewPanel.v1';
 const ReviewPanelRecordSchema = z.strictObject({ sessionKey: z.string().min(1).max(500) });
 type ReviewPanelRecord = z.infer<typeof ReviewPanelRecordSchema>;
 

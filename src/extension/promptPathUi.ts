@@ -17,6 +17,18 @@ export interface LaunchDeps {
   launch: (prompt: string, settings: UltraplanSettings) => Promise<SessionController | undefined>;
 }
 
+let registeredHandler: vscode.ChatRequestHandler | undefined;
+
+/**
+ * Answers a request that reached the startup bootstrap's stand-in participant before the rest of
+ * the extension was loaded (bootstrap.ts), with the handler registered since.
+ */
+export const forwardChatRequest: vscode.ChatRequestHandler = (request, context, stream, token) => {
+  if (registeredHandler) return registeredHandler(request, context, stream, token);
+  stream.markdown('Ultraplan could not register its chat participant; see **Ultraplan: Show Log**.');
+  return {};
+};
+
 /** Registers @ultraplan where the editor has a chat API; elsewhere it says so in the log. */
 export function registerChatParticipant(context: vscode.ExtensionContext, deps: LaunchDeps): void {
   // code-server and older hosts may have no chat API at all: the participant is optional.
@@ -26,9 +38,9 @@ export function registerChatParticipant(context: vscode.ExtensionContext, deps: 
     return;
   }
   try {
-    const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, (request, _context, stream, token) =>
-      answerChatRequest(request.prompt, stream, token, deps),
-    );
+    const handler: vscode.ChatRequestHandler = (request, _context, stream, token) => answerChatRequest(request.prompt, stream, token, deps);
+    registeredHandler = handler;
+    const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, handler);
     participant.iconPath = new vscode.ThemeIcon('checklist');
     context.subscriptions.push(participant);
   } catch (err) {

@@ -2,18 +2,19 @@
 // tooltip gives title, backend, elapsed time and revision count; a click opens the review.
 import * as vscode from 'vscode';
 import { formatElapsed, summarizeStatus } from './statusSummary';
+import { STATUS_ITEM_ID, showIdleStatus } from './idleStatus';
 import type { SessionController } from './sessionController';
 
 /** Internal command (not in the palette): asks the open permission requests of a session again. */
 export const ANSWER_PERMISSIONS_COMMAND = 'ultraplan.answerPermissions';
 
 export class PhaseStatusBarItem implements vscode.Disposable {
-  readonly #item = vscode.window.createStatusBarItem('ultraplan.status', vscode.StatusBarAlignment.Left, 50);
+  readonly #item = vscode.window.createStatusBarItem(STATUS_ITEM_ID, vscode.StatusBarAlignment.Left, 50);
   readonly #timer: NodeJS.Timeout;
   #sessions: readonly SessionController[] = [];
 
   constructor() {
-    this.#item.name = 'Ultraplan';
+    showIdleStatus(this.#item);
     // The tooltip's elapsed time goes stale; refresh it while something is shown.
     this.#timer = setInterval(() => {
       if (this.#sessions.length > 0) this.#render();
@@ -30,7 +31,7 @@ export class PhaseStatusBarItem implements vscode.Disposable {
       this.#sessions.map((s) => ({ sessionId: s.key, phase: s.statusPhase, changedAt: s.statusChangedAt, controller: s })),
     );
     if (!summary) {
-      this.#item.hide();
+      showIdleStatus(this.#item);
       return;
     }
     const s = summary.primary.controller;

@@ -3,7 +3,7 @@
 // control_responses. Used only when the service refuses them over HTTP. A decision counts as sent
 // only when the socket was accepted (so the login and organization were), every frame was
 // written, and the socket did not then close with an error; an echo of the response confirms it.
-import WebSocket from 'ws';
+import type WebSocketClass from 'ws';
 import type { AnyEvent } from '../../core/protocol';
 
 export interface SocketSendOptions {
@@ -47,6 +47,9 @@ export async function sendEventsOverSessionSocket(options: SocketSendOptions): P
     if (event.type === 'control_response' && typeof response?.request_id === 'string') awaiting.add(response.request_id);
   }
   const expected = awaiting.size;
+  // ws is loaded when a decision first goes over the socket (dist/vendor-ws.js in the bundles).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const WebSocket = require('ws') as typeof WebSocketClass;
   const socket = new WebSocket(url, { headers, handshakeTimeout: options.connectTimeoutMs ?? 10_000, followRedirects: false });
 
   return new Promise<SocketDelivery>((resolve, reject) => {

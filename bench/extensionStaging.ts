@@ -125,7 +125,7 @@ export async function installStaged(extensionsDir: string, staged: ReadonlyArray
   for (const { id, version, folder } of staged) {
     // `<id>-<version>` only: "ultraplan.ultraplan-" also starts the test runner's folder name.
     for (const entry of existing) {
-      if (entry.startsWith(`${id}-`) && /^\d/.test(entry.slice(id.length + 1))) await fs.promises.rm(path.join(extensionsDir, entry), { force: true });
+      if (entry.startsWith(`${id}-`) && /^\d/.test(entry.slice(id.length + 1))) await fs.promises.rm(path.join(extensionsDir, entry), { recursive: true, force: true });
     }
     await fs.promises.symlink(folder, path.join(extensionsDir, `${id}-${version}`));
   }

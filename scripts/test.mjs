@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: system deps -> code-server (cached) -> build -> typecheck -> unit tests -> e2e tests,
+// `npm test`: system deps -> code-server (cached) -> build -> typecheck -> unit tests -> .vsix -> e2e tests,
 // in that order, each timed. Keeps going after a failed typecheck or unit run (so one run shows
 // everything), stops if the build fails (nothing after it could run). Ends with the line
 // `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
@@ -62,9 +62,9 @@ async function step(name, action) {
 }
 
 /** Runs mocha with the spec reporter and adds its "N passing / N failing / N pending" to the summary. */
-async function mochaStep(name, mochaArgs) {
+async function mochaStep(name, mochaArgs, env = {}) {
   return step(name, async () => {
-    const { code, output } = await run(process.execPath, [mochaBin, ...mochaArgs]);
+    const { code, output } = await run(process.execPath, [mochaBin, ...mochaArgs], env);
     const text = stripAnsi(output);
     // The last match: mocha prints its summary at the end, after anything a test logged.
     const count = (word) => Number([...text.matchAll(new RegExp(`^\\s*(\\d+) ${word}\\b`, 'gm'))].at(-1)?.[1] ?? 0);
@@ -122,11 +122,15 @@ async function main() {
       if (!(await step('typecheck', async () => (await run('npm', ['run', '--silent', 'typecheck'])).code === 0))) summary.failed += 1;
       await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json']);
     }
+    // The e2e suites run against the installed .vsix, packaged once here for all of them.
+    const vsix = path.join(repoRoot, 'test-output', 'ultraplan-e2e.vsix');
+    const packaged = await step('package (.vsix)', async () => (await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix])).code === 0);
+    if (!packaged) summary.failed += 1;
     const e2eStarted = Date.now();
     // The spec list lives here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
     // files named on the command line, so one named file would still run every suite.
     const specs = e2eFiles.length > 0 ? e2eFiles : ['test/e2e/**/*.e2e.ts'];
-    await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...specs]);
+    if (packaged) await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...specs], { ULTRAPLAN_E2E_VSIX: vsix });
     reportHostSuites(e2eStarted);
   }
   console.log('\n=== summary');

@@ -6,9 +6,11 @@
 import {
   APPROVED_PLAN_EDITED_MARKER,
   APPROVED_PLAN_MARKER,
+  ControlRequestEventSchema,
   EXIT_PLAN_MODE_TOOL,
   KNOWN_EVENT_TYPES,
   KnownEventSchema,
+  ResultEventSchema,
   ToolResultBlockSchema,
   ToolUseBlockSchema,
   ULTRAPLAN_TELEPORT_SENTINEL,
@@ -69,6 +71,10 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPES);
 interface ProposedPlan {
   plan: string | null;
   requestId?: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** Reads `input.plan` if the input is an object holding a string plan. */
@@ -142,6 +148,8 @@ export class ExitPlanModeScanner {
   private execution: SessionResult | null = null;
   private assistantText: string | null = null;
   private malformed = 0;
+  /** This batch's tool_results of ids not known as ExitPlanMode calls (see ingest). */
+  private unmatched: Array<{ block: ToolResultFields; ordinal: number }> | null = null;
 
   /**
    * Number of plans rejected so far. Ours: every call answered by a rejection counts, also one
@@ -242,79 +250,23 @@ export class ExitPlanModeScanner {
     // server). Across batches we do not hold them: the event stream is ordered, a tool_use is
     // always stored before its result, and holding unknown results would make memory grow with
     // every tool call of the session - the very thing this scanner exists to avoid.
-    let unmatched: Array<{ block: ToolResultFields; ordinal: number }> | null = null;
     const resultEvents: Array<{ ordinal: number; result: SessionResult }> = [];
 
+    // Only what the scanner reads is validated (see readEvent): most events of a long session are
+    // tool calls and results it skips, and checking each with zod would cost more than the scan.
     for (const raw of batch) {
-      const event = this.validate(raw);
-      if (event === null) continue;
       const ordinal = ++this.ordinal;
-      switch (event.type) {
-        case 'assistant': {
-          const texts: string[] = [];
-          for (const block of event.message.content) {
-            if (block.type === 'tool_use') {
-              const use = block as { id: string; name: string; input: unknown };
-              if (use.name === EXIT_PLAN_MODE_TOOL) this.recordCall(use.id, planOf(use.input));
-            } else if (block.type === 'text') {
-              texts.push((block as { text: string }).text);
-            }
-          }
-          // Subagent messages (parent_tool_use_id set) are not the agent talking to the user.
-          const text = texts.join('\n').trim();
-          if (text !== '' && (event.parent_tool_use_id ?? null) === null) this.assistantText = text;
-          break;
-        }
-        case 'user': {
-          const content = event.message.content;
-          if (typeof content === 'string') break;
-          for (const block of content) {
-            if (block.type !== 'tool_result') continue;
-            const tr = block as ToolResultFields;
-            // Cheap test first: most tool_results are not ExitPlanMode's, and only the kept ones
-            // have their text read (joining blocks copies strings).
-            if (!this.callSet.has(tr.tool_use_id) && !this.proposed.has(tr.tool_use_id)) {
-              (unmatched ??= []).push({ block: tr, ordinal });
-              continue;
-            }
-            this.recordResult(tr.tool_use_id, tr, ordinal);
-          }
-          break;
-        }
-        case 'result': {
-          if (event.subtype !== 'success') {
-            this.terminatedSubtype = event.subtype;
-            this.terminatedDetailText = resultDetail(event.errors, event.result);
-          }
-          const result: SessionResult = { subtype: event.subtype, isError: event.is_error ?? event.subtype !== 'success' };
-          if (event.result !== undefined) result.result = event.result;
-          resultEvents.push({ ordinal, result });
-          break;
-        }
-        case 'control_request': {
-          const request = event.request as { subtype: string; tool_name?: unknown; tool_use_id?: unknown; input?: unknown };
-          if (
-            request.subtype === 'can_use_tool' &&
-            request.tool_name === EXIT_PLAN_MODE_TOOL &&
-            typeof request.tool_use_id === 'string'
-          ) {
-            // Bounded by ExitPlanMode calls, so kept even before its tool_use is seen.
-            const entry = this.proposed.get(request.tool_use_id) ?? { plan: null };
-            // The request is what the reviewer's decision answers, so its plan wins.
-            entry.plan = planOf(request.input) ?? entry.plan;
-            entry.requestId = event.request_id;
-            this.proposed.set(request.tool_use_id, entry);
-          }
-          break;
-        }
-        default:
-          break;
-      }
+      if (!this.readEvent(raw, ordinal, resultEvents)) this.malformed++;
     }
 
+    const unmatched = this.unmatched;
+    this.unmatched = null;
     if (unmatched !== null) {
       for (const { block, ordinal } of unmatched) {
-        if (this.callSet.has(block.tool_use_id)) this.recordResult(block.tool_use_id, block, ordinal);
+        if (!this.callSet.has(block.tool_use_id)) continue;
+        const result = ToolResultBlockSchema.safeParse(block);
+        if (result.success) this.recordResult(block.tool_use_id, result.data, ordinal);
+        else this.malformed++;
       }
     }
 
@@ -323,10 +275,111 @@ export class ExitPlanModeScanner {
     return verdict;
   }
 
-  private validate(raw: unknown): KnownEvent | null {
-    const read = readSessionEvent(raw);
-    if (read === 'malformed') this.malformed++;
-    return typeof read === 'string' ? null : read;
+  /**
+   * Reads one raw event; false when a part the scanner reads is malformed (then nothing of the
+   * event is used). Routing fields (type, message, content, block types and ids) are checked by
+   * hand; what is kept or decides a verdict (ExitPlanMode calls and their results, `result` and
+   * `control_request` events) is checked with its zod schema.
+   */
+  private readEvent(raw: unknown, ordinal: number, resultEvents: Array<{ ordinal: number; result: SessionResult }>): boolean {
+    if (!isRecord(raw) || typeof raw.type !== 'string') return false;
+    switch (raw.type) {
+      case 'assistant':
+        return this.readAssistant(raw);
+      case 'user':
+        return this.readUser(raw, ordinal);
+      case 'result': {
+        const parsed = ResultEventSchema.safeParse(raw);
+        if (!parsed.success) return false;
+        const event = parsed.data;
+        if (event.subtype !== 'success') {
+          this.terminatedSubtype = event.subtype;
+          this.terminatedDetailText = resultDetail(event.errors, event.result);
+        }
+        const result: SessionResult = { subtype: event.subtype, isError: event.is_error ?? event.subtype !== 'success' };
+        if (event.result !== undefined) result.result = event.result;
+        resultEvents.push({ ordinal, result });
+        return true;
+      }
+      case 'control_request': {
+        const parsed = ControlRequestEventSchema.safeParse(raw);
+        if (!parsed.success) return false;
+        const event = parsed.data;
+        const request = event.request as { subtype: string; tool_name?: unknown; tool_use_id?: unknown; input?: unknown };
+        if (request.subtype === 'can_use_tool' && request.tool_name === EXIT_PLAN_MODE_TOOL && typeof request.tool_use_id === 'string') {
+          // Bounded by ExitPlanMode calls, so kept even before its tool_use is seen.
+          const entry = this.proposed.get(request.tool_use_id) ?? { plan: null };
+          // The request is what the reviewer's decision answers, so its plan wins.
+          entry.plan = planOf(request.input) ?? entry.plan;
+          entry.requestId = event.request_id;
+          this.proposed.set(request.tool_use_id, entry);
+        }
+        return true;
+      }
+      default:
+        // Other types (system, stream events, ...) are not read.
+        return true;
+    }
+  }
+
+  private readAssistant(event: Record<string, unknown>): boolean {
+    const message = event.message;
+    if (!isRecord(message) || !Array.isArray(message.content)) return false;
+    const parent = event.parent_tool_use_id;
+    if (parent !== undefined && parent !== null && typeof parent !== 'string') return false;
+    let calls: Array<{ id: string; input: unknown }> | null = null;
+    let texts: string[] | null = null;
+    for (const block of message.content as unknown[]) {
+      if (!isRecord(block)) return false;
+      const type = block.type;
+      if (type === 'tool_use') {
+        if (block.name !== EXIT_PLAN_MODE_TOOL) continue;
+        // The call a plan hangs on: an ExitPlanMode block without an id must not pass unnoticed.
+        const use = ToolUseBlockSchema.safeParse(block);
+        if (!use.success) return false;
+        (calls ??= []).push(use.data);
+      } else if (type === 'text') {
+        if (typeof block.text !== 'string') return false;
+        // Subagent messages (parent_tool_use_id set) are not the agent talking to the user.
+        if (parent === undefined || parent === null) (texts ??= []).push(block.text);
+      } else if (typeof type !== 'string') {
+        return false;
+      }
+    }
+    if (calls !== null) for (const use of calls) this.recordCall(use.id, planOf(use.input));
+    if (texts !== null) {
+      const text = (texts.length === 1 ? texts[0]! : texts.join('\n')).trim();
+      if (text !== '') this.assistantText = text;
+    }
+    return true;
+  }
+
+  private readUser(event: Record<string, unknown>, ordinal: number): boolean {
+    const message = event.message;
+    if (!isRecord(message)) return false;
+    const content = message.content;
+    if (typeof content === 'string') return true;
+    if (!Array.isArray(content)) return false;
+    let matched: ToolResultFields[] | null = null;
+    let unmatched: ToolResultFields[] | null = null;
+    for (const block of content as unknown[]) {
+      if (!isRecord(block) || typeof block.type !== 'string') return false;
+      if (block.type !== 'tool_result') continue;
+      const id = block.tool_use_id;
+      if (typeof id !== 'string') return false;
+      // Cheap test first: most tool_results are not ExitPlanMode's, and only the kept ones are
+      // validated and have their text read (joining blocks copies strings).
+      if (!this.callSet.has(id) && !this.proposed.has(id)) {
+        (unmatched ??= []).push(block as ToolResultFields);
+        continue;
+      }
+      const result = ToolResultBlockSchema.safeParse(block);
+      if (!result.success) return false;
+      (matched ??= []).push(result.data);
+    }
+    if (matched !== null) for (const tr of matched) this.recordResult(tr.tool_use_id, tr, ordinal);
+    if (unmatched !== null) for (const block of unmatched) (this.unmatched ??= []).push({ block, ordinal });
+    return true;
   }
 
   private recordCall(id: string, plan: string | null): void {

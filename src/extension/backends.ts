@@ -16,7 +16,7 @@ import { SessionHost } from '../sessions/host';
 import { HttpBackend } from '../sessions/httpBackend';
 import { loadScenarioFile, scriptedAgentFactory } from '../sessions/scriptedAgent';
 import { FileSessionStore } from '../sessions/store';
-import { showAgentNotice } from './acpAgentSource';
+import { AgentNotice } from './agentNotice';
 import type { UltraplanSettings } from './settingsSchema';
 
 /** The shipped demo scenario: run when chosen (ultraplan.agent.choice = demo) or when no agent is installed. */
@@ -65,6 +65,7 @@ export interface BackendsOptions {
 
 export class Backends implements vscode.Disposable {
   readonly #options: BackendsOptions;
+  readonly #agentNotice: AgentNotice;
   #embedded: Promise<{ backend: EmbeddedBackend }> | undefined;
   /**
    * The agent chosen for the latest new session (the settings are read per session, so a change
@@ -82,6 +83,7 @@ export class Backends implements vscode.Disposable {
 
   constructor(options: BackendsOptions) {
     this.#options = options;
+    this.#agentNotice = new AgentNotice(options.context.globalState);
   }
 
   /** Where embedded sessions are journaled (per workspace when there is one). */
@@ -203,7 +205,7 @@ export class Backends implements vscode.Disposable {
     switch (settings.backend) {
       case 'embedded': {
         const { backend, agent } = await this.embedded(settings);
-        if (agent.notice) showAgentNotice(agent.notice);
+        if (agent.notice) this.#agentNotice.show(agent.notice);
         return { backend: backend.forAgent(agent.factory), demo: agent.demo, agentLabel: agent.label };
       }
       case 'server':

@@ -4,6 +4,7 @@
 // (dist/extension.js: backends, sessions, the panel) is loaded the first time one of them is used,
 // or at once when this workspace has sessions to re-attach or a review to bring back.
 import * as vscode from 'vscode';
+import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agentNotice';
 import { createIdleStatusItem } from './idleStatus';
 import { PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY } from './stateKeys';
 
@@ -28,6 +29,10 @@ function contributedCommands(context: vscode.ExtensionContext): string[] {
 }
 
 export function activate(context: vscode.ExtensionContext): void {
+  // Needs nothing of the rest, so it is never a stand-in.
+  context.subscriptions.push(
+    vscode.commands.registerCommand(OPEN_WALKTHROUGH_COMMAND, () => vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH_ID, false)),
+  );
   if (hasStateToRestore(context)) {
     loadFull(context, []);
     return;
@@ -37,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   standIns.push(createIdleStatusItem());
   for (const id of contributedCommands(context)) {
+    if (id === OPEN_WALKTHROUGH_COMMAND) continue;
     standIns.push(
       vscode.commands.registerCommand(id, (...args: unknown[]) => {
         load();

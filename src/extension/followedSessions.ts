@@ -425,7 +425,7 @@ export class FollowedSessions implements vscode.Disposable {
       return;
     }
     const chosen = settings['teleport.target'];
-    const target: ConcreteTarget | undefined = chosen === 'ask' ? await pickTeleportTarget() : chosen;
+    const target: ConcreteTarget | undefined = chosen === 'ask' ? await pickTeleportTarget(settings['teleport.taskCommand']) : chosen;
     if (!target) {
       controller.releasePanel('teleport');
       return;

@@ -9,7 +9,7 @@ export const IDLE_STATUS_TEXT = '$(checklist) Ultraplan';
 export function showIdleStatus(item: vscode.StatusBarItem): void {
   item.name = 'Ultraplan';
   item.text = IDLE_STATUS_TEXT;
-  item.tooltip = 'Ultraplan: no planning session. Click to plan a task; the walkthrough (Help → Get Started) explains the rest.';
+  item.tooltip = 'Ultraplan: no planning session. Click to plan a task; "Ultraplan: Get Started" walks through the setup.';
   item.accessibilityInformation = { label: 'Ultraplan: no planning session. Plan a task.', role: 'button' };
   item.command = { title: 'Plan a Task…', command: 'ultraplan.planTask' };
   item.backgroundColor = undefined;

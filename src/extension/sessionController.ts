@@ -47,6 +47,8 @@ interface RevisionExtras {
   decidedAt?: string;
   /** What this host decided, shown until the session's own events confirm it. */
   decided?: 'rejected' | 'approved' | 'approved_edited' | 'teleported';
+  /** The reviewer's version, approved in place of the agent's: the plan the revision shows. */
+  editedPlan?: string;
 }
 
 export type DecisionOutcome = { sent: true } | { sent: false; message: string };
@@ -434,6 +436,7 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
         break;
       case 'approve_edited':
         ext.decided = 'approved_edited';
+        ext.editedPlan = decision.editedPlan;
         this.#setPhase('approved');
         break;
       case 'reject':
@@ -695,8 +698,10 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
     if (seen.length === 0) return this.#restoredRevisions;
     const pendingId = this.#scanner.pendingPlan?.toolUseId;
     return seen.map((r, i) => {
-      const plan = r.plan ?? '';
       const ext = this.#extras.get(r.toolUseId);
+      // An edited approval shows what was approved: the session's own record of it, else ours.
+      const approvedEdit = r.outcome.kind === 'approved' && r.outcome.edited ? r.outcome.plan : null;
+      const plan = approvedEdit ?? ext?.editedPlan ?? r.plan ?? '';
       let status: PlanRevision['status'];
       switch (r.outcome.kind) {
         case 'rejected':

@@ -376,18 +376,19 @@ export class ReviewView {
   #commentCard(comment: LineComment, index: number, editable: boolean): HTMLElement {
     const card = el('div', { className: 'comment-card', attrs: { 'data-index': String(index), 'data-line': String(comment.line) } });
     const head = el('div', { className: 'comment-head' });
-    const label = rangeLabel(comment);
+    const range = { first: comment.line - 1, last: (comment.endLine ?? comment.line) - 1 };
+    const label = this.#blocks?.labelOf(range) ?? rangeLabel(comment);
     head.append(el('span', { className: 'codicon codicon-comment', attrs: { 'aria-hidden': 'true' } }), el('span', { className: 'comment-lines', text: label }));
     if (editable) {
       const edit = button('Edit comment', 'edit', 'icon-button');
-      edit.setAttribute('aria-label', `Edit comment on ${label.toLowerCase()}`);
+      edit.setAttribute('aria-label', `Edit comment on ${label}`);
       edit.addEventListener('click', () => {
-        this.#composer = { range: { first: comment.line - 1, last: (comment.endLine ?? comment.line) - 1 }, editing: index, text: comment.text };
+        this.#composer = { range, editing: index, text: comment.text };
         this.render();
         this.#focusComposer();
       });
       const remove = button('Remove comment', 'trash', 'icon-button');
-      remove.setAttribute('aria-label', `Remove comment on ${label.toLowerCase()}`);
+      remove.setAttribute('aria-label', `Remove comment on ${label}`);
       remove.addEventListener('click', () => this.#updateDraft((d) => d.comments.splice(index, 1)));
       head.append(edit, remove);
     }
@@ -396,8 +397,8 @@ export class ReviewView {
   }
 
   #composerElement(composer: Composer): HTMLElement {
-    const label = rangeLabel({ line: composer.range.first + 1, endLine: composer.range.last + 1 });
-    const form = el('div', { className: 'comment-composer', attrs: { role: 'group', 'aria-label': `Comment on ${label.toLowerCase()}` } });
+    const label = this.#blocks?.labelOf(composer.range) ?? rangeLabel({ line: composer.range.first + 1, endLine: composer.range.last + 1 });
+    const form = el('div', { className: 'comment-composer', attrs: { role: 'group', 'aria-label': `Comment on ${label}` } });
     const id = 'comment-composer-text';
     const text = el('textarea', { attrs: { id, rows: '3', maxlength: String(PANEL_LIMITS.commentChars) } });
     text.value = composer.text;
@@ -441,7 +442,7 @@ export class ReviewView {
         cancel.click();
       }
     });
-    const labelEl = el('label', { text: `Comment on ${label.toLowerCase()}`, attrs: { for: id } });
+    const labelEl = el('label', { text: `Comment on ${label}`, attrs: { for: id } });
     const actions = el('div', { className: 'composer-actions' });
     actions.append(save, cancel);
     form.append(labelEl, text, actions);
@@ -731,6 +732,14 @@ export class ReviewView {
     this.#question.append(el('h2', { text: 'The agent asks' }), this.#questionText, replyLabel, this.#replyText, el('div', { className: 'actions' }));
     this.#question.lastElementChild?.append(this.#replyButton);
     this.#replyButton.addEventListener('click', () => this.#sendReply());
+    // As in the comment composer: Ctrl+Enter (Cmd+Enter) sends; Enter alone is a new line.
+    this.#replyText.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter' || !(event.ctrlKey || event.metaKey)) return;
+      event.preventDefault();
+      this.#sendReply();
+    });
+    this.#replyText.setAttribute('aria-keyshortcuts', 'Control+Enter');
+    this.#replyText.placeholder = 'Ctrl+Enter sends';
     this.#replyText.addEventListener('input', () => {
       if (!this.#state) return;
       this.#reply = { sessionKey: this.#state.sessionKey, text: this.#replyText.value };

@@ -1,0 +1,75 @@
+// A first run as a new user has it, in real code-server + Chromium, with no agent installed: the
+// walkthrough, the no-agent notice (once per window, never again after "Don't Show Again") and
+// the scripted demo planning the task it was given, in the prompt's words, labelled as a demo.
+import * as assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { clickNotificationButton, dismissNotifications, notifications, readStatusBar, runCommand, screenshot, waitFor, waitForNotification } from './harness';
+import { planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
+
+const NO_AGENT = 'No ACP agent was found';
+
+/** Once the demo of `task` asks its question in the review (the status bar may show another session first). */
+async function waitForDemoQuestion(page: Page, task: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const frame = await reviewFrame(page, '.question');
+      return ((await frame.locator('.question').textContent().catch(() => '')) ?? '').includes(`for "${task}"`) || undefined;
+    },
+    { timeoutMs: 30_000, message: `the demo's question about "${task}"` },
+  );
+}
+
+describe('first run: walkthrough, the no-agent notice, the demo', function () {
+  const suite = suiteWindow({
+    suite: 'first-run',
+    settings: { 'ultraplan.backend': 'embedded', 'ultraplan.agent.choice': 'auto' },
+    // Only the system's folders: no agent a developer installed may be found.
+    env: { PATH: '/usr/bin:/bin' },
+  });
+
+  it('opens the walkthrough from "Ultraplan: Get Started" with its four steps', async function () {
+    const { page } = suite.window;
+    await runCommand(page, 'Ultraplan: Get Started');
+    await page.getByText('Get started with Ultraplan').first().waitFor({ state: 'visible', timeout: 20_000 });
+    for (const step of ['Choose where the agent plans', 'Install or pick an agent', 'Plan a first task', 'Review the plan']) {
+      await page.getByText(step, { exact: true }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    }
+    await screenshot(page, 'walkthrough');
+  });
+
+  it('runs the demo on the task it was given, says so once per window, and offers "Don\'t Show Again"', async function () {
+    const { page } = suite.window;
+    await planTask(page, 'Add a dark theme to the settings page', 'Ultraplan: needs input');
+    const toast = await waitForNotification(page, NO_AGENT);
+    assert.ok((await toast.locator('.monaco-button', { hasText: "Don't Show Again" }).count()) > 0, 'the notice has no "Don\'t Show Again"');
+    const frame = await reviewFrame(page, '.question');
+    assert.match((await frame.locator('.question').textContent()) ?? '', /for "Add a dark theme to the settings page"/);
+    await frame.getByLabel('Your reply').fill('A small change.');
+    await frame.getByRole('button', { name: 'Reply', exact: true }).click();
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    const planFrame = await reviewFrame(page, '#plan h1');
+    assert.equal((await planFrame.locator('#plan h1').textContent())?.trim(), 'Plan (demo): Add a dark theme to the settings page');
+    await screenshot(page, 'demo-plans-the-task');
+    await dismissNotifications(page);
+
+    // A second session in the same window: the notice is not repeated.
+    await planTask(page, 'Rename the billing module', 'Ultraplan:');
+    await waitForDemoQuestion(page, 'Rename the billing module');
+    await page.waitForTimeout(1_500);
+    assert.deepEqual((await notifications(page)).filter((n) => n.includes(NO_AGENT)), []);
+  });
+
+  it('never shows the notice again once "Don\'t Show Again" was chosen, also after a reload', async function () {
+    const w = suite.window;
+    await w.reload();
+    await planTask(w.page, 'Cache the search results', 'Ultraplan:');
+    await waitForDemoQuestion(w.page, 'Cache the search results');
+    await clickNotificationButton(w.page, NO_AGENT, "Don't Show Again");
+    await w.reload();
+    await planTask(w.page, 'Log slow requests', 'Ultraplan:');
+    // The session is up and its question shown; the notice would have come with the session.
+    await waitForDemoQuestion(w.page, 'Log slow requests');
+    await w.page.waitForTimeout(1_500);
+    assert.deepEqual((await notifications(w.page)).filter((n) => n.includes(NO_AGENT)), []);
+  });
+});

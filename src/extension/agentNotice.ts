@@ -11,7 +11,10 @@ const DONT_SHOW_AGAIN = "Don't Show Again";
 export class AgentNotice {
   #shown = false;
 
-  constructor(private readonly state: vscode.Memento) {}
+  constructor(
+    private readonly state: vscode.Memento,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
 
   /** Whether `show` would show the notice now. */
   get due(): boolean {
@@ -24,7 +27,9 @@ export class AgentNotice {
     void vscode.window.showWarningMessage(`Ultraplan: ${notice}`, CHOOSE_BACKEND, GET_STARTED, DONT_SHOW_AGAIN).then((choice) => {
       if (choice === CHOOSE_BACKEND) void vscode.commands.executeCommand('ultraplan.chooseBackend');
       if (choice === GET_STARTED) void vscode.commands.executeCommand(OPEN_WALKTHROUGH_COMMAND);
-      if (choice === DONT_SHOW_AGAIN) void this.state.update(NO_AGENT_NOTICE_DISMISSED_KEY, true);
+      if (choice === DONT_SHOW_AGAIN) {
+        void this.state.update(NO_AGENT_NOTICE_DISMISSED_KEY, true).then(() => this.log.info('the no-agent notice will not be shown again'));
+      }
     });
   }
 }

@@ -83,7 +83,7 @@ export class Backends implements vscode.Disposable {
 
   constructor(options: BackendsOptions) {
     this.#options = options;
-    this.#agentNotice = new AgentNotice(options.context.globalState);
+    this.#agentNotice = new AgentNotice(options.context.globalState, options.log);
   }
 
   /** Where embedded sessions are journaled (per workspace when there is one). */

@@ -2,9 +2,11 @@
 // walkthrough, the no-agent notice (once per window, never again after "Don't Show Again") and
 // the scripted demo planning the task it was given, in the prompt's words, labelled as a demo.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { clickNotificationButton, dismissNotifications, notifications, readStatusBar, runCommand, screenshot, waitFor, waitForNotification } from './harness';
-import { planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
+import { answerQuickPick, clickNotificationButton, dismissNotifications, notifications, readQuickInput, readStatusBar, runCommand, screenshot, waitFor, waitForNotification } from './harness';
+import { extensionLogFiles, planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
 
 const NO_AGENT = 'No ACP agent was found';
 
@@ -52,6 +54,22 @@ describe('first run: walkthrough, the no-agent notice, the demo', function () {
     await screenshot(page, 'demo-plans-the-task');
     await dismissNotifications(page);
 
+    // Teleport asks where to; with no task command, Task is not offered as ready.
+    await planFrame.getByRole('button', { name: 'Teleport', exact: true }).click();
+    const pick = await waitFor(async () => {
+      const q = await readQuickInput(page).catch(() => undefined);
+      return q && q.items.length === 3 ? q : undefined;
+    }, { timeoutMs: 15_000, message: 'the teleport target pick' });
+    assert.deepEqual(pick.items.map((i) => i.replace(/\s+/g, ' ').trim()), ['Chat', 'File', 'Task (not set up)']);
+    await answerQuickPick(page, 'File');
+    // Saved under a name taken from the plan, which says which task it is.
+    const date = new Date();
+    const today = `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+    const saved = path.join(suite.window.workspace, '.ultraplan', 'plans', `${today}-add-a-dark-theme-to-the-settings-page.md`);
+    await waitFor(() => fs.existsSync(saved) || undefined, { timeoutMs: 15_000, message: `${saved} to be written` });
+    await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 15_000 });
+    await dismissNotifications(page);
+
     // A second session in the same window: the notice is not repeated.
     await planTask(page, 'Rename the billing module', 'Ultraplan:');
     await waitForDemoQuestion(page, 'Rename the billing module');
@@ -65,6 +83,11 @@ describe('first run: walkthrough, the no-agent notice, the demo', function () {
     await planTask(w.page, 'Cache the search results', 'Ultraplan:');
     await waitForDemoQuestion(w.page, 'Cache the search results');
     await clickNotificationButton(w.page, NO_AGENT, "Don't Show Again");
+    // Reload only once the choice is stored (the extension logs it then).
+    await waitFor(() => extensionLogFiles(w).some((f) => fs.readFileSync(f, 'utf8').includes('the no-agent notice will not be shown again')) || undefined, {
+      timeoutMs: 15_000,
+      message: 'the "Don\'t Show Again" choice to be stored',
+    });
     await w.reload();
     await planTask(w.page, 'Log slow requests', 'Ultraplan:');
     // The session is up and its question shown; the notice would have come with the session.

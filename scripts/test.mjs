@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: system deps -> code-server (cached) -> build -> typecheck -> unit tests -> .vsix -> e2e tests,
+// `npm test`: system deps -> code-server (cached) -> build -> typecheck beside unit tests -> .vsix -> e2e tests,
 // in that order, each timed. Keeps going after a failed typecheck or unit run (so one run shows
 // everything), stops if the build fails (nothing after it could run). Ends with the line
 // `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
@@ -27,18 +27,18 @@ function stripAnsi(text) {
   return text.replace(/\x1b\[[0-9;]*m/g, '');
 }
 
-/** Runs a command with its output shown as it comes and kept for counting. */
-function run(command, commandArgs, env = {}) {
+/** Runs a command with its output shown as it comes (unless `quiet`) and kept for counting. */
+function run(command, commandArgs, env = {}, { quiet = false } = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let output = '';
     child.stdout.on('data', (chunk) => {
       output += chunk;
-      process.stdout.write(chunk);
+      if (!quiet) process.stdout.write(chunk);
     });
     child.stderr.on('data', (chunk) => {
       output += chunk;
-      process.stderr.write(chunk);
+      if (!quiet) process.stderr.write(chunk);
     });
     child.on('error', (err) => resolve({ code: 1, output: `${output}\n${err.message}` }));
     child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
@@ -119,8 +119,18 @@ async function main() {
     summary.failed += 1;
   } else {
     if (!e2eOnly) {
-      if (!(await step('typecheck', async () => (await run('npm', ['run', '--silent', 'typecheck'])).code === 0))) summary.failed += 1;
+      // tsc works while the unit tests mostly wait on servers, browsers and child processes, so
+      // the two run side by side; tsc's output is printed once the unit tests are done.
+      const typecheckStarted = Date.now();
+      const typecheck = run('npm', ['run', '--silent', 'typecheck'], {}, { quiet: true }).then((r) => ({ ...r, seconds: ((Date.now() - typecheckStarted) / 1000).toFixed(1) }));
       await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json']);
+      const typechecked = await step('typecheck (ran beside the unit tests)', async () => {
+        const { code, output, seconds } = await typecheck;
+        process.stdout.write(output);
+        console.log(`(tsc took ${seconds} s)`);
+        return code === 0;
+      });
+      if (!typechecked) summary.failed += 1;
     }
     // The e2e suites run against the installed .vsix, packaged once here for all of them.
     const vsix = path.join(repoRoot, 'test-output', 'ultraplan-e2e.vsix');

@@ -83,7 +83,7 @@ export class Backends implements vscode.Disposable {
 
   constructor(options: BackendsOptions) {
     this.#options = options;
-    this.#agentNotice = new AgentNotice(options.context.globalState, options.log);
+    this.#agentNotice = new AgentNotice(options.log);
   }
 
   /** Where embedded sessions are journaled (per workspace when there is one). */
@@ -205,7 +205,7 @@ export class Backends implements vscode.Disposable {
     switch (settings.backend) {
       case 'embedded': {
         const { backend, agent } = await this.embedded(settings);
-        if (agent.notice) this.#agentNotice.show(agent.notice);
+        if (agent.notice) this.#agentNotice.show(agent.notice, settings['agent.noAgentNotice']);
         return { backend: backend.forAgent(agent.factory), demo: agent.demo, agentLabel: agent.label };
       }
       case 'server':

@@ -1,4 +1,4 @@
-// workspaceState and globalState keys, in a module with no imports: the startup bootstrap reads
+// workspaceState keys, in a module with no imports: the startup bootstrap reads
 // them without loading the rest of the extension.
 
 /** workspaceState: the followed sessions, re-attached after a reload. */
@@ -6,6 +6,3 @@ export const PERSISTED_SESSIONS_KEY = 'ultraplan.sessions.v1';
 
 /** workspaceState: which session the review panel showed while it was open. */
 export const REVIEW_PANEL_KEY = 'ultraplan.reviewPanel.v1';
-
-/** globalState: the person chose "Don't show again" on the no-agent notice. */
-export const NO_AGENT_NOTICE_DISMISSED_KEY = 'ultraplan.noAgentNotice.dismissed';

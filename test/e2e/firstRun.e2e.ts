@@ -37,6 +37,7 @@ describe('first run: walkthrough, the no-agent notice, the demo', function () {
       await page.getByText(step, { exact: true }).first().waitFor({ state: 'visible', timeout: 10_000 });
     }
     await screenshot(page, 'walkthrough');
+    await suite.window.probe.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('runs the demo on the task it was given, says so once per window, and offers "Don\'t Show Again"', async function () {
@@ -88,6 +89,8 @@ describe('first run: walkthrough, the no-agent notice, the demo', function () {
       timeoutMs: 15_000,
       message: 'the "Don\'t Show Again" choice to be stored',
     });
+    const settings = JSON.parse(fs.readFileSync(path.join(w.server.userDataDir, 'User', 'settings.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(settings['ultraplan.agent.noAgentNotice'], false, 'the choice is kept as a user setting');
     await w.reload();
     await planTask(w.page, 'Log slow requests', 'Ultraplan:');
     // The session is up and its question shown; the notice would have come with the session.

@@ -140,6 +140,15 @@ function installPaintWatch(frame: Frame, marker: string): Promise<unknown> {
     const plan = () => document.getElementById('plan');
     if (!plan()) throw new Error('the review panel has no #plan');
     if ((plan().textContent || '').includes(marker)) return 'already there';
+    // When the first state holding a plan reaches the panel's frame: a capture listener on the
+    // window runs before the view's own one, so this splits delivery from rendering.
+    window.__ultraplanBenchMessageAt = undefined;
+    window.addEventListener('message', (event) => {
+      const state = event.data && event.data.type === 'state' ? event.data.state : undefined;
+      if (window.__ultraplanBenchMessageAt === undefined && state && state.revisions && state.revisions.length > 0) {
+        window.__ultraplanBenchMessageAt = performance.timeOrigin + performance.now();
+      }
+    }, true);
     window.__ultraplanBenchPaint = new Promise((resolve) => {
       const observer = new MutationObserver(() => {
         if (!(plan()?.textContent || '').includes(marker)) return;
@@ -156,6 +165,10 @@ function installPaintWatch(frame: Frame, marker: string): Promise<unknown> {
 interface PaintSample {
   ms: number;
   domMs: number;
+  /** To the state with the plan arriving in the panel's frame. */
+  messageMs: number;
+  /** The same text set as plain text in the same frame, to the next painted frame. */
+  plainMs: number;
   /** To the extension's `phase plan_ready` log line (millisecond stamps). */
   hostMs: number;
   errorMs: number;
@@ -188,7 +201,18 @@ async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, m
     const ms = painted.paintAt - clock.offset - t0;
     if (!(ms > 0)) throw new Error(`negative arrival -> paint time (${ms} ms): the clocks disagree`);
     const hostMs = (await loggedPlanReadyAt(window.server, arrival.toolUseId)) - t0;
-    return { ms, domMs: painted.domAt - clock.offset - t0, hostMs, errorMs: clock.errorMs, blocks };
+    // Baseline in the same frame: the same text as plain text in a <pre>, to the next painted frame.
+    const plainMs = (await frame.evaluate(`new Promise((resolve) => {
+      const text = document.getElementById('plan').textContent;
+      const pre = document.createElement('pre');
+      const start = performance.now();
+      pre.textContent = text;
+      document.body.append(pre);
+      requestAnimationFrame(() => setTimeout(() => { resolve(performance.now() - start); pre.remove(); }, 0));
+    })`)) as number;
+    const messageAt = (await frame.evaluate('window.__ultraplanBenchMessageAt')) as number | undefined;
+    if (typeof messageAt !== 'number') throw new Error('the panel saw no state with a plan');
+    return { ms, domMs: painted.domAt - clock.offset - t0, messageMs: messageAt - clock.offset - t0, plainMs, hostMs, errorMs: clock.errorMs, blocks };
   } finally {
     abort.abort();
   }
@@ -272,7 +296,7 @@ export async function run(): Promise<BenchResult[]> {
       const p = paint.at(-1);
       console.log(
         `  window ${w + 1}/${WINDOWS}: activation ${ours.at(-1)?.toFixed(1)} ms (empty ${empty.at(-1)?.toFixed(1)} ms); ` +
-          `plan arrives -> host plan_ready ${p?.hostMs.toFixed(0)} ms -> DOM ${p?.domMs.toFixed(0)} ms -> painted ${p?.ms.toFixed(0)} ms`,
+          `plan arrives -> host plan_ready ${p?.hostMs.toFixed(0)} ms -> in the panel's frame ${p?.messageMs.toFixed(0)} ms -> DOM ${p?.domMs.toFixed(0)} ms -> painted ${p?.ms.toFixed(0)} ms`,
       );
     }
 
@@ -291,12 +315,20 @@ export async function run(): Promise<BenchResult[]> {
       }),
     );
     results.push(
+      result(`${PLAN_LINES}-line plan arrives -> its state reaches the panel's frame`, 'ms', 'lower', paint.map((p) => p.messageMs), {
+        note: 'extension host -> workbench -> webview frames (postMessage); before any rendering',
+      }),
+    );
+    results.push(
       result(`${PLAN_LINES}-line plan arrives -> DOM holds its last line`, 'ms', 'lower', paint.map((p) => p.domMs), {
         note: 'server event stream -> extension host (poller, scanner, panel state) -> webview message -> render',
       }),
     );
+    const plainName = `${PLAN_LINES}-line plan as plain text in the same panel frame -> painted (baseline)`;
+    results.push(result(plainName, 'ms', 'lower', paint.map((p) => p.plainMs), { note: 'pre.textContent = the plan, then the next frame: the least a panel could do, without delivery' }));
     results.push(
       result(`${PLAN_LINES}-line plan arrives -> painted in the review panel`, 'ms', 'lower', paint.map((p) => p.ms), {
+        baseline: plainName,
         note: `ExitPlanMode event in the server's stream -> next frame painted; clock error <= ${worstError.toFixed(1)} ms; ${paint[0]?.blocks ?? 0} commentable blocks; bare-Chromium render alone: bench/panel.bench.ts`,
       }),
     );

@@ -123,7 +123,9 @@ async function main() {
       // the two run side by side; tsc's output is printed once the unit tests are done.
       const typecheckStarted = Date.now();
       const typecheck = run('npm', ['run', '--silent', 'typecheck'], {}, { quiet: true }).then((r) => ({ ...r, seconds: ((Date.now() - typecheckStarted) / 1000).toFixed(1) }));
-      await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json']);
+      // Two files at a time: most of the suite's time is spent waiting on real servers, agents and
+      // browsers, and each file runs in a worker of its own.
+      await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json', '--parallel', '--jobs', '2']);
       const typechecked = await step('typecheck (ran beside the unit tests)', async () => {
         const { code, output, seconds } = await typecheck;
         process.stdout.write(output);

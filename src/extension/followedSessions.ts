@@ -56,6 +56,7 @@ export class FollowedSessions implements vscode.Disposable {
   /** Set once deactivation starts: a panel closed by the shutdown is not the person closing it. */
   #disposing = false;
   #persistTimer: NodeJS.Timeout | undefined;
+  #panelUpdate: NodeJS.Immediate | undefined;
   #revivalTimer: NodeJS.Timeout | undefined;
   /** Resolves once persisted sessions are re-attached (the panel serializer waits for it). */
   readonly restored: Promise<void>;
@@ -187,10 +188,23 @@ export class FollowedSessions implements vscode.Disposable {
     this.#persistSoon();
     this.#changed();
     const panel = ReviewPanel.current;
-    if (panel && panel.sessionKey === controller.key) {
+    if (panel && panel.sessionKey === controller.key) this.#updatePanelSoon();
+  }
+
+  /**
+   * The panel gets the state once per turn of the event loop: one poll can change a session two or
+   * three times in a row (its events, then its phase), and each state carries the whole plan.
+   */
+  #updatePanelSoon(): void {
+    if (this.#panelUpdate) return;
+    this.#panelUpdate = setImmediate(() => {
+      this.#panelUpdate = undefined;
+      const panel = ReviewPanel.current;
+      const controller = panel?.sessionKey !== undefined ? this.#controllers.get(panel.sessionKey) : undefined;
+      if (!panel || !controller) return;
       const error = panel.update(controller.panelState());
       if (error) controller.setOutcome(`The review panel cannot show this state: ${error}`, 'error');
-    }
+    });
   }
 
   #changed(): void {
@@ -476,6 +490,7 @@ export class FollowedSessions implements vscode.Disposable {
   async dispose(): Promise<void> {
     this.#disposing = true;
     if (this.#revivalTimer) clearTimeout(this.#revivalTimer);
+    if (this.#panelUpdate) clearImmediate(this.#panelUpdate);
     for (const c of this.#controllers.values()) c.dispose();
     await Promise.allSettled([...this.#controllers.values()].map((c) => c.settled()));
     await this.persistNow().catch(() => undefined);

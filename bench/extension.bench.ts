@@ -140,15 +140,6 @@ function installPaintWatch(frame: Frame, marker: string): Promise<unknown> {
     const plan = () => document.getElementById('plan');
     if (!plan()) throw new Error('the review panel has no #plan');
     if ((plan().textContent || '').includes(marker)) return 'already there';
-    // When the first state holding a plan reaches the panel's frame: a capture listener on the
-    // window runs before the view's own one, so this splits delivery from rendering.
-    window.__ultraplanBenchMessageAt = undefined;
-    window.addEventListener('message', (event) => {
-      const state = event.data && event.data.type === 'state' ? event.data.state : undefined;
-      if (window.__ultraplanBenchMessageAt === undefined && state && state.revisions && state.revisions.length > 0) {
-        window.__ultraplanBenchMessageAt = performance.timeOrigin + performance.now();
-      }
-    }, true);
     window.__ultraplanBenchPaint = new Promise((resolve) => {
       const observer = new MutationObserver(() => {
         if (!(plan()?.textContent || '').includes(marker)) return;
@@ -165,8 +156,6 @@ function installPaintWatch(frame: Frame, marker: string): Promise<unknown> {
 interface PaintSample {
   ms: number;
   domMs: number;
-  /** To the state with the plan arriving in the panel's frame. */
-  messageMs: number;
   /** The same text set as plain text in the same frame, to the next painted frame. */
   plainMs: number;
   /** To the extension's `phase plan_ready` log line (millisecond stamps). */
@@ -210,9 +199,7 @@ async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, m
       document.body.append(pre);
       requestAnimationFrame(() => setTimeout(() => { resolve(performance.now() - start); pre.remove(); }, 0));
     })`)) as number;
-    const messageAt = (await frame.evaluate('window.__ultraplanBenchMessageAt')) as number | undefined;
-    if (typeof messageAt !== 'number') throw new Error('the panel saw no state with a plan');
-    return { ms, domMs: painted.domAt - clock.offset - t0, messageMs: messageAt - clock.offset - t0, plainMs, hostMs, errorMs: clock.errorMs, blocks };
+    return { ms, domMs: painted.domAt - clock.offset - t0, plainMs, hostMs, errorMs: clock.errorMs, blocks };
   } finally {
     abort.abort();
   }
@@ -296,7 +283,7 @@ export async function run(): Promise<BenchResult[]> {
       const p = paint.at(-1);
       console.log(
         `  window ${w + 1}/${WINDOWS}: activation ${ours.at(-1)?.toFixed(1)} ms (empty ${empty.at(-1)?.toFixed(1)} ms); ` +
-          `plan arrives -> host plan_ready ${p?.hostMs.toFixed(0)} ms -> in the panel's frame ${p?.messageMs.toFixed(0)} ms -> DOM ${p?.domMs.toFixed(0)} ms -> painted ${p?.ms.toFixed(0)} ms`,
+          `plan arrives -> host plan_ready ${p?.hostMs.toFixed(0)} ms -> DOM ${p?.domMs.toFixed(0)} ms -> painted ${p?.ms.toFixed(0)} ms`,
       );
     }
 
@@ -312,11 +299,6 @@ export async function run(): Promise<BenchResult[]> {
     results.push(
       result(`${PLAN_LINES}-line plan arrives -> extension host logs plan_ready`, 'ms', 'lower', paint.map((p) => p.hostMs), {
         note: "server event stream -> the extension's poller and scanner; from its log line's millisecond stamp",
-      }),
-    );
-    results.push(
-      result(`${PLAN_LINES}-line plan arrives -> its state reaches the panel's frame`, 'ms', 'lower', paint.map((p) => p.messageMs), {
-        note: 'extension host -> workbench -> webview frames (postMessage); before any rendering',
       }),
     );
     results.push(

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import * as z from 'zod';
 import { DecisionBindingSchema, type DecisionBinding } from '../core/decision';
 import type { SessionBackend } from '../sessions/backend';
-import type { PanelRequest, DecisionMessage } from '../core/panelMessages';
+import type { PanelRequest, PanelState, DecisionMessage } from '../core/panelMessages';
 import { setPlanModeEvent, userMessageEvent } from '../core/protocol';
 import type { Backends } from './backends';
 import { SessionController } from './sessionController';
@@ -188,12 +188,22 @@ export class FollowedSessions implements vscode.Disposable {
     this.#persistSoon();
     this.#changed();
     const panel = ReviewPanel.current;
-    if (panel && panel.sessionKey === controller.key) this.#updatePanelSoon();
+    if (!panel || panel.sessionKey !== controller.key) return;
+    const state = controller.panelState();
+    if (state.pendingDecision === undefined) {
+      this.#updatePanelSoon();
+      return;
+    }
+    // A state holding a decision acknowledges it to the panel, which must see it before the
+    // release that may follow at once (panelMessages.ts): sent now, in place of any waiting one.
+    if (this.#panelUpdate) clearImmediate(this.#panelUpdate);
+    this.#panelUpdate = undefined;
+    this.#updatePanel(panel, controller, state);
   }
 
   /**
-   * The panel gets the state once per turn of the event loop: one poll can change a session two or
-   * three times in a row (its events, then its phase), and each state carries the whole plan.
+   * Other states reach the panel once per turn of the event loop: one poll can change a session
+   * two or three times in a row (its events, then its phase), and each state carries the whole plan.
    */
   #updatePanelSoon(): void {
     if (this.#panelUpdate) return;
@@ -201,10 +211,13 @@ export class FollowedSessions implements vscode.Disposable {
       this.#panelUpdate = undefined;
       const panel = ReviewPanel.current;
       const controller = panel?.sessionKey !== undefined ? this.#controllers.get(panel.sessionKey) : undefined;
-      if (!panel || !controller) return;
-      const error = panel.update(controller.panelState());
-      if (error) controller.setOutcome(`The review panel cannot show this state: ${error}`, 'error');
+      if (panel && controller) this.#updatePanel(panel, controller, controller.panelState());
     });
+  }
+
+  #updatePanel(panel: ReviewPanel, controller: SessionController, state: PanelState): void {
+    const error = panel.update(state);
+    if (error) controller.setOutcome(`The review panel cannot show this state: ${error}`, 'error');
   }
 
   #changed(): void {

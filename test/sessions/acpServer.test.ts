@@ -52,6 +52,9 @@ describe('ultraplan-server with an ACP agent', function () {
     assert.match(approved.plan, /v2/);
     assert.equal(approved.rejectCount, 1);
 
+    // The agent writes its record as it goes: its answer to the approval may land just after the
+    // approved tool_result reached us.
+    await waitForRecord(run.record, 'permission_outcome', 2);
     const record = await readRecord(run.record);
     const started = record.find((entry) => entry.kind === 'started');
     assert.equal(started?.cwd, run.workspace);

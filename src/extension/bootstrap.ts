@@ -1,12 +1,12 @@
 // The extension's entry point (package.json `main`). VS Code loads it at startup, so it stays
 // small: it shows the idle status item and registers stand-ins for the contributed commands, the
-// review panel's serializer and the @ultraplan chat participant. The rest of the extension
+// review panel's serializer, and the @ultraplan chat participant. The rest of the extension
 // (dist/extension.js: backends, sessions, the panel) is loaded the first time one of them is used,
 // or at once when this workspace has sessions to re-attach or a review to bring back.
 import * as vscode from 'vscode';
 import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agentNotice';
 import { createIdleStatusItem } from './idleStatus';
-import { PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY } from './stateKeys';
+import { CHAT_STAND_IN, PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY } from './stateKeys';
 
 /** dist/extension.js, built from extension.ts (a type-only import: nothing of it is bundled here). */
 type FullExtension = typeof import('./extension');
@@ -62,6 +62,8 @@ export function activate(context: vscode.ExtensionContext): void {
       },
     }),
   );
+  // The participant stays for the extension's lifetime and hands every request to the rest (an
+  // id is not registered twice: the rest sees CHAT_STAND_IN and only provides the handler).
   const chat = (vscode as { chat?: typeof vscode.chat }).chat;
   if (typeof chat?.createChatParticipant === 'function') {
     try {
@@ -69,9 +71,10 @@ export function activate(context: vscode.ExtensionContext): void {
         load().forwardChatRequest(request, chatContext, stream, token),
       );
       participant.iconPath = new vscode.ThemeIcon('checklist');
-      standIns.push(participant);
+      context.subscriptions.push(participant);
+      (globalThis as Record<symbol, unknown>)[CHAT_STAND_IN] = true;
     } catch {
-      // The full extension registers the participant (and logs why it could not) once loaded.
+      // The rest registers the participant itself (and logs why it could not) once loaded.
     }
   }
   context.subscriptions.push({ dispose: () => standIns.forEach((d) => d.dispose()) });

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { SessionController } from './sessionController';
 import type { SettingsReader } from './settings';
 import type { UltraplanSettings } from './settingsSchema';
+import { CHAT_STAND_IN } from './stateKeys';
 import { plansFolder } from './teleport';
 import { chatRequestAction, keywordHints, refinePlanPrompt } from './promptPath';
 
@@ -19,10 +20,7 @@ export interface LaunchDeps {
 
 let registeredHandler: vscode.ChatRequestHandler | undefined;
 
-/**
- * Answers a request that reached the startup bootstrap's stand-in participant before the rest of
- * the extension was loaded (bootstrap.ts), with the handler registered since.
- */
+/** Answers a request that reached the participant the startup bootstrap registered (bootstrap.ts). */
 export const forwardChatRequest: vscode.ChatRequestHandler = (request, context, stream, token) => {
   if (registeredHandler) return registeredHandler(request, context, stream, token);
   stream.markdown('Ultraplan could not register its chat participant; see **Ultraplan: Show Log**.');
@@ -37,9 +35,11 @@ export function registerChatParticipant(context: vscode.ExtensionContext, deps: 
     deps.log.info('no chat API in this editor: the @ultraplan chat participant is not available');
     return;
   }
+  const handler: vscode.ChatRequestHandler = (request, _context, stream, token) => answerChatRequest(request.prompt, stream, token, deps);
+  registeredHandler = handler;
+  // The startup bootstrap registered the participant already and forwards its requests here.
+  if ((globalThis as Record<symbol, unknown>)[CHAT_STAND_IN] === true) return;
   try {
-    const handler: vscode.ChatRequestHandler = (request, _context, stream, token) => answerChatRequest(request.prompt, stream, token, deps);
-    registeredHandler = handler;
     const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, handler);
     participant.iconPath = new vscode.ThemeIcon('checklist');
     context.subscriptions.push(participant);

@@ -24,7 +24,7 @@ function log(line) {
 }
 
 /** npm run passes npm_* variables to its children; a nested npm in another folder must not see them. */
-function cleanNpmEnv(extra = {}) {
+export function cleanNpmEnv(extra = {}) {
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.toLowerCase().startsWith('npm_') && value !== undefined) env[key] = value;
@@ -71,7 +71,7 @@ function pidAlive(pid) {
 }
 
 /** mkdir is atomic, so the lock is a folder holding the owner's pid; a dead owner's lock is taken over. */
-async function acquireLock(lockDir) {
+export async function acquireLock(lockDir) {
   const deadline = Date.now() + LOCK_WAIT_MS;
   let announced = false;
   for (;;) {

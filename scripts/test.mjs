@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureSystemDeps } from './ensure-system-deps.mjs';
 import { setupCodeServer } from './setup-code-server.mjs';
+import { setupAgents } from './setup-agents.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mochaBin = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
@@ -112,6 +113,10 @@ async function main() {
     })) &&
     (await step('code-server 4.100.3 (cached)', async () => {
       await setupCodeServer();
+      return true;
+    })) &&
+    (await step('ACP agents for the real-agent tests (cached)', async () => {
+      await setupAgents(['codex']);
       return true;
     })) &&
     (await step('build', async () => (await run('npm', ['run', '--silent', 'build'])).code === 0));

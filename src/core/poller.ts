@@ -241,7 +241,7 @@ export async function pollForApprovedPlan(options: PollOptions): Promise<Approve
   const terminated = (subtype: string) =>
     failure(
       'terminated',
-      `The remote session ended (${subtype}) before a plan was approved${rejectionNote(scanner.rejectCount)}. ` +
+      `The session ended (${subtype}) before a plan was approved${rejectionNote(scanner.rejectCount)}. ` +
         (scanner.terminatedDetail !== null
           ? `The agent said: ${scanner.terminatedDetail}`
           : 'Open the session to see what happened.'),
@@ -291,7 +291,7 @@ export async function pollForApprovedPlan(options: PollOptions): Promise<Approve
           )
         : failure(
             'timeout_no_plan',
-            `No plan arrived within ${minutes(timeoutMs)}. The remote session may have failed to start or is ` +
+            `No plan arrived within ${minutes(timeoutMs)}. The session may have failed to start or is ` +
               'still exploring; open it to check.',
             scanner,
           ),

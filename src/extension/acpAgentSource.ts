@@ -2,7 +2,8 @@
 // custom command) planning in the workspace folder, or the scripted demo when chosen or when
 // nothing is installed. Chosen per new session, so a change in "Choose Backend…" applies at once.
 import * as vscode from 'vscode';
-import { createAcpAgentFactory, detectCustomAgent, detectKnownAgents } from '../sessions/acp';
+import { KNOWN_AGENTS, createAcpAgentFactory, detectCustomAgent, detectKnownAgents } from '../sessions/acp';
+import { offerAgentInstall } from './agentInstallUi';
 import { endsAfterApprovedResult } from './acpAgentLifetime';
 import { planEmbeddedAgent, type AgentDetection, type EmbeddedAgentPlan } from './agentChoice';
 import type { EmbeddedAgent, EmbeddedAgentSource } from './backends';
@@ -55,6 +56,14 @@ export function checkEmbeddedAgent(settings: UltraplanSettings, log: vscode.LogO
   const plan = planForSettings(settings);
   if (plan.kind !== 'unavailable') return true;
   log.warn(`embedded agent: ${plan.message}`);
+  const missing = KNOWN_AGENTS.find((agent) => agent.id === settings['agent.choice']);
+  if (missing && plan.settingKey === 'ultraplan.agent.choice') {
+    // A known agent that is not installed: offer its install (with the command shown) rather than only the error.
+    void offerAgentInstall(missing, log).then((installed) => {
+      if (installed) void vscode.window.showInformationMessage(`Ultraplan: ${missing.label} is installed. Run "Ultraplan: Plan a Task…" again.`);
+    });
+    return false;
+  }
   showAgentProblem(plan.message, plan.settingKey);
   return false;
 }
@@ -97,6 +106,7 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
             label: plan.label,
             afterApproval: settings.afterApproval,
             firstEventTimeoutMs: settings['agent.firstEventTimeoutSeconds'] * 1000,
+            outsideAccess: settings['agent.outsideAccess'],
             log: agentLog,
           }),
           agentLog,

@@ -123,8 +123,11 @@ export function availabilityText(agent: DetectedAgent): string {
   switch (agent.availability) {
     case 'installed':
       return `installed${agent.path ? ` (${agent.path})` : ''}`;
-    case 'npx':
-      return 'not installed; runs through npx (downloads on first use)';
+    case 'npx': {
+      // The pinned package npx will fetch: argv is ["npx", "-y", "<package>@<version>", …].
+      const pkg = agent.argv.find((arg, index) => index > 0 && !arg.startsWith('-'));
+      return `not installed; runs through npx (downloads ${pkg ?? 'the agent'} on first use)`;
+    }
     case 'missing':
       return 'not found';
   }

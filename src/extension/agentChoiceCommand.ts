@@ -2,7 +2,8 @@
 // (installed, through npx, or explained how to install when missing), a custom command typed as
 // a command line and stored as argv, automatic choice, or the scripted demo.
 import * as vscode from 'vscode';
-import { splitCommandLine } from '../sessions/acp';
+import { KNOWN_AGENTS, splitCommandLine } from '../sessions/acp';
+import { offerAgentInstall } from './agentInstallUi';
 import type { DetectedAgent } from '../sessions/acp';
 import { detectAgents } from './acpAgentSource';
 import { embeddedChoiceItems, joinCommandLine, missingAgent, type AgentChoice, type AgentDetection } from './agentChoice';
@@ -58,17 +59,20 @@ export function commandLineProblem(text: string, detection: AgentDetection): vsc
 
 /** Applies a picked embedded entry to the settings; returns false when nothing was changed. */
 export async function applyEmbeddedChoice(
-  picked: EmbeddedPickItem,
+  chosen: EmbeddedPickItem,
   current: UltraplanSettings,
   log: vscode.LogOutputChannel,
   detection: AgentDetection = detectAgents(),
 ): Promise<boolean> {
   const config = vscode.workspace.getConfiguration('ultraplan');
+  let picked = chosen;
   if (picked.agent && picked.agent.availability === 'missing') {
-    const message = missingAgent(picked.agent).message;
-    log.info(`choose backend: ${message}`);
-    void vscode.window.showWarningMessage(`Ultraplan: ${message}`);
-    return false;
+    log.info(`choose backend: ${missingAgent(picked.agent).message}`);
+    const known = KNOWN_AGENTS.find((agent) => agent.id === picked.agent?.id);
+    if (!known || !(await offerAgentInstall(known, log))) return false;
+    // Installed now: run it as installed.
+    const found = detectAgents().known.find((agent) => agent.id === known.id);
+    picked = { ...picked, agent: found && found.availability !== 'missing' ? found : { ...picked.agent, availability: 'installed' } };
   }
   let label = picked.agent?.label ?? (picked.choice === 'demo' ? 'the scripted demo' : 'the first installed agent');
   if (picked.choice === 'custom') {

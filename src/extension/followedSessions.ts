@@ -24,7 +24,7 @@ import { REVIEW_PANEL_KEY } from './stateKeys';
 import { PermissionDetailsView } from './permissionPrompts';
 import { orderForStatus } from './statusSummary';
 import { PlanEdits } from './planEdits';
-import { openTeleportTarget, pickTeleportTarget, plansFolder, savePlanFile, targetProblem, type ConcreteTarget } from './teleport';
+import { openTeleportTarget, pickTeleportTarget, plansFolderProblem, savePlanFile, targetProblem, type ConcreteTarget } from './teleport';
 
 export interface FollowedSessionsOptions {
   context: vscode.ExtensionContext;
@@ -459,7 +459,7 @@ export class FollowedSessions implements vscode.Disposable {
     }
     // Everything that can stop the teleport is checked before the deny is sent: after it, the
     // remote has let go of the plan.
-    const problem = targetProblem(target, settings['teleport.taskCommand']) ?? (plansFolder(settings.plansDirectory) ? undefined : 'Open a folder first: teleported plans are saved inside the workspace.');
+    const problem = (await plansFolderProblem(settings.plansDirectory)) ?? targetProblem(target, settings['teleport.taskCommand']);
     if (problem) {
       log.warn(`teleport refused: ${problem}`);
       controller.releasePanel('teleport');

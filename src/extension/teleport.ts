@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { firstFreePlanFileName, planSlug } from '../core/planFile';
-import { createPlanFile } from './planFileWriter';
+import { checkPlansFolder, createPlanFile, realPlansFolder } from './planFileWriter';
 import { taskArgv, type TeleportTarget } from './settingsSchema';
 
 export type ConcreteTarget = Exclude<TeleportTarget, 'ask'>;
@@ -19,6 +19,23 @@ export function plansFolder(plansDirectory: string): vscode.Uri | undefined {
   if (path.isAbsolute(plansDirectory)) return vscode.Uri.file(plansDirectory);
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
   return root ? vscode.Uri.joinPath(root, ...plansDirectory.split(/[\\/]+/).filter(Boolean)) : undefined;
+}
+
+function fileWorkspaceRoots(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((root) => root.uri.scheme === 'file').map((root) => root.uri.fsPath);
+}
+
+/** Why plans cannot be saved in the plans folder (no folder open, or it leads out of the workspace), or undefined. */
+export async function plansFolderProblem(plansDirectory: string): Promise<string | undefined> {
+  const folder = plansFolder(plansDirectory);
+  if (!folder) return 'Open a folder first: teleported plans are saved inside the workspace.';
+  if (folder.scheme !== 'file') return undefined;
+  try {
+    await checkPlansFolder(folder.fsPath, fileWorkspaceRoots());
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
 }
 
 async function exists(uri: vscode.Uri): Promise<boolean> {
@@ -36,11 +53,15 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
 export async function savePlanFile(plan: string, title: string, plansDirectory: string, now = new Date()): Promise<vscode.Uri> {
   const folder = plansFolder(plansDirectory);
   if (!folder) throw new Error('Open a folder first: teleported plans are saved inside the workspace.');
-  await vscode.workspace.fs.createDirectory(folder);
   const slug = planSlug(plan, title);
   const text = plan.endsWith('\n') ? plan : `${plan}\n`;
-  // On disk: an exclusive create, so simultaneous teleports never overwrite each other.
-  if (folder.scheme === 'file') return vscode.Uri.file(await createPlanFile(folder.fsPath, now, slug, text));
+  if (folder.scheme === 'file') {
+    // On disk: the folder's real path, inside the workspace, then an exclusive create, so a
+    // symlinked plans folder leads nowhere and simultaneous teleports never overwrite each other.
+    const real = await realPlansFolder(folder.fsPath, fileWorkspaceRoots());
+    return vscode.Uri.file(await createPlanFile(real, now, slug, text));
+  }
+  await vscode.workspace.fs.createDirectory(folder);
   // Other file systems have no create-only write through workspace.fs: check, then write.
   const name = await firstFreePlanFileName(now, slug, (n) => exists(vscode.Uri.joinPath(folder, n)));
   const file = vscode.Uri.joinPath(folder, name);

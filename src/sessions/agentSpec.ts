@@ -4,12 +4,14 @@
 import * as path from 'node:path';
 import type { AgentFactory } from './agent';
 import { loadScenarioFile, scriptedAgentFactory } from './scriptedAgent';
-import { AFTER_APPROVAL_VALUES, createAcpAgentFactory, resolveAgentCommand, type AfterApproval } from './acp';
+import { AFTER_APPROVAL_VALUES, OUTSIDE_ACCESS_VALUES, createAcpAgentFactory, resolveAgentCommand, type AfterApproval, type OutsideAccess } from './acp';
 
 export interface AgentKindContext {
   log: (line: string) => void;
   /** The folder an agent works in (`--workspace`), when the CLI was given one. */
   workspace?: string;
+  /** Files an agent is never given to read (the server's token file). */
+  secretFiles?: readonly string[];
 }
 
 export interface AgentKind {
@@ -36,12 +38,16 @@ export const AGENT_KINDS: Record<string, AgentKind> = {
     description:
       'an ACP agent in plan mode: claude, gemini, codex, or a command line ("acp:npx -y @agentclientprotocol/claude-agent-acp"); ' +
       'it works in --workspace (default: the current directory). Env: ULTRAPLAN_AFTER_APPROVAL (default|acceptEdits), ' +
-      'ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS',
+      'ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS, ULTRAPLAN_OUTSIDE_ACCESS (ask|allow|deny: reads outside the workspace and fetches while planning)',
     async create(argument, context) {
       const { argv, label } = resolveAgentCommand(argument);
       const afterApproval = process.env.ULTRAPLAN_AFTER_APPROVAL ?? 'default';
       if (!(AFTER_APPROVAL_VALUES as readonly string[]).includes(afterApproval)) {
         throw new Error(`ULTRAPLAN_AFTER_APPROVAL must be one of ${AFTER_APPROVAL_VALUES.join(', ')}, got ${JSON.stringify(afterApproval)}`);
+      }
+      const outsideAccess = process.env.ULTRAPLAN_OUTSIDE_ACCESS ?? 'ask';
+      if (!(OUTSIDE_ACCESS_VALUES as readonly string[]).includes(outsideAccess)) {
+        throw new Error(`ULTRAPLAN_OUTSIDE_ACCESS must be one of ${OUTSIDE_ACCESS_VALUES.join(', ')}, got ${JSON.stringify(outsideAccess)}`);
       }
       const timeoutText = process.env.ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS;
       if (timeoutText !== undefined && !/^\d+$/.test(timeoutText)) {
@@ -54,8 +60,10 @@ export const AGENT_KINDS: Record<string, AgentKind> = {
         cwd,
         label,
         afterApproval: afterApproval as AfterApproval,
+        outsideAccess: outsideAccess as OutsideAccess,
         ...(timeoutText !== undefined ? { firstEventTimeoutMs: Number(timeoutText) } : {}),
         log: context.log,
+        ...(context.secretFiles ? { secretFiles: context.secretFiles } : {}),
       });
       return { factory, label };
     },

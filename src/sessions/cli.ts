@@ -4,9 +4,12 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { SECRET_ENV_NAMES } from './acp/agentProcess';
 import { AGENT_KINDS, createAgentFactory } from './agentSpec';
+import { DataDirLockError, lockDataDir } from './dataDirLock';
+import { hostHeaderName, normalizeHostName } from './requestGuard';
 import { DEFAULT_HOST_LIMITS, SessionHost } from './host';
-import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BODY_BYTES, SessionsServer } from './server';
+import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_SESSION, SessionsServer } from './server';
 import { FileSessionStore } from './store';
 
 const USAGE_EXIT = 2;
@@ -28,10 +31,15 @@ ${kinds}
   --workspace DIR     the folder an agent works in (acp agents; default: the current directory)
   --token-file FILE   read the bearer token from FILE (else ULTRAPLAN_SERVER_TOKEN)
   --insecure-no-auth  accept requests without a token; only with a loopback --host
+  --allowed-host NAME a Host name clients may use besides the bound address and localhost
+                      (e.g. a proxy's name); repeatable. Other Host names are refused
   --max-sessions N    sessions held at once (default ${DEFAULT_HOST_LIMITS.maxSessions})
   --max-body-bytes N  largest request body (default ${DEFAULT_MAX_BODY_BYTES})
   --max-events-per-append N
                       events in one POST (default ${DEFAULT_HOST_LIMITS.maxEventsPerAppend})
+  --max-streams N     event streams open at once (default ${DEFAULT_MAX_STREAMS})
+  --max-streams-per-session N
+                      event streams open on one session (default ${DEFAULT_MAX_STREAMS_PER_SESSION})
   -h, --help          show this text
 
 Environment:
@@ -71,9 +79,12 @@ async function main(argv: string[]): Promise<void> {
         workspace: { type: 'string' },
         'token-file': { type: 'string' },
         'insecure-no-auth': { type: 'boolean', default: false },
+        'allowed-host': { type: 'string', multiple: true },
         'max-sessions': { type: 'string' },
         'max-body-bytes': { type: 'string' },
         'max-events-per-append': { type: 'string' },
+        'max-streams': { type: 'string' },
+        'max-streams-per-session': { type: 'string' },
         // Hidden, for tests: the stream's keep-alive comment interval.
         'keep-alive-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -96,10 +107,21 @@ async function main(argv: string[]): Promise<void> {
     maxSessions: positiveInt('max-sessions', values['max-sessions'], DEFAULT_HOST_LIMITS.maxSessions),
     maxEventsPerAppend: positiveInt('max-events-per-append', values['max-events-per-append'], DEFAULT_HOST_LIMITS.maxEventsPerAppend),
   };
+  const allowedHosts = values['allowed-host'] ?? [];
+  for (const name of allowedHosts) {
+    // Compared with the name part of a Host header, so a port or a scheme here would never match.
+    if (hostHeaderName(name) !== normalizeHostName(name)) {
+      throw new UsageError(`--allowed-host takes a host name without scheme or port (IPv6 in brackets), e.g. plans.internal; got ${JSON.stringify(name)}`);
+    }
+  }
+  const maxStreams = positiveInt('max-streams', values['max-streams'], DEFAULT_MAX_STREAMS);
+  const maxStreamsPerSession = positiveInt('max-streams-per-session', values['max-streams-per-session'], DEFAULT_MAX_STREAMS_PER_SESSION);
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'], DEFAULT_MAX_BODY_BYTES, 64);
   const keepAliveMs = positiveInt('keep-alive-ms', values['keep-alive-ms'] ?? process.env.ULTRAPLAN_SERVER_KEEPALIVE_MS, DEFAULT_KEEP_ALIVE_MS, 10);
 
-  const token = await readToken(values['token-file']);
+  const token = await readToken(values['token-file'], log);
+  // Read once, then gone from our environment, so nothing we start (agents) inherits it.
+  for (const name of SECRET_ENV_NAMES) delete process.env[name];
   if (token === null) {
     if (!values['insecure-no-auth']) {
       throw new UsageError('no token: set ULTRAPLAN_SERVER_TOKEN or pass --token-file FILE (or --insecure-no-auth on a loopback host)');
@@ -118,17 +140,36 @@ async function main(argv: string[]): Promise<void> {
   }
   let agent;
   try {
-    agent = await createAgentFactory(values.agent, { log, ...(workspace !== undefined ? { workspace } : {}) });
+    agent = await createAgentFactory(values.agent, {
+      log,
+      ...(workspace !== undefined ? { workspace } : {}),
+      ...(values['token-file'] !== undefined ? { secretFiles: [path.resolve(values['token-file'])] } : {}),
+    });
   } catch (err) {
     throw new UsageError(`--agent: ${err instanceof Error ? err.message : String(err)}`);
   }
 
   const dataDir = path.resolve(values['data-dir']);
   await fs.mkdir(dataDir, { recursive: true });
-  const releaseLock = await lockDataDir(dataDir);
+  let releaseLock: () => Promise<void>;
+  try {
+    releaseLock = await lockDataDir(dataDir);
+  } catch (err) {
+    if (err instanceof DataDirLockError) throw new UsageError(err.message);
+    throw err;
+  }
   const store = new FileSessionStore(dataDir, { log });
   const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store, log, limits });
-  const server = new SessionsServer({ host: sessionHost, token, keepAliveMs, maxBodyBytes, log });
+  const server = new SessionsServer({
+    host: sessionHost,
+    token,
+    keepAliveMs,
+    maxBodyBytes,
+    maxStreams,
+    maxStreamsPerSession,
+    allowedHosts,
+    log,
+  });
   const { port: boundPort } = await server.listen(port, host);
   const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   process.stdout.write(`ultraplan-server listening on http://${urlHost}:${boundPort}\n`);
@@ -157,11 +198,16 @@ async function main(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-async function readToken(tokenFile: string | undefined): Promise<string | null> {
+async function readToken(tokenFile: string | undefined, log: (line: string) => void): Promise<string | null> {
   if (tokenFile !== undefined) {
     let text: string;
     try {
       text = await fs.readFile(tokenFile, 'utf8');
+      // Loopback is shared by every local user: a token they can read opens the server to them.
+      const { mode } = await fs.stat(tokenFile);
+      if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+        log(`ultraplan-server: WARNING: --token-file ${tokenFile} can be read by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
+      }
     } catch (err) {
       throw new UsageError(`--token-file: cannot read ${tokenFile} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
@@ -171,39 +217,6 @@ async function readToken(tokenFile: string | undefined): Promise<string | null> 
   }
   const token = process.env.ULTRAPLAN_SERVER_TOKEN?.trim();
   return token ? token : null;
-}
-
-/**
- * One server per data directory: two would interleave appends to the same journals. A lock
- * left by a killed server (its pid is gone) is taken over.
- */
-async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  const lockPath = path.join(dataDir, 'server.lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      await fs.writeFile(lockPath, `${process.pid}\n`, { flag: 'wx' });
-      return async () => {
-        await fs.rm(lockPath, { force: true });
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number((await fs.readFile(lockPath, 'utf8').catch(() => '')).trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-        throw new UsageError(`${dataDir} is in use by another ultraplan-server (pid ${pid})`);
-      }
-      await fs.rm(lockPath, { force: true });
-    }
-  }
-  throw new UsageError(`cannot lock ${dataDir} (server.lock keeps reappearing)`);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -10,18 +10,15 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import {
   AnyEventSchema,
-  ControlResponseEventSchema,
   CreateSessionRequestSchema,
-  UserEventSchema,
-  contentText,
   type AnyEvent,
   type CreateSessionRequest,
-  type PermissionDecision,
   type SessionResource,
   type SessionStatus,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import type { Agent, AgentContext, AgentFactory } from './agent';
+import { parseClientEvent, parseCreationEvents } from './clientEvents';
 import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
 
 export type { StoredEvent } from './store';
@@ -78,9 +75,8 @@ function parseEventSeq(id: string): number {
 
 /** The system event a session gets when a restarted host cannot continue its agent. */
 export const AGENT_LOST_SUBTYPE = 'agent_lost';
-
-// Event types only an agent writes: a client sending them would forge the agent's side.
-const AGENT_ONLY_TYPES: ReadonlySet<string> = new Set(['assistant', 'result', 'system']);
+/** The system event a session gets when lines of its journal were skipped as damaged. */
+export const JOURNAL_DAMAGED_SUBTYPE = 'journal_damaged';
 
 interface Waiter {
   resolve: () => void;
@@ -143,7 +139,7 @@ export class SessionHost {
   async load(): Promise<void> {
     if (this.loaded) return;
     this.loaded = true;
-    for (const { meta, records } of await this.store.load()) {
+    for (const { meta, records, damagedLines } of await this.store.load()) {
       const session = this.newSession(meta, 'running');
       for (const record of records) {
         if (record.t === 'event') {
@@ -155,16 +151,48 @@ export class SessionHost {
       session.intendedStatus = session.status;
       session.archived = session.status === 'archived';
       this.sessions.set(meta.id, session);
-      if (!session.archived) await this.resumeAgent(session);
+      const damaged = damagedLines.length > 0 ? this.reportDamage(session, damagedLines) : false;
+      if (!session.archived) await this.resumeAgent(session, damaged ? 'its journal is damaged' : undefined);
     }
+    // What loading wrote (notices, lost agents) is stored before the first reader can ask.
+    await Promise.all([...this.sessions.values()].map((s) => s.flushing ?? Promise.resolve()));
   }
 
-  private async resumeAgent(session: Session): Promise<void> {
+  /**
+   * A skipped journal line may have held anything, a decision included: no request from before
+   * it stays answerable (answering it again could act on a plan twice, or on the wrong one), and
+   * the agent does not resume from a state that may be missing a step. Said once in the log, as
+   * a system event. Returns whether this is news (not reported by an earlier start).
+   */
+  private reportDamage(session: Session, lines: number[]): boolean {
+    session.outstanding.clear();
+    const known = session.events.some(
+      (e) => e.type === 'system' && e.subtype === JOURNAL_DAMAGED_SUBTYPE && JSON.stringify(e.lines) === JSON.stringify(lines),
+    );
+    if (known) return false;
+    const list = lines.join(', ');
+    this.log(`session ${session.meta.id}: journal line(s) ${list} are damaged; open requests are closed`);
+    this.queueEvents(session, [
+      {
+        type: 'system',
+        subtype: JOURNAL_DAMAGED_SUBTYPE,
+        lines,
+        message: `Line(s) ${list} of this session's journal were damaged on disk and skipped. Requests made before them can no longer be answered; send a message to continue.`,
+      },
+    ]);
+    return true;
+  }
+
+  private async resumeAgent(session: Session, lostBecause?: string): Promise<void> {
     const id = session.meta.id;
-    // null: a previous start already reported this session's agent as lost.
-    if (session.checkpoint === null) return;
-    let reason = 'the agent does not support resuming';
-    if (session.checkpoint !== undefined) {
+    // null: a previous start already reported this session's agent as lost. Its requests went
+    // with it: a decision on one would be stored and never received.
+    if (session.checkpoint === null) {
+      session.outstanding.clear();
+      return;
+    }
+    let reason = lostBecause ?? 'the agent does not support resuming';
+    if (session.checkpoint !== undefined && lostBecause === undefined) {
       try {
         const agent = this.agentFactory({ sessionId: id, title: session.meta.title });
         if (agent.resume) {
@@ -183,6 +211,7 @@ export class SessionHost {
       }
     }
     this.log(`session ${id}: agent lost after restart (${reason})`);
+    session.outstanding.clear();
     this.queueEvents(session, [
       {
         type: 'system',
@@ -252,13 +281,10 @@ export class SessionHost {
     if (!parsed.success) throw badRequest('invalid session', parsed.error);
     const body = parsed.data;
     const title = checkTitle(body.title);
-    const events = body.events.map((e) => e.data);
-    this.checkBatch(events, 'events');
-    const promptEvent = [...events].reverse().find((e) => e.type === 'user');
-    const prompt = promptEvent ? promptText(promptEvent) : '';
-    if (!prompt.trim()) {
-      throw new SessionsError('bad_request', 'events must include the user prompt: a user message with text', 400);
-    }
+    const raws = body.events.map((e) => e.data);
+    this.checkBatch(raws, 'events');
+    const { events: creation, prompt } = parseCreationEvents(raws);
+    const events = creation.map((e) => e.event);
     if (this.sessions.size + this.creating >= this.limits.maxSessions) {
       throw new SessionsError(
         'conflict',
@@ -283,7 +309,6 @@ export class SessionHost {
       session.agent = agent;
       this.sessions.set(id, session);
       const stamped = events.map((e) => this.stamp(session, stripId(e)));
-      for (const event of stamped) this.trackControl(session, event);
       await this.queue(session, [...stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })), this.statusRecord(session, 'running')]);
       await this.startAgent(session, agent, prompt);
       return this.resource(session);
@@ -319,44 +344,19 @@ export class SessionHost {
     }
     this.checkBatch(events, 'events');
 
-    type Routed = { kind: 'user'; text: string } | { kind: 'decision'; requestId: string; decision: PermissionDecision } | null;
-    const routes: Routed[] = [];
+    const routes = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
     const answering = new Set<string>();
-    events.forEach((raw, index) => {
+    for (const [index, route] of routes.entries()) {
+      if (route.kind !== 'decision') continue;
       const at = `events[${index}]`;
-      const event = AnyEventSchema.safeParse(raw);
-      if (!event.success) throw badRequest(at, event.error);
-      const type = event.data.type;
-      if (AGENT_ONLY_TYPES.has(type)) {
-        throw new SessionsError('bad_request', `${at}: only the agent writes "${type}" events`, 400);
+      if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
+        throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
       }
-      if (type === 'user') {
-        const user = UserEventSchema.safeParse(raw);
-        if (!user.success) throw badRequest(at, user.error);
-        const content = user.data.message.content;
-        if (Array.isArray(content) && content.some((b) => b.type === 'tool_result')) {
-          throw new SessionsError('bad_request', `${at}: tool results come from the agent, not from a client`, 400);
-        }
-        routes.push({ kind: 'user', text: contentText(content) });
-      } else if (type === 'control_response') {
-        const response = ControlResponseEventSchema.safeParse(raw);
-        if (!response.success) throw badRequest(at, response.error);
-        const { request_id: requestId, subtype, response: decision } = response.data.response;
-        if (session.answered.has(requestId) || answering.has(requestId)) {
-          throw new SessionsError('conflict', `${at}: control_request ${requestId} was already answered`, 409);
-        }
-        if (!session.outstanding.has(requestId)) {
-          throw new SessionsError('bad_request', `${at}: no control_request ${requestId} awaits an answer in session ${id}`, 400);
-        }
-        if (subtype !== 'success' || !decision) {
-          throw new SessionsError('bad_request', `${at}: a control_response must be a success carrying a decision (allow or deny)`, 400);
-        }
-        answering.add(requestId);
-        routes.push({ kind: 'decision', requestId, decision });
-      } else {
-        routes.push(null);
+      if (!session.outstanding.has(route.requestId)) {
+        throw new SessionsError('bad_request', `${at}: no control_request ${route.requestId} awaits an answer in session ${id}`, 400);
       }
-    });
+      answering.add(route.requestId);
+    }
 
     // Decided synchronously, before any await, so a concurrent duplicate is refused above.
     const toolUseIds = new Map<string, string>();
@@ -365,8 +365,7 @@ export class SessionHost {
       session.outstanding.delete(requestId);
       session.answered.add(requestId);
     }
-    const stamped = events.map((e) => this.stamp(session, stripId(e)));
-    for (const event of stamped) if (event.type === 'control_request') this.trackControl(session, event);
+    const stamped = routes.map((route) => this.stamp(session, stripId(route.event)));
     try {
       await this.queue(session, stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })));
     } catch (err) {
@@ -377,10 +376,10 @@ export class SessionHost {
       throw err;
     }
     for (const route of routes) {
-      if (!route || session.archived || this.closing) continue;
+      if (session.archived || this.closing) continue;
       try {
         if (route.kind === 'user') this.deliverUserMessage(session, route.text);
-        else session.agent?.onDecision(route.requestId, route.decision);
+        else if (route.kind === 'decision') session.agent?.onDecision(route.requestId, route.decision);
       } catch (err) {
         this.log(`session ${id}: agent failed on a ${route.kind}: ${errorText(err)}`);
       }
@@ -549,7 +548,7 @@ export class SessionHost {
           await this.store.append(session.meta.id, batch);
         } catch (err) {
           this.log(`session ${session.meta.id}: storing ${batch.length} records failed: ${errorText(err)}`);
-          const failure = new Error(`storing session ${session.meta.id} failed: ${errorText(err)}`, { cause: err });
+          const failure = storageFailure(session.meta.id, err);
           for (const w of waiters) w.reject(failure);
           continue;
         }
@@ -628,11 +627,6 @@ function stripId(event: AnyEvent): Record<string, unknown> & { type: string } {
   return rest;
 }
 
-function promptText(event: AnyEvent): string {
-  const parsed = UserEventSchema.safeParse(event);
-  return parsed.success ? contentText(parsed.data.message.content) : '';
-}
-
 /** A title people can read in a list: trimmed, 1-500 characters, one line, no control characters. */
 export function checkTitle(title: string): string {
   const trimmed = title.trim();
@@ -643,6 +637,15 @@ export function checkTitle(title: string): string {
     throw new SessionsError('bad_request', 'title must be one line without control characters', 400);
   }
   return trimmed;
+}
+
+/** A failed append as callers see it: a full disk is the server's to fix, and says so. */
+function storageFailure(sessionId: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new SessionsError('transient', `the server's disk is full: nothing was stored in session ${sessionId}; retry once space is freed`, 507, undefined, { cause: err });
+  }
+  return new Error(`storing session ${sessionId} failed: ${errorText(err)}`, { cause: err });
 }
 
 function badRequest(at: string, error: z.ZodError): SessionsError {

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { SessionsError, type SessionsErrorKind } from '../core/errors';
 import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../core/protocol';
 import type { SessionHost, SessionNotice, StoredEvent } from './host';
+import { allowedHostNames, refuseRequest } from './requestGuard';
 import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -17,6 +18,10 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 const MAX_STREAM_BUFFER_BYTES = 8 * 1024 * 1024;
 /** How much of an oversized body is read and dropped so the client gets its 413. */
 const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
+/** Nesting a request body may have. Our bodies nest a handful of levels; thousands only crash. */
+export const MAX_JSON_DEPTH = 100;
+export const DEFAULT_MAX_STREAMS = 256;
+export const DEFAULT_MAX_STREAMS_PER_SESSION = 16;
 
 export interface SessionsServerOptions {
   host: SessionHost;
@@ -26,16 +31,24 @@ export interface SessionsServerOptions {
   maxBodyBytes?: number;
   /** Time to receive a whole request; a silent new connection is closed within it too. */
   requestTimeoutMs?: number;
+  /** Host names a request may carry besides the bound address and localhost (a proxy's name). */
+  allowedHosts?: readonly string[];
+  /** Event streams open at once, in total and on one session. */
+  maxStreams?: number;
+  maxStreamsPerSession?: number;
   log?: (line: string) => void;
 }
 
 const ERROR_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  403: 'permission_error',
   404: 'not_found_error',
   405: 'method_not_allowed_error',
   409: 'conflict_error',
   413: 'request_too_large',
+  415: 'invalid_request_error',
+  429: 'rate_limit_error',
   500: 'api_error',
   503: 'unavailable_error',
 };
@@ -48,6 +61,13 @@ const KIND_STATUS: Record<SessionsErrorKind, number> = {
   transient: 503,
   bad_response: 500,
 };
+
+/** One open event stream: frames are written until it ends. */
+export interface EventStreamWriter {
+  write(frame: string): void;
+  end(): void;
+  readonly ended: boolean;
+}
 
 /** An HTTP answer we decided on (as opposed to a bug). */
 class HttpError extends Error {
@@ -68,6 +88,12 @@ export class SessionsServer {
   private readonly maxBodyBytes: number;
   private readonly log: (line: string) => void;
   private readonly streams = new Set<() => void>();
+  private readonly streamsPerSession = new Map<string, number>();
+  private readonly maxStreams: number;
+  private readonly maxStreamsPerSession: number;
+  private readonly extraHosts: readonly string[];
+  /** Set by listen(): the names a Host header may carry. Empty (nothing passes) before it. */
+  private allowedHosts: ReadonlySet<string> = new Set();
   private closing = false;
 
   constructor(options: SessionsServerOptions) {
@@ -76,6 +102,9 @@ export class SessionsServer {
     this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.log = options.log ?? (() => {});
+    this.extraHosts = options.allowedHosts ?? [];
+    this.maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
+    this.maxStreamsPerSession = options.maxStreamsPerSession ?? DEFAULT_MAX_STREAMS_PER_SESSION;
     const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // How often node checks the request timeout set below (its default, 30 s, would dwarf a short bound).
     const connectionsCheckingInterval = Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4)));
@@ -91,6 +120,7 @@ export class SessionsServer {
 
   /** Listens; resolves with the bound port (port 0 picks a free one). */
   listen(port: number, hostname: string): Promise<{ port: number }> {
+    this.allowedHosts = allowedHostNames(hostname, this.extraHosts);
     return new Promise((resolve, reject) => {
       this.httpServer.once('error', reject);
       this.httpServer.listen(port, hostname, () => {
@@ -133,6 +163,8 @@ export class SessionsServer {
 
   private async route(req: http.IncomingMessage, res: http.ServerResponse, method: string): Promise<void> {
     if (this.closing) throw new HttpError(503, 'the server is shutting down; retry shortly', { connection: 'close' });
+    const refusal = refuseRequest(req, this.allowedHosts);
+    if (refusal) throw new HttpError(refusal.status, refusal.message);
     this.authenticate(req);
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
@@ -221,6 +253,11 @@ export class SessionsServer {
       if (optional) return {};
       throw new HttpError(400, 'the request body is empty; expected JSON');
     }
+    // Checked on the text, before parsing: everything that walks a parsed value (schemas,
+    // JSON.stringify) recurses, and a deep enough value overflows the stack.
+    if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
+      throw new HttpError(400, `the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+    }
     try {
       return JSON.parse(text) as unknown;
     } catch (err) {
@@ -253,9 +290,9 @@ export class SessionsServer {
     } else {
       this.log(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     }
-    // 413: the rest of the body is not read. 401: a peer without the token gets no kept-alive
+    // 413: the rest of the body is not read. 401, 403, 415: a peer we refuse gets no kept-alive
     // socket to trickle a body into.
-    if (status === 413 || status === 401) headers = { ...headers, connection: 'close' };
+    if (status === 413 || status === 401 || status === 403 || status === 415) headers = { ...headers, connection: 'close' };
     if (res.headersSent) {
       res.destroy();
       return;
@@ -270,58 +307,110 @@ export class SessionsServer {
     const lastEventId = req.headers['last-event-id'];
     let cursor: string | null = url.searchParams.get('after_id') || (typeof lastEventId === 'string' && lastEventId) || null;
     const initial = this.host.getSession(id); // 404 before any stream header is written
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    let ended = false;
     let unsubscribe = () => {};
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      clearInterval(keepAlive);
-      unsubscribe();
-      this.streams.delete(end);
-      res.end();
-    };
-    const write = (frame: string) => {
-      if (ended) return;
-      res.write(frame);
-      if (res.writableLength > MAX_STREAM_BUFFER_BYTES) {
-        this.log(`stream ${id}: the client reads too slowly; ending its stream (it resumes by id)`);
-        end();
-      }
-    };
+    const stream = this.openEventStream(res, id, () => unsubscribe());
     const writeEvent = (event: StoredEvent) => {
       if (cursor !== null && event.id <= cursor) return;
       cursor = event.id;
-      write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
+      stream.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
     };
     const writeStatus = (status: SessionStatus | string) => {
-      write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
-      if (status === 'archived') end();
+      stream.write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
+      if (status === 'archived') stream.end();
     };
-    const keepAlive = setInterval(() => write(': keep-alive\n\n'), this.keepAliveMs);
-    this.streams.add(end);
-    res.on('close', end);
-
     // Backlog, status and subscription all happen in this one synchronous run, so no event can
     // commit between them: nothing is missed and nothing is sent twice.
     for (let guard = 0; guard < 1_000_000; guard++) {
       const page = this.host.readEvents(id, cursor, 1000);
       for (const event of page.data) writeEvent(event);
-      if (!page.has_more || ended) break;
+      if (!page.has_more || stream.ended) break;
     }
-    if (ended) return;
+    if (stream.ended) return;
     writeStatus(this.host.getSession(id).session_status ?? initial.session_status);
-    if (ended) return;
+    if (stream.ended) return;
     unsubscribe = this.host.subscribe(id, (notice: SessionNotice) => {
       if (notice.event) writeEvent(notice.event);
       if (notice.status) writeStatus(notice.status);
     });
   }
+
+  /**
+   * Starts a Server-Sent Events answer for session `id`, within the caps (429 beyond them, before
+   * any header is written), with keep-alive comments. `onEnd` runs once when the stream ends: by
+   * end(), the client leaving, shutdown, or the client reading too slowly.
+   */
+  openEventStream(res: http.ServerResponse, id: string, onEnd: () => void, headers: Record<string, string> = {}): EventStreamWriter {
+    const onSession = this.streamsPerSession.get(id) ?? 0;
+    if (this.streams.size >= this.maxStreams) {
+      throw new HttpError(429, `the server holds its limit of ${this.maxStreams} event streams; poll the session's events instead, or retry later`, { 'retry-after': '5' });
+    }
+    if (onSession >= this.maxStreamsPerSession) {
+      throw new HttpError(429, `session ${id} has its limit of ${this.maxStreamsPerSession} event streams open; close one or poll instead`, { 'retry-after': '5' });
+    }
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      ...headers,
+    });
+    let ended = false;
+    /** `abandon`: the client stopped reading; what is buffered for it would never leave. */
+    const end = (abandon = false) => {
+      if (ended) return;
+      ended = true;
+      clearInterval(keepAlive);
+      this.streams.delete(end);
+      const left = (this.streamsPerSession.get(id) ?? 1) - 1;
+      if (left > 0) this.streamsPerSession.set(id, left);
+      else this.streamsPerSession.delete(id);
+      onEnd();
+      // Ending politely would wait for the client to read the buffer first, keeping the socket
+      // and the buffer for as long as it does not: destroying frees both now.
+      if (abandon) res.destroy();
+      else res.end();
+    };
+    const write = (frame: string) => {
+      if (ended) return;
+      res.write(frame);
+      if (res.writableLength > MAX_STREAM_BUFFER_BYTES) {
+        this.log(`stream ${id}: the client reads too slowly; closing its connection (it resumes from the last id it read)`);
+        end(true);
+      }
+    };
+    const keepAlive = setInterval(() => write(': keep-alive\n\n'), this.keepAliveMs);
+    this.streams.add(end);
+    this.streamsPerSession.set(id, onSession + 1);
+    res.on('close', () => end());
+    return {
+      write,
+      end: () => end(),
+      get ended() {
+        return ended;
+      },
+    };
+  }
+
+}
+
+/** Whether JSON text opens more than `max` arrays or objects inside one another. */
+export function jsonNestingExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
 }
 
 function digest(text: string): Buffer {

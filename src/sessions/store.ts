@@ -10,9 +10,10 @@
 //    need a native build or Node 22). Everything that changes after creation is a journal record,
 //    so one file is the single source of truth and its order is the order things happened; no
 //    second file can disagree with it. A crash can only tear the last line: on load a torn tail
-//    is cut off with a log line, never fatal, and an unreadable line in the middle is skipped
-//    with a log line.
-import { randomUUID } from 'node:crypto';
+//    is cut off with a log line, never fatal. Each line carries a checksum; a damaged line in the
+//    middle (unreadable, or failing its checksum) is skipped with a log line and reported to the
+//    host, which closes what it may have decided.
+import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as z from 'zod';
@@ -48,6 +49,8 @@ const LogRecordSchema = z.discriminatedUnion('t', [
 export interface LoadedSession {
   meta: SessionMeta;
   records: LogRecord[];
+  /** Journal lines (1-based) that were skipped: unreadable, or failing their checksum. */
+  damagedLines: number[];
 }
 
 export interface SessionStore {
@@ -134,17 +137,24 @@ export class FileSessionStore implements SessionStore {
       text = text.slice(0, keep);
     }
     const records: LogRecord[] = [];
+    const damagedLines: number[] = [];
     const lines = text.split('\n');
+    // Lines written before journals had checksums carry none; from the first one that does, a
+    // line without one is as damaged as a line whose checksum fails.
+    let checksummed = false;
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i];
       if (!line) continue;
       try {
-        records.push(LogRecordSchema.parse(JSON.parse(line)) as LogRecord);
+        const decoded = decodeLine(line, checksummed);
+        checksummed ||= decoded.checksummed;
+        records.push(LogRecordSchema.parse(JSON.parse(decoded.json)) as LogRecord);
       } catch (err) {
-        this.log(`store: ${name}: skipping unreadable line ${i + 1} (${errorText(err)})`);
+        damagedLines.push(i + 1);
+        this.log(`store: ${name}: skipping damaged line ${i + 1} (${errorText(err)})`);
       }
     }
-    return { meta, records };
+    return { meta, records, damagedLines };
   }
 
   async create(meta: SessionMeta): Promise<void> {
@@ -159,17 +169,61 @@ export class FileSessionStore implements SessionStore {
 
   async append(sessionId: string, records: readonly LogRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const text = records.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    const handle = await fs.open(path.join(this.sessionsDir, sessionId, 'log.jsonl'), 'a');
+    let text = records.map(encodeLine).join('\n') + '\n';
+    // 'a+': appends, and lets us read the last byte.
+    const handle = await fs.open(path.join(this.sessionsDir, sessionId, 'log.jsonl'), 'a+');
     try {
-      await handle.writeFile(text, 'utf8');
-      if (this.fsync) await handle.datasync();
+      const { size } = await handle.stat();
+      // A batch starts on a fresh line even if an earlier failure could not be cut back: the
+      // leftover then stays a line of its own (skipped at load) instead of swallowing this one.
+      if (size > 0 && !(await endsWithNewline(handle, size))) text = `\n${text}`;
+      try {
+        await handle.writeFile(text, 'utf8');
+        if (this.fsync) await handle.datasync();
+      } catch (err) {
+        // A failed write (a full disk) can leave part of the batch behind; the next acknowledged
+        // batch would be glued onto it and lost at load. Cut back to where this batch began.
+        await handle.truncate(size).catch((cut: unknown) => this.log(`store: ${sessionId}: cannot cut a failed append back (${errorText(cut)})`));
+        throw err;
+      }
     } finally {
       await handle.close();
     }
   }
 
   async close(): Promise<void> {}
+}
+
+// Each journal line ends with a checksum of the rest: `{…,"sum":"<16 hex>"}`, the record's own
+// JSON with one more field, so the file stays JSON lines. A line damaged on disk that is still
+// valid JSON (a flipped digit in a request_id) would otherwise be read as a different truth.
+const SUM_SUFFIX = /,"sum":"([0-9a-f]{16})"\}$/;
+
+function lineSum(json: string): string {
+  return createHash('sha256').update(json, 'utf8').digest('hex').slice(0, 16);
+}
+
+export function encodeLine(record: LogRecord): string {
+  const json = JSON.stringify(record);
+  return `${json.slice(0, -1)},"sum":"${lineSum(json)}"}`;
+}
+
+/** The record's JSON from a journal line, checked against its checksum; throws when damaged. */
+export function decodeLine(line: string, checksumRequired: boolean): { json: string; checksummed: boolean } {
+  const match = SUM_SUFFIX.exec(line);
+  if (!match) {
+    if (checksumRequired) throw new Error('no checksum, after lines that have one');
+    return { json: line, checksummed: false };
+  }
+  const json = `${line.slice(0, match.index)}}`;
+  if (lineSum(json) !== match[1]) throw new Error('checksum mismatch');
+  return { json, checksummed: true };
+}
+
+async function endsWithNewline(handle: fs.FileHandle, size: number): Promise<boolean> {
+  const last = Buffer.alloc(1);
+  const { bytesRead } = await handle.read(last, 0, 1, size - 1);
+  return bytesRead === 1 && last[0] === 0x0a;
 }
 
 async function writeFileAtomic(file: string, text: string): Promise<void> {

@@ -3,7 +3,9 @@
 import { diffLines } from 'diff';
 
 /** Beyond this many changed lines the diff is not worth computing (and Myers' cost grows with it). */
-const MAX_EDIT_LENGTH = 20_000;
+export const MAX_DIFF_EDIT_LENGTH = 4_000;
+/** The diff gives up after this long, whatever its size: the panel must stay responsive. */
+export const DIFF_TIMEOUT_MS = 500;
 
 export interface PlanDiffSummary {
   added: number;
@@ -20,8 +22,16 @@ function splitLines(value: string): string[] {
 }
 
 export function renderPlanDiff(previous: string, current: string, labels: { from: string; to: string }): PlanDiffResult {
-  const changes = diffLines(previous, current, { maxEditLength: MAX_EDIT_LENGTH });
-  if (!changes) return { ok: false, reason: `The two revisions differ in more than ${MAX_EDIT_LENGTH} lines; no line diff is shown.` };
+  const changes = diffLines(previous, current, { maxEditLength: MAX_DIFF_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS });
+  if (!changes) {
+    return {
+      ok: false,
+      reason:
+        `The changes from ${labels.from} to ${labels.to} are too large to show as a line diff (more than ` +
+        `${MAX_DIFF_EDIT_LENGTH.toLocaleString('en-US')} changed lines, or longer than ${DIFF_TIMEOUT_MS} ms to compute), ` +
+        `so ${labels.to} is shown as plain text.`,
+    };
+  }
   const element = document.createElement('div');
   element.className = 'plan-diff';
   element.setAttribute('role', 'region');

@@ -6,6 +6,10 @@
 //
 // Block elements of a plan carry data-ls / data-le: the 0-based [start, end) source-line range from
 // markdown-it's token.map, so a click on a block maps back to the plan lines it came from.
+//
+// The render is bounded: a plan longer than MAX_RENDERED_PLAN_CHARS, or with tables of more than
+// MAX_RENDERED_TABLE_CELLS cells, is not parsed as Markdown at all (a 1.6 MB table froze the panel
+// for seconds) but shown as plain text, with a line saying so.
 import DOMPurify from 'dompurify';
 import MarkdownIt from 'markdown-it';
 import { isHttpUrl } from '../core/panelMessages';
@@ -59,12 +63,63 @@ function sanitize(html: string): DocumentFragment {
   });
 }
 
+/** Plans longer than this are shown as text, not rendered as Markdown. */
+export const MAX_RENDERED_PLAN_CHARS = 400_000;
+/** Tables with more cells than this in all are shown as text, not rendered. */
+export const MAX_RENDERED_TABLE_CELLS = 5_000;
+
+/** The cells a Markdown table could make of `source`, counted without parsing: its pipes on table-like lines. */
+export function estimatedTableCells(source: string, stopAbove = Number.POSITIVE_INFINITY): number {
+  let cells = 0;
+  let lineStart = 0;
+  while (lineStart <= source.length && cells <= stopAbove) {
+    let lineEnd = source.indexOf('\n', lineStart);
+    if (lineEnd < 0) lineEnd = source.length;
+    let pipes = 0;
+    for (let i = lineStart; i < lineEnd; i++) if (source.charCodeAt(i) === 124 /* | */) pipes++;
+    // A row "| a | b |" has pipes + 1 cells at most; a line without a pipe is no table row.
+    if (pipes > 0) cells += pipes + 1;
+    lineStart = lineEnd + 1;
+  }
+  return cells;
+}
+
+/** Why `source` (a plan, or the agent's text) is shown as text instead of rendered Markdown, or undefined when it is rendered. */
+export function planRenderBound(source: string, what = 'plan'): string | undefined {
+  if (source.length > MAX_RENDERED_PLAN_CHARS) {
+    return `This ${what} is ${formatSize(source.length)} long, more than the ${formatSize(MAX_RENDERED_PLAN_CHARS)} the panel renders as Markdown, so it is shown as plain text.`;
+  }
+  if (estimatedTableCells(source, MAX_RENDERED_TABLE_CELLS) > MAX_RENDERED_TABLE_CELLS) {
+    return `This ${what} has tables of more than ${MAX_RENDERED_TABLE_CELLS.toLocaleString('en-US')} cells, more than the panel renders as Markdown, so it is shown as plain text.`;
+  }
+  return undefined;
+}
+
+function formatSize(chars: number): string {
+  return chars >= 1_000_000 ? `${(chars / 1_000_000).toFixed(1)} MB` : `${Math.round(chars / 1000)} kB`;
+}
+
+/** A plan as plain text under a line saying why (no Markdown is parsed). */
+export function renderPlanText(source: string, why: string): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  const notice = document.createElement('p');
+  notice.className = 'plan-bounded';
+  notice.setAttribute('role', 'note');
+  notice.textContent = why;
+  const text = document.createElement('pre');
+  text.className = 'plan-text';
+  text.textContent = source;
+  fragment.append(notice, text);
+  return fragment;
+}
+
 /** A plan as sanitized DOM whose block elements carry their source-line range. */
 export function renderPlanMarkdown(source: string): DocumentFragment {
   return sanitize(planMarkdown.render(source));
 }
 
-/** Short model text (a question, a result) as sanitized DOM. */
+/** Model text (a question, a result) as sanitized DOM; as plain text past the same bound as a plan. */
 export function renderTextMarkdown(source: string): DocumentFragment {
-  return sanitize(textMarkdown.render(source));
+  const bound = planRenderBound(source, 'text');
+  return bound === undefined ? sanitize(textMarkdown.render(source)) : renderPlanText(source, bound);
 }

@@ -20,7 +20,7 @@ import {
 import type { HostChannel } from './hostChannel';
 import { PlanBlockIndex, insertAfterBlock, rangeLabel, type LineRange } from './lineComments';
 import { renderPlanDiff } from './planDiff';
-import { renderPlanMarkdown, renderTextMarkdown } from './planMarkdown';
+import { planRenderBound, renderPlanMarkdown, renderPlanText, renderTextMarkdown } from './planMarkdown';
 
 const PHASE_LABELS: Record<PanelPhase, string> = {
   starting: 'Starting',
@@ -323,11 +323,16 @@ export class ReviewView {
       this.#blocks = undefined;
       if (diff) {
         const result = renderPlanDiff(previous.plan, shown.plan, { from: `Revision ${previous.revision}`, to: `Revision ${shown.revision}` });
-        this.#plan.replaceChildren(result.ok ? result.element : el('p', { className: 'placeholder', text: result.reason }));
+        this.#plan.replaceChildren(result.ok ? result.element : renderPlanText(shown.plan, result.reason));
         this.#plan.setAttribute('aria-label', `Changes in revision ${shown.revision}`);
       } else {
-        this.#plan.replaceChildren(renderPlanMarkdown(shown.plan));
-        this.#blocks = new PlanBlockIndex(this.#plan, shown.plan);
+        const bound = planRenderBound(shown.plan);
+        if (bound !== undefined) {
+          this.#plan.replaceChildren(renderPlanText(shown.plan, `${bound} Line comments need the rendered plan; write your feedback in the reject message.`));
+        } else {
+          this.#plan.replaceChildren(renderPlanMarkdown(shown.plan));
+          this.#blocks = new PlanBlockIndex(this.#plan, shown.plan);
+        }
         this.#plan.setAttribute(
           'aria-label',
           `Plan, revision ${shown.revision}. Arrow keys move between blocks; Enter comments on the focused block.`,
@@ -468,7 +473,9 @@ export class ReviewView {
     const count = draft?.comments.length ?? 0;
     this.#commentCount.textContent = draft
       ? count === 0
-        ? 'No line comments. Click a block of the plan (Shift+click or select text for several lines) to comment on it.'
+        ? this.#blocks
+          ? 'No line comments. Click a block of the plan (Shift+click or select text for several lines) to comment on it.'
+          : 'No line comments: the plan is shown as text here, so write your feedback above.'
         : `${count} line comment${count === 1 ? '' : 's'} will be sent with Reject.`
       : '';
     this.#decisionStatus.textContent = this.#statusText(state, viewingCurrent);

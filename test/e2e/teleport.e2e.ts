@@ -3,6 +3,7 @@
 // command but no chat provider: the fallback says so and opens the file; the name is not reused).
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   answerQuickPick,
@@ -16,7 +17,7 @@ import {
   waitFor,
   waitForNotification,
 } from './harness';
-import { exitPlanResults, listSessions, planTask, reviewFrame, scenario, suiteWindow, waitForEvents } from './ultraplanSteps';
+import { decisionsSent, exitPlanResults, listSessions, planTask, reviewFrame, scenario, sessionEvents, suiteWindow, waitForEvents } from './ultraplanSteps';
 
 // Writes its first argument (the plan file path) into teleport-marker.txt next to it, and a copy of
 // the plan, so the test sees that the task ran and with which argument.
@@ -135,5 +136,35 @@ describe('teleport: to a task and to chat (server backend)', function () {
     });
     await reviewFrame(page, '.outcome');
     await screenshot(page, 'status-bar-click');
+  });
+
+  it('refuses a plans folder that is a committed symlink to ~/.bashrc.d (teleport to File): nothing is written there, the plan stays undecided', async function () {
+    const { page, probe, workspace } = suite.window;
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ultraplan-home-'));
+    try {
+      // Fedora's ~/.bashrc sources every file in ~/.bashrc.d: a plan saved there would run in the next shell.
+      fs.mkdirSync(path.join(home, '.bashrc.d'));
+      fs.symlinkSync(path.join(home, '.bashrc.d'), path.join(workspace, 'shared-plans'));
+      await probe.updateConfiguration('ultraplan', 'plansDirectory', 'shared-plans');
+      await probe.updateConfiguration('ultraplan', 'teleport.target', 'file');
+      const before = new Set((await listSessions(suite.server)).map((s) => s.id));
+      await planTask(page, 'add a license');
+      const session = (await listSessions(suite.server)).find((s) => !before.has(s.id));
+      assert.ok(session, 'a new session');
+      const frame = await reviewFrame(page, '#plan li');
+      await waitFor(async () => ((await frame.getByRole('button', { name: 'Teleport', exact: true }).isEnabled()) ? true : undefined), {
+        timeoutMs: 15_000,
+        message: 'the new plan to be decidable',
+      });
+      await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
+      await waitForNotification(page, 'which is outside the workspace', { timeoutMs: 15_000 });
+      await screenshot(page, 'plans-folder-link-refused');
+      assert.deepEqual(fs.readdirSync(path.join(home, '.bashrc.d')), [], 'nothing was written through the link');
+      assert.deepEqual(decisionsSent(await sessionEvents(suite.server, session.id)), [], 'no teleport deny was sent');
+    } finally {
+      await probe.updateConfiguration('ultraplan', 'plansDirectory', '.ultraplan/plans');
+      fs.rmSync(path.join(workspace, 'shared-plans'), { force: true });
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,9 @@
 // does not start an agent, and a teleport to Task is refused before anything is sent, while the
 // review of a server session still works.
 import * as assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import {
   answerInputBox,
   answerQuickPick,
@@ -72,5 +75,26 @@ describe('untrusted workspace: no embedded agents, no tasks', function () {
       timeoutMs: 10_000,
       message: 'the buttons to be released after the refusal',
     });
+  });
+
+  it('refuses to teleport into a committed plans folder that links out of the workspace (to ~/.bashrc.d); nothing is sent or written', async function () {
+    const { page, workspace } = suite.window;
+    const home = await mkdtemp(path.join(tmpdir(), 'ultraplan-home-'));
+    try {
+      // Fedora's ~/.bashrc sources every file in ~/.bashrc.d: a plan saved there would run in the next shell.
+      await mkdir(path.join(home, '.bashrc.d'));
+      await mkdir(path.join(workspace, '.ultraplan'), { recursive: true });
+      await symlink(path.join(home, '.bashrc.d'), path.join(workspace, '.ultraplan', 'plans'));
+      const [session] = await listSessions(suite.server);
+      const frame = await reviewFrame(page, '#plan li');
+      await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
+      await waitForNotification(page, 'which is outside the workspace', { timeoutMs: 15_000 });
+      await screenshot(page, 'plans-folder-link-refused');
+      assert.deepEqual(decisionsSent(await sessionEvents(suite.server, session!.id)), [], 'no teleport deny was sent');
+      assert.deepEqual(await readdir(path.join(home, '.bashrc.d')), [], 'nothing was written through the link');
+    } finally {
+      await rm(path.join(workspace, '.ultraplan', 'plans'), { force: true });
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });

@@ -45,7 +45,7 @@ describe('embedded agent choice', () => {
     assert.equal(plan.kind, 'acp');
     assert.ok(plan.kind === 'acp');
     assert.equal(plan.id, 'gemini');
-    assert.deepEqual(plan.argv, ['gemini', '--experimental-acp']);
+    assert.deepEqual(plan.argv, ['gemini', '--acp']);
     assert.equal(plan.label, 'Gemini CLI (ACP)');
     const both = planEmbeddedAgent('auto', [], await machineWith(['codex-acp', 'claude-agent-acp']), workspace);
     assert.ok(both.kind === 'acp');
@@ -81,12 +81,12 @@ describe('embedded agent choice', () => {
     const npx = planEmbeddedAgent('claude', [], await machineWith(['npx']), workspace);
     assert.ok(npx.kind === 'acp');
     assert.equal(npx.availability, 'npx');
-    assert.deepEqual(npx.argv, ['npx', '-y', '@agentclientprotocol/claude-agent-acp']);
+    assert.deepEqual(npx.argv, ['npx', '-y', '@agentclientprotocol/claude-agent-acp@0.101.0']);
 
-    // Gemini has no npx fallback: missing is an error, never a silent demo.
-    const missing = planEmbeddedAgent('gemini', [], await machineWith(['npx']), workspace);
+    // Without the program and without npx: missing is an error with the exact command, never a silent demo.
+    const missing = planEmbeddedAgent('gemini', [], await machineWith([]), workspace);
     assert.ok(missing.kind === 'unavailable');
-    assert.match(missing.message, /Gemini CLI \(ACP\) is not installed here\. Install it with: npm install -g @google\/gemini-cli/);
+    assert.match(missing.message, /Gemini CLI \(ACP\) is not installed here\. Install it with: npm install -g @google\/gemini-cli@0\.61\.0 \(needs Node\.js >=20/);
     assert.equal(missing.settingKey, 'ultraplan.agent.choice');
   });
 
@@ -130,7 +130,7 @@ describe('embedded agent choice', () => {
     assert.equal(byChoice.get('auto')?.description, 'now: Gemini CLI (ACP)');
     assert.match(byChoice.get('gemini')?.description ?? '', /^installed \(.*gemini\)$/);
     assert.match(byChoice.get('claude')?.description ?? '', /runs through npx/);
-    assert.match(byChoice.get('codex')?.description ?? '', /runs through npx/);
+    assert.match(byChoice.get('codex')?.description ?? '', /runs through npx \(downloads @agentclientprotocol\/codex-acp@2\.6\.0 on first use\)/);
     assert.equal(byChoice.get('custom')?.description, 'now: my-agent a b');
     assert.deepEqual(items.filter((i) => i.current).map((i) => i.choice), ['gemini']);
 

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createPlanFile } from '../../src/extension/planFileWriter';
+import { createPlanFile, PlansFolderOutsideError, realPlansFolder } from '../../src/extension/planFileWriter';
 
 describe('createPlanFile: teleported plans never overwrite each other', () => {
   const date = new Date(2026, 10, 30, 12, 0, 0);
@@ -32,5 +32,53 @@ describe('createPlanFile: teleported plans never overwrite each other', () => {
 
   it('reports a folder it cannot write to instead of trying other names', async () => {
     await assert.rejects(createPlanFile(path.join(folder, 'missing'), date, 'x', 'y'), { code: 'ENOENT' });
+  });
+});
+
+describe('realPlansFolder: a plans folder that links out of the workspace is refused', () => {
+  let workspace: string;
+  let home: string;
+  beforeEach(async () => {
+    workspace = await mkdtemp(path.join(os.tmpdir(), 'ultraplan-ws-'));
+    home = await mkdtemp(path.join(os.tmpdir(), 'ultraplan-home-'));
+    // Fedora's ~/.bashrc sources every file in ~/.bashrc.d: a plan saved there runs at the next shell.
+    await mkdir(path.join(home, '.bashrc.d'));
+  });
+  afterEach(async () => {
+    await rm(workspace, { recursive: true, force: true });
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('refuses a committed .ultraplan/plans symlink to ~/.bashrc.d, and creates nothing there', async () => {
+    await mkdir(path.join(workspace, '.ultraplan'));
+    await symlink(path.join(home, '.bashrc.d'), path.join(workspace, '.ultraplan', 'plans'));
+    await assert.rejects(realPlansFolder(path.join(workspace, '.ultraplan', 'plans'), [workspace]), (err: unknown) => {
+      assert.ok(err instanceof PlansFolderOutsideError);
+      assert.match(err.message, /resolves to .*\.bashrc\.d, which is outside the workspace/);
+      assert.match(err.message, /remove the link, or set ultraplan\.plansDirectory/);
+      return true;
+    });
+    assert.deepEqual(await readdir(path.join(home, '.bashrc.d')), []);
+  });
+
+  it('refuses a symlinked parent (.ultraplan -> ~) before mkdir can create plans/ outside', async () => {
+    await symlink(home, path.join(workspace, '.ultraplan'));
+    await assert.rejects(realPlansFolder(path.join(workspace, '.ultraplan', 'plans'), [workspace]), PlansFolderOutsideError);
+    assert.deepEqual((await readdir(home)).sort(), ['.bashrc.d']);
+  });
+
+  it('refuses a dangling symlink and an absolute folder outside the workspace', async () => {
+    await symlink(path.join(home, 'missing'), path.join(workspace, 'plans'));
+    await assert.rejects(realPlansFolder(path.join(workspace, 'plans'), [workspace]), /a symbolic link to a place that does not exist/);
+    await assert.rejects(realPlansFolder(path.join(home, '.bashrc.d'), [workspace]), PlansFolderOutsideError);
+  });
+
+  it('creates a missing folder inside the workspace, and accepts a symlink that stays inside', async () => {
+    const created = await realPlansFolder(path.join(workspace, '.ultraplan', 'plans'), [workspace]);
+    assert.equal(created, path.join(await realpath(workspace), '.ultraplan', 'plans'));
+    await mkdir(path.join(workspace, 'docs', 'plans'), { recursive: true });
+    await symlink(path.join(workspace, 'docs', 'plans'), path.join(workspace, 'plans'));
+    const linked = await realPlansFolder(path.join(workspace, 'plans'), [workspace]);
+    assert.match(linked, /docs\/plans$/);
   });
 });

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import {
   SETTING_DEFAULTS,
   backendProblems,
@@ -42,6 +44,20 @@ describe('settings parsing', () => {
     assert.equal(read({ 'server.url': 'javascript:alert(1)' }).problems.length, 1);
     assert.match(read({ plansDirectory: '../outside' }).problems[0]?.message ?? '', /\.\./);
     assert.equal(read({ plansDirectory: '' }).problems.length, 1);
+  });
+
+  it('outside access is ask, allow or deny, and only the user\'s settings can set it (a workspace\'s files are not trusted)', () => {
+    assert.equal(read({}).settings['agent.outsideAccess'], 'ask');
+    assert.equal(read({ 'agent.outsideAccess': 'deny' }).settings['agent.outsideAccess'], 'deny');
+    const bad = read({ 'agent.outsideAccess': 'always' });
+    assert.match(bad.problems[0]?.message ?? '', /ultraplan\.agent\.outsideAccess must be one of: ask, allow, deny/);
+    assert.equal(bad.settings['agent.outsideAccess'], 'ask');
+    const manifest = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { scope?: string; default?: unknown }> } };
+    };
+    const property = manifest.contributes.configuration.properties['ultraplan.agent.outsideAccess'];
+    assert.equal(property?.scope, 'application');
+    assert.equal(property?.default, 'ask');
   });
 
   it('refuses a task command that is a shell line instead of an argv array', () => {

@@ -2,7 +2,7 @@
 import { strict as assert } from 'node:assert';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { AcpAgent, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
+import { AcpAgent, CONTINUE_PLANNING_PROMPT, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import { teleportDenyMessage, contentText } from '../../src/core/protocol';
 import { fakeRun, readRecord, received, RecordingContext, waitForRecord, type FakeRun } from './acpTestSupport';
 import { isAlive, waitGone } from '../support/processes';
@@ -187,7 +187,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.deepEqual(record.filter((entry) => entry.kind === 'write_outcome').map((entry) => entry.ok), [true]);
     });
 
-    it("Codex's shape: \"Implement this plan?\" with rawInput.plan, plan mode found by name", async () => {
+    it("an agent we do not know asking \"Implement this plan?\" with rawInput.plan (an older Codex adapter's shape): plan mode found by name", async () => {
       const { agent, ctx, run } = await startAgent('codex-plan.json');
       const request = await ctx.waitForPlanRequest();
       assert.equal(request.plan, '1. Add greet()\n2. Add a test');
@@ -261,7 +261,12 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.match(refusals[0] ?? '', /src\/app\.ts/);
       assert.match(refusals[1] ?? '', /terminal\/create/);
       assert.match(refusals[2] ?? '', /"Edit src\/app\.ts" \(edit\)/);
-      assert.equal(ctx.logs.filter((line) => line.includes('refused')).length, 3);
+      assert.equal(ctx.logs.filter((line) => line.includes('] Ultraplan refused')).length, 3);
+      // The turn ended on refusals without a plan: the agent is asked once to go on planning, and the log says so.
+      assert.equal(ctx.systemEvents('acp_continue_planning').length, 1);
+      await waitForRecord(run.record, 'prompt', 2);
+      const prompts = (await readRecord(run.record)).filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));
+      assert.equal(prompts[1], CONTINUE_PLANNING_PROMPT);
     });
 
     it('an agent leaving plan mode on its own is reported, switched back, and stays read-only', async () => {

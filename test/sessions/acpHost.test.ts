@@ -3,13 +3,13 @@
 import { strict as assert } from 'node:assert';
 import { pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
 import { UltraplanPollError } from '../../src/core/errors';
-import { controlResponseEvent, teleportDenyMessage, userMessageEvent } from '../../src/core/protocol';
+import { controlResponseEvent, teleportDenyMessage } from '../../src/core/protocol';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
 import { fakeRun, readRecord, received, waitForRecord, type FakeRun } from './acpTestSupport';
 import { waitGone } from '../support/processes';
-import { allEvents, createRequest } from './hostTestKit';
+import { allEvents, createRequest, replyThenApprove as replyAndApprove } from './hostTestKit';
 
 const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };
 
@@ -36,24 +36,7 @@ describe('ACP agents through SessionHost and the poller', function () {
   async function replyThenApprove(scenario: string, reply: string): Promise<{ question: string | null; result: Awaited<ReturnType<typeof pollForApprovedPlan>> }> {
     await open(scenario);
     const session = await backend.createSession(createRequest());
-    let question: string | null = null;
-    const result = await pollForApprovedPlan({
-      sessionId: session.id,
-      transport: backend.transport,
-      ...FAST,
-      onPhase: (phase, detail) => {
-        if (phase === 'needs_input' && question === null) {
-          question = detail.question;
-          void backend.sendEvents(session.id, [userMessageEvent(reply)]);
-        }
-        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-          void backend.sendEvents(session.id, [
-            controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
-          ]);
-        }
-      },
-    });
-    return { question, result };
+    return replyAndApprove(backend, session.id, reply, FAST);
   }
 
   afterEach(async () => {

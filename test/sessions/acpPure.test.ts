@@ -193,19 +193,32 @@ describe('ACP pure pieces', () => {
 
   describe('read-only policy', () => {
     const workspace = '/work/ws';
-    it('while planning, only a plan file may be written', () => {
-      assert.equal(writeVerdict({ filePath: '/work/ws/src/a.ts', workspace, planning: true, namedPlanFiles: new Set() }).allowed, false);
-      assert.equal(writeVerdict({ filePath: '/work/ws/PLAN.md', workspace, planning: true, namedPlanFiles: new Set() }).allowed, true);
-      assert.equal(writeVerdict({ filePath: '/home/u/.gemini/plans/x.md', workspace, planning: true, namedPlanFiles: new Set() }).allowed, true);
-      assert.equal(writeVerdict({ filePath: '/work/ws/notes.txt', workspace, planning: true, namedPlanFiles: new Set(['/work/ws/notes.txt']) }).allowed, true);
-      assert.equal(writeVerdict({ filePath: 'relative/PLAN.md', workspace, planning: true, namedPlanFiles: new Set() }).allowed, false);
+    const home = '/home/u';
+    const file = { symlink: false, regular: true, links: 1 };
+    const verdict = (filePath: string, planning: boolean, existing: typeof file | null = null, created: string[] = []) =>
+      writeVerdict({ filePath, workspace, planning, sessionPlanFiles: new Set(created), existing, home }).allowed;
+
+    it('while planning, only a new plan file, or one this session created, may be written', () => {
+      assert.equal(verdict('/work/ws/src/a.ts', true), false);
+      assert.equal(verdict('/work/ws/PLAN.md', true), true);
+      assert.equal(verdict('/work/ws/PLAN.md', true, file), false);
+      assert.equal(verdict('/work/ws/PLAN.md', true, file, ['/work/ws/PLAN.md']), true);
+      assert.equal(verdict('/home/u/.gemini/tmp/project/session-1/plans/x.md', true, file), true);
+      assert.equal(verdict('/home/u/.claude/plans/lively-otter.md', true, file), true);
+      assert.equal(verdict('relative/PLAN.md', true), false);
       assert.ok(!looksLikePlanFile('/work/ws/plan.ts'));
       assert.ok(!looksLikePlanFile('/work/ws/plans/../src/a.md'));
     });
 
+    it('a file the agent names as its plan is not writable for being named: notes.txt stays read-only', () => {
+      // The exit request naming a "plan file" comes from the agent itself; naming grants nothing.
+      assert.equal(verdict('/work/ws/notes.txt', true, file), false);
+      assert.equal(verdict('/work/ws/notes.txt', true), false);
+    });
+
     it('after approval, writes inside the workspace only', () => {
-      assert.equal(writeVerdict({ filePath: '/work/ws/src/a.ts', workspace, planning: false, namedPlanFiles: new Set() }).allowed, true);
-      const outside = writeVerdict({ filePath: '/work/other/a.ts', workspace, planning: false, namedPlanFiles: new Set() });
+      assert.equal(verdict('/work/ws/src/a.ts', false, file), true);
+      const outside = writeVerdict({ filePath: '/work/other/a.ts', workspace, planning: false, sessionPlanFiles: new Set(), existing: null, home });
       assert.match(!outside.allowed ? outside.message : '', /outside the workspace/);
     });
   });
@@ -280,12 +293,12 @@ describe('ACP pure pieces', () => {
       const env = { PATH: bin };
       const detected = Object.fromEntries(detectKnownAgents(env).map((agent) => [agent.id, agent]));
       assert.equal(detected.gemini?.availability, 'installed');
-      assert.deepEqual(detected.gemini?.argv, ['gemini', '--experimental-acp']);
+      assert.deepEqual(detected.gemini?.argv, ['gemini', '--acp']);
       assert.equal(detected.claude?.availability, 'npx');
-      assert.deepEqual(detected.claude?.argv, ['npx', '-y', '@agentclientprotocol/claude-agent-acp']);
+      assert.deepEqual(detected.claude?.argv, ['npx', '-y', '@agentclientprotocol/claude-agent-acp@0.101.0']);
       // Present but not executable does not count.
       assert.equal(detected.codex?.availability, 'npx');
-      assert.deepEqual(detected.codex?.argv, ['npx', '-y', '@zed-industries/codex-acp']);
+      assert.deepEqual(detected.codex?.argv, ['npx', '-y', '@agentclientprotocol/codex-acp@2.6.0']);
       const none = Object.fromEntries(detectKnownAgents({ PATH: '' }).map((agent) => [agent.id, agent.availability]));
       assert.deepEqual(none, { claude: 'missing', gemini: 'missing', codex: 'missing' });
       assert.equal(findOnPath('codex-acp', env), undefined);
@@ -297,7 +310,7 @@ describe('ACP pure pieces', () => {
       assert.deepEqual(splitCommandLine(`npx -y "@scope/pkg"  --flag='a b' c\\ d`), ['npx', '-y', '@scope/pkg', '--flag=a b', 'c d']);
       assert.deepEqual(splitCommandLine(`a "" b`), ['a', '', 'b']);
       assert.throws(() => splitCommandLine('a "b'), /unclosed " quote/);
-      assert.deepEqual(resolveAgentCommand('gemini', { PATH: bin }), { argv: ['gemini', '--experimental-acp'], label: 'Gemini CLI (ACP)' });
+      assert.deepEqual(resolveAgentCommand('gemini', { PATH: bin }), { argv: ['gemini', '--acp'], label: 'Gemini CLI (ACP)' });
       assert.deepEqual(resolveAgentCommand('npx -y @agentclientprotocol/claude-agent-acp', { PATH: '' }).label, 'Claude (ACP)');
       assert.equal(labelFromArgv(['/usr/bin/node', '/x/agent.mjs']), 'agent.mjs (ACP)');
       assert.throws(() => resolveAgentCommand('  '), /acp needs a command/);

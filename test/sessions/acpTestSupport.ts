@@ -3,7 +3,10 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { strict as assert } from 'node:assert';
+import type { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import type { AgentContext } from '../../src/sessions/agent';
+import { waitGone } from '../support/processes';
 import type { AnyEvent, SessionStatus } from '../../src/core/protocol';
 
 export const FAKE_AGENT = path.resolve(__dirname, '../fixtures/fake-acp-agent/fake-acp-agent.mjs');
@@ -36,6 +39,13 @@ export async function fakeRun(scenario: string | object): Promise<FakeRun> {
     argv: [process.execPath, FAKE_AGENT, scenarioPath, record],
     cleanup: () => rm(workspace, { recursive: true, force: true }),
   };
+}
+
+/** Stops `agent` (if any) and checks that its process is gone. */
+export async function stopAgent(agent: AcpAgent | undefined): Promise<void> {
+  const pid = agent?.pid;
+  await agent?.stop();
+  if (pid !== undefined) assert.ok(await waitGone(pid), `agent process ${pid} left behind`);
 }
 
 export interface RecordEntry {

@@ -6,41 +6,77 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
-import { writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
-import { fakeRun, readRecord, RecordingContext, type FakeRun } from './acpTestSupport';
-import { waitGone } from '../support/processes';
+import { agentDirs, inAgentPlansFolder, writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
+import { fakeRun, readRecord, RecordingContext, type FakeRun, stopAgent } from './acpTestSupport';
 
 describe('read-only policy: a plan-file exception does not write elsewhere', () => {
   const workspace = '/work/ws';
-  const planning = (filePath: string, named: string[] = []) =>
-    writeVerdict({ filePath, workspace, planning: true, namedPlanFiles: new Set(named) });
+  const home = '/home/u';
+  const existingFile = { symlink: false, regular: true, links: 1 };
+  const planning = (filePath: string, options: { created?: string[]; existing?: typeof existingFile | null } = {}) =>
+    writeVerdict({ filePath, workspace, planning: true, sessionPlanFiles: new Set(options.created ?? []), existing: options.existing ?? null, home });
 
-  it('a file the agent named as its plan is writable only inside the workspace', () => {
-    // The exit request that names the "plan file" comes from the agent itself.
-    assert.equal(planning('/home/u/.bashrc', ['/home/u/.bashrc']).allowed, false);
-    assert.equal(planning('/home/u/.ssh/authorized_keys', ['/home/u/.ssh/authorized_keys']).allowed, false);
-    assert.equal(planning('/work/ws/notes.txt', ['/work/ws/notes.txt']).allowed, true);
+  it('a file the agent created is writable again only when it is Markdown and no link', () => {
+    assert.equal(planning('/work/ws/plans/x.md', { created: ['/work/ws/plans/x.md'], existing: existingFile }).allowed, true);
+    assert.equal(planning('/work/ws/plans/x.md', { created: ['/work/ws/plans/x.md'], existing: { ...existingFile, links: 2 } }).allowed, false);
+    assert.equal(planning('/work/ws/plans/x.md', { created: ['/work/ws/plans/x.md'], existing: { ...existingFile, symlink: true } }).allowed, false);
+    assert.equal(planning('/home/u/.bashrc', { existing: existingFile }).allowed, false);
+    assert.equal(planning('/home/u/.ssh/authorized_keys').allowed, false);
   });
 
-  it('outside the workspace, a plan-like name alone is not enough: only a plans folder', () => {
+  it('an existing workspace file is never writable while planning, whatever its name', () => {
+    for (const file of ['/work/ws/package.json', '/work/ws/src/app.ts', '/work/ws/.husky/pre-commit', '/work/ws/.vscode/tasks.json', '/work/ws/docs/plan.md', '/work/ws/PLAN.md']) {
+      const verdict = planning(file, { existing: existingFile });
+      assert.equal(verdict.allowed, false, file);
+      assert.match(!verdict.allowed ? verdict.message : '', /planning is read-only/);
+    }
+  });
+
+  it('the plan-like-name rule is a word, and never an instruction file: explanation.md and plans/CLAUDE.md are refused', () => {
+    assert.equal(planning('/work/ws/docs/explanation.md').allowed, false);
+    assert.equal(planning('/work/ws/docs/airplane.md').allowed, false);
+    for (const name of ['CLAUDE.md', 'AGENTS.md', 'GEMINI.md', 'claude.local.md']) {
+      assert.equal(planning(`/work/ws/plans/${name}`).allowed, false, name);
+      assert.equal(planning(`/home/u/.claude/plans/${name}`).allowed, false, name);
+    }
+    assert.equal(planning('/work/ws/docs/greeting-plan.md').allowed, true);
+    assert.equal(planning('/work/ws/plans/feature.md').allowed, true);
+  });
+
+  it('outside the workspace, only the agent\'s own plans folder: not any folder named plans, not a plan-like name', () => {
     // Fedora's ~/.bashrc sources every file in ~/.bashrc.d.
     const sourced = planning('/home/u/.bashrc.d/plan.md');
     assert.equal(sourced.allowed, false);
     assert.match(!sourced.allowed ? sourced.message : '', /planning is read-only/);
     assert.equal(planning('/etc/profile.d/PLAN.md').allowed, false);
+    assert.equal(planning('/home/u/.bashrc.d/plans/x.md').allowed, false);
     assert.equal(planning('/home/u/.claude/plans/lively-otter.md').allowed, true);
+    assert.equal(planning('/home/u/.claude/plans/deeper/x.md').allowed, false);
+    assert.equal(planning('/home/u/.gemini/tmp/0f3a/plans/x.md').allowed, true);
+    assert.equal(planning('/home/u/.claude/plans/lively-otter.sh').allowed, false);
     assert.equal(planning('/work/ws/PLAN.md').allowed, true);
+  });
+
+  it("the agent's own plans folder follows its environment (CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME)", () => {
+    const dirs = agentDirs(home, { CLAUDE_CONFIG_DIR: '/srv/claude-config', GEMINI_CLI_HOME: '/srv/gemini-home' });
+    const moved = (filePath: string) => writeVerdict({ filePath, workspace, planning: true, sessionPlanFiles: new Set(), existing: null, home: dirs }).allowed;
+    assert.equal(moved('/srv/claude-config/plans/otter.md'), true);
+    assert.equal(moved('/srv/gemini-home/.gemini/tmp/p/s/plans/x.md'), true);
+    assert.equal(moved('/home/u/.claude/plans/otter.md'), false);
+    assert.equal(moved('/srv/claude-config/otter.md'), false);
+    assert.ok(inAgentPlansFolder('/home/u/.gemini/tmp/p/plans/x.md', home));
+    assert.ok(!inAgentPlansFolder('/home/u/.gemini/tmp/plans/x.md', home));
   });
 
   it('nothing under .git is written, in any case spelling, planning or not', () => {
     for (const planningNow of [true, false]) {
       for (const file of ['/work/ws/.git/hooks/plans/pre-commit.md', '/work/ws/.GIT/hooks/pre-commit', '/work/ws/sub/.git/config']) {
-        const verdict = writeVerdict({ filePath: file, workspace, planning: planningNow, namedPlanFiles: new Set([file]) });
+        const verdict = writeVerdict({ filePath: file, workspace, planning: planningNow, sessionPlanFiles: new Set([file]), existing: null, home });
         assert.equal(verdict.allowed, false, `${file} (planning ${planningNow})`);
         assert.match(!verdict.allowed ? verdict.message : '', /\.git/);
       }
     }
-    assert.equal(writeVerdict({ filePath: '/work/ws/.github/workflows/ci.yml', workspace, planning: false, namedPlanFiles: new Set() }).allowed, true);
+    assert.equal(writeVerdict({ filePath: '/work/ws/.github/workflows/ci.yml', workspace, planning: false, sessionPlanFiles: new Set(), existing: null, home }).allowed, true);
   });
 
   it('dot-dot segments are resolved before any check', () => {
@@ -56,9 +92,7 @@ describe('AcpAgent: writes through symlinks are checked where they land', functi
   let outside: string;
 
   afterEach(async () => {
-    const pid = agent?.pid;
-    await agent?.stop();
-    if (pid !== undefined) assert.ok(await waitGone(pid), `agent process ${pid} left behind`);
+    await stopAgent(agent);
     agent = undefined;
     await run.cleanup();
     await rm(outside, { recursive: true, force: true });
@@ -91,8 +125,8 @@ describe('AcpAgent: writes through symlinks are checked where they land', functi
 
     const writes = (await readRecord(run.record)).filter((entry) => entry.kind === 'write_outcome');
     assert.deepEqual(writes.map((w) => w.ok), [false, false, false, true], JSON.stringify(writes));
-    assert.match(String(writes[0]?.message), /src\/app\.ts: this session is planning/);
-    assert.match(String(writes[1]?.message), /symbolic link to a file that does not exist/);
+    assert.match(String(writes[0]?.message), /linked\.md: it is a symbolic link/);
+    assert.match(String(writes[1]?.message), /dangling\.md: it is a symbolic link/);
     assert.match(String(writes[2]?.message), /planning is read-only/);
     assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), 'export const original = true;\n');
     await assert.rejects(stat(path.join(outside, 'sourced-by-shell')), /ENOENT/);

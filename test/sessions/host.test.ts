@@ -162,7 +162,7 @@ describe('SessionHost (in memory)', () => {
     await rejects(host.createSession(createRequest('x', '   ')), 'bad_request', /title must not be blank/);
     await rejects(host.createSession(createRequest('x', 'two\nlines')), 'bad_request', /one line/);
     await rejects(host.createSession(createRequest('x', 'a'.repeat(501))), 'bad_request', /title/);
-    await rejects(host.createSession({ title: 't', events: [] }), 'bad_request', /user prompt/);
+    await rejects(host.createSession({ title: 't', events: [] }), 'bad_request', /exactly one user message \(the prompt\)/);
     const tooMany = createRequest();
     tooMany.events.push(...tooMany.events);
     await rejects(host.createSession(tooMany), 'bad_request', /at most 2 events/);
@@ -281,24 +281,42 @@ describe('SessionHost (file store, restarts in process)', () => {
     assert.equal((allEvents(host, id).at(-1)?.message as { content: string }).content, 'still here');
   });
 
+  it('a plan request whose agent was lost at a restart takes no decision: nobody would receive it', async () => {
+    host = await open('approve.json');
+    const { id } = await host.createSession(createRequest());
+    await waitForStatus(host, id, 'requires_action');
+    const pending = pendingPlanRequest(allEvents(host, id));
+    await host.close();
+    const reopen = () => SessionHost.open({ agentFactory: scriptedAgentFactory(parseScenario({ steps: [{ ask: 'Fresh start?' }] })), store: new FileSessionStore(dataDir) });
+    host = await reopen(); // another scenario: the agent cannot resume
+    await waitForStatus(host, id, 'idle');
+    const decision = controlResponseEvent(pending.requestId, { behavior: 'allow', updatedInput: { plan: pending.plan } });
+    await rejects(host.appendEvents(id, [decision]), 'bad_request', /no control_request \S+ awaits an answer/);
+    await host.close();
+    host = await reopen(); // and after the next restart too
+    await rejects(host.appendEvents(id, [decision]), 'bad_request', /no control_request \S+ awaits an answer/);
+  });
+
   it('a session whose agent cannot resume comes back idle with an agent_lost event; a user message starts a new agent', async () => {
     host = await open('slow.json');
     const { id } = await host.createSession(createRequest());
     await host.close();
     // A different scenario: the checkpoint's fingerprint no longer matches.
-    host = await SessionHost.open({
+    const reopened = await SessionHost.open({
       agentFactory: scriptedAgentFactory(parseScenario({ steps: [{ ask: 'Fresh start?' }] })),
       store: new FileSessionStore(dataDir),
     });
+    host = reopened;
     await waitForStatus(host, id, 'idle');
     const lost = allEvents(host, id).filter((e) => e.type === 'system' && e.subtype === AGENT_LOST_SUBTYPE);
     assert.equal(lost.length, 1);
     assert.match(String(lost[0]!.message), /could not continue/);
     await host.appendEvents(id, [userMessageEvent('go on')]);
+    // The session is idle already; wait for the fresh agent's question itself (bounded).
+    const texts = () => allEvents(reopened, id).flatMap((e) => (e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : []));
+    for (let waited = 0; texts().at(-1) !== 'Fresh start?' && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(texts().at(-1), 'Fresh start?');
     await waitForStatus(host, id, 'idle');
-    await new Promise((r) => setTimeout(r, 50));
-    const texts = allEvents(host, id).flatMap((e) => (e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : []));
-    assert.equal(texts.at(-1), 'Fresh start?');
   });
 });
 

@@ -11,6 +11,9 @@ import {
 import type { SessionHost, StoredEvent } from '../../src/sessions/host';
 import { loadScenarioFile, scriptedAgentFactory } from '../../src/sessions/scriptedAgent';
 import type { AgentFactory } from '../../src/sessions/agent';
+import { pollForApprovedPlan, type ApprovedPlan } from '../../src/core/poller';
+import { controlResponseEvent } from '../../src/core/protocol';
+import type { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 
 export const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
 export const example = (name: string) => path.join(EXAMPLES, name);
@@ -95,4 +98,34 @@ export function assistantTexts(events: readonly StoredEvent[]): string[] {
 
 export function types(events: readonly StoredEvent[]): string[] {
   return events.map((e) => (e.type === 'result' ? `result:${String(e.subtype)}` : e.type));
+}
+
+/**
+ * Follows a session with the poller: replies `reply` to the agent's first question (if it asks
+ * one), approves the first plan as shown. Answers the question seen and the approved plan.
+ */
+export async function replyThenApprove(
+  backend: EmbeddedBackend,
+  sessionId: string,
+  reply: string,
+  poll: { pollIntervalMs: number; timeoutMs: number },
+): Promise<{ question: string | null; result: ApprovedPlan }> {
+  let question: string | null = null;
+  const result = await pollForApprovedPlan({
+    sessionId,
+    transport: backend.transport,
+    ...poll,
+    onPhase: (phase, detail) => {
+      if (phase === 'needs_input' && question === null) {
+        question = detail.question;
+        void backend.sendEvents(sessionId, [userMessageEvent(reply)]);
+      }
+      if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
+        void backend.sendEvents(sessionId, [
+          controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
+        ]);
+      }
+    },
+  });
+  return { question, result };
 }

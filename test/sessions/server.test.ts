@@ -4,14 +4,7 @@ import * as path from 'node:path';
 import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
 import { runServerCli, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import { createRequest, example, pendingPlanRequest } from './hostTestKit';
-import { allEvents, call, createSession, waitForStatus } from './serverTestKit';
-
-function assertError(answer: { status: number; body: any }, status: number, type: string, message: RegExp): void {
-  assert.equal(answer.status, status, JSON.stringify(answer.body));
-  assert.equal(answer.body?.type, 'error');
-  assert.equal(answer.body.error.type, type);
-  assert.match(answer.body.error.message, message);
-}
+import { allEvents, assertError, call, createSession, waitForStatus } from './serverTestKit';
 
 describe('ultraplan-server over HTTP', function () {
   this.timeout(30_000);
@@ -188,9 +181,10 @@ describe('ultraplan-server CLI', function () {
     }
     const dir = tempDir();
     const tokenFile = path.join(dir, 'token');
-    await fs.writeFile(tokenFile, 'file-token-123\n');
+    await fs.writeFile(tokenFile, 'file-token-123\n', { mode: 0o644 });
     const withFile = await startServer({ token: null, extraArgs: ['--token-file', tokenFile] });
     try {
+      assert.match(withFile.stderr(), /WARNING: --token-file \S+ can be read by other users \(mode 644\); chmod 600 it/);
       assertError(await call(withFile, 'GET', '/v1/sessions', undefined, { headers: {} }), 401, 'authentication_error', /missing/);
       assert.equal((await call(withFile, 'GET', '/v1/sessions', undefined, { headers: { authorization: 'Bearer file-token-123' } })).status, 200);
     } finally {

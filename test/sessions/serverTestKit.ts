@@ -1,5 +1,6 @@
 // HTTP helpers for tests against the real server process (plain fetch, no client library, so
 // these tests check the wire itself).
+import { strict as assert } from 'node:assert';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { ServerProcess } from '../support/serverProcess';
 import { createRequest } from './hostTestKit';
@@ -30,6 +31,14 @@ export async function call(
     /* keep the text */
   }
   return { status: response.status, body: parsed, headers: response.headers };
+}
+
+/** An error answer in the protocol's shape, with its status, type and message. */
+export function assertError(answer: { status: number; body: any }, status: number, type: string, message: RegExp): void {
+  assert.equal(answer.status, status, JSON.stringify(answer.body));
+  assert.equal(answer.body?.type, 'error');
+  assert.equal(answer.body.error.type, type);
+  assert.match(answer.body.error.message, message);
 }
 
 export async function createSession(server: ServerProcess, prompt = 'Plan it'): Promise<string> {

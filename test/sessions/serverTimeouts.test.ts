@@ -59,7 +59,7 @@ describe('SessionsServer: slow and idle connections are bounded', function () {
   });
 
   const slowPost = (auth: string) =>
-    `POST /v1/sessions HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`;
+    `POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`;
 
   it('a body trickled without the token gets its 401 and the connection is closed', async () => {
     const probe = rawConnection(port, slowPost(''), 100);

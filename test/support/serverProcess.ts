@@ -140,11 +140,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
       if (match) finish(() => resolve(match[1] as string));
       else fail(`unexpected first stdout line ${JSON.stringify(stdout.slice(0, newline))}`);
     };
+    // 'close', not 'exit': only then has all of its stderr (the reason it gave) been read.
     const onExit = () => fail('the server exited before listening');
     function finish(then: () => void) {
       clearTimeout(timer);
       child.stdout.off('data', onData);
-      child.off('exit', onExit);
+      child.off('close', onExit);
       then();
     }
     function fail(why: string) {
@@ -154,7 +155,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
       });
     }
     child.stdout.on('data', onData);
-    child.once('exit', onExit);
+    child.once('close', onExit);
   });
 
   return {

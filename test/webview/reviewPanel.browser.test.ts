@@ -277,6 +277,73 @@ describe('review panel webview (Chromium)', function () {
     assert.match((await page.locator('.decision-status').textContent()) ?? '', /older revision/);
   });
 
+  it('shows a 1.6 MB table plan as text, says why, and stays usable', async () => {
+    panel = await openPanel(browser, server);
+    const rows = ['# Inventory', '', '| id | name | value | notes |', '| --- | --- | --- | --- |'];
+    let length = rows.join('\n').length;
+    for (let i = 0; length < 1_600_000; i++) {
+      const row = `| ${i} | item-${i} | ${(i * 37) % 1000} | ok |`;
+      rows.push(row);
+      length += row.length + 1;
+    }
+    const plan = rows.join('\n');
+    assert.ok(plan.length >= 1_600_000);
+    await panel.postState(panelState([revision(1, plan)]));
+    const { page } = panel;
+    assert.match((await page.locator('#plan .plan-bounded').textContent()) ?? '', /This plan is 1\.6 MB long, .*shown as plain text/);
+    assert.equal(await page.locator('#plan table').count(), 0, 'the table was not rendered');
+    const shown = await page.locator('#plan pre.plan-text').evaluate((element) => element.textContent ?? '');
+    assert.equal(shown, plan);
+    assert.match((await page.locator('.comment-count').textContent()) ?? '', /shown as text here, so write your feedback above/);
+    // The panel still answers: a decision goes through.
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await panel.waitForPosted('approve');
+    await panel.screenshot('plan-bounded-table');
+  });
+
+  it('shows a smaller plan with too many table cells as text, naming the cell bound', async () => {
+    panel = await openPanel(browser, server);
+    const rows = ['| a | b | c | d | e | f | g | h |', '|---|---|---|---|---|---|---|---|'];
+    for (let i = 0; i < 1200; i++) rows.push(`| ${i} | 1 | 2 | 3 | 4 | 5 | 6 | 7 |`);
+    const plan = rows.join('\n');
+    await panel.postState(panelState([revision(1, plan)]));
+    const { page } = panel;
+    assert.match((await page.locator('#plan .plan-bounded').textContent()) ?? '', /tables of more than 5,000 cells/);
+    assert.equal(await page.locator('#plan table').count(), 0);
+    assert.equal(await page.locator('#plan pre.plan-text').evaluate((element) => element.textContent ?? ''), plan);
+  });
+
+  it('bounds the diff of an 8k-line revision and shows the revision as text instead', async () => {
+    panel = await openPanel(browser, server);
+    const lines = (word: string, stride: number) => Array.from({ length: 8000 }, (_, i) => `- step ${(i * stride) % 8000}: ${word}`).join('\n');
+    const first = lines('alpha', 1);
+    const second = lines('beta', 7);
+    await panel.postState(panelState([revision(1, first, { status: 'rejected', feedback: 'redo it' }), revision(2, second)]));
+    const { page } = panel;
+    await page.getByRole('button', { name: 'Show changes' }).click();
+    assert.match((await page.locator('#plan .plan-bounded').textContent()) ?? '', /too large to show as a line diff .*Revision 2 is shown as plain text/);
+    assert.equal(await page.locator('#plan .diff-line').count(), 0, 'no partial diff is shown');
+    assert.equal(await page.locator('#plan pre.plan-text').evaluate((element) => element.textContent ?? ''), second);
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await panel.waitForPosted('approve');
+    await panel.screenshot('plan-bounded-diff');
+  });
+
+  it('shows an oversized question as text too, and the reply still goes out', async () => {
+    panel = await openPanel(browser, server);
+    const rows = ['Which of these?', '', '| a | b | c | d |', '|---|---|---|---|'];
+    for (let i = 0; i < 2000; i++) rows.push(`| ${i} | x | y | z |`);
+    const question = rows.join('\n');
+    await panel.postState(panelState([], { phase: 'needs_input', question, canDecide: false }));
+    const { page } = panel;
+    assert.match((await page.locator('.question .plan-bounded').textContent()) ?? '', /This text has tables of more than 5,000 cells/);
+    assert.equal(await page.locator('.question table').count(), 0);
+    assert.equal(await page.locator('.question pre.plan-text').evaluate((element) => element.textContent ?? ''), question);
+    await page.getByLabel('Your reply').fill('The first.');
+    await page.getByRole('button', { name: 'Reply', exact: true }).click();
+    assert.equal((await panel.waitForPosted('reply')).text, 'The first.');
+  });
+
   it('shows a question with a reply box and sends the reply once', async () => {
     panel = await openPanel(browser, server);
     const state = panelState([], { phase: 'needs_input', question: 'Should the toggle be **per device** or per account?', canDecide: false });

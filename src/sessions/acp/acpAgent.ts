@@ -3,7 +3,7 @@
 // event log, its exit-plan request turned into an ExitPlanMode review, and kept read-only until
 // the reviewer approves.
 import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import * as path from 'node:path';
 import type {
   ClientConnection,
@@ -30,13 +30,25 @@ import type { Agent, AgentContext, AgentFactory } from '../agent';
 import { AgentProcess, type AgentExit } from './agentProcess';
 import { acpSdk } from './sdk';
 import { AcpEventTranslator } from './eventTranslator';
-import { choosePlanMode, modeFromUpdate, planModeId, type PlanModeTarget } from './planMode';
+import { choosePlanMode, modeFromUpdate, planModeId, sessionModeFromUpdate, type PlanModeTarget } from './planMode';
+import {
+  CODEX_LOGIN_HINT,
+  CODEX_READ_ONLY_PRESET,
+  CODEX_IMPLEMENT_PROMPT,
+  codexAuthentication,
+  codexImplementOption,
+  codexLeavePlanMode,
+  codexPresetAfterApproval,
+  codexStatusText,
+  isCodex,
+} from './agents/codex';
 import {
   chooseApproveOption,
   chooseRejectOption,
   chooseToolAllowOption,
   chooseToolRejectOption,
   isPlanExitRequest,
+  isUnclearRequest,
   answerQuestion,
   planReviewForm,
   planSource,
@@ -46,14 +58,8 @@ import {
   type PlanReviewForm,
   type QuestionForm,
 } from './planReview';
-import {
-  isInside,
-  LOOKING_TOOL_KINDS,
-  permissionRefusal,
-  terminalRefusal,
-  writeVerdict,
-  type WriteVerdict,
-} from './readOnlyPolicy';
+import { AgentFileAccess } from './agentFileAccess';
+import { accessDenial, agentDirs, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal, type OutsideAccess, type ReadVerdict } from './readOnlyPolicy';
 
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 120_000;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 120_000;
@@ -63,6 +69,10 @@ const STDERR_IN_MESSAGE_CHARS = 2_000;
 const STDERR_IN_MESSAGE_LINES = 12;
 /** How often an agent that leaves plan mode on its own is switched back before we stop trying. */
 const MAX_PLAN_MODE_REASSERTIONS = 3;
+/** Sent once when an agent ends its turn after a refused change without proposing a plan. */
+export const CONTINUE_PLANNING_PROMPT =
+  'Ultraplan refused your change: this session is in plan mode and read-only until the reviewer approves a plan. ' +
+  'Continue planning without changing any file, and propose your plan when it is ready.';
 
 export interface AcpAgentOptions {
   /** The agent's command line, no shell: ["npx", "-y", "@agentclientprotocol/claude-agent-acp"]. */
@@ -85,6 +95,12 @@ export interface AcpAgentOptions {
   stopGraceMs?: number;
   /** Diagnostic lines (besides the session's own log). */
   log?: (line: string) => void;
+  /** Files never read for the agent, whatever it asks (the server's token file). */
+  secretFiles?: readonly string[];
+  /** The agent's home folder, where it keeps its plans folder (default: its HOME, else the user's). */
+  home?: string;
+  /** Reads outside the workspace and fetches: asked (default), allowed or refused without asking; each logged. */
+  outsideAccess?: OutsideAccess;
 }
 
 type PendingReview =
@@ -107,7 +123,20 @@ type PendingReview =
       toolUseId: string;
       options: readonly PermissionOption[];
       answer: (response: RequestPermissionResponse) => void;
+    }
+  | {
+      /** A read outside the workspace through fs/read_text_file: the person decides. */
+      kind: 'file_read';
+      answer: (decision: 'allow' | 'deny' | 'cancel') => void;
     };
+
+type PlanReview = Extract<PendingReview, { kind: 'plan_permission' | 'plan_elicitation' }>;
+
+function cancelReview(review: PendingReview): void {
+  if (review.kind === 'plan_elicitation') review.answer({ action: 'cancel' });
+  else if (review.kind === 'file_read') review.answer('cancel');
+  else review.answer(CANCELLED);
+}
 
 /** Updates that show a turn is progressing (for the first-event bound). */
 const PROGRESS_UPDATES: ReadonlySet<string> = new Set([
@@ -145,11 +174,23 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What a JSON-RPC error's `data` says: agents put the cause there ("Internal error" alone says nothing). */
+function errorDetail(data: unknown): string {
+  if (typeof data === 'string') return data;
+  if (!data || typeof data !== 'object') return '';
+  const record = data as Record<string, unknown>;
+  for (const key of ['message', 'details', 'detail', 'error']) {
+    if (typeof record[key] === 'string' && record[key]) return (record[key] as string).trim();
+  }
+  return '';
+}
+
 function errorMessage(error: unknown): string {
   if (error instanceof Error) {
-    const data = (error as { data?: unknown }).data;
-    const detail = data && typeof data === 'object' && 'message' in data ? String((data as { message: unknown }).message) : '';
-    return detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message;
+    const detail = errorDetail((error as { data?: unknown }).data);
+    if (!detail || error.message.includes(detail)) return error.message;
+    // The cause instead of a bare "Internal error".
+    return /^internal error$/i.test(error.message.trim()) ? detail : `${error.message} (${detail})`;
   }
   if (error && typeof error === 'object' && 'message' in error) return String((error as { message: unknown }).message);
   return String(error);
@@ -180,10 +221,23 @@ export class AcpAgent implements Agent {
   private firstEventTimer: NodeJS.Timeout | undefined;
   private finished = false;
   private stopping: Promise<void> | undefined;
-  private readonly namedPlanFiles = new Set<string>();
-  private readonly writtenPlans = new Map<string, string>();
+  private readonly files: AgentFileAccess;
+  private readonly outsideAccess: OutsideAccess;
+  private readonly home: string;
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
+  /** Agents whose behaviour differs from the protocol's plain reading (agents/codex.ts). */
+  private agentKind: 'codex' | 'other' = 'other';
+  /** The session mode the agent last reported (for Codex, its permission preset). */
+  private currentSessionMode: string | undefined;
+  /** This turn: a change was refused, a plan review was opened; the nudge is sent once. */
+  private refusedThisTurn = false;
+  private planOfferedThisTurn = false;
+  private nudged = false;
+  /** The turn ends only to go on with the next prompt (Codex's implementation with the chosen preset). */
+  private handingOver = false;
+  /** Status lines the agent sent during a turn without progress ("Reconnecting…"), for the timeout message. */
+  private statusChatter: { last: string; count: number } | undefined;
   /** A question the agent asked as an elicitation, answered by the next user message. */
   private pendingQuestion: { form: QuestionForm; answer: (response: CreateElicitationResponse) => void } | undefined;
 
@@ -195,6 +249,11 @@ export class AcpAgent implements Agent {
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     this.workspace = path.resolve(options.cwd);
+    this.outsideAccess = options.outsideAccess ?? 'ask';
+    // The agent's own folders follow the environment it runs with, not ours.
+    const env = { ...(options.inheritEnv === false ? {} : process.env), ...options.env };
+    this.home = options.home ?? env.HOME ?? homedir();
+    this.files = new AgentFileAccess({ workspace: this.workspace, home: agentDirs(this.home, env), secretFiles: options.secretFiles ?? [] });
   }
 
   /** The agent process id (for tests and diagnostics); undefined before start. */
@@ -205,6 +264,11 @@ export class AcpAgent implements Agent {
   /** The mode the agent last reported. */
   get mode(): string | undefined {
     return this.currentMode;
+  }
+
+  /** The session mode the agent last reported; for Codex, whose plan mode is a config option, its permission preset. */
+  get sessionMode(): string | undefined {
+    return this.currentSessionMode;
   }
 
   async start(ctx: AgentContext, prompt: string): Promise<void> {
@@ -220,7 +284,7 @@ export class AcpAgent implements Agent {
       proc = new AgentProcess({
         argv: this.options.argv,
         cwd: this.workspace,
-        env: { ...(this.options.inheritEnv === false ? {} : process.env), ...this.options.env },
+        env: this.agentEnv(),
         onMalformedLine: (line) =>
           this.fail(`${this.label} wrote a line that is not JSON-RPC on its protocol channel: "${line.slice(0, 200)}"`),
       });
@@ -254,6 +318,10 @@ export class AcpAgent implements Agent {
     void this.handshakeAndPrompt(prompt);
   }
 
+  private agentEnv(): Record<string, string | undefined> {
+    return { ...(this.options.inheritEnv === false ? {} : process.env), ...this.options.env };
+  }
+
   onUserMessage(text: string): void {
     if (this.finished || this.stopping) {
       this.log(`ignored a user message: the agent has ended`);
@@ -280,6 +348,11 @@ export class AcpAgent implements Agent {
     this.reviews.delete(requestId);
     if (review.kind === 'tool_permission') {
       this.decideToolPermission(review, decision);
+      return;
+    }
+    if (review.kind === 'file_read') {
+      review.answer(decision.behavior);
+      this.ctx?.setStatus(this.reviews.size ? 'requires_action' : 'running');
       return;
     }
     if (decision.behavior === 'allow') this.approvePlan(review, decision);
@@ -316,7 +389,22 @@ export class AcpAgent implements Agent {
         `${this.label} did not answer initialize within ${seconds} s.`,
       );
       this.agentInfo = init.agentInfo;
+      this.agentKind = isCodex(init.agentInfo) ? 'codex' : 'other';
       this.log(`initialized ${init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'an agent without agentInfo'}`);
+      if (this.agentKind === 'codex') {
+        step = 'authenticate';
+        const auth = codexAuthentication(init, this.agentEnv());
+        if ('methodId' in auth) {
+          await withTimeout(
+            connection.agent.request('authenticate', { methodId: auth.methodId }),
+            bound,
+            `${this.label} did not answer authenticate within ${seconds} s.`,
+          );
+          this.log(`authenticated with "${auth.methodId}"`);
+        } else {
+          this.log(`did not authenticate: ${auth.skip}`);
+        }
+      }
 
       step = 'session/new';
       const session = await withTimeout(
@@ -326,6 +414,7 @@ export class AcpAgent implements Agent {
       );
       this.acpSessionId = session.sessionId;
       this.currentMode = session.modes?.currentModeId;
+      this.currentSessionMode = session.modes?.currentModeId;
       this.availableModeIds = (session.modes?.availableModes ?? []).map((mode) => mode.id);
 
       const choice = choosePlanMode(this.label, session);
@@ -339,9 +428,32 @@ export class AcpAgent implements Agent {
       this.inPlanMode = true;
       this.currentMode = planModeId(choice.target);
       this.log(`session ${session.sessionId} in plan mode "${this.currentMode}"`);
+      if (this.agentKind === 'codex') {
+        // Codex in plan mode alone edits without asking: only its read-only preset turns edits
+        // into permission requests (which we refuse while planning).
+        if (!this.availableModeIds.includes(CODEX_READ_ONLY_PRESET)) {
+          this.fail(
+            `${this.label} offers no "${CODEX_READ_ONLY_PRESET}" preset (it offers ${this.availableModeIds.join(', ') || 'none'}), ` +
+              `and in plan mode alone it edits files without asking. Ultraplan will not plan with it; install ${'@agentclientprotocol/codex-acp'} 2.6.0.`,
+          );
+          return;
+        }
+        step = `the switch to the "${CODEX_READ_ONLY_PRESET}" preset`;
+        await withTimeout(
+          connection.agent.request('session/set_mode', { sessionId: session.sessionId, modeId: CODEX_READ_ONLY_PRESET }),
+          bound,
+          `${this.label} did not switch to its "${CODEX_READ_ONLY_PRESET}" preset within ${seconds} s.`,
+        );
+        this.currentSessionMode = CODEX_READ_ONLY_PRESET;
+        this.log(`set the "${CODEX_READ_ONLY_PRESET}" preset while planning`);
+      }
     } catch (error) {
       if (error instanceof TimeoutError) this.fail(error.message);
-      else await this.failFromError(step === 'session/new' ? `${this.label} refused session/new` : `${this.label} failed during ${step}`, error);
+      else {
+        const context = step === 'session/new' ? `${this.label} refused session/new` : `${this.label} failed during ${step}`;
+        const hint = this.agentKind === 'codex' && (step === 'session/new' || step === 'authenticate') ? CODEX_LOGIN_HINT : undefined;
+        await this.failFromError(context, error, hint);
+      }
       return;
     }
     if (this.finished || this.stopping) return;
@@ -379,11 +491,14 @@ export class AcpAgent implements Agent {
     if (!connection || !sessionId || this.finished || this.stopping) return;
     this.promptActive = true;
     this.turns += 1;
+    this.refusedThisTurn = false;
+    this.planOfferedThisTurn = false;
+    this.statusChatter = undefined;
     this.ctx?.setStatus('running');
     this.armFirstEventTimer();
     connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }).then(
       (response) => this.onTurnEnd(response.stopReason),
-      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error),
+      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error, this.agentKind === 'codex' ? CODEX_LOGIN_HINT : undefined),
     );
   }
 
@@ -393,6 +508,12 @@ export class AcpAgent implements Agent {
     if (this.finished || this.stopping) return;
     this.translator?.flush();
     const lastText = this.translator?.lastAssistantText ?? '';
+    if (this.handingOver && this.queuedPrompts.length > 0) {
+      // The approved plan's turn goes on in the next prompt (Codex with another preset): no result yet.
+      this.handingOver = false;
+      this.sendPrompt(this.queuedPrompts.shift() as string);
+      return;
+    }
     if (stopReason === 'max_turn_requests') {
       this.emitResult('error_max_turns', `${this.label} reached its limit of model requests for one turn.`);
     } else if (stopReason === 'refusal') {
@@ -405,10 +526,19 @@ export class AcpAgent implements Agent {
     // Reviews still open belong to the ended turn: the agent no longer waits for them.
     for (const [requestId, review] of this.reviews) {
       this.log(`turn ended with review ${requestId} open; cancelling it`);
-      if (review.kind === 'plan_elicitation') review.answer({ action: 'cancel' });
-      else review.answer(CANCELLED);
+      cancelReview(review);
     }
     this.reviews.clear();
+    if (this.refusedThisTurn && !this.planOfferedThisTurn && !this.approved && !this.nudged && this.queuedPrompts.length === 0) {
+      // Codex ends its turn when an edit is refused: ask once to go on planning, read-only.
+      this.nudged = true;
+      this.report(
+        'acp_continue_planning',
+        `${this.label} ended its turn after Ultraplan refused a change, without proposing a plan. Ultraplan asked it once to continue planning read-only.`,
+        {},
+      );
+      this.queuedPrompts.push(CONTINUE_PLANNING_PROMPT);
+    }
     const next = this.queuedPrompts.shift();
     if (next !== undefined) this.sendPrompt(next);
     else this.ctx?.setStatus('idle');
@@ -419,8 +549,12 @@ export class AcpAgent implements Agent {
     const bound = this.firstEventTimeoutMs;
     this.firstEventTimer = setTimeout(() => {
       this.firstEventTimer = undefined;
+      const chatter = this.statusChatter;
+      const what = chatter
+        ? `only reported "${chatter.last}"${chatter.count > 1 ? ` (${chatter.count} times)` : ''}`
+        : 'sent nothing';
       this.fail(
-        `${this.label} sent nothing for ${Math.round(bound / 1000)} s after the prompt. It may be retrying a model ` +
+        `${this.label} ${what} for ${Math.round(bound / 1000)} s after the prompt. It may be retrying a model ` +
           `it cannot reach (network, login or API key). Ultraplan stopped it: check the agent's login and ` +
           `network, then start again.`,
       );
@@ -444,9 +578,18 @@ export class AcpAgent implements Agent {
     if (this.finished || this.stopping) return;
     if (this.acpSessionId && notification.sessionId !== this.acpSessionId) return;
     const update = notification.update;
-    // Only signs of the model at work count: adapters send command lists and usage on their own.
+    // Only signs of the model at work count: adapters send command lists, usage and status
+    // ("Reconnecting…") on their own.
     if (this.promptActive && PROGRESS_UPDATES.has(update.sessionUpdate)) this.sawEvent();
-    const mode = modeFromUpdate(update as unknown as { sessionUpdate: string } & Record<string, unknown>);
+    const raw = update as unknown as { sessionUpdate: string } & Record<string, unknown>;
+    const status = this.agentKind === 'codex' ? codexStatusText(raw) : undefined;
+    if (status) {
+      this.statusChatter = { last: status, count: (this.statusChatter?.count ?? 0) + 1 };
+      this.log(`status: ${status}`);
+    }
+    const sessionMode = sessionModeFromUpdate(raw);
+    if (sessionMode !== undefined) this.currentSessionMode = sessionMode;
+    const mode = modeFromUpdate(raw, this.planTarget);
     if (mode !== undefined) {
       this.onModeReported(mode);
       return;
@@ -485,7 +628,9 @@ export class AcpAgent implements Agent {
     const toolCall = request.toolCall;
     const translator = this.translator;
     if (!translator) return CANCELLED;
-    if (!this.approved && isPlanExitRequest(request)) {
+    const otherModeIds = this.planTarget?.via === 'mode' ? this.availableModeIds.filter((id) => id !== planModeId(this.planTarget as PlanModeTarget)) : [];
+    if (!this.approved && isPlanExitRequest(request, { otherModeIds })) {
+      this.log(`plan review requested (${toolCall.toolCallId})`);
       const plan = await this.planFor(toolCall);
       translator.flush();
       const toolUseId = translator.exitPlanToolUse(toolCall.toolCallId, plan);
@@ -496,13 +641,38 @@ export class AcpAgent implements Agent {
     const kind = toolCall.kind ?? translator.toolCall(toolCall.toolCallId)?.kind ?? 'other';
     const title = toolCall.title ?? translator.toolCall(toolCall.toolCallId)?.title ?? toolCall.toolCallId;
     if (!this.approved) {
+      let message = permissionRefusal(kind, title);
       if (LOOKING_TOOL_KINDS.has(kind)) {
-        const allow = request.options.find((option) => option.kind === 'allow_once');
-        this.log(`allowed "${title}" (${kind}) while planning: it only looks`);
-        return allow ? { outcome: { outcome: 'selected', optionId: allow.optionId } } : CANCELLED;
+        const verdict = this.byOutsideAccess(await this.lookingVerdict(kind, toolCall), title);
+        if (verdict.kind === 'allow') {
+          const allow = request.options.find((option) => option.kind === 'allow_once');
+          this.log(`allowed "${title}" (${kind}) while planning`);
+          return allow ? { outcome: { outcome: 'selected', optionId: allow.optionId } } : CANCELLED;
+        }
+        if (verdict.kind === 'ask') {
+          this.log(`asked the person about "${title}" (${kind}) while planning: ${verdict.reason}`);
+          translator.ensureToolUse(toolCall);
+          return new Promise<RequestPermissionResponse>((answer) => {
+            this.openReview({ kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer }, toolCall.toolCallId, title, toolCall.rawInput ?? {});
+          });
+        }
+        message = verdict.message;
       }
-      const message = permissionRefusal(kind, title);
-      this.report('acp_refused', message, { method: 'session/request_permission', kind, title });
+      this.refusedThisTurn = true;
+      if (isUnclearRequest(toolCall, translator.toolCall(toolCall.toolCallId)?.kind ?? undefined)) {
+        // It may have been a plan exit we do not recognise: the person hears of it, not only the
+        // agent, in the conversation they read (the session's last message when the turn ends).
+        const unclear =
+          `${this.label} asked permission for "${title}" (kind ${kind}) while planning, with the options ` +
+          `${request.options.map((option) => `"${option.name}"`).join(', ') || 'none'}. Ultraplan cannot tell whether this ` +
+          `is its request to leave plan mode or a change, so it refused it to keep planning read-only. If it was the plan, ` +
+          `ask the agent to show the plan as text.`;
+        this.report('acp_unclear_request', unclear, { kind, title });
+        translator.flush();
+        translator.assistantText(`Ultraplan: ${unclear}`);
+      } else {
+        this.report('acp_refused', message, { method: 'session/request_permission', kind, title });
+      }
       const reject = chooseRejectOption(this.label, request.options);
       const meta = { ultraplan: { refused: message } };
       return reject.ok ? { outcome: { outcome: 'selected', optionId: reject.option.optionId }, _meta: meta } : { ...CANCELLED, _meta: meta };
@@ -545,6 +715,7 @@ export class AcpAgent implements Agent {
 
   private openReview(review: PendingReview, toolUseId: string, toolName: string, input: unknown): void {
     const requestId = `acp-${randomUUID()}`;
+    if (review.kind !== 'tool_permission') this.planOfferedThisTurn = true;
     this.reviews.set(requestId, review);
     this.emit({
       type: 'control_request',
@@ -554,18 +725,44 @@ export class AcpAgent implements Agent {
     this.ctx?.setStatus('requires_action');
   }
 
+  /**
+   * A looking tool call while planning: a fetch goes to the person (it can send what was read to
+   * anyone); a read or search is allowed inside the workspace, goes to the person outside it, and
+   * is refused for the kernel's files and our secrets.
+   */
+  private async lookingVerdict(kind: string, toolCall: ToolCallUpdate): Promise<ReadVerdict> {
+    if (kind === 'fetch') return { kind: 'ask', reason: 'a fetch can send what the agent read to anyone' };
+    if (kind === 'think') return { kind: 'allow' };
+    const remembered = this.translator?.toolCall(toolCall.toolCallId);
+    let result: ReadVerdict = { kind: 'allow' };
+    for (const looked of lookedAtPaths({ rawInput: toolCall.rawInput ?? remembered?.rawInput, locations: toolCall.locations }, this.workspace, this.home)) {
+      const { verdict } = await this.files.readVerdict(looked);
+      if (verdict.kind === 'refuse') return verdict;
+      if (verdict.kind === 'ask' && result.kind === 'allow') result = verdict;
+    }
+    return result;
+  }
+
+  /** A question for the person, unless ultraplan's outside-access setting answers it. */
+  private byOutsideAccess(verdict: ReadVerdict, what: string): ReadVerdict {
+    if (verdict.kind !== 'ask' || this.outsideAccess === 'ask') return verdict;
+    this.log(`${this.outsideAccess === 'allow' ? 'allowed' : 'refused'} "${what}" without asking (outside access "${this.outsideAccess}"): ${verdict.reason}`);
+    return this.outsideAccess === 'allow'
+      ? { kind: 'allow' }
+      : { kind: 'refuse', message: `Ultraplan refused "${what}": ${verdict.reason}, and reads outside the workspace and fetches are set to be refused.` };
+  }
+
   private async onReadFile(
     request: ReadTextFileRequest,
     RequestError: new (code: number, message: string) => Error,
   ): Promise<{ content: string }> {
     this.sawEvent();
-    if (!path.isAbsolute(request.path)) throw new RequestError(-32602, `The path must be absolute: ${request.path}`);
-    let content: string;
-    try {
-      content = this.writtenPlans.get(path.resolve(request.path)) ?? (await readFile(request.path, 'utf8'));
-    } catch (error) {
-      throw new RequestError(-32002, `Could not read ${request.path}: ${errorMessage(error)}`);
+    const outcome = await this.files.read(request.path, (real, reason) => this.askToRead(real, reason));
+    if (!outcome.ok) {
+      if (outcome.refused) this.report('acp_refused', outcome.message, { method: 'fs/read_text_file', path: request.path });
+      throw new RequestError(outcome.refused ? -32000 : -32002, outcome.message);
     }
+    const content = outcome.value;
     if (request.line == null && request.limit == null) return { content };
     const lines = content.split('\n');
     const start = Math.max(0, (request.line ?? 1) - 1);
@@ -573,48 +770,46 @@ export class AcpAgent implements Agent {
     return { content: lines.slice(start, end).join('\n') };
   }
 
+  /** A read outside the workspace goes to the person, through the same path as any tool permission. */
+  private askToRead(real: string, reason: string): Promise<boolean> {
+    if (this.finished || this.stopping) return Promise.resolve(false);
+    const verdict = this.byOutsideAccess({ kind: 'ask', reason }, `Read ${real}`);
+    if (verdict.kind !== 'ask') return Promise.resolve(verdict.kind === 'allow');
+    this.log(`asked the person to allow reading ${real} (${reason})`);
+    return new Promise<boolean>((answer) => {
+      const toolUseId = `read-${randomUUID()}`;
+      // A tool_use and, once answered, its tool_result: every reader of the log sees the request settle.
+      this.translator?.ensureToolUse({ toolCallId: toolUseId, title: `Read ${real}`, kind: 'read', rawInput: { file_path: real } });
+      this.openReview(
+        {
+          kind: 'file_read',
+          answer: (decision) => {
+            const allowed = decision === 'allow';
+            this.log(decision === 'cancel' ? `the request to read ${real} ended unanswered` : `the person ${allowed ? 'allowed' : 'denied'} reading ${real}`);
+            this.translator?.toolResult(toolUseId, allowed ? `The person allowed reading ${real}.` : accessDenial(`reading ${real}`), !allowed);
+            answer(allowed);
+          },
+        },
+        toolUseId,
+        'Read',
+        { file_path: real, reason },
+      );
+    });
+  }
+
   private async onWriteFile(
     request: WriteTextFileRequest,
     RequestError: new (code: number, message: string) => Error,
   ): Promise<Record<string, never>> {
     this.sawEvent();
-    const verdict = writeVerdict({
-      filePath: request.path,
-      workspace: this.workspace,
-      planning: !this.approved,
-      namedPlanFiles: this.namedPlanFiles,
-    });
-    const resolved = path.resolve(request.path);
-    // The same check where the write would really land: a symlink in the path (a plans/x.md
-    // planted to point at src/app.ts or ~/.bashrc) must not carry a write past the policy.
-    const real = verdict.allowed ? await realWriteTarget(resolved) : resolved;
-    const realVerdict: WriteVerdict =
-      !verdict.allowed || real === resolved
-        ? verdict
-        : real === undefined
-          ? { allowed: false, message: `Ultraplan refused to write ${resolved}: it is a symbolic link to a file that does not exist.` }
-          : writeVerdict({
-              filePath: real,
-              workspace: await realpath(this.workspace).catch(() => this.workspace),
-              planning: !this.approved,
-              namedPlanFiles: this.namedPlanFiles.has(resolved) ? new Set([...this.namedPlanFiles, real]) : this.namedPlanFiles,
-            });
-    if (!realVerdict.allowed) {
-      this.report('acp_refused', realVerdict.message, { method: 'fs/write_text_file', path: request.path });
-      throw new RequestError(-32000, realVerdict.message);
+    const outcome = await this.files.write(request.path, request.content, !this.approved);
+    if (!outcome.ok) {
+      if (outcome.refused && !this.approved) this.refusedThisTurn = true;
+      if (outcome.refused) this.report('acp_refused', outcome.message, { method: 'fs/write_text_file', path: request.path });
+      throw new RequestError(outcome.refused ? -32000 : -32603, outcome.message);
     }
-    try {
-      await mkdir(path.dirname(resolved), { recursive: true });
-      await writeFile(resolved, request.content, 'utf8');
-    } catch (error) {
-      throw new RequestError(-32603, `Could not write ${resolved}: ${errorMessage(error)}`);
-    }
-    if (!this.approved) {
-      // The plan file: remembered so the exit request naming it reads what was written.
-      this.namedPlanFiles.add(resolved);
-      this.writtenPlans.set(resolved, request.content);
-      this.log(`wrote the plan file ${resolved}`);
-    }
+    // The plan file: remembered so the exit request naming it reads what was written.
+    if (outcome.value === 'plan') this.log(`wrote the plan file ${path.resolve(request.path)}`);
     return {};
   }
 
@@ -632,28 +827,22 @@ export class AcpAgent implements Agent {
       return `(${this.label} asked to leave plan mode without a plan text.)`;
     }
     const resolved = path.resolve(this.workspace, source.path);
-    this.namedPlanFiles.add(resolved);
-    const written = this.writtenPlans.get(resolved);
-    if (written !== undefined) return written;
-    try {
-      const real = await realpath(resolved);
-      const root = await realpath(this.workspace);
-      if (!isInside(root, real)) {
-        return `(${this.label} named its plan file ${resolved}, which is outside the workspace; Ultraplan reads plan files only inside the workspace.)`;
-      }
-      return await readFile(real, 'utf8');
-    } catch (error) {
-      return `(${this.label} named its plan file ${resolved}, but it could not be read: ${errorMessage(error)})`;
-    }
+    const named = await this.files.namedPlan(resolved);
+    if (named.ok) return named.value;
+    this.log(`did not read the named plan file ${resolved}: ${named.message}`);
+    return `(${this.label} named its plan file ${resolved}, but Ultraplan did not read it: ${named.message}.)`;
   }
 
   // -------------------------------------------------------------------------------------------
   // Decisions
 
-  private approvePlan(review: Exclude<PendingReview, { kind: 'tool_permission' }>, decision: PermissionDecision & { behavior: 'allow' }): void {
+  private approvePlan(review: PlanReview, decision: PermissionDecision & { behavior: 'allow' }): void {
     const edited = typeof decision.updatedInput.plan === 'string' ? decision.updatedInput.plan : review.plan;
     const wasEdited = edited !== review.plan;
-    if (review.kind === 'plan_permission') {
+    if (review.kind === 'plan_permission' && this.agentKind === 'codex' && codexImplementOption(review.options)) {
+      this.approveCodexPlan(review, edited, wasEdited);
+      return;
+    } else if (review.kind === 'plan_permission') {
       let choice = chooseApproveOption(this.label, review.options, this.afterApproval);
       let thenMode: string | undefined;
       if (!choice.ok && this.afterApproval === 'acceptEdits' && this.availableModeIds.includes('acceptEdits')) {
@@ -686,6 +875,49 @@ export class AcpAgent implements Agent {
     }
   }
 
+  /**
+   * Codex's adapter implements an approved plan at once, in the same prompt, with the preset that
+   * was in force when that prompt began (read-only, while planning). When the person chose that
+   * preset (ultraplan.afterApproval = default: each edit asked), implement_plan is the answer.
+   * Otherwise the preset is set, plan mode left, the review closed with revise_plan (which the
+   * model never sees) and the adapter's own next prompt sent, so the implementation runs with
+   * the chosen preset.
+   */
+  private approveCodexPlan(review: Extract<PendingReview, { kind: 'plan_permission' }>, edited: string, wasEdited: boolean): void {
+    const implement = codexImplementOption(review.options) as PermissionOption;
+    const preset = codexPresetAfterApproval(this.afterApproval, this.availableModeIds);
+    const connection = this.connection;
+    const sessionId = this.acpSessionId;
+    this.approved = true;
+    this.translator?.toolResult(review.toolUseId, this.approvedText(edited, wasEdited), false);
+    if (!preset || !connection || !sessionId || preset === this.currentSessionMode) {
+      if (!preset) this.log(`${this.label} offers no preset for ultraplan.afterApproval = ${this.afterApproval}; it keeps "${this.currentSessionMode}"`);
+      review.answer({ outcome: { outcome: 'selected', optionId: implement.optionId } });
+      this.log(`approved the plan with "${implement.name}" (${implement.optionId}); the "${this.currentSessionMode}" preset stays`);
+      if (wasEdited) this.queuePrompt(`The reviewer edited the plan before approving it. Follow this version:\n\n${edited}`);
+      return;
+    }
+    const close = chooseRejectOption(this.label, review.options);
+    const leave = codexLeavePlanMode(this.planTarget);
+    void (async () => {
+      try {
+        await connection.agent.request('session/set_mode', { sessionId, modeId: preset });
+        this.currentSessionMode = preset;
+        if (leave) await connection.agent.request('session/set_config_option', { sessionId, configId: leave.configId, value: leave.value });
+      } catch (error) {
+        review.answer(CANCELLED);
+        this.fail(`Could not switch ${this.label} to its "${preset}" preset after approval, so the plan was not approved: ${errorMessage(error)}`);
+        return;
+      }
+      this.log(`set the "${preset}" preset after approval (ultraplan.afterApproval = ${this.afterApproval}) and left plan mode`);
+      if (close.ok) {
+        this.handingOver = true;
+        this.queuedPrompts.unshift(wasEdited ? `${CODEX_IMPLEMENT_PROMPT} The reviewer edited it before approving; follow this version:\n\n${edited}` : CODEX_IMPLEMENT_PROMPT);
+      }
+      review.answer({ outcome: { outcome: 'selected', optionId: close.ok ? close.option.optionId : implement.optionId } });
+    })();
+  }
+
   private switchModeAfterApproval(modeId: string): void {
     const connection = this.connection;
     const sessionId = this.acpSessionId;
@@ -703,7 +935,7 @@ export class AcpAgent implements Agent {
     return `User approved the plan.\n\n${edited ? APPROVED_PLAN_EDITED_MARKER : APPROVED_PLAN_MARKER}${plan}`;
   }
 
-  private rejectPlan(review: Exclude<PendingReview, { kind: 'tool_permission' }>, message: string): void {
+  private rejectPlan(review: PlanReview, message: string): void {
     const teleport = message.includes(ULTRAPLAN_TELEPORT_SENTINEL);
     let feedbackInAnswer = false;
     if (review.kind === 'plan_permission') {
@@ -773,7 +1005,7 @@ export class AcpAgent implements Agent {
   }
 
   /** A request failed: when the process died, its exit says more than "connection closed". */
-  private async failFromError(context: string, error: unknown): Promise<void> {
+  private async failFromError(context: string, error: unknown, loginHint?: string): Promise<void> {
     if (this.finished || this.stopping) return;
     const proc = this.proc;
     if (proc) await Promise.race([proc.exited, new Promise((resolve) => setTimeout(resolve, 500))]);
@@ -785,7 +1017,7 @@ export class AcpAgent implements Agent {
     }
     const message = errorMessage(error);
     const hint = /authenticat|log ?in|credential|api.?key|unauthori[sz]ed/i.test(message)
-      ? ` Log in with ${this.label}'s own command line (or set its API key), then start again.`
+      ? ` ${loginHint ?? `Log in with ${this.label}'s own command line (or set its API key), then start again.`}`
       : '';
     this.fail(`${context}: ${message}.${hint}`);
   }
@@ -814,10 +1046,7 @@ export class AcpAgent implements Agent {
 
   private async shutdown(): Promise<void> {
     this.disarmFirstEventTimer();
-    for (const review of this.reviews.values()) {
-      if (review.kind === 'plan_elicitation') review.answer({ action: 'cancel' });
-      else review.answer(CANCELLED);
-    }
+    for (const review of this.reviews.values()) cancelReview(review);
     this.reviews.clear();
     this.pendingQuestion?.answer({ action: 'cancel' });
     this.pendingQuestion = undefined;
@@ -863,30 +1092,4 @@ export class AcpAgent implements Agent {
 export function createAcpAgentFactory(options: AcpAgentOptions): AgentFactory {
   if (options.argv.length === 0 || !options.argv[0]) throw new Error('The ACP agent command is empty.');
   return () => new AcpAgent({ ...options });
-}
-
-/**
- * The file a write to `file` would really change: symlinks in its folders and in its own name
- * resolved (missing folders are kept as named, since they will be created). undefined for a
- * symlink whose target does not exist (writing would create that target wherever it points).
- */
-async function realWriteTarget(file: string): Promise<string | undefined> {
-  try {
-    if ((await lstat(file)).isSymbolicLink()) return await realpath(file).catch(() => undefined);
-  } catch {
-    /* missing: its folders decide */
-  }
-  const rest: string[] = [path.basename(file)];
-  let dir = path.dirname(file);
-  for (let depth = 0; depth < 4096; depth++) {
-    try {
-      return path.join(await realpath(dir), ...rest);
-    } catch {
-      const parent = path.dirname(dir);
-      if (parent === dir) return file;
-      rest.unshift(path.basename(dir));
-      dir = parent;
-    }
-  }
-  return file;
 }

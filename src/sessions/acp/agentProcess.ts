@@ -8,6 +8,16 @@ export const STDERR_TAIL_CHARS = 4000;
 /** A line longer than this is treated as malformed rather than buffered without bound. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
+/** Environment variables that hold our own secrets: never handed to an agent. */
+export const SECRET_ENV_NAMES: readonly string[] = ['ULTRAPLAN_SERVER_TOKEN'];
+
+/** `env` without our secrets: an agent plans from untrusted text and must not hold our token. */
+export function agentEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const clean = { ...env };
+  for (const name of SECRET_ENV_NAMES) delete clean[name];
+  return clean;
+}
+
 export interface AgentExit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -47,7 +57,7 @@ export class AgentProcess {
     installExitHook();
     this.child = spawn(command, args, {
       cwd: options.cwd,
-      env: options.env,
+      env: agentEnvironment(options.env),
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group: one signal reaches the agent and all its children.
       detached: true,

@@ -9,6 +9,7 @@ export {
   type AcpAgentOptions,
 } from './acpAgent';
 export { AFTER_APPROVAL_VALUES, type AfterApproval } from './planReview';
+export { OUTSIDE_ACCESS_VALUES, type OutsideAccess } from './readOnlyPolicy';
 export {
   KNOWN_AGENTS,
   detectKnownAgents,

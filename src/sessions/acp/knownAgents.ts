@@ -3,41 +3,61 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { labelFromArgv } from './acpAgent';
+import agentPackages from './agentPackages.json';
 
 export type KnownAgentId = 'claude' | 'gemini' | 'codex';
+
+/** The npm package people install for an agent, pinned to the version Ultraplan is tested with. */
+export interface AgentPackage {
+  package: string;
+  version: string;
+  /** The program the package puts on PATH, and the arguments that start it as an ACP agent. */
+  bin: string;
+  args: string[];
+  /** The Node.js versions the package runs on (its `engines.node`). */
+  node: string;
+}
+
+export const AGENT_PACKAGES: Readonly<Record<KnownAgentId, AgentPackage>> = agentPackages;
 
 export interface KnownAgent {
   id: KnownAgentId;
   label: string;
+  pkg: AgentPackage;
   /** The program installed on PATH, and its argv. */
   installed: { program: string; argv: readonly string[] };
-  /** Fallback through npx (downloads the package on first use), when there is one. */
-  npx?: { argv: readonly string[] };
-  /** What to tell a person who has neither. */
+  /** Fallback through npx at the pinned version (downloads the package on first use). */
+  npx: { argv: readonly string[] };
+  /** The exact command that installs it. */
+  installCommand: string;
+  /** What to tell a person who has neither: the command, the Node it needs, what else. */
   installHint: string;
 }
 
+const LOGIN_NOTES: Record<KnownAgentId, string> = {
+  claude: 'log in with Claude Code first, or set ANTHROPIC_API_KEY',
+  gemini: 'then run gemini once to log in, or set GEMINI_API_KEY',
+  codex: 'then set OPENAI_API_KEY or run codex login',
+};
+
+function knownAgent(id: KnownAgentId, label: string): KnownAgent {
+  const pkg = AGENT_PACKAGES[id];
+  const installCommand = `npm install -g ${pkg.package}@${pkg.version}`;
+  return {
+    id,
+    label,
+    pkg,
+    installed: { program: pkg.bin, argv: [pkg.bin, ...pkg.args] },
+    npx: { argv: ['npx', '-y', `${pkg.package}@${pkg.version}`, ...pkg.args] },
+    installCommand,
+    installHint: `${installCommand} (needs Node.js ${pkg.node}; ${LOGIN_NOTES[id]})`,
+  };
+}
+
 export const KNOWN_AGENTS: readonly KnownAgent[] = [
-  {
-    id: 'claude',
-    label: 'Claude (ACP)',
-    installed: { program: 'claude-agent-acp', argv: ['claude-agent-acp'] },
-    npx: { argv: ['npx', '-y', '@agentclientprotocol/claude-agent-acp'] },
-    installHint: 'npm install -g @agentclientprotocol/claude-agent-acp (needs Node.js; log in with Claude Code first)',
-  },
-  {
-    id: 'gemini',
-    label: 'Gemini CLI (ACP)',
-    installed: { program: 'gemini', argv: ['gemini', '--experimental-acp'] },
-    installHint: 'npm install -g @google/gemini-cli, then run gemini once to log in',
-  },
-  {
-    id: 'codex',
-    label: 'Codex (ACP)',
-    installed: { program: 'codex-acp', argv: ['codex-acp'] },
-    npx: { argv: ['npx', '-y', '@zed-industries/codex-acp'] },
-    installHint: 'npm install -g @zed-industries/codex-acp (log in with Codex first)',
-  },
+  knownAgent('claude', 'Claude (ACP)'),
+  knownAgent('gemini', 'Gemini CLI (ACP)'),
+  knownAgent('codex', 'Codex (ACP)'),
 ];
 
 export interface DetectedAgent {
@@ -81,8 +101,8 @@ export function detectKnownAgents(env: NodeJS.ProcessEnv = process.env): Detecte
   return KNOWN_AGENTS.map((agent): DetectedAgent => {
     const found = findOnPath(agent.installed.program, env);
     if (found) return { id: agent.id, label: agent.label, argv: agent.installed.argv, availability: 'installed', path: found };
-    if (agent.npx && npxPath) return { id: agent.id, label: agent.label, argv: agent.npx.argv, availability: 'npx', installHint: agent.installHint };
-    return { id: agent.id, label: agent.label, argv: agent.npx?.argv ?? agent.installed.argv, availability: 'missing', installHint: agent.installHint };
+    if (npxPath) return { id: agent.id, label: agent.label, argv: agent.npx.argv, availability: 'npx', installHint: agent.installHint };
+    return { id: agent.id, label: agent.label, argv: agent.npx.argv, availability: 'missing', installHint: agent.installHint };
   });
 }
 
@@ -92,7 +112,8 @@ export function detectCustomAgent(argv: readonly string[], env: NodeJS.ProcessEn
   const found = program ? findOnPath(program, env) : undefined;
   return {
     id: 'custom',
-    label: labelFromArgv(argv),
+    // A known agent's program under a command of one's own keeps its name.
+    label: KNOWN_AGENTS.find((agent) => program && agent.installed.program === path.basename(program))?.label ?? labelFromArgv(argv),
     argv,
     availability: found ? 'installed' : 'missing',
     ...(found ? { path: found } : { installHint: program ? `${program} was not found on PATH` : 'the command is empty' }),
@@ -146,6 +167,8 @@ export function resolveAgentCommand(spec: string, env: NodeJS.ProcessEnv = proce
   if (argv.length === 0) {
     throw new Error(`acp needs a command or one of ${KNOWN_AGENTS.map((agent) => agent.id).join(', ')}: --agent "acp:npx -y @agentclientprotocol/claude-agent-acp"`);
   }
-  const byProgram = KNOWN_AGENTS.find((agent) => agent.installed.program === path.basename(argv[0] as string) || agent.npx?.argv.slice(-1)[0] === argv[argv.length - 1]);
+  const byProgram = KNOWN_AGENTS.find(
+    (agent) => agent.installed.program === path.basename(argv[0] as string) || argv.some((arg) => arg === agent.pkg.package || arg.startsWith(`${agent.pkg.package}@`)),
+  );
   return { argv, label: byProgram?.label ?? labelFromArgv(argv) };
 }

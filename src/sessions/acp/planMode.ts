@@ -6,7 +6,10 @@ import type {
   SessionModeState,
 } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 
-/** How the plan mode is switched on: a session mode, or the `mode` config option. */
+/**
+ * How the plan mode is switched on: a session mode, or a select config option (`mode`, or one
+ * like Codex's `collaboration_mode`, whose session modes are permission presets instead).
+ */
 export type PlanModeTarget =
   | { via: 'mode'; modeId: string; name: string }
   | { via: 'config_option'; configId: string; value: string; name: string };
@@ -36,6 +39,14 @@ export function modeConfigOption(
   return undefined;
 }
 
+/** Select config options about a mode: the `mode` option first, then any whose id or category says mode. */
+function modeLikeConfigOptions(options: readonly SessionConfigOption[] | null | undefined): Array<SessionConfigOption & { type: 'select' }> {
+  const selects = (options ?? []).filter((option): option is SessionConfigOption & { type: 'select' } => option.type === 'select');
+  const first = modeConfigOption(selects);
+  const rest = selects.filter((option) => option !== first && (/mode/i.test(option.id) || /mode/i.test(option.category ?? '')));
+  return first ? [first, ...rest] : rest;
+}
+
 function configCandidates(option: SessionConfigOption & { type: 'select' }): ModeCandidate[] {
   const result: ModeCandidate[] = [];
   for (const entry of option.options as readonly unknown[]) {
@@ -63,11 +74,12 @@ export function choosePlanMode(agentLabel: string, session: Pick<NewSessionRespo
   const fromModes = pickPlan(modeCandidates);
   if (fromModes) return { ok: true, target: { via: 'mode', modeId: fromModes.id, name: fromModes.name } };
 
-  const option = modeConfigOption(session.configOptions);
-  const optionCandidates = option ? configCandidates(option) : [];
-  const fromOption = pickPlan(optionCandidates);
-  if (option && fromOption) {
-    return { ok: true, target: { via: 'config_option', configId: option.id, value: fromOption.id, name: fromOption.name } };
+  const optionCandidates: ModeCandidate[] = [];
+  for (const option of modeLikeConfigOptions(session.configOptions)) {
+    const candidates = configCandidates(option);
+    optionCandidates.push(...candidates);
+    const fromOption = pickPlan(candidates);
+    if (fromOption) return { ok: true, target: { via: 'config_option', configId: option.id, value: fromOption.id, name: fromOption.name } };
   }
 
   const offered = [...modeCandidates, ...optionCandidates];
@@ -89,15 +101,24 @@ export function planModeId(target: PlanModeTarget): string {
 
 /**
  * The current mode an update announces, if it announces one: `current_mode_update`, or a
- * `config_option_update` whose `mode` option changed (agents use either).
+ * `config_option_update` whose `mode` option changed (agents use either). When plan mode is a
+ * config option of its own (`target`), only that option speaks for it: the session modes are
+ * then something else (Codex's permission presets).
  */
-export function modeFromUpdate(update: { sessionUpdate: string } & Record<string, unknown>): string | undefined {
+export function modeFromUpdate(update: { sessionUpdate: string } & Record<string, unknown>, target?: PlanModeTarget): string | undefined {
+  const ownOption = target?.via === 'config_option' && target.configId !== 'mode' ? target.configId : undefined;
   if (update.sessionUpdate === 'current_mode_update' && typeof update.currentModeId === 'string') {
-    return update.currentModeId;
+    return ownOption ? undefined : update.currentModeId;
   }
   if (update.sessionUpdate === 'config_option_update' && Array.isArray(update.configOptions)) {
-    const option = modeConfigOption(update.configOptions as SessionConfigOption[]);
+    const options = update.configOptions as SessionConfigOption[];
+    const option = ownOption ? options.find((candidate) => candidate.id === ownOption) : modeConfigOption(options);
     if (option && typeof option.currentValue === 'string') return option.currentValue;
   }
   return undefined;
+}
+
+/** The session mode (a permission preset, for Codex) an update announces, whatever holds plan mode. */
+export function sessionModeFromUpdate(update: { sessionUpdate: string } & Record<string, unknown>): string | undefined {
+  return modeFromUpdate(update);
 }

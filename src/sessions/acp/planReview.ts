@@ -72,15 +72,34 @@ export function planSource(toolCall: Pick<ToolCallUpdate, 'rawInput' | 'content'
 
 /**
  * Whether a permission request asks to leave plan mode (Claude's adapter: rawInput.plan and a
- * "keep planning" option; Codex: "Implement this plan?"; Gemini: a switch_mode tool call).
+ * "keep planning" option; Codex: kind switch_mode, "Implement this plan?"). For an agent we do
+ * not know, a request whose allow option is named after one of its other modes (`modes`: the
+ * session's mode ids besides plan mode) leaves plan mode too.
  */
-export function isPlanExitRequest(request: { toolCall: ToolCallUpdate; options: readonly PermissionOption[] }): boolean {
+export function isPlanExitRequest(
+  request: { toolCall: ToolCallUpdate; options: readonly PermissionOption[] },
+  modes: { otherModeIds?: readonly string[] } = {},
+): boolean {
   const { toolCall, options } = request;
   if (rawInputPlan(toolCall)) return true;
   if (toolCall.kind === 'switch_mode') return true;
   const title = `${toolCall.title ?? ''} ${toolCall.name ?? ''}`;
   if (EXIT_PLAN_TITLE_PATTERN.test(title)) return true;
-  return options.some((option) => option.optionId === 'plan' || KEEP_PLANNING_PATTERN.test(option.name));
+  if (options.some((option) => option.optionId === 'plan' || KEEP_PLANNING_PATTERN.test(option.name))) return true;
+  const others = new Set(modes.otherModeIds ?? []);
+  return options.some((option) => isAllow(option) && others.has(option.optionId));
+}
+
+/** Tool kinds whose request says what it does (a change, a command, …): no exit request hides there. */
+const KNOWN_ACTION_KINDS: ReadonlySet<string> = new Set(['edit', 'delete', 'move', 'execute', 'read', 'search', 'think', 'fetch']);
+
+/**
+ * True when a permission request that is not a recognised plan exit could still be one: its kind
+ * says nothing (`other`, or none). Refusing it silently could hide a plan from the person.
+ */
+export function isUnclearRequest(toolCall: Pick<ToolCallUpdate, 'kind'>, remembered?: string): boolean {
+  const kind = toolCall.kind ?? remembered;
+  return kind === undefined || kind === null || !KNOWN_ACTION_KINDS.has(kind);
 }
 
 export type OptionChoice = { ok: true; option: PermissionOption } | { ok: false; message: string };
@@ -235,6 +254,8 @@ export function planReviewForm(request: CreateElicitationRequest): PlanReviewFor
 interface QuestionField {
   key: string;
   title: string;
+  /** The property's title when it is itself a question. */
+  question?: string;
   choices: Choice[];
   multi: boolean;
 }
@@ -261,7 +282,8 @@ export function questionForm(request: CreateElicitationRequest): QuestionForm | 
   for (const [key, property] of Object.entries(record.requestedSchema.properties)) {
     if (!isRecord(property)) continue;
     const title = [property.title, property.description].filter((part) => typeof part === 'string' && part).join(': ') || key;
-    if (property.type === 'string') fields.push({ key, title, choices: choicesOf(property), multi: false });
+    const question = typeof property.title === 'string' && /\?\s*$/.test(property.title) ? { question: property.title } : {};
+    if (property.type === 'string') fields.push({ key, title, choices: choicesOf(property), multi: false, ...question });
     else if (property.type === 'array') fields.push({ key, title, choices: arrayChoices(property), multi: true });
   }
   if (fields.length === 0) return undefined;
@@ -269,6 +291,8 @@ export function questionForm(request: CreateElicitationRequest): QuestionForm | 
   const selects = fields.filter((field) => field.choices.length > 0);
   for (const field of selects) {
     if (selects.length > 1) lines.push('', field.title);
+    // A field titled with a question of its own (Codex's, under the message "Codex needs your input to continue.").
+    else if (field.question && !lines[0]?.includes(field.question)) lines.push('', field.question);
     for (const choice of field.choices) lines.push(`- ${choice.title}`);
   }
   return { text: lines.join('\n').trim(), fields };

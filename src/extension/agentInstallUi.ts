@@ -1,0 +1,67 @@
+// Installing a known agent from the editor: the exact command shown first, the Node.js it needs
+// checked before anything runs, npm's progress in a notification, and on failure the cause and
+// the fix (the command to run by hand is one click away).
+import { execFile } from 'node:child_process';
+import * as vscode from 'vscode';
+import { installAgent, nodeProblem } from '../sessions/acp/agentInstall';
+import type { KnownAgent } from '../sessions/acp';
+
+const INSTALL = 'Install';
+const COPY = 'Copy Command';
+
+/** The `node` on PATH (the one npm will use), or undefined when there is none. */
+function nodeVersion(): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile('node', ['--version'], { timeout: 15_000, shell: process.platform === 'win32' }, (error, stdout) => resolve(error ? undefined : stdout.trim()));
+  });
+}
+
+async function copyCommand(agent: KnownAgent): Promise<void> {
+  await vscode.env.clipboard.writeText(agent.installCommand);
+  void vscode.window.showInformationMessage(`Ultraplan: copied "${agent.installCommand}". Run it in a terminal, then choose ${agent.label} again.`);
+}
+
+/**
+ * Offers to install a missing agent; answers true once it is installed. Nothing runs without the
+ * person's click, and never with sudo.
+ */
+export async function offerAgentInstall(agent: KnownAgent, log: vscode.LogOutputChannel): Promise<boolean> {
+  const choice = await vscode.window.showWarningMessage(
+    `Ultraplan: ${agent.label} is not installed here. Install it with: ${agent.installCommand} (needs Node.js ${agent.pkg.node}).`,
+    INSTALL,
+    COPY,
+  );
+  if (choice === COPY) await copyCommand(agent);
+  if (choice !== INSTALL) return false;
+
+  const problem = nodeProblem(agent, await nodeVersion());
+  if (problem) {
+    log.warn(`install ${agent.pkg.package}: ${problem}`);
+    void vscode.window.showErrorMessage(`Ultraplan: ${problem}`);
+    return false;
+  }
+  log.info(`install: ${agent.installCommand}`);
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Installing ${agent.label} (${agent.pkg.package}@${agent.pkg.version}, Node.js ${agent.pkg.node})`, cancellable: true },
+    (progress, token) => {
+      const abort = new AbortController();
+      token.onCancellationRequested(() => abort.abort());
+      progress.report({ message: `running ${agent.installCommand}` });
+      return installAgent(agent, {
+        signal: abort.signal,
+        onProgress: (message) => {
+          log.info(`install ${agent.pkg.package}: ${message}`);
+          progress.report({ message });
+        },
+      });
+    },
+  );
+  if (result.ok) {
+    log.info(`installed ${agent.pkg.package}@${agent.pkg.version}`);
+    return true;
+  }
+  log.warn(`install ${agent.pkg.package} failed: ${result.message}`);
+  const next = await vscode.window.showErrorMessage(`Ultraplan: could not install ${agent.label}. ${result.message}`, COPY);
+  if (next === COPY) await copyCommand(agent);
+  return false;
+}

@@ -56,7 +56,7 @@ interface RecordEntry {
  * In the workbench page: resolves with when a status bar item first shows `text` (DOM) and when
  * the frame after that was painted. Refuses when an item already shows it.
  */
-async function watchStatusBar(page: Page, text: string): Promise<void> {
+export async function watchStatusBar(page: Page, text: string): Promise<void> {
   // A string, not a function: tsx's __name helper would not exist in the page.
   const installed = await page.evaluate(`(() => {
     const text = ${JSON.stringify(text)};

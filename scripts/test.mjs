@@ -116,7 +116,7 @@ async function main() {
       return true;
     })) &&
     (await step('ACP agents for the real-agent tests (cached)', async () => {
-      await setupAgents(['codex']);
+      await setupAgents(['codex', 'gemini']);
       return true;
     })) &&
     (await step('build', async () => (await run('npm', ['run', '--silent', 'build'])).code === 0));

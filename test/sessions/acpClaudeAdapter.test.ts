@@ -1,18 +1,21 @@
-// The real Claude ACP adapter (@agentclientprotocol/claude-agent-acp, a devDependency) up to the
-// model call, which cannot succeed here (TESTING.md): initialize, session/new with its modes, the
-// switch to plan mode, then the bounded failure of the prompt, with no process left behind.
+// The real Claude ACP adapter (@agentclientprotocol/claude-agent-acp, a devDependency) on its own
+// and up to the model call: initialize, session/new with its modes (and the `auto` mode it starts
+// in, which lets a write through unasked), the switch to plan mode, then the bounded failure of a
+// prompt with no model reachable or no login, with no process left behind. The whole planning
+// loop with a scripted model is acpRealClaude.test.ts.
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { choosePlanMode, modeFromUpdate } from '../../src/sessions/acp/planMode';
 import { RecordingContext } from './acpTestSupport';
 import { processGroupMembers, waitGone } from '../support/processes';
+import { anthropicApi } from '../support/modelApi/anthropic';
+import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
+import { CLAUDE_ADAPTER, claudeEnv, withRawAgent } from '../support/realAgents';
 
-const ADAPTER = path.resolve(__dirname, '../../node_modules/.bin/claude-agent-acp');
+const ADAPTER = CLAUDE_ADAPTER;
 
 /** An environment with no way to reach a model: an empty HOME, and no inherited keys. */
 function isolatedEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -41,47 +44,70 @@ describe('the real Claude ACP adapter, up to the model call', function () {
   });
 
   it('answers initialize and session/new with a plan mode, and switches to it', async () => {
-    const acp = await import('@agentclientprotocol/sdk');
-    const child = spawn(ADAPTER, [], { cwd: workspace, env: isolatedEnv(home), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     const modeUpdates: string[] = [];
+    await withRawAgent(
+      [ADAPTER],
+      { cwd: workspace, env: isolatedEnv(home) },
+      (app) =>
+        app.onNotification('session/update', ({ params }) => {
+          const mode = modeFromUpdate(params.update as unknown as { sessionUpdate: string } & Record<string, unknown>);
+          if (mode) modeUpdates.push(mode);
+        }),
+      async (connection) => {
+        const init = await connection.agent.request('initialize', {
+          protocolVersion: 1,
+          clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+        });
+        assert.equal(init.protocolVersion, 1);
+        assert.equal(init.agentInfo?.name, '@agentclientprotocol/claude-agent-acp');
+
+        const session = await connection.agent.request('session/new', { cwd: workspace, mcpServers: [] });
+        const modeIds = session.modes?.availableModes.map((mode) => mode.id) ?? [];
+        for (const id of ['default', 'acceptEdits', 'plan', 'bypassPermissions']) assert.ok(modeIds.includes(id), `mode ${id} in ${modeIds.join(',')}`);
+        const choice = choosePlanMode('Claude (ACP)', session);
+        assert.deepEqual(choice.ok && choice.target, { via: 'mode', modeId: 'plan', name: session.modes?.availableModes.find((m) => m.id === 'plan')?.name });
+
+        await connection.agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'plan' });
+        // The adapter reports the switch (as a config_option_update of `mode`).
+        const deadline = Date.now() + 5000;
+        while (!modeUpdates.includes('plan') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+        assert.ok(modeUpdates.includes('plan'), `mode updates: ${modeUpdates.join(',')}`);
+      },
+    );
+  });
+
+  it('starts in "auto", where a write goes through with no permission request: plan mode has to be set before the first prompt', async () => {
+    const app = path.join(workspace, 'app.ts');
+    await writeFile(app, 'export const original = true;\n');
+    const model = new ScriptedModelServer(
+      anthropicApi,
+      new Scenario([() => ({ toolCalls: [{ name: 'Write', input: { file_path: app, content: 'written in auto mode\n' } }] }), () => ({ text: 'Done.' })]),
+    );
+    const permissions: string[] = [];
     try {
-      const app = acp.client({ name: 'ultraplan-test' });
-      app.onNotification('session/update', ({ params }) => {
-        const mode = modeFromUpdate(params.update as unknown as { sessionUpdate: string } & Record<string, unknown>);
-        if (mode) modeUpdates.push(mode);
-      });
-      const connection = app.connect(
-        acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
+      await withRawAgent(
+        [ADAPTER],
+        { cwd: workspace, env: claudeEnv(home, await model.start()) },
+        (client) => {
+          client.onNotification('session/update', () => undefined);
+          client.onRequest('session/request_permission', ({ params }) => {
+            permissions.push(params.toolCall.title ?? params.toolCall.toolCallId);
+            return { outcome: { outcome: 'cancelled' } };
+          });
+        },
+        async (connection) => {
+          await connection.agent.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false } });
+          const session = await connection.agent.request('session/new', { cwd: workspace, mcpServers: [] });
+          assert.equal(session.modes?.currentModeId, 'auto');
+          const turn = await connection.agent.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'Change app.ts' }] });
+          assert.equal(turn.stopReason, 'end_turn');
+        },
       );
-      const init = await connection.agent.request('initialize', {
-        protocolVersion: 1,
-        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
-      });
-      assert.equal(init.protocolVersion, 1);
-      assert.equal(init.agentInfo?.name, '@agentclientprotocol/claude-agent-acp');
-
-      const session = await connection.agent.request('session/new', { cwd: workspace, mcpServers: [] });
-      const modeIds = session.modes?.availableModes.map((mode) => mode.id) ?? [];
-      for (const id of ['default', 'acceptEdits', 'plan', 'bypassPermissions']) assert.ok(modeIds.includes(id), `mode ${id} in ${modeIds.join(',')}`);
-      const choice = choosePlanMode('Claude (ACP)', session);
-      assert.deepEqual(choice.ok && choice.target, { via: 'mode', modeId: 'plan', name: session.modes?.availableModes.find((m) => m.id === 'plan')?.name });
-
-      await connection.agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'plan' });
-      // The adapter reports the switch (as a config_option_update of `mode`).
-      const deadline = Date.now() + 5000;
-      while (!modeUpdates.includes('plan') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-      assert.ok(modeUpdates.includes('plan'), `mode updates: ${modeUpdates.join(',')}`);
-      connection.close();
     } finally {
-      if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-        assert.ok(await waitGone(child.pid));
-      }
+      await model.close();
     }
+    assert.deepEqual(permissions, [], 'nobody was asked');
+    assert.equal(await readFile(app, 'utf8'), 'written in auto mode\n');
   });
 
   async function runPrompt(env: Record<string, string>, firstEventTimeoutMs: number) {

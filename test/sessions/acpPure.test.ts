@@ -224,6 +224,17 @@ describe('ACP pure pieces', () => {
   });
 
   describe('AcpEventTranslator', () => {
+    it("keeps a notice sent without a message id (Claude's adapter) apart from the model's text around it", () => {
+      const events: AnyEvent[] = [];
+      const translator = new AcpEventTranslator((event) => events.push(event));
+      translator.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Planning.' }, messageId: 'm1' });
+      translator.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '**Warning:** a notice' } });
+      translator.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Done.' }, messageId: 'm2' });
+      translator.flush();
+      const texts = events.map((event) => (event as unknown as { message: { content: Array<{ text: string }> } }).message.content[0]?.text);
+      assert.deepEqual(texts, ['Planning.', '**Warning:** a notice', 'Done.']);
+    });
+
     it('coalesces chunks per message id, flushes on tool calls, and emits one result per tool call', () => {
       const events: AnyEvent[] = [];
       const translator = new AcpEventTranslator((event) => events.push(event));

@@ -4,7 +4,8 @@
 // workspace that the person must decide. The real AcpAgent answers through the real spawn path;
 // the FIFO case runs under the real SessionHost with its file journal.
 import { strict as assert } from 'node:assert';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
 import { link, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -280,7 +281,14 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     } finally {
       await host.close();
       // Were a read stuck in open(2) on the FIFO, a writer frees its thread so the process can end.
-      for (let n = 0; n < 4; n++) spawn('timeout', ['1', 'sh', '-c', `: > '${fifo}'`], { stdio: 'ignore' });
+      // Non-blocking and without O_CREAT: with no reader waiting it fails at once and creates nothing.
+      for (let n = 0; n < 4; n++) {
+        try {
+          closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+        } catch {
+          /* no reader waiting */
+        }
+      }
     }
   });
 });

@@ -52,8 +52,7 @@ describe('ultraplan-server with an ACP agent', function () {
     assert.match(approved.plan, /v2/);
     assert.equal(approved.rejectCount, 1);
 
-    // The agent writes its record as it goes: its answer to the approval may land just after the
-    // approved tool_result reached us.
+    // The approval reaches the log before the fake has written its own record of the answer.
     await waitForRecord(run.record, 'permission_outcome', 2);
     const record = await readRecord(run.record);
     const started = record.find((entry) => entry.kind === 'started');

@@ -59,3 +59,17 @@ export function processGroupMembers(pgid: number): number[] {
   }
   return members;
 }
+
+/** Live processes whose environment sets HOME to `home` (a throwaway home given to one agent). */
+export function processesWithHome(home: string): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`) && isAlive(Number(entry))) members.push(Number(entry));
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return members;
+}

@@ -42,6 +42,15 @@ import {
   codexStatusText,
   isCodex,
 } from './agents/codex';
+import { claudeApproval, claudeNotice, claudeRejectOption, isClaudeAdapter } from './agents/claude';
+import {
+  GEMINI_TRUST_HINT,
+  geminiModeAfterApproval,
+  geminiModeUpdate,
+  geminiPlanPath,
+  isGemini,
+  isGeminiPlanExit,
+} from './agents/gemini';
 import {
   chooseApproveOption,
   chooseRejectOption,
@@ -49,17 +58,19 @@ import {
   chooseToolRejectOption,
   isPlanExitRequest,
   isUnclearRequest,
+  namedPlanFile,
   answerQuestion,
   planReviewForm,
   planSource,
   questionForm,
   rawInputPlan,
+  toolCallText,
   type AfterApproval,
   type PlanReviewForm,
   type QuestionForm,
 } from './planReview';
 import { AgentFileAccess } from './agentFileAccess';
-import { accessDenial, agentDirs, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal, type OutsideAccess, type ReadVerdict } from './readOnlyPolicy';
+import { accessDenial, agentDirs, isInside, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal, type OutsideAccess, type ReadVerdict } from './readOnlyPolicy';
 
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 120_000;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 120_000;
@@ -69,6 +80,10 @@ const STDERR_IN_MESSAGE_CHARS = 2_000;
 const STDERR_IN_MESSAGE_LINES = 12;
 /** How often an agent that leaves plan mode on its own is switched back before we stop trying. */
 const MAX_PLAN_MODE_REASSERTIONS = 3;
+/** Files the agent proposed while planning (edit diffs), remembered for its exit request. */
+const MAX_PROPOSED_FILES = 100;
+/** How long an exit request without a plan waits for the tool call's update that carries it. */
+const ANNOUNCED_INPUT_WAIT_MS = 3000;
 /** Sent once when an agent ends its turn after a refused change without proposing a plan. */
 export const CONTINUE_PLANNING_PROMPT =
   'Ultraplan refused your change: this session is in plan mode and read-only until the reviewer approves a plan. ' +
@@ -107,6 +122,8 @@ type PendingReview =
   | {
       kind: 'plan_permission';
       toolUseId: string;
+      /** The agent's own id of the exit tool call. */
+      agentToolCallId: string;
       plan: string;
       options: readonly PermissionOption[];
       answer: (response: RequestPermissionResponse) => void;
@@ -226,8 +243,12 @@ export class AcpAgent implements Agent {
   private readonly home: string;
   private agentInfo: InitializeResponse['agentInfo'];
   private availableModeIds: string[] = [];
-  /** Agents whose behaviour differs from the protocol's plain reading (agents/codex.ts). */
-  private agentKind: 'codex' | 'other' = 'other';
+  /** Agents whose behaviour differs from the protocol's plain reading (agents/claude.ts, agents/codex.ts, agents/gemini.ts). */
+  private agentKind: 'claude' | 'codex' | 'gemini' | 'other' = 'other';
+  /** The whole new text of files the agent's edit tool calls announced while planning (by path). */
+  private readonly proposedFiles = new Map<string, string>();
+  /** A mode to set once the approved exit tool call has run (the agent switches itself first). */
+  private modeAfterExitTool: { toolCallId: string; modeId: string } | undefined;
   /** The session mode the agent last reported (for Codex, its permission preset). */
   private currentSessionMode: string | undefined;
   /** This turn: a change was refused, a plan review was opened; the nudge is sent once. */
@@ -389,7 +410,7 @@ export class AcpAgent implements Agent {
         `${this.label} did not answer initialize within ${seconds} s.`,
       );
       this.agentInfo = init.agentInfo;
-      this.agentKind = isCodex(init.agentInfo) ? 'codex' : 'other';
+      this.agentKind = isCodex(init.agentInfo) ? 'codex' : isClaudeAdapter(init.agentInfo) ? 'claude' : isGemini(init.agentInfo) ? 'gemini' : 'other';
       this.log(`initialized ${init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'an agent without agentInfo'}`);
       if (this.agentKind === 'codex') {
         step = 'authenticate';
@@ -589,12 +610,48 @@ export class AcpAgent implements Agent {
     }
     const sessionMode = sessionModeFromUpdate(raw);
     if (sessionMode !== undefined) this.currentSessionMode = sessionMode;
+    const textMode = this.agentKind === 'gemini' ? geminiModeUpdate(raw) : undefined;
+    if (textMode !== undefined) {
+      // A mode signal, not something the agent said.
+      this.onModeReported(textMode);
+      return;
+    }
+    const notice = this.agentKind === 'claude' ? claudeNotice(raw) : undefined;
+    if (notice !== undefined) {
+      // The adapter's own notice: in the log, never taken for the model's question or plan.
+      this.report('acp_agent_notice', `${this.label}: ${notice}`, {});
+      return;
+    }
+    if (update.sessionUpdate === 'tool_call' || update.sessionUpdate === 'tool_call_update') this.onToolCallSeen(update);
     const mode = modeFromUpdate(raw, this.planTarget);
     if (mode !== undefined) {
       this.onModeReported(mode);
       return;
     }
     this.translator?.update(update);
+  }
+
+  /**
+   * While planning, remembers the whole new text of each file an edit tool call completed (Gemini
+   * announces its plan file only so); after approval, runs a mode switch that waits for the exit
+   * tool call to complete.
+   */
+  private onToolCallSeen(call: ToolCallUpdate): void {
+    if (!this.approved && call.status === 'completed') {
+      for (const item of call.content ?? []) {
+        if (item.type !== 'diff') continue;
+        const file = path.resolve(this.workspace, item.path);
+        this.proposedFiles.delete(file);
+        this.proposedFiles.set(file, item.newText);
+        const oldest = this.proposedFiles.size > MAX_PROPOSED_FILES ? this.proposedFiles.keys().next().value : undefined;
+        if (oldest !== undefined) this.proposedFiles.delete(oldest);
+      }
+    }
+    const pending = this.modeAfterExitTool;
+    if (pending && call.toolCallId === pending.toolCallId && (call.status === 'completed' || call.status === 'failed')) {
+      this.modeAfterExitTool = undefined;
+      if (call.status === 'completed') this.switchModeAfterApproval(pending.modeId);
+    }
   }
 
   private onModeReported(mode: string): void {
@@ -629,13 +686,18 @@ export class AcpAgent implements Agent {
     const translator = this.translator;
     if (!translator) return CANCELLED;
     const otherModeIds = this.planTarget?.via === 'mode' ? this.availableModeIds.filter((id) => id !== planModeId(this.planTarget as PlanModeTarget)) : [];
-    if (!this.approved && isPlanExitRequest(request, { otherModeIds })) {
+    if (!this.approved && (isPlanExitRequest(request, { otherModeIds }) || (this.agentKind === 'gemini' && isGeminiPlanExit(toolCall)))) {
       this.log(`plan review requested (${toolCall.toolCallId})`);
       const plan = await this.planFor(toolCall);
       translator.flush();
       const toolUseId = translator.exitPlanToolUse(toolCall.toolCallId, plan);
       return new Promise<RequestPermissionResponse>((answer) => {
-        this.openReview({ kind: 'plan_permission', toolUseId, plan, options: request.options, answer }, toolUseId, 'ExitPlanMode', { plan });
+        this.openReview(
+          { kind: 'plan_permission', toolUseId, agentToolCallId: toolCall.toolCallId, plan, options: request.options, answer },
+          toolUseId,
+          'ExitPlanMode',
+          { plan },
+        );
       });
     }
     const kind = toolCall.kind ?? translator.toolCall(toolCall.toolCallId)?.kind ?? 'other';
@@ -677,11 +739,31 @@ export class AcpAgent implements Agent {
       const meta = { ultraplan: { refused: message } };
       return reject.ok ? { outcome: { outcome: 'selected', optionId: reject.option.optionId }, _meta: meta } : { ...CANCELLED, _meta: meta };
     }
+    if (this.afterApproval === 'acceptEdits' && kind === 'edit' && this.editsOnlyWorkspace(toolCall)) {
+      // The person chose to accept edits; the agent may ask before its switch to that mode lands.
+      const allow = chooseToolAllowOption(this.label, request.options);
+      if (allow.ok) {
+        this.log(`accepted the edit "${title}" (ultraplan.afterApproval = acceptEdits)`);
+        return { outcome: { outcome: 'selected', optionId: allow.option.optionId } };
+      }
+    }
     // After approval the agent executes; each permission it asks goes to the reviewer.
     translator.ensureToolUse(toolCall);
     return new Promise<RequestPermissionResponse>((answer) => {
       this.openReview({ kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer }, toolCall.toolCallId, title, toolCall.rawInput ?? {});
     });
+  }
+
+  /** An edit whose every named file is inside the workspace, outside .git (and at least one is named). */
+  private editsOnlyWorkspace(toolCall: ToolCallUpdate): boolean {
+    const files = [
+      ...(toolCall.locations ?? []).map((location) => location.path),
+      ...(toolCall.content ?? []).flatMap((item) => (item.type === 'diff' ? [item.path] : [])),
+    ];
+    return (
+      files.length > 0 &&
+      files.every((file) => path.isAbsolute(file) && isInside(this.workspace, path.resolve(file)) && !path.resolve(file).split(path.sep).includes('.git'))
+    );
   }
 
   private async onElicitation(request: CreateElicitationRequest): Promise<CreateElicitationResponse> {
@@ -758,6 +840,11 @@ export class AcpAgent implements Agent {
   ): Promise<{ content: string }> {
     this.sawEvent();
     const outcome = await this.files.read(request.path, (real, reason) => this.askToRead(real, reason));
+    if (!outcome.ok && outcome.missing && this.agentKind === 'gemini' && this.approved && isInside(this.workspace, path.resolve(request.path))) {
+      // Gemini's edit tools read a file before writing it and take any error for an unreadable
+      // file (agents/gemini.ts): once it may edit, a file to be created reads as empty.
+      return { content: '' };
+    }
     if (!outcome.ok) {
       if (outcome.refused) this.report('acp_refused', outcome.message, { method: 'fs/read_text_file', path: request.path });
       throw new RequestError(outcome.refused ? -32000 : -32002, outcome.message);
@@ -815,18 +902,56 @@ export class AcpAgent implements Agent {
 
   /** The plan of an exit request: rawInput.plan, else its text, else the plan file it names. */
   private async planFor(toolCall: ToolCallUpdate): Promise<string> {
-    const remembered = this.translator?.toolCall(toolCall.toolCallId);
+    if (this.agentKind === 'gemini' && isGeminiPlanExit(toolCall)) return this.geminiPlan(toolCall);
+    // An empty rawInput (Claude's adapter, when the model passed the plan inline) falls back to
+    // what the same tool call announced in its update, which may come just after the request.
+    const ownInput = toolCall.rawInput && typeof toolCall.rawInput === 'object' && Object.keys(toolCall.rawInput).length ? toolCall.rawInput : undefined;
+    const textOrFile = toolCallText(toolCall).trim() !== '' || (toolCall.locations?.length ?? 0) > 0;
+    const remembered =
+      ownInput !== undefined ? undefined : textOrFile ? this.translator?.toolCall(toolCall.toolCallId)?.rawInput : await this.announcedInput(toolCall.toolCallId);
     const source = planSource({
-      rawInput: toolCall.rawInput ?? remembered?.rawInput,
+      rawInput: ownInput ?? remembered,
       content: toolCall.content,
       locations: toolCall.locations,
     });
     if (source.kind === 'text') return source.text;
-    if (source.kind === 'none') {
-      this.log(`the exit-plan request ${toolCall.toolCallId} carries no plan`);
-      return `(${this.label} asked to leave plan mode without a plan text.)`;
+    if (source.kind === 'none') return this.planWithoutSource(toolCall.toolCallId);
+    return this.namedPlanText(path.resolve(this.workspace, source.path));
+  }
+
+  /**
+   * The rawInput a tool call announced in its updates. Claude's adapter asks its permission from
+   * one path and streams the tool call's input from another, so the update carrying the plan may
+   * arrive just after the request: waited for, briefly, when the request came without one.
+   */
+  private async announcedInput(toolCallId: string): Promise<unknown> {
+    const deadline = Date.now() + ANNOUNCED_INPUT_WAIT_MS;
+    for (;;) {
+      const input = this.translator?.toolCall(toolCallId)?.rawInput;
+      if (rawInputPlan({ rawInput: input }) || namedPlanFile({ rawInput: input }) || Date.now() > deadline || this.finished || this.stopping) return input;
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const resolved = path.resolve(this.workspace, source.path);
+  }
+
+  /** No plan in the request: the agent's last words are the plan it proposed, if it said any. */
+  private planWithoutSource(toolCallId: string): string {
+    this.log(`the exit-plan request ${toolCallId} carries no plan`);
+    const said = this.translator?.lastAssistantText.trim();
+    return said || `(${this.label} asked to leave plan mode without a plan text.)`;
+  }
+
+  /** Gemini's plan: the edit that wrote the file its request names, else exactly that file (under the read policy). */
+  private async geminiPlan(toolCall: ToolCallUpdate): Promise<string> {
+    const named = geminiPlanPath(toolCall);
+    if (!named) return this.planWithoutSource(toolCall.toolCallId);
+    const file = path.resolve(this.workspace, named);
+    const proposed = this.proposedFiles.get(file);
+    if (proposed !== undefined) return proposed;
+    return this.namedPlanText(file);
+  }
+
+  /** The plan file an exit request names, read under the policy, or why not. */
+  private async namedPlanText(resolved: string): Promise<string> {
     const named = await this.files.namedPlan(resolved);
     if (named.ok) return named.value;
     this.log(`did not read the named plan file ${resolved}: ${named.message}`);
@@ -843,8 +968,15 @@ export class AcpAgent implements Agent {
       this.approveCodexPlan(review, edited, wasEdited);
       return;
     } else if (review.kind === 'plan_permission') {
-      let choice = chooseApproveOption(this.label, review.options, this.afterApproval);
-      let thenMode: string | undefined;
+      const claude = this.agentKind === 'claude' ? claudeApproval(review.options, this.afterApproval) : undefined;
+      const gemini = this.agentKind === 'gemini';
+      // Gemini offers a plain Allow only: the mode chosen is set once its exit tool call ran.
+      let choice = claude
+        ? { ok: true as const, option: claude.option }
+        : chooseApproveOption(this.label, review.options, gemini ? 'default' : this.afterApproval);
+      let thenMode: string | undefined = claude?.thenMode;
+      const geminiMode = gemini ? geminiModeAfterApproval(this.afterApproval) : undefined;
+      if (geminiMode) this.modeAfterExitTool = { toolCallId: review.agentToolCallId, modeId: geminiMode };
       if (!choice.ok && this.afterApproval === 'acceptEdits' && this.availableModeIds.includes('acceptEdits')) {
         // No auto-accept option on this request (Claude's adapter offers auto mode instead), but
         // the agent has the mode: approve with manual edits, then switch to it, as asked.
@@ -926,7 +1058,11 @@ export class AcpAgent implements Agent {
     setTimeout(() => {
       connection.agent.request('session/set_mode', { sessionId, modeId }).then(
         () => this.log(`switched to "${modeId}" after approval (ultraplan.afterApproval)`),
-        (error: unknown) => this.report('acp_decision_error', `Could not switch ${this.label} to "${modeId}" after approval: ${errorMessage(error)}`, {}),
+        (error: unknown) => {
+          const message = errorMessage(error);
+          const hint = this.agentKind === 'gemini' && /untrusted/i.test(message) ? ` ${GEMINI_TRUST_HINT}` : '';
+          this.report('acp_decision_error', `Could not switch ${this.label} to "${modeId}" after approval: ${message.replace(/\.$/, '')}.${hint}`, {});
+        },
       );
     }, 0);
   }
@@ -939,7 +1075,8 @@ export class AcpAgent implements Agent {
     const teleport = message.includes(ULTRAPLAN_TELEPORT_SENTINEL);
     let feedbackInAnswer = false;
     if (review.kind === 'plan_permission') {
-      const choice = chooseRejectOption(this.label, review.options);
+      const claudeReject = this.agentKind === 'claude' ? claudeRejectOption(review.options) : undefined;
+      const choice = claudeReject ? { ok: true as const, option: claudeReject } : chooseRejectOption(this.label, review.options);
       if (!choice.ok) {
         review.answer(CANCELLED);
         this.fail(choice.message);

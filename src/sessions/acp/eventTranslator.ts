@@ -49,7 +49,9 @@ export class AcpEventTranslator {
     switch (update.sessionUpdate) {
       case 'agent_message_chunk': {
         const messageId = update.messageId ?? undefined;
-        if (messageId !== undefined && this.messageId !== undefined && messageId !== this.messageId) this.flush();
+        // A new message id, or a chunk with an id after one without (Claude's adapter sends its own
+        // notices with none): a message of its own.
+        if (this.text && messageId !== this.messageId) this.flush();
         if (messageId !== undefined) this.messageId = messageId;
         if (update.content.type === 'text') this.text += update.content.text;
         return true;

@@ -1,0 +1,213 @@
+// A real ACP agent through the real SessionHost and EmbeddedBackend, its model scripted on
+// 127.0.0.1: a throwaway workspace and home, the agent processes it started (to check that none is
+// left), and the helpers the per-agent tests share to drive a session as the editor does.
+import { strict as assert } from 'node:assert';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ToolPermissionTracker, permissionResponseEvent, type ToolPermissionRequest } from '../../src/core/permissionRequests';
+import { followUntilResult, pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
+import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
+import { UltraplanPollError } from '../../src/core/errors';
+import { AcpAgent, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
+import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
+import { SessionHost } from '../../src/sessions/host';
+import type { ModelApiFamily, ScenarioRound } from '../support/modelApi/scenario';
+import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
+import { killGroupsLeft, processGroupMembers, waitGone } from '../support/processes';
+import { allEvents, createRequest } from './hostTestKit';
+
+export const ORIGINAL_APP = 'export const original = true;\n';
+
+export interface RealAgentSetup {
+  family: ModelApiFamily;
+  rounds: readonly ScenarioRound[];
+  argv: string[];
+  label: string;
+  env: (home: string, modelUrl: string) => Record<string, string>;
+  agent?: Partial<AcpAgentOptions>;
+  /** Files to put in the throwaway home before the agent starts (relative to it). */
+  homeFiles?: (home: string, workspace: string) => Record<string, string>;
+}
+
+export class RealAgentRun {
+  readonly agents: AcpAgent[] = [];
+  host!: SessionHost;
+  backend!: EmbeddedBackend;
+  model!: ScriptedModelServer;
+  workspace = '';
+  home = '';
+
+  /** Workspace with README.md and src/app.ts; the model server; the host with the real agent. */
+  async open(setup: RealAgentSetup): Promise<this> {
+    this.workspace = await mkdtemp(path.join(tmpdir(), 'ultraplan-real-ws-'));
+    this.home = await mkdtemp(path.join(tmpdir(), 'ultraplan-real-home-'));
+    await writeFile(path.join(this.workspace, 'README.md'), '# Demo project\n');
+    await mkdir(path.join(this.workspace, 'src'));
+    await writeFile(path.join(this.workspace, 'src', 'app.ts'), ORIGINAL_APP);
+    for (const [name, text] of Object.entries(setup.homeFiles?.(this.home, this.workspace) ?? {})) {
+      await mkdir(path.dirname(path.join(this.home, name)), { recursive: true });
+      await writeFile(path.join(this.home, name), text);
+    }
+    this.model = new ScriptedModelServer(setup.family, new Scenario(setup.rounds));
+    const url = await this.model.start();
+    const options: AcpAgentOptions = {
+      argv: setup.argv,
+      cwd: this.workspace,
+      env: setup.env(this.home, url),
+      // Only `env`: no login or key of this machine reaches the agent.
+      inheritEnv: false,
+      label: setup.label,
+      stopGraceMs: 2000,
+      ...setup.agent,
+    };
+    this.host = new SessionHost({
+      agentFactory: () => {
+        const agent = new AcpAgent(options);
+        this.agents.push(agent);
+        return agent;
+      },
+    });
+    this.backend = new EmbeddedBackend({ host: this.host, label: `Embedded · ${setup.label}` });
+    return this;
+  }
+
+  get agent(): AcpAgent {
+    const agent = this.agents[0];
+    if (!agent) throw new Error('no agent started yet');
+    return agent;
+  }
+
+  events(sessionId: string) {
+    return allEvents(this.host, sessionId);
+  }
+
+  systemEvents(sessionId: string, subtype: string): Array<Record<string, unknown>> {
+    return this.events(sessionId).filter((event) => event.type === 'system' && (event as { subtype?: string }).subtype === subtype) as Array<Record<string, unknown>>;
+  }
+
+  app(): Promise<string> {
+    return readFile(path.join(this.workspace, 'src', 'app.ts'), 'utf8');
+  }
+
+  /** Archives every session and checks each agent's process group is empty. */
+  async close(): Promise<void> {
+    const pids = this.agents.map((agent) => agent.pid).filter((pid): pid is number => pid !== undefined);
+    try {
+      await this.backend?.dispose();
+      for (const pid of pids) {
+        assert.ok(await waitGone(pid, 10_000), `agent ${pid} left behind`);
+        const deadline = Date.now() + 5000;
+        while (processGroupMembers(pid).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.deepEqual(processGroupMembers(pid), [], `processes left in agent group ${pid}`);
+      }
+    } finally {
+      killGroupsLeft(pids);
+      await this.model?.close();
+      await rm(this.workspace, { recursive: true, force: true });
+      await rm(this.home, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Polls `predicate` until it gives a value (bounded). */
+export async function until<T>(predicate: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = predicate();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export type PlanDecision = { behavior: 'allow' } | { behavior: 'deny'; message: string };
+
+/**
+ * Plans as the editor does: each question is answered with the next of `answers`, each plan gets
+ * the next of `decisions`; returns once a plan is approved, with every plan and question seen.
+ */
+export async function planUntilApproved(
+  run: RealAgentRun,
+  sessionId: string,
+  script: { decisions: PlanDecision[]; answers?: string[]; timeoutMs: number },
+) {
+  const plans: string[] = [];
+  const questions: string[] = [];
+  const phases: Array<{ phase: PollPhase; detail: PollPhaseDetail }> = [];
+  const answers = [...(script.answers ?? [])];
+  const approved = await pollForApprovedPlan({
+    sessionId,
+    transport: run.backend.transport,
+    pollIntervalMs: 50,
+    timeoutMs: script.timeoutMs,
+    onPhase: (phase, detail) => {
+      phases.push({ phase, detail });
+      if (phase === 'needs_input' && detail.question && questions[questions.length - 1] !== detail.question) {
+        questions.push(detail.question);
+        const answer = answers.shift();
+        if (answer !== undefined) void run.backend.sendEvents(sessionId, [userMessageEvent(answer)]);
+      }
+      if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
+        const decision = script.decisions[plans.length];
+        plans.push(detail.pendingPlan.plan ?? '');
+        if (!decision) return;
+        void run.backend.sendEvents(sessionId, [
+          controlResponseEvent(
+            detail.pendingPlan.requestId,
+            decision.behavior === 'allow' ? { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } } : decision,
+          ),
+        ]);
+      }
+    },
+  });
+  return { approved, plans, questions, phases };
+}
+
+/** After approval: follows the execution to its result, allowing each permission the agent asks. */
+export async function executeAllowing(run: RealAgentRun, sessionId: string, approved: Awaited<ReturnType<typeof pollForApprovedPlan>>, timeoutMs: number) {
+  const tracker = new ToolPermissionTracker();
+  const asked: ToolPermissionRequest[] = [];
+  const answers: Array<Promise<void>> = [];
+  const result = await followUntilResult({
+    sessionId,
+    transport: run.backend.transport,
+    pollIntervalMs: 50,
+    timeoutMs,
+    scanner: approved.scanner,
+    initialCursor: approved.cursor,
+    onBatch: (events) => {
+      for (const request of tracker.ingest(events).opened) {
+        asked.push(request);
+        answers.push(run.backend.sendEvents(sessionId, [permissionResponseEvent(request, 'allow')]).then(() => void tracker.markAnswered(request.requestId)));
+      }
+    },
+  });
+  await Promise.all(answers);
+  return { result, asked };
+}
+
+/** Plans until the session fails (it must, within `timeoutMs`); returns its result event. */
+export async function planUntilFailed(run: RealAgentRun, timeoutMs: number): Promise<{ result?: string; is_error?: boolean }> {
+  const session = await run.backend.createSession(createRequest('Plan anything'));
+  await assert.rejects(
+    pollForApprovedPlan({ sessionId: session.id, transport: run.backend.transport, pollIntervalMs: 50, timeoutMs }),
+    (error: unknown) => error instanceof UltraplanPollError && error.reason === 'terminated',
+  );
+  const result = run.events(session.id).find((event) => event.type === 'result') as { result?: string; is_error?: boolean } | undefined;
+  assert.equal(result?.is_error, true);
+  return result ?? {};
+}
+
+/** Rounds of a model that only answers HTTP errors. */
+export const failingModel = (count = 50): ScenarioRound[] => Array.from({ length: count }, () => () => ({ error: { status: 503, message: 'scripted: overloaded' } }));
+
+/** Once the model was asked (and never answers), kills the agent; the session must fail and say so. */
+export async function crashMidTurn(run: RealAgentRun, timeoutMs: number): Promise<string> {
+  const failed = planUntilFailed(run, timeoutMs);
+  await run.model.waitForRound(1, timeoutMs);
+  process.kill(run.agent.pid as number, 'SIGKILL');
+  return (await failed).result ?? '';
+}
+
+export { createRequest };

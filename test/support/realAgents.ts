@@ -1,0 +1,109 @@
+// The real ACP agents the tests run (TESTING.md "Real agents, with only the model scripted"): their
+// command lines and an environment that points their model at a scripted server on 127.0.0.1 and
+// at a throwaway home, so nothing of this machine's logins or settings reaches them.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import type { ClientConnection } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
+import * as agentPaths from '../../scripts/agents-config.cjs';
+import { acpSdk } from '../../src/sessions/acp/sdk';
+import type { ModelRequestView } from './modelApi/scenario';
+import { waitGone } from './processes';
+
+const REPO = path.resolve(__dirname, '..', '..');
+
+/** Claude's ACP adapter, a devDependency (npm ci installs it). */
+export const CLAUDE_ADAPTER = path.join(REPO, 'node_modules', '.bin', 'claude-agent-acp');
+
+/** Installs a pinned agent into the per-machine cache when it is not there yet (once; see README). */
+export function ensurePinnedAgent(id: string): string {
+  if (!existsSync(agentPaths.agentMarker(id))) {
+    const result = spawnSync(process.execPath, [path.join(REPO, 'scripts', 'setup-agents.mjs'), id], { stdio: 'inherit', timeout: 10 * 60_000 });
+    if (result.status !== 0) throw new Error(`node scripts/setup-agents.mjs ${id} failed (${result.status ?? result.signal}); the test needs the real agent`);
+  }
+  return agentPaths.agentBin(id);
+}
+
+/** Gemini CLI in ACP mode, run by this Node. */
+export function geminiArgv(): string[] {
+  return [process.execPath, ensurePinnedAgent('gemini'), '--acp'];
+}
+
+function baseEnv(home: string): Record<string, string> {
+  const env: Record<string, string> = { HOME: home };
+  for (const key of ['PATH', 'LANG', 'TMPDIR']) {
+    const value = process.env[key];
+    if (value !== undefined) env[key] = value;
+  }
+  return env;
+}
+
+/** Claude's adapter against `modelUrl` (the Anthropic Messages API). */
+export function claudeEnv(home: string, modelUrl: string): Record<string, string> {
+  return {
+    ...baseEnv(home),
+    ANTHROPIC_BASE_URL: modelUrl,
+    ANTHROPIC_API_KEY: 'sk-ant-scripted-model',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    // As root the adapter refuses session/new unless it is told it runs in a sandbox.
+    IS_SANDBOX: '1',
+  };
+}
+
+/** Gemini CLI against `modelUrl` (the Gemini API). */
+export function geminiEnv(home: string, modelUrl: string): Record<string, string> {
+  return { ...baseEnv(home), GOOGLE_GEMINI_BASE_URL: modelUrl, GEMINI_API_KEY: 'scripted-model-key' };
+}
+
+/** The plan file Claude Code tells the model to write (its plan-mode reminder names it). */
+export function claudePlanFile(view: ModelRequestView): string {
+  const match = /create your plan at (\S+?\.md)/.exec(view.allText) ?? /plan file (?:already )?exists at:? (\S+?\.md)/.exec(view.allText);
+  if (!match?.[1]) throw new Error('the request names no plan file');
+  return match[1];
+}
+
+/** The plans folder Gemini's write_file declaration names while in plan mode. */
+export function geminiPlansDir(view: ModelRequestView): string {
+  const match = /plans directory: (\S+?)\/?\.\s/.exec(view.allText);
+  if (!match?.[1]) throw new Error('the request names no plans directory');
+  return match[1];
+}
+
+type AcpClientApp = ReturnType<typeof acpSdk.client>;
+
+/**
+ * An agent spawned on its own (no Ultraplan client), in its own process group, connected with the
+ * ACP SDK: `setup` registers handlers, `use` talks to it; the group is killed afterwards.
+ */
+export async function withRawAgent<T>(
+  argv: readonly string[],
+  options: { cwd: string; env: Record<string, string> },
+  setup: (app: AcpClientApp) => void,
+  use: (connection: ClientConnection) => Promise<T>,
+): Promise<T> {
+  const [command, ...args] = argv;
+  if (!command) throw new Error('empty agent command');
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  try {
+    const app = acpSdk.client({ name: 'ultraplan-test' });
+    setup(app);
+    const connection = app.connect(
+      acpSdk.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
+    );
+    try {
+      return await use(connection);
+    } finally {
+      connection.close();
+    }
+  } finally {
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+      if (!(await waitGone(child.pid))) throw new Error(`agent ${child.pid} left running`);
+    }
+  }
+}

@@ -16,8 +16,44 @@ const common = {
   legalComments: 'none',
 };
 
+// Packages loaded only when a feature first needs them (a require() inside a function): each is
+// bundled into a file of its own next to the bundles, and the bundles require that file, so it
+// neither weighs on loading the extension nor shares module state with it.
+const vendors = {
+  '@agentclientprotocol/sdk': 'vendor-acp-sdk',
+  ws: 'vendor-ws',
+};
+/** @type {esbuild.Plugin} */
+const vendorFiles = {
+  name: 'vendor-files',
+  setup(build) {
+    const filter = new RegExp(`^(${Object.keys(vendors).map((v) => v.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    build.onResolve({ filter }, (args) => ({ path: `./${vendors[args.path]}.js`, external: true }));
+  },
+};
+const vendorTargets = Object.entries(vendors).map(([pkg, name]) => ({
+  ...common,
+  entryPoints: { [name]: pkg },
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  outdir: 'dist',
+}));
+
 /** @type {esbuild.BuildOptions[]} */
 const targets = [
+  ...vendorTargets,
+  {
+    // The entry VS Code loads at startup (package.json main): small, it loads dist/extension.js
+    // when the extension is first used.
+    ...common,
+    entryPoints: { bootstrap: 'src/extension/bootstrap.ts' },
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+    outdir: 'dist',
+  },
   {
     ...common,
     entryPoints: { extension: 'src/extension/extension.ts' },
@@ -25,6 +61,7 @@ const targets = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
+    plugins: [vendorFiles],
     outdir: 'dist',
   },
   {
@@ -41,6 +78,7 @@ const targets = [
     platform: 'node',
     format: 'cjs',
     target: 'node20',
+    plugins: [vendorFiles],
     outdir: 'dist',
     banner: { js: '#!/usr/bin/env node' },
   },
@@ -64,8 +102,10 @@ async function main() {
     await Promise.all(contexts.map((c) => c.watch()));
     return;
   }
-  const selected = only ? targets.filter((t) => Object.keys(t.entryPoints).includes(only)) : targets;
-  if (selected.length === 0) throw new Error(`--only=${only}: no such bundle`);
+  const named = only ? targets.filter((t) => Object.keys(t.entryPoints).includes(only)) : targets;
+  if (named.length === 0) throw new Error(`--only=${only}: no such bundle`);
+  // A bundle that requires a vendor file needs it next to it.
+  const selected = only && named.some((t) => t.plugins?.includes(vendorFiles)) ? [...vendorTargets, ...named] : named;
   await Promise.all(selected.map((t) => esbuild.build(t)));
   if (selected.some((t) => Object.keys(t.entryPoints).includes('server'))) await chmod('dist/server.js', 0o755);
 }

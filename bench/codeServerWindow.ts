@@ -40,7 +40,7 @@ export async function openStagedWindow(options: StagedWindowOptions): Promise<St
     if (ownWorkspace) await fs.promises.rm(workspace, { recursive: true, force: true });
   };
   try {
-    server = await startCodeServer({ workspace, suite: options.suite, settings: options.settings });
+    server = await startCodeServer({ workspace, suite: options.suite, settings: options.settings, installUltraplan: false });
     await installStaged(server.extensionsDir, options.staged);
     workbench = await launchBrowser(server.workspaceUrl, { suite: options.suite });
     await server.probe.ready();

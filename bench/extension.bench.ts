@@ -145,6 +145,7 @@ function installPaintWatch(frame: Frame, marker: string): Promise<unknown> {
         if (!(plan()?.textContent || '').includes(marker)) return;
         observer.disconnect();
         const domAt = performance.timeOrigin + performance.now();
+        window.__ultraplanBenchDomAt = domAt;
         requestAnimationFrame(() => setTimeout(() => resolve({ domAt, paintAt: performance.timeOrigin + performance.now() }), 0));
       });
       observer.observe(document.body, { childList: true, subtree: true, characterData: true });
@@ -156,6 +157,11 @@ function installPaintWatch(frame: Frame, marker: string): Promise<unknown> {
 interface PaintSample {
   ms: number;
   domMs: number;
+  /** The panel's own marks around the message that showed the plan: when it arrived, and its handling. */
+  receivedMs: number;
+  handleMs: number;
+  /** The same text set as plain text in the same frame, to the next painted frame. */
+  plainMs: number;
   /** To the extension's `phase plan_ready` log line (millisecond stamps). */
   hostMs: number;
   errorMs: number;
@@ -188,7 +194,28 @@ async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, m
     const ms = painted.paintAt - clock.offset - t0;
     if (!(ms > 0)) throw new Error(`negative arrival -> paint time (${ms} ms): the clocks disagree`);
     const hostMs = (await loggedPlanReadyAt(window.server, arrival.toolUseId)) - t0;
-    return { ms, domMs: painted.domAt - clock.offset - t0, hostMs, errorMs: clock.errorMs, blocks };
+    // The last message handled before the DOM held the plan is the one that showed it.
+    const marks = (await frame.evaluate(`(() => {
+      const at = (m) => performance.timeOrigin + m.startTime;
+      const received = performance.getEntriesByName('ultraplan:received').map(at);
+      const shown = performance.getEntriesByName('ultraplan:shown').map(at);
+      // The observer runs right after the handler that changed the DOM: the last one before it.
+      let i = -1;
+      shown.forEach((t, k) => { if (t <= window.__ultraplanBenchDomAt + 0.5) i = k; });
+      return { received: received[i], shown: shown[i] };
+    })()`)) as { received?: number; shown?: number };
+    if (marks.received === undefined || marks.shown === undefined) throw new Error('the panel left no marks around the message that showed the plan');
+    // Baseline in the same frame: the same text as plain text in a <pre>, to the next painted frame.
+    const plainMs = (await frame.evaluate(`new Promise((resolve) => {
+      const text = document.getElementById('plan').textContent;
+      const pre = document.createElement('pre');
+      const start = performance.now();
+      pre.textContent = text;
+      document.body.append(pre);
+      requestAnimationFrame(() => setTimeout(() => { resolve(performance.now() - start); pre.remove(); }, 0));
+    })`)) as number;
+    const receivedMs = marks.received - clock.offset - t0;
+    return { ms, domMs: painted.domAt - clock.offset - t0, receivedMs, handleMs: marks.shown - marks.received, plainMs, hostMs, errorMs: clock.errorMs, blocks };
   } finally {
     abort.abort();
   }
@@ -272,7 +299,7 @@ export async function run(): Promise<BenchResult[]> {
       const p = paint.at(-1);
       console.log(
         `  window ${w + 1}/${WINDOWS}: activation ${ours.at(-1)?.toFixed(1)} ms (empty ${empty.at(-1)?.toFixed(1)} ms); ` +
-          `plan arrives -> host plan_ready ${p?.hostMs.toFixed(0)} ms -> DOM ${p?.domMs.toFixed(0)} ms -> painted ${p?.ms.toFixed(0)} ms`,
+          `plan arrives -> host plan_ready ${p?.hostMs.toFixed(0)} ms -> message in the panel ${p?.receivedMs.toFixed(0)} ms (handled in ${p?.handleMs.toFixed(0)} ms) -> DOM ${p?.domMs.toFixed(0)} ms -> painted ${p?.ms.toFixed(0)} ms`,
       );
     }
 
@@ -291,12 +318,25 @@ export async function run(): Promise<BenchResult[]> {
       }),
     );
     results.push(
+      result(`${PLAN_LINES}-line plan arrives -> its message reaches the panel`, 'ms', 'lower', paint.map((p) => p.receivedMs), {
+        note: "the panel's own performance mark on receiving the message that showed the plan: delivery through the workbench",
+      }),
+    );
+    results.push(
+      result(`${PLAN_LINES}-line plan: the panel handles that message`, 'ms', 'lower', paint.map((p) => p.handleMs), {
+        note: 'validation, markdown-it, DOMPurify, line index, the rest of the view (between its marks)',
+      }),
+    );
+    results.push(
       result(`${PLAN_LINES}-line plan arrives -> DOM holds its last line`, 'ms', 'lower', paint.map((p) => p.domMs), {
         note: 'server event stream -> extension host (poller, scanner, panel state) -> webview message -> render',
       }),
     );
+    const plainName = `${PLAN_LINES}-line plan as plain text in the same panel frame -> painted (baseline)`;
+    results.push(result(plainName, 'ms', 'lower', paint.map((p) => p.plainMs), { note: 'pre.textContent = the plan, then the next frame: the least a panel could do, without delivery' }));
     results.push(
       result(`${PLAN_LINES}-line plan arrives -> painted in the review panel`, 'ms', 'lower', paint.map((p) => p.ms), {
+        baseline: plainName,
         note: `ExitPlanMode event in the server's stream -> next frame painted; clock error <= ${worstError.toFixed(1)} ms; ${paint[0]?.blocks ?? 0} commentable blocks; bare-Chromium render alone: bench/panel.bench.ts`,
       }),
     );

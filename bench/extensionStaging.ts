@@ -14,7 +14,7 @@ export const EXTENSION_ID = 'ultraplan.ultraplan';
 export const BASELINE_EXTENSION_ID = 'ultraplan.bench-empty-extension';
 
 /** The bundles a build writes, as the manifest and the review panel load them. */
-export const BUNDLES = ['extension.js', 'webview.js', 'webview.css', 'core.js', 'server.js'] as const;
+export const BUNDLES = ['bootstrap.js', 'extension.js', 'vendor-acp-sdk.js', 'vendor-ws.js', 'webview.js', 'webview.css', 'core.js', 'server.js'] as const;
 export type BundleName = (typeof BUNDLES)[number];
 
 const run = promisify(execFile);
@@ -125,7 +125,7 @@ export async function installStaged(extensionsDir: string, staged: ReadonlyArray
   for (const { id, version, folder } of staged) {
     // `<id>-<version>` only: "ultraplan.ultraplan-" also starts the test runner's folder name.
     for (const entry of existing) {
-      if (entry.startsWith(`${id}-`) && /^\d/.test(entry.slice(id.length + 1))) await fs.promises.rm(path.join(extensionsDir, entry), { force: true });
+      if (entry.startsWith(`${id}-`) && /^\d/.test(entry.slice(id.length + 1))) await fs.promises.rm(path.join(extensionsDir, entry), { recursive: true, force: true });
     }
     await fs.promises.symlink(folder, path.join(extensionsDir, `${id}-${version}`));
   }

@@ -1,9 +1,10 @@
 // The scanner on a long session: 100,000 tool calls with 1 KB results and a rejected plan every
-// 50 calls, read in pages of 100 events (the API's default page). Ours (keeps only ExitPlanMode
-// results) against the naive baseline (keeps every tool_result), in the same run, median of 5.
+// 50 calls, read in pages of 100 events (the API's default page). Ours (validates what it reads,
+// keeps only ExitPlanMode results) against Claude Code's logic (no validation, keeps every
+// tool_result), in the same run, median of 5. Goals: ours >= 1.0x its speed at < 1/10 of its memory.
 import { ExitPlanModeScanner, type ScanVerdict } from '../src/core/scanner';
 import { APPROVED_PLAN_MARKER } from '../src/core/protocol';
-import { NaiveExitPlanModeScanner } from './naiveScanner';
+import { ClaudeCodeScanner } from './claudeCodeScanner';
 import { collectGarbage, repeat, result, type BenchResult } from './measure';
 
 export const title = 'ExitPlanModeScanner, 100,000 tool calls, 1 KB results, a rejected plan every 50 calls';
@@ -21,7 +22,7 @@ interface Scanner {
 }
 
 const variants: Array<{ name: string; create: () => Scanner }> = [
-  { name: 'naive (keeps every tool_result)', create: () => new NaiveExitPlanModeScanner() },
+  { name: "Claude Code's logic (no validation, keeps every tool_result)", create: () => new ClaudeCodeScanner() },
   { name: 'ours', create: () => new ExitPlanModeScanner() },
 ];
 
@@ -119,14 +120,14 @@ export async function run(): Promise<BenchResult[]> {
     return 0;
   });
 
-  const [naive, ours] = variants.map((v) => v.name) as [string, string];
+  const [claudeCode, ours] = variants.map((v) => v.name) as [string, string];
   const note = `${eventCount.toLocaleString('en')} events in pages of ${PAGE}`;
   return [
-    result(`ingest: ${naive}`, 'events/s', 'higher', rates.get(naive)!, { note }),
-    result('ingest: ours', 'events/s', 'higher', rates.get(ours)!, { baseline: `ingest: ${naive}` }),
-    result(`retained heap: ${naive}`, 'MB', 'lower', retained.get(naive)!, { note: `${stored.get(naive)} tool_results held` }),
+    result(`ingest: ${claudeCode}`, 'events/s', 'higher', rates.get(claudeCode)!, { note }),
+    result('ingest: ours', 'events/s', 'higher', rates.get(ours)!, { baseline: `ingest: ${claudeCode}` }),
+    result(`retained heap: ${claudeCode}`, 'MB', 'lower', retained.get(claudeCode)!, { note: `${stored.get(claudeCode)} tool_results held` }),
     result('retained heap: ours', 'MB', 'lower', retained.get(ours)!, {
-      baseline: `retained heap: ${naive}`,
+      baseline: `retained heap: ${claudeCode}`,
       note: `${stored.get(ours)} tool_results held`,
     }),
   ];

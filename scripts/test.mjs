@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: system deps -> code-server (cached) -> build -> typecheck -> lint -> format -> unit tests -> e2e tests,
+// `npm test`: system deps -> code-server (cached) -> build -> typecheck, lint and format check beside
+// unit tests -> .vsix -> e2e tests,
 // in that order, each timed. Keeps going after a failed typecheck or unit run (so one run shows
 // everything), stops if the build fails (nothing after it could run). Ends with the line
 // `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
@@ -28,18 +29,18 @@ function stripAnsi(text) {
   return text.replace(/\x1b\[[0-9;]*m/g, '');
 }
 
-/** Runs a command with its output shown as it comes and kept for counting. */
-function run(command, commandArgs, env = {}) {
+/** Runs a command with its output shown as it comes (unless `quiet`) and kept for counting. */
+function run(command, commandArgs, env = {}, { quiet = false } = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let output = '';
     child.stdout.on('data', (chunk) => {
       output += chunk;
-      process.stdout.write(chunk);
+      if (!quiet) process.stdout.write(chunk);
     });
     child.stderr.on('data', (chunk) => {
       output += chunk;
-      process.stderr.write(chunk);
+      if (!quiet) process.stderr.write(chunk);
     });
     child.on('error', (err) => resolve({ code: 1, output: `${output}\n${err.message}` }));
     child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
@@ -63,9 +64,9 @@ async function step(name, action) {
 }
 
 /** Runs mocha with the spec reporter and adds its "N passing / N failing / N pending" to the summary. */
-async function mochaStep(name, mochaArgs) {
+async function mochaStep(name, mochaArgs, env = {}) {
   return step(name, async () => {
-    const { code, output } = await run(process.execPath, [mochaBin, ...mochaArgs]);
+    const { code, output } = await run(process.execPath, [mochaBin, ...mochaArgs], env);
     const text = stripAnsi(output);
     // The last match: mocha prints its summary at the end, after anything a test logged.
     const count = (word) => Number([...text.matchAll(new RegExp(`^\\s*(\\d+) ${word}\\b`, 'gm'))].at(-1)?.[1] ?? 0);
@@ -124,17 +125,40 @@ async function main() {
     summary.failed += 1;
   } else {
     if (!e2eOnly) {
-      if (!(await step('typecheck', async () => (await run('npm', ['run', '--silent', 'typecheck'])).code === 0))) summary.failed += 1;
-      // The layer rules (eslint.config.mjs) and one format for everyone.
-      if (!(await step('lint', async () => (await run('npm', ['run', '--silent', 'lint'])).code === 0))) summary.failed += 1;
-      if (!(await step('format', async () => (await run('npm', ['run', '--silent', 'format:check'])).code === 0))) summary.failed += 1;
-      await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json']);
+      // tsc, ESLint (the layer rules of eslint.config.mjs) and Prettier's check work while the unit
+      // tests mostly wait on servers, browsers and child processes, so they run side by side; their
+      // output is printed once the unit tests are done.
+      const beside = (script) => {
+        const started = Date.now();
+        return run('npm', ['run', '--silent', script], {}, { quiet: true }).then((r) => ({ ...r, seconds: ((Date.now() - started) / 1000).toFixed(1) }));
+      };
+      const checks = [
+        ['typecheck', beside('typecheck')],
+        ['lint', beside('lint')],
+        ['format', beside('format:check')],
+      ];
+      // Two files at a time: most of the suite's time is spent waiting on real servers, agents and
+      // browsers, and each file runs in a worker of its own.
+      await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json', '--parallel', '--jobs', '2']);
+      for (const [name, pending] of checks) {
+        const passed = await step(`${name} (ran beside the unit tests)`, async () => {
+          const { code, output, seconds } = await pending;
+          process.stdout.write(output);
+          console.log(`(${name} took ${seconds} s)`);
+          return code === 0;
+        });
+        if (!passed) summary.failed += 1;
+      }
     }
+    // The e2e suites run against the installed .vsix, packaged once here for all of them.
+    const vsix = path.join(repoRoot, 'test-output', 'ultraplan-e2e.vsix');
+    const packaged = await step('package (.vsix)', async () => (await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix])).code === 0);
+    if (!packaged) summary.failed += 1;
     const e2eStarted = Date.now();
     // The spec list lives here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
     // files named on the command line, so one named file would still run every suite.
     const specs = e2eFiles.length > 0 ? e2eFiles : ['test/e2e/**/*.e2e.ts'];
-    await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...specs]);
+    if (packaged) await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...specs], { ULTRAPLAN_E2E_VSIX: vsix });
     reportHostSuites(e2eStarted);
   }
   console.log('\n=== summary');

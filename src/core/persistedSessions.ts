@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { PanelDraftSchema, PlanRevisionSchema, HttpUrlSchema } from './panelMessages';
 import { PhaseSchema } from './phase';
 
-export const PERSISTED_SESSIONS_KEY = 'ultraplan.sessions.v1';
+export { PERSISTED_SESSIONS_KEY } from './stateKeys';
 /** A bound on what is kept: finished sessions beyond it are forgotten, oldest first. */
 export const MAX_PERSISTED_SESSIONS = 20;
 

@@ -23,16 +23,32 @@ export function slugify(text: string): string {
 }
 
 /**
- * The plan's name: its first Markdown heading (without a leading "Plan:"), else the session title
+ * Words that name no plan in particular: a heading made only of them ("Implementation Plan",
+ * "Goal", "Steps") is skipped.
+ */
+const GENERIC_WORDS = new Set(
+  ('implementation plan proposed revised updated final draft overview summary the a an and of revision rev v demo ' +
+    'goal goals context background approach steps changes tasks testing tests verification notes scope requirements risks')
+    .split(' '),
+);
+
+function isGeneric(slug: string): boolean {
+  return slug.split('-').every((word) => GENERIC_WORDS.has(word) || /^\d+$/.test(word));
+}
+
+/**
+ * The plan's name, so saved plans can be told apart: its first Markdown heading that says more
+ * than "Implementation Plan" (a leading "Plan:" or "Plan (demo):" dropped), else the session title
  * (without the "ultraplan: " prefix), else its first non-blank line.
  */
 export function planSlug(plan: string, title?: string): string {
-  const heading = /^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$/m.exec(plan)?.[1];
-  const fromHeading = heading?.replace(/^(implementation\s+)?plan\s*[:\-–]\s*/i, '');
+  const headings = [...plan.matchAll(/^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1]!.replace(/^((implementation|proposed)\s+)?plan\s*(\([^)]*\))?\s*[:\-–]\s*/i, ''));
   const fromTitle = title?.replace(/^ultraplan:\s*/i, '');
   const firstLine = plan.split(/\r?\n/).find((l) => l.trim().length > 0);
-  for (const candidate of [fromHeading, fromTitle, firstLine]) {
-    if (candidate && slugify(candidate) !== 'plan') return slugify(candidate);
+  for (const candidate of [...headings, fromTitle, firstLine]) {
+    if (!candidate) continue;
+    const slug = slugify(candidate);
+    if (!isGeneric(slug)) return slug;
   }
   return 'plan';
 }

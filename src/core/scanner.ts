@@ -143,6 +143,8 @@ export class ExitPlanModeScanner {
   private execution: SessionResult | null = null;
   private assistantText: string | null = null;
   private malformed = 0;
+  /** This batch's tool_results of ids not known as ExitPlanMode calls (see ingest). */
+  private unmatched: Array<{ block: ToolResultFields; ordinal: number }> | null = null;
 
   /**
    * Number of plans rejected so far. Ours: every call answered by a rejection counts, also one
@@ -249,7 +251,6 @@ export class ExitPlanModeScanner {
     // server). Across batches we do not hold them: the event stream is ordered, a tool_use is
     // always stored before its result, and holding unknown results would make memory grow with
     // every tool call of the session - the very thing this scanner exists to avoid.
-    let unmatched: Array<{ block: ToolResultFields; ordinal: number }> | null = null;
     const resultEvents: Array<{ ordinal: number; result: SessionResult }> = [];
 
     for (const event of batch.events) {
@@ -279,7 +280,7 @@ export class ExitPlanModeScanner {
             // Cheap test first: most tool_results are not ExitPlanMode's, and only the kept ones
             // have their text read (joining blocks copies strings).
             if (!this.callSet.has(tr.tool_use_id) && !this.proposed.has(tr.tool_use_id)) {
-              (unmatched ??= []).push({ block: tr, ordinal });
+              (this.unmatched ??= []).push({ block: tr, ordinal });
               continue;
             }
             if (!this.recordResult(tr.tool_use_id, tr, ordinal)) this.malformed++;
@@ -317,6 +318,8 @@ export class ExitPlanModeScanner {
       }
     }
 
+    const unmatched = this.unmatched;
+    this.unmatched = null;
     if (unmatched !== null) {
       for (const { block, ordinal } of unmatched) {
         if (this.callSet.has(block.tool_use_id) && !this.recordResult(block.tool_use_id, block, ordinal)) this.malformed++;

@@ -10,6 +10,8 @@ export interface RevisionNotes {
   feedback?: string;
   comments: LineComment[];
   decidedAt?: string;
+  /** The reviewer's version, approved in place of the agent's: the plan the revision shows. */
+  editedPlan?: string;
 }
 
 /** Plan hashes by tool_use id: a revision's hash is computed once, not on every projection. */
@@ -43,8 +45,10 @@ export function projectRevisions(
   if (seen.length === 0) return [...restored];
   const pendingId = state.pendingPlan?.toolUseId;
   return seen.map((r, i) => {
-    const plan = r.plan ?? '';
     const note = notes.get(r.toolUseId);
+    // An edited approval shows what was approved: the session's own record of it, else ours.
+    const approvedEdit = r.outcome.kind === 'approved' && r.outcome.edited ? r.outcome.plan : null;
+    const plan = approvedEdit ?? note?.editedPlan ?? r.plan ?? '';
     let status: PlanRevision['status'];
     switch (r.outcome.kind) {
       case 'rejected':

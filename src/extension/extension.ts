@@ -21,6 +21,9 @@ import type { SessionController } from './sessions/sessionController';
 import { SettingsReader } from './settings/settings';
 import type { UltraplanSettings } from './settings/settingsSchema';
 
+/** For the startup bootstrap (bootstrap.ts): a chat request it received before this module loaded. */
+export { forwardChatRequest } from './chat/promptPathUi';
+
 let active: { sessions: FollowedSessions; backends: Backends } | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {

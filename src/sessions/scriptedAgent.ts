@@ -5,6 +5,8 @@
 // Scenario: {"title"?, "steps":[...], "onApprove"?:[...]}, a step being one of
 //   {"say": text} | {"tool": name, "input"?: {...}, "result": text, "is_error"?: bool}
 //   {"ask": question} | {"plan": markdown} | {"fail": error subtype, "message"?: text} | {"sleep": ms}
+// `{{task}}` in a step's text stands for the task in the prompt's own words (taskFromPrompt), so
+// the shipped demo plans the task it was given, with a script, and says so.
 import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as z from 'zod';
@@ -162,6 +164,29 @@ export async function loadScenarioFile(file: string): Promise<Scenario> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The task in the prompt's words
+
+const TASK_PLACEHOLDER = '{{task}}';
+const MAX_TASK_CHARS = 100;
+
+/**
+ * The task as the prompt words it: its first non-empty line, spaces collapsed, cut at a word
+ * boundary to MAX_TASK_CHARS. Empty for an empty prompt.
+ */
+export function taskFromPrompt(prompt: string): string {
+  const line = prompt.split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).find((l) => l !== '') ?? '';
+  if (line.length <= MAX_TASK_CHARS) return line.replace(/[.\s]+$/, '');
+  const cut = line.slice(0, MAX_TASK_CHARS);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > MAX_TASK_CHARS / 2 ? cut.slice(0, space) : cut).replace(/[,;:.\s]+$/, '')}…`;
+}
+
+/** The task as literal text inside Markdown: the characters that would format it are escaped. */
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()<>#+!|~]/g, '\\$&');
+}
+
+// ---------------------------------------------------------------------------------------------
 // The agent
 
 type Waiting =
@@ -173,6 +198,7 @@ type Waiting =
 const CheckpointSchema = z.object({
   v: z.literal(1),
   fingerprint: z.string(),
+  task: z.string().max(MAX_TASK_CHARS + 1).optional(),
   list: z.enum(['steps', 'onApprove']),
   index: z.number().int().min(0),
   turns: z.number().int().min(1),
@@ -194,14 +220,16 @@ export class ScriptedAgent implements Agent {
   private turns = 1;
   private waiting: Waiting = { kind: 'none' };
   private running = false;
+  private task = '';
 
   constructor(
     private readonly scenario: Scenario,
     readonly label: string = `Scripted${scenario.title ? ` (${scenario.title})` : ''}`,
   ) {}
 
-  async start(ctx: AgentContext, _prompt: string): Promise<void> {
+  async start(ctx: AgentContext, prompt: string): Promise<void> {
     this.attach(ctx);
+    this.task = taskFromPrompt(prompt);
     const tools = [...new Set(this.scenario.steps.concat(this.scenario.onApprove).flatMap((s) => (s.kind === 'tool' ? [s.tool] : [])))];
     ctx.emit({
       type: 'system',
@@ -227,6 +255,7 @@ export class ScriptedAgent implements Agent {
       return false;
     }
     this.attach(ctx);
+    this.task = parsed.data.task ?? '';
     this.list = parsed.data.list;
     this.index = parsed.data.index;
     this.turns = parsed.data.turns;
@@ -301,6 +330,11 @@ export class ScriptedAgent implements Agent {
     this.stopper.abort();
   }
 
+  /** A step's text with `{{task}}` replaced by the task (escaped for Markdown in a plan). */
+  private fill(text: string, escape: (task: string) => string = (t) => t): string {
+    return text.includes(TASK_PLACEHOLDER) ? text.split(TASK_PLACEHOLDER).join(escape(this.task || 'the task')) : text;
+  }
+
   private attach(ctx: AgentContext): void {
     this.ctx = ctx;
     this.signal = AbortSignal.any([ctx.signal, this.stopper.signal]);
@@ -310,6 +344,7 @@ export class ScriptedAgent implements Agent {
     const state: Checkpoint = {
       v: 1,
       fingerprint: this.scenario.fingerprint,
+      task: this.task,
       list: this.list,
       index: this.index,
       turns: this.turns,
@@ -358,37 +393,38 @@ export class ScriptedAgent implements Agent {
         case 'sleep':
           break;
         case 'say':
-          ctx.emit(assistantText(step.say));
+          ctx.emit(assistantText(this.fill(step.say)));
           break;
         case 'tool': {
           const toolUseId = newId('toolu');
           ctx.emit(assistantContent([{ type: 'tool_use', id: toolUseId, name: step.tool, input: step.input }]));
-          ctx.emit(toolResult(toolUseId, step.result, step.is_error));
+          ctx.emit(toolResult(toolUseId, this.fill(step.result), step.is_error));
           break;
         }
         case 'ask':
-          ctx.emit(assistantText(step.ask));
+          ctx.emit(assistantText(this.fill(step.ask)));
           ctx.emit(resultEvent('success', this.turns));
           this.waiting = { kind: 'user' };
           ctx.setStatus('idle');
           this.saveCheckpoint();
           return;
         case 'plan': {
+          const plan = this.fill(step.plan, escapeMarkdown);
           const toolUseId = newId('toolu');
           const requestId = newId('req');
-          ctx.emit(assistantContent([{ type: 'tool_use', id: toolUseId, name: EXIT_PLAN_MODE_TOOL, input: { plan: step.plan } }]));
+          ctx.emit(assistantContent([{ type: 'tool_use', id: toolUseId, name: EXIT_PLAN_MODE_TOOL, input: { plan } }]));
           ctx.emit({
             type: 'control_request',
             request_id: requestId,
-            request: { subtype: 'can_use_tool', tool_name: EXIT_PLAN_MODE_TOOL, input: { plan: step.plan }, tool_use_id: toolUseId },
+            request: { subtype: 'can_use_tool', tool_name: EXIT_PLAN_MODE_TOOL, input: { plan }, tool_use_id: toolUseId },
           });
-          this.waiting = { kind: 'decision', requestId, toolUseId, plan: step.plan };
+          this.waiting = { kind: 'decision', requestId, toolUseId, plan };
           ctx.setStatus('requires_action');
           this.saveCheckpoint();
           return;
         }
         case 'fail':
-          ctx.emit(resultEvent(step.fail, this.turns, step.message ?? `The scripted scenario failed with ${step.fail}.`));
+          ctx.emit(resultEvent(step.fail, this.turns, step.message !== undefined ? this.fill(step.message) : `The scripted scenario failed with ${step.fail}.`));
           this.waiting = { kind: 'done' };
           ctx.setStatus('idle');
           this.saveCheckpoint();

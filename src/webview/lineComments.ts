@@ -72,6 +72,20 @@ export class PlanBlockIndex {
     return this.blocks.filter((b) => b.start >= range.first && this.#lastContentLine(b) <= range.last);
   }
 
+  /**
+   * What a person sees of `range`, to label its comment: the rendered text of the block the range
+   * starts in (comment threads left out), clipped, and how many more blocks it spans. Markdown
+   * source line numbers mean nothing to the person, who clicked on text.
+   */
+  labelOf(range: LineRange): string {
+    const first = this.blockForLine(range.first);
+    const text = first ? visibleText(first.element) : '';
+    if (!first || text === '') return rangeLabel({ line: range.first + 1, endLine: range.last + 1 });
+    const more = this.blocksWithin(range).filter((b) => !b.element.contains(first.element) && !first.element.contains(b.element)).length;
+    const clipped = text.length > LABEL_CHARS ? `${text.slice(0, LABEL_CHARS - 1).trimEnd()}…` : text;
+    return `“${clipped}”${more > 0 ? ` and ${more} more` : ''}`;
+  }
+
   /** The comment a user writes on `range` (1-based lines, quote from the plan source). */
   comment(range: LineRange, text: string): LineComment {
     const quote = this.#lines.slice(range.first, range.last + 1).join('\n');
@@ -87,6 +101,15 @@ export class PlanBlockIndex {
     while (last > block.start && (this.#lines[last] ?? '').trim() === '') last--;
     return last;
   }
+}
+
+const LABEL_CHARS = 60;
+
+/** A block's text as shown, without the comment threads and composer placed inside it. */
+function visibleText(element: HTMLElement): string {
+  const copy = element.cloneNode(true) as HTMLElement;
+  for (const inner of copy.querySelectorAll('.comment-thread, .comment-composer')) inner.remove();
+  return (copy.textContent ?? '').replace(/\s+/g, ' ').trim();
 }
 
 export function rangeLabel(comment: { line: number; endLine?: number | undefined }): string {

@@ -26,6 +26,13 @@ describe('plan file naming', () => {
     assert.equal(planSlug('', undefined), 'plan');
   });
 
+  it('skips headings that name no plan in particular, so saved plans can be told apart', () => {
+    assert.equal(planSlug('# Implementation Plan\n\n## Goal\n', 'Add OAuth login'), 'add-oauth-login');
+    assert.equal(planSlug('# Implementation Plan\n\n## Add OAuth login with GitHub\n'), 'add-oauth-login-with-github');
+    assert.equal(planSlug('# Plan (demo): Add a dark theme (revision 2)\n'), 'add-a-dark-theme-revision-2');
+    assert.equal(planSlug('# Proposed plan: Cache search results\n'), 'cache-search-results');
+  });
+
   it('uses the local date as yyyy-mm-dd', () => {
     assert.equal(isoLocalDate(day), '2026-01-05');
     assert.equal(planFileName(day, 'x'), '2026-01-05-x.md');

@@ -330,6 +330,28 @@ describe('ExitPlanModeScanner (PROTOCOL.md section 4)', () => {
     });
   });
 
+  describe('what is validated', () => {
+    it('checks only what it reads: other tools\' calls and results are not validated, an ExitPlanMode result is', () => {
+      const scanner = new ExitPlanModeScanner();
+      // A Read call with a numeric input and a result whose content is a number: not read, not counted.
+      scanner.ingest([toolUse('R', 'Read', 7), toolResult('R', 42), exitPlan('A', 'p')]);
+      assert.equal(scanner.malformedCount, 0);
+      // The same bad content on the ExitPlanMode call's result is counted and not taken as a decision.
+      assert.deepEqual(scanner.ingest([toolResult('A', 42)]), { kind: 'pending' });
+      assert.equal(scanner.malformedCount, 1);
+      assert.equal(scanner.pendingPlan?.toolUseId, 'A');
+    });
+
+    it('uses nothing of an event with a malformed part it reads', () => {
+      const scanner = new ExitPlanModeScanner();
+      const call = exitPlan('A', 'p') as { message: { content: unknown[] } };
+      const event = { ...call, message: { ...call.message, content: [...call.message.content, null] } };
+      assert.deepEqual(scanner.ingest([event]), { kind: 'unchanged' });
+      assert.equal(scanner.malformedCount, 1);
+      assert.equal(scanner.pendingPlan, null);
+    });
+  });
+
   describe('memory', () => {
     it('holds no tool_result that is not an ExitPlanMode call (10,000 tool calls)', () => {
       const scanner = new ExitPlanModeScanner();

@@ -17,7 +17,8 @@ describe('question -> reply -> plan, then a window reload and approve by keybind
     assert.match((await frame.locator('.question').textContent()) ?? '', /Node 20 or Node 22/);
     await frame.getByLabel('Your reply').fill('Node 20, please.');
     await screenshot(page, 'question');
-    await frame.getByRole('button', { name: 'Reply', exact: true }).click();
+    // Ctrl+Enter in the reply box sends it, as in the comment composer.
+    await frame.getByLabel('Your reply').press('Control+Enter');
     await waitForEvents(
       suite.server,
       sessionId,

@@ -58,6 +58,35 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
     await screenshot(page, 'plan-ready');
   });
 
+  it('keeps the plan readable in a short editor area: the header and the buttons do not cover it', async function () {
+    const { page } = suite.window;
+    const size = page.viewportSize();
+    await page.setViewportSize({ width: size?.width ?? 1400, height: 420 });
+    try {
+      const frame = await reviewFrame(page, '#plan li');
+      const layout = await waitFor(
+        async () => {
+          const l = (await frame.evaluate(`(() => {
+            const rect = (sel) => document.querySelector(sel).getBoundingClientRect();
+            const pinned = (sel) => getComputedStyle(document.querySelector(sel)).position === 'sticky';
+            const first = document.querySelector('#plan li');
+            first.scrollIntoView({ block: 'center' });
+            const r = first.getBoundingClientRect();
+            const hit = document.elementFromPoint(r.left + 10, r.top + r.height / 2);
+            return { height: innerHeight, header: pinned('.panel-header') ? rect('.panel-header').height : 0, decision: pinned('.decision') ? rect('.decision').height : 0, visible: first.contains(hit) };
+          })()`)) as { height: number; header: number; decision: number; visible: boolean };
+          return l.height < 400 ? l : undefined;
+        },
+        { timeoutMs: 10_000, message: 'the panel to take the short size' },
+      );
+      assert.ok(layout.visible, 'a plan line scrolled into view is covered');
+      assert.ok(layout.header + layout.decision <= layout.height * 0.25, `pinned header and buttons take ${layout.header + layout.decision} of ${layout.height} px`);
+      await screenshot(page, 'short-editor-area');
+    } finally {
+      if (size) await page.setViewportSize(size);
+    }
+  });
+
   it('rejects with feedback and a line comment; the agent receives the comment under its quoted line', async function () {
     const { page } = suite.window;
     const frame = await reviewFrame(page, '#plan li');
@@ -66,6 +95,8 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
       comment: 'Store it in the user profile, not the browser',
       feedback: 'Close, but the storage is wrong.',
     });
+    // Labelled by the text the person clicked, not by its Markdown source line.
+    assert.equal(await frame.locator('.comment-card .comment-lines').textContent(), '“Persist the choice in localStorage”');
     await screenshot(page, 'line-comment');
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
 
@@ -129,6 +160,12 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
       timeoutMs: 20_000,
       message: 'the outcome in the panel',
     });
+    // The approved revision shows what was approved: the edited plan, not the agent's.
+    await waitFor(async () => ((await outcome.locator('#plan').textContent()) ?? '').includes('Document the toggle in the README') || undefined, {
+      timeoutMs: 20_000,
+      message: 'the edited plan in the panel',
+    });
+    assert.match((await outcome.locator('.revision-label').textContent()) ?? '', /Revision 2/);
     // The decision state follows the session: the host answered the request, so no stale
     // "… sent; waiting for the extension." after the session moved on.
     const status = (await outcome.locator('.decision-status').textContent()) ?? '';

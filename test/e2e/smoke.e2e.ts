@@ -10,6 +10,8 @@ import {
   runCommand,
   screenshot,
   screenshotIfFailed,
+  statusBarAriaLabel,
+  readStatusBar,
   waitForOutputChannel,
   uriArg,
   type TestWindow,
@@ -35,9 +37,16 @@ describe('smoke: code-server + Chromium + Ultraplan', function () {
     assert.match(title, /ultraplan-ws-/, `window title "${title}" does not name the workspace folder`);
   });
 
-  it('runs the in-host suite: the extension is installed and activates', async function () {
+  it('shows the idle status item once the window is up, before any Ultraplan command', async function () {
+    const w = window!;
+    const text = await readStatusBar(w.page, 'Ultraplan', { timeoutMs: 30_000 });
+    assert.equal(text.trim(), 'Ultraplan');
+    assert.match(await statusBarAriaLabel(w.page, 'Ultraplan'), /no planning session/);
+  });
+
+  it('runs the in-host suite: the extension is installed from its .vsix and activates', async function () {
     const results = await window!.expectHostSuitePassed();
-    assert.ok(results.passed >= 2);
+    assert.ok(results.passed >= 3);
   });
 
   it('runs "Ultraplan: Show Log" from the palette and shows the Ultraplan output channel', async function () {

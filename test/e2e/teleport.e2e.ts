@@ -63,7 +63,15 @@ describe('teleport: to a task and to chat (server backend)', function () {
 
     const planFile = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.md`);
     const marker = path.join(workspace, 'teleport-marker.txt');
-    const ran = await waitFor(() => (fs.existsSync(marker) ? (JSON.parse(fs.readFileSync(marker, 'utf8')) as { argv: string[]; plan: string }) : undefined), {
+    // The task may be halfway through writing its marker when it is read: wait for whole JSON.
+    const readMarker = () => {
+      try {
+        return JSON.parse(fs.readFileSync(marker, 'utf8')) as { argv: string[]; plan: string };
+      } catch {
+        return undefined;
+      }
+    };
+    const ran = await waitFor(readMarker, {
       timeoutMs: 30_000,
       message: 'the task to run and write its marker',
     });

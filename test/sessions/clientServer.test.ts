@@ -261,6 +261,12 @@ describe('restarts', function () {
             restarting ??= (async () => {
               before = await rawEvents(rig.client, sessionId);
               assert.equal(await first.stop(), 0, 'clean shutdown');
+              // The server stays gone until the poll has met it so (else a quick restart can fall
+              // between two polls, and nothing would show the poll riding out the gap).
+              for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502); ) {
+                if (Date.now() > deadline) throw new Error('no poll reached the stopped server within 20 s');
+                await new Promise((resolve) => setTimeout(resolve, 20));
+              }
               second = await startServer({ scenario: scenario('slow'), dataDir, token: first.token });
               rig.proxy.setTarget(second.url);
             })();

@@ -9,7 +9,7 @@ import {
   teleportDenyMessage,
   userMessageEvent,
 } from '../../src/core/protocol';
-import { ScenarioError, loadScenarioFile, parseScenario } from '../../src/sessions/scriptedAgent';
+import { ScenarioError, loadScenarioFile, parseScenario, taskFromPrompt } from '../../src/sessions/scriptedAgent';
 import { runServerCli, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import { EXAMPLES, assistantTexts, example, pendingPlanRequest, toolResults, types } from './hostTestKit';
 import { allEvents, call, createSession, waitForEvents, waitForStatus } from './serverTestKit';
@@ -192,13 +192,35 @@ describe('ScriptedAgent behind the real server', function () {
     const second = pendingPlanRequest(events);
     assert.notEqual(second.toolUseId, first.toolUseId);
     assert.match(second.plan, /revision 2/);
+    // The demo plans the task it was given, in the prompt's words, and says it is a script.
+    assert.match(first.plan, /^# Plan \(demo\): Add rate limiting to the public API\n/);
+    assert.match(first.plan, /Scripted demo/);
+    assert.match(assistantTexts(events)[0] ?? '', /scripted demo, not a model: it plans "Add rate limiting to the public API"/);
     await decide(server, id, { behavior: 'allow', updatedInput: { plan: second.plan } });
     await waitForStatus(server, id, 'idle');
     const final = await allEvents(server, id);
-    assert.equal(assistantTexts(final).at(-1), 'Done: rate limiting is in place and the tests pass.');
+    assert.equal(assistantTexts(final).at(-1), 'Demo: the plan is approved. A real agent would now carry it out; the demo changes nothing.');
     const tools = final.flatMap((e) => (e.type === 'assistant' ? e.message.content.filter((b: { type: string }) => b.type === 'tool_use') : []));
     for (const tool of tools.filter((t: { name: string }) => t.name !== 'ExitPlanMode')) {
       assert.equal(toolResults(final, tool.id).length, 1, `tool ${tool.name} has its result`);
     }
+  });
+});
+
+describe('taskFromPrompt: the task the demo plans, in the prompt\'s words', () => {
+  it('takes the first non-empty line, spaces collapsed, without a closing full stop', () => {
+    assert.equal(taskFromPrompt('\n  Add   a dark theme to the settings page.\n\n(From src/ui.ts:3-9.)'), 'Add a dark theme to the settings page');
+  });
+
+  it('cuts a long line at a word boundary and marks the cut', () => {
+    const prompt = `Migrate ${'the billing module '.repeat(10)}to the new API`;
+    const task = taskFromPrompt(prompt);
+    assert.ok(task.length <= 101, task);
+    assert.ok(task.endsWith('…'), task);
+    assert.ok(prompt.startsWith(`${task.slice(0, -1)} `), `cut inside a word: ${task}`);
+  });
+
+  it('is empty for an empty prompt (the demo then says "the task")', () => {
+    assert.equal(taskFromPrompt('  \n '), '');
   });
 });

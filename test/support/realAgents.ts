@@ -70,7 +70,7 @@ export function geminiPlansDir(view: ModelRequestView): string {
   return match[1];
 }
 
-type AcpClientApp = ReturnType<typeof acpSdk.client>;
+type AcpClientApp = ReturnType<ReturnType<typeof acpSdk>['client']>;
 
 /**
  * An agent spawned on its own (no Ultraplan client), in its own process group, connected with the
@@ -86,10 +86,10 @@ export async function withRawAgent<T>(
   if (!command) throw new Error('empty agent command');
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   try {
-    const app = acpSdk.client({ name: 'ultraplan-test' });
+    const app = acpSdk().client({ name: 'ultraplan-test' });
     setup(app);
     const connection = app.connect(
-      acpSdk.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
+      acpSdk().ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
     );
     try {
       return await use(connection);

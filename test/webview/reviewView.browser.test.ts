@@ -171,9 +171,10 @@ describe('review panel webview (Chromium)', function () {
     const cards = page.locator('.comment-card');
     assert.equal(await cards.count(), 2);
     // Each thread sits after the block where its lines end: step 2's, then step 3's.
-    assert.deepEqual(await page.locator('.comment-lines').allTextContents(), ['Line 8', 'Lines 7–9']);
+    // Labelled by the text the person clicked, as the panel shows it (not the Markdown source line).
+    assert.deepEqual(await page.locator('.comment-lines').allTextContents(), ['“Render a switch in SettingsPage.tsx”', '“Add a theme field to the settings store” and 2 more']);
     // Edit one, remove nothing, then reject with feedback.
-    await page.getByRole('button', { name: 'Edit comment on line 8' }).click();
+    await page.getByRole('button', { name: 'Edit comment on “Render a switch in SettingsPage.tsx”' }).click();
     await page.locator('.comment-composer textarea').fill('Use the existing <Switch> component');
     await page.getByRole('button', { name: 'Save comment' }).click();
     await page.locator('#feedback').fill('Please split the work.');
@@ -209,7 +210,7 @@ describe('review panel webview (Chromium)', function () {
     await page.locator('#plan p', { hasText: 'We add a toggle' }).click();
     await page.locator('.comment-composer textarea').fill('temporary');
     await page.getByRole('button', { name: 'Add comment' }).click();
-    await page.getByRole('button', { name: 'Remove comment on line 3' }).click();
+    await page.getByRole('button', { name: 'Remove comment on “We add a toggle to the settings page.”' }).click();
     assert.equal(await page.locator('.comment-card').count(), 0);
     await page.getByRole('button', { name: 'Reject', exact: true }).click();
     assert.match((await page.locator('.notice-local').textContent()) ?? '', /write feedback or add at least one line comment/);
@@ -454,7 +455,7 @@ describe('review panel webview (Chromium)', function () {
     await page.keyboard.press('Enter');
     await page.keyboard.type('Keyboard comment');
     await page.keyboard.press('Control+Enter');
-    assert.equal(await page.locator('.comment-lines').textContent(), 'Line 3');
+    assert.equal(await page.locator('.comment-lines').textContent(), '“We add a toggle to the settings page.”');
   });
 
   it('comments on the lines a text selection spans', async () => {
@@ -468,7 +469,7 @@ describe('review panel webview (Chromium)', function () {
     await page.mouse.down();
     await page.mouse.move(to.x + 60, to.y + to.height / 2, { steps: 5 });
     await page.mouse.up();
-    assert.equal(await page.locator('.comment-composer label').textContent(), 'Comment on lines 7–9');
+    assert.equal(await page.locator('.comment-composer label').textContent(), 'Comment on “Add a theme field to the settings store” and 2 more');
     assert.equal(await page.locator('#plan li.block-selected').count(), 3);
     assert.equal(await page.locator('#plan p.block-selected, #plan h2.block-selected').count(), 0);
   });

@@ -75,13 +75,6 @@ export function showAgentProblem(message: string, settingKey: string): void {
   });
 }
 
-/** The notice of an agent source (the demo ran because nothing was found). */
-export function showAgentNotice(notice: string): void {
-  void vscode.window.showWarningMessage(`Ultraplan: ${notice}`, CHOOSE_BACKEND).then((choice) => {
-    if (choice === CHOOSE_BACKEND) void vscode.commands.executeCommand('ultraplan.chooseBackend');
-  });
-}
-
 export interface AcpAgentSourceOptions {
   log: vscode.LogOutputChannel;
   /** The scripted demo (and configured scenarios), for `demo` and for `auto` with nothing found. */

@@ -15,7 +15,7 @@ import { SessionHost } from '../../sessions/host';
 import { HttpBackend } from '../../sessions/httpBackend';
 import { loadScenarioFile, scriptedAgentFactory } from '../../sessions/scriptedAgent';
 import { FileSessionStore } from '../../sessions/store';
-import { showAgentNotice } from '../agents/acpAgentSource';
+import { AgentNotice } from '../agents/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import type { EmbeddedAgent, EmbeddedAgentSource } from './embeddedAgent';
 
@@ -52,6 +52,7 @@ export interface BackendsOptions {
 
 export class Backends implements vscode.Disposable {
   readonly #options: BackendsOptions;
+  readonly #agentNotice: AgentNotice;
   #embedded: Promise<{ backend: EmbeddedBackend }> | undefined;
   /**
    * The agent chosen for the latest new session (the settings are read per session, so a change
@@ -69,6 +70,7 @@ export class Backends implements vscode.Disposable {
 
   constructor(options: BackendsOptions) {
     this.#options = options;
+    this.#agentNotice = new AgentNotice(options.log);
   }
 
   /** Where embedded sessions are journaled (per workspace when there is one). */
@@ -190,7 +192,7 @@ export class Backends implements vscode.Disposable {
     switch (settings.backend) {
       case 'embedded': {
         const { backend, agent } = await this.embedded(settings);
-        if (agent.notice) showAgentNotice(agent.notice);
+        if (agent.notice) this.#agentNotice.show(agent.notice, settings['agent.noAgentNotice']);
         return { backend: backend.forAgent(agent.factory), demo: agent.demo, agentLabel: agent.label };
       }
       case 'server':

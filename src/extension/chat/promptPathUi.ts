@@ -7,6 +7,7 @@ import type { SettingsReader } from '../settings/settings';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import { plansFolder } from '../review/teleport';
 import { chatRequestAction, keywordHints, refinePlanPrompt } from '../../core/promptPath';
+import { CHAT_STAND_IN } from '../../core/stateKeys';
 
 export const CHAT_PARTICIPANT_ID = 'ultraplan.ultraplan';
 
@@ -17,6 +18,15 @@ export interface LaunchDeps {
   launch: (prompt: string, settings: UltraplanSettings) => Promise<SessionController | undefined>;
 }
 
+let registeredHandler: vscode.ChatRequestHandler | undefined;
+
+/** Answers a request that reached the participant the startup bootstrap registered (bootstrap.ts). */
+export const forwardChatRequest: vscode.ChatRequestHandler = (request, context, stream, token) => {
+  if (registeredHandler) return registeredHandler(request, context, stream, token);
+  stream.markdown('Ultraplan could not register its chat participant; see **Ultraplan: Show Log**.');
+  return {};
+};
+
 /** Registers @ultraplan where the editor has a chat API; elsewhere it says so in the log. */
 export function registerChatParticipant(context: vscode.ExtensionContext, deps: LaunchDeps): void {
   // code-server and older hosts may have no chat API at all: the participant is optional.
@@ -25,10 +35,12 @@ export function registerChatParticipant(context: vscode.ExtensionContext, deps: 
     deps.log.info('no chat API in this editor: the @ultraplan chat participant is not available');
     return;
   }
+  const handler: vscode.ChatRequestHandler = (request, _context, stream, token) => answerChatRequest(request.prompt, stream, token, deps);
+  registeredHandler = handler;
+  // The startup bootstrap registered the participant already and forwards its requests here.
+  if ((globalThis as Record<symbol, unknown>)[CHAT_STAND_IN] === true) return;
   try {
-    const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, (request, _context, stream, token) =>
-      answerChatRequest(request.prompt, stream, token, deps),
-    );
+    const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, handler);
     participant.iconPath = new vscode.ThemeIcon('checklist');
     context.subscriptions.push(participant);
   } catch (err) {

@@ -69,11 +69,18 @@ export async function savePlanFile(plan: string, title: string, plansDirectory: 
   return file;
 }
 
-export async function pickTeleportTarget(): Promise<ConcreteTarget | undefined> {
+export async function pickTeleportTarget(taskCommand: readonly string[]): Promise<ConcreteTarget | undefined> {
+  // Task is offered as ready only when it can run; otherwise it says what is missing, comes last,
+  // and picking it explains how to set it up (targetProblem) before anything is sent.
+  const taskProblem = targetProblem('task', taskCommand);
+  const task: vscode.QuickPickItem & { target: ConcreteTarget } = taskProblem
+    ? { label: '$(play) Task (not set up)', description: taskProblem, target: 'task' }
+    : { label: '$(play) Task', description: `Run ${taskCommand[0] ?? ''} with the plan file (ultraplan.teleport.taskCommand)`, target: 'task' };
   const items: Array<vscode.QuickPickItem & { target: ConcreteTarget }> = [
     { label: '$(comment-discussion) Chat', description: 'Open VS Code Chat with the plan prefilled (not sent)', target: 'chat' },
-    { label: '$(play) Task', description: 'Run ultraplan.teleport.taskCommand with the plan file', target: 'task' },
+    ...(taskProblem ? [] : [task]),
     { label: '$(file) File', description: 'Just open the saved plan file', target: 'file' },
+    ...(taskProblem ? [task] : []),
   ];
   const picked = await vscode.window.showQuickPick(items, { title: 'Teleport the plan to…', placeHolder: 'Where should the plan run?' });
   return picked?.target;

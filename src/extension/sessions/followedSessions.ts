@@ -22,6 +22,7 @@ import {
   trimPersistedSessions,
   type PersistedSession,
 } from '../../core/persistedSessions';
+import { REVIEW_PANEL_KEY } from '../../core/stateKeys';
 import { ReviewPanel } from '../review/reviewPanel';
 import type { SettingsReader } from '../settings/settings';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -57,8 +58,6 @@ const MAX_TITLE = 80;
 /** How long the workbench gets to revive the review panel before we open it ourselves. */
 const PANEL_REVIVAL_GRACE_MS = 3000;
 
-/** workspaceState: which session the review panel showed while it was open. */
-const REVIEW_PANEL_KEY = 'ultraplan.reviewPanel.v1';
 const ReviewPanelRecordSchema = z.strictObject({ sessionKey: z.string().min(1).max(500) });
 type ReviewPanelRecord = z.infer<typeof ReviewPanelRecordSchema>;
 
@@ -85,6 +84,7 @@ export class FollowedSessions extends Disposable {
   /** Set once deactivation starts: a panel closed by the shutdown is not the person closing it. */
   #disposing = false;
   #persistTimer: NodeJS.Timeout | undefined;
+  #panelUpdate: NodeJS.Immediate | undefined;
   #revivalTimer: NodeJS.Timeout | undefined;
   /** Resolves once persisted sessions are re-attached (the panel serializer waits for it). */
   readonly restored: Promise<void>;
@@ -273,10 +273,26 @@ export class FollowedSessions extends Disposable {
     this.#persistSoon();
     this.#changed();
     const panel = ReviewPanel.current;
-    if (panel && panel.sessionKey === controller.key) {
-      const error = panel.update(controller.panelState());
-      if (error) controller.setOutcome(`The review panel cannot show this state: ${error}`, 'error');
-    }
+    if (panel && panel.sessionKey === controller.key) this.#updatePanelSoon();
+  }
+
+  /**
+   * States reach the panel at most once per turn of the event loop: a decision changes a session
+   * (in flight, then sent) within one turn, and each state carries the whole plan.
+   */
+  #updatePanelSoon(): void {
+    if (this.#panelUpdate) return;
+    this.#panelUpdate = setImmediate(() => {
+      this.#panelUpdate = undefined;
+      const panel = ReviewPanel.current;
+      const controller = panel?.sessionKey !== undefined ? this.#controllers.get(panel.sessionKey) : undefined;
+      if (panel && controller) this.#updatePanel(panel, controller, controller.panelState());
+    });
+  }
+
+  #updatePanel(panel: ReviewPanel, controller: SessionController, state: PanelState): void {
+    const error = panel.update(state);
+    if (error) controller.setOutcome(`The review panel cannot show this state: ${error}`, 'error');
   }
 
   #changed(): void {
@@ -496,7 +512,7 @@ export class FollowedSessions extends Disposable {
       return { result: 'refused', reason: checked.message };
     }
     const chosen = settings['teleport.target'];
-    const target: ConcreteTarget | undefined = chosen === 'ask' ? await pickTeleportTarget() : chosen;
+    const target: ConcreteTarget | undefined = chosen === 'ask' ? await pickTeleportTarget(settings['teleport.taskCommand']) : chosen;
     if (!target) return { result: 'refused', reason: 'No teleport target was chosen; nothing was sent.' };
     // Everything that can stop the teleport is checked before the deny is sent: after it, the
     // remote has let go of the plan.
@@ -540,6 +556,7 @@ export class FollowedSessions extends Disposable {
   async close(): Promise<void> {
     this.#disposing = true;
     if (this.#revivalTimer) clearTimeout(this.#revivalTimer);
+    if (this.#panelUpdate) clearImmediate(this.#panelUpdate);
     for (const c of this.#controllers.values()) c.dispose();
     await Promise.allSettled([...this.#controllers.values()].map((c) => c.settled()));
     await this.persistNow().catch(() => undefined);

@@ -380,6 +380,8 @@ export class SessionController implements PermissionAsker {
       ext.feedback = extras.feedback;
       ext.comments = extras.comments;
     }
+    // The reviewer's version is the plan an edited approval shows, until the session records it.
+    if (decision.kind === 'approve_edited') ext.editedPlan = decision.editedPlan;
     this.#drafts.delete(binding.toolUseId);
     this.#reduce({ type: 'decided', toolUseId: binding.toolUseId, decision: LOCAL_DECISION[decision.kind], at: this.#now() }, false);
     this.#changed();

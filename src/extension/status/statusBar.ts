@@ -5,17 +5,18 @@ import { Disposable, toDisposable } from '../../core/lifecycle';
 import { PHASE_LABELS } from '../../core/phase';
 import { formatElapsed, summarizeStatus } from '../../core/statusSummary';
 import type { SessionController } from '../sessions/sessionController';
+import { STATUS_ITEM_ID, showIdleStatus } from './idleStatus';
 
 /** Internal command (not in the palette): asks the open permission requests of a session again. */
 export const ANSWER_PERMISSIONS_COMMAND = 'ultraplan.answerPermissions';
 
 export class PhaseStatusBarItem extends Disposable {
-  readonly #item = this._register(vscode.window.createStatusBarItem('ultraplan.status', vscode.StatusBarAlignment.Left, 50));
+  readonly #item = this._register(vscode.window.createStatusBarItem(STATUS_ITEM_ID, vscode.StatusBarAlignment.Left, 50));
   #sessions: readonly SessionController[] = [];
 
   constructor() {
     super();
-    this.#item.name = 'Ultraplan';
+    showIdleStatus(this.#item);
     // The tooltip's elapsed time goes stale; refresh it while something is shown.
     const timer = setInterval(() => {
       if (this.#sessions.length > 0) this.#render();
@@ -33,7 +34,7 @@ export class PhaseStatusBarItem extends Disposable {
       this.#sessions.map((s) => ({ sessionId: s.key, phase: s.statusPhase, changedAt: s.statusChangedAt, controller: s })),
     );
     if (!summary) {
-      this.#item.hide();
+      showIdleStatus(this.#item);
       return;
     }
     const s = summary.primary.controller;

@@ -298,7 +298,7 @@ export class AcpAgent implements Agent {
     ctx.signal.addEventListener('abort', () => void this.stop(), { once: true });
     this.translator = new AcpEventTranslator((event) => this.emit(event));
     ctx.setStatus('running');
-    const acp = acpSdk;
+    const acp = acpSdk();
 
     let proc: AgentProcess;
     try {

@@ -1,8 +1,16 @@
-// The ACP SDK, loaded eagerly. It is ESM-only and this project compiles to CommonJS: tsx and
-// esbuild both load it with a static import; only tsc's CommonJS check objects. Eager matters:
-// a dynamic import() made esbuild initialise zod lazily, and the bundle then skipped zod's init
-// before a namespace import of it ran ("ZodLiteral is not a constructor" in dist/server.js).
-// @ts-expect-error TS1479: an ESM-only package from a CommonJS module (bundled by esbuild, run by tsx).
-import * as sdk from '@agentclientprotocol/sdk';
+// The ACP SDK, loaded the first time an ACP agent starts: it is a fifth of the extension's code,
+// and most sessions (the demo, a server, Claude Code on the web) never need it. In the bundles it
+// is a file of its own (dist/vendor-acp-sdk.js, see esbuild.mjs) with its own copy of zod, so its
+// initialisation never interleaves with ours; under tsx (tests) it comes from node_modules. The
+// package is ESM-only; Node 20.19+ and tsx load it with require(). Every bundle that includes this
+// file must map the package to that file: bundled inline, this require() makes esbuild initialise
+// zod lazily and a schema built first finds it half done ("ZodLiteral is not a constructor").
+type AcpSdk = typeof import('@agentclientprotocol/sdk', { with: { 'resolution-mode': 'import' } });
 
-export const acpSdk: typeof import('@agentclientprotocol/sdk', { with: { 'resolution-mode': 'import' } }) = sdk;
+let loaded: AcpSdk | undefined;
+
+export function acpSdk(): AcpSdk {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  loaded ??= require('@agentclientprotocol/sdk') as AcpSdk;
+  return loaded;
+}

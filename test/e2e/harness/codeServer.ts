@@ -1,5 +1,6 @@
-// Starts the cached code-server 4.100.3 on 127.0.0.1 with the built Ultraplan extension and the
-// test runner extension installed by symlink, in a fresh user-data and extensions folder.
+// Starts the cached code-server 4.100.3 on 127.0.0.1 with Ultraplan installed from its .vsix
+// (installedExtension.ts) and the test runner extension linked in, in a fresh user-data and
+// extensions folder.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -10,7 +11,8 @@ import { WORKBENCH_SETTINGS, codeServerArgs, codeServerEnv, codeServerMarker } f
 import { buildRunnerExtension, RUNNER_DIR } from '../runner-extension/build';
 import { RUNNER_ENV } from '../runner-extension/src/wire';
 import { HostProbe } from './hostProbe';
-import { REPO_ROOT, outputDir } from './paths';
+import { EXTENSION_ID, installedExtension } from './installedExtension';
+import { outputDir } from './paths';
 import { waitFor } from './waitFor';
 
 export interface CodeServerOptions {
@@ -30,6 +32,8 @@ export interface CodeServerOptions {
   workspaceTrust?: boolean;
   /** How long to wait for code-server's HTTP to answer. */
   startTimeoutMs?: number;
+  /** Install Ultraplan (default true); benches that stage their own build pass false. */
+  installUltraplan?: boolean;
 }
 
 export interface CodeServer {
@@ -54,7 +58,6 @@ export interface CodeServer {
 /** Settings that keep welcome pages, tips and update checks out of the tests' way. */
 export const DEFAULT_SETTINGS = WORKBENCH_SETTINGS;
 
-const EXTENSION_ID = 'ultraplan.ultraplan';
 const RUNNER_ID = 'ultraplan.ultraplan-test-runner';
 
 let runnerBuild: Promise<unknown> | undefined;
@@ -96,9 +99,6 @@ function checkPrerequisites(): void {
   if (!fs.existsSync(codeServerMarker())) {
     throw new Error(`code-server is not installed (no ${codeServerMarker()}). Run: node scripts/setup-code-server.mjs`);
   }
-  if (!fs.existsSync(path.join(REPO_ROOT, 'dist', 'extension.js'))) {
-    throw new Error('dist/extension.js is missing. Run: npm run build');
-  }
 }
 
 /** Kills the process group (code-server forks its extension host and file watchers). */
@@ -129,7 +129,10 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
   fs.mkdirSync(extensionsDir, { recursive: true });
   fs.writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...options.settings }, null, 2));
-  fs.symlinkSync(REPO_ROOT, path.join(extensionsDir, `${EXTENSION_ID}-${readVersion(REPO_ROOT)}`));
+  if (options.installUltraplan ?? true) {
+    const { folder } = await installedExtension();
+    await fs.promises.cp(folder, path.join(extensionsDir, path.basename(folder)), { recursive: true });
+  }
   fs.symlinkSync(RUNNER_DIR, path.join(extensionsDir, `${RUNNER_ID}-${readVersion(RUNNER_DIR)}`));
 
   const probeFile = path.join(tempRoot, 'probe.json');

@@ -3,6 +3,7 @@ export * from './browser';
 export * from './codeServer';
 export * from './hostProbe';
 export * from './hostResults';
+export * from './installedExtension';
 export * from './paths';
 export * from './testWindow';
 export * from './waitFor';

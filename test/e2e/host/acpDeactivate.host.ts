@@ -36,7 +36,7 @@ describe('extension deactivate ends the embedded ACP agents', function () {
     let record = command.find((arg) => arg.endsWith('.jsonl'));
     if (config.get('agent.choice') !== 'custom' || !record) {
       record = path.join(mkdtempSync(path.join(os.tmpdir(), 'ultraplan-deactivate-')), 'record.jsonl');
-      command = fakeAgentCommand(extension.extensionPath, 'claude-plan.json', record);
+      command = fakeAgentCommand('claude-plan.json', record);
       await config.update('backend', 'embedded', vscode.ConfigurationTarget.Global);
       await config.update('agent.command', command, vscode.ConfigurationTarget.Global);
       await config.update('agent.choice', 'custom', vscode.ConfigurationTarget.Global);

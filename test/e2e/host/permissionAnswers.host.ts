@@ -44,7 +44,7 @@ describe('answering tool permission requests (SessionController, real embedded h
     mkdirSync(path.join(dir, 'src'));
     writeFileSync(path.join(dir, 'src', 'app.ts'), 'export const original = true;\n');
     record = path.join(dir, 'record.jsonl');
-    const argv = fakeAgentCommand(extension.extensionPath, 'execute-with-permission.json', record);
+    const argv = fakeAgentCommand('execute-with-permission.json', record);
     const host = new SessionHost({ agentFactory: createAcpAgentFactory({ argv, cwd: dir, label: 'Fake (ACP)', afterApproval: 'default', stopGraceMs: 500 }) });
     backend = new EmbeddedBackend({ host, label: 'Embedded · Fake (ACP)' });
     log = vscode.window.createOutputChannel('Ultraplan permission answers (test)', { log: true });

@@ -1,5 +1,7 @@
 // In-host smoke suite: runs inside code-server's extension host (and under @vscode/test-electron).
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
@@ -18,5 +20,20 @@ describe('Ultraplan in the extension host', () => {
     assert.equal(extension.isActive, true);
     const commands = await vscode.commands.getCommands(true);
     assert.ok(commands.includes('ultraplan.showLog'), 'ultraplan.showLog is not registered after activation');
+  });
+
+  it('is the installed package: what the .vsix holds, not the source folder', () => {
+    const extension = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(extension);
+    const root = extension.extensionPath;
+    const main = (extension.packageJSON as { main?: unknown }).main;
+    assert.equal(main, './dist/bootstrap.js');
+    for (const file of ['dist/bootstrap.js', 'dist/extension.js', 'dist/webview.js', 'examples/demo.json', 'media/icon.png']) {
+      assert.ok(fs.existsSync(path.join(root, file)), `${file} is missing from ${root}`);
+    }
+    for (const absent of ['src', 'node_modules', 'test', 'tsconfig.json', 'dist/extension.js.map']) {
+      assert.ok(!fs.existsSync(path.join(root, absent)), `${absent} is in the installed extension (${root})`);
+    }
+    assert.equal(fs.realpathSync(root), root, 'the extension folder is a link, not an installed copy');
   });
 });

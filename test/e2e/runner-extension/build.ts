@@ -7,6 +7,7 @@ import * as esbuild from 'esbuild';
 
 export const RUNNER_DIR = __dirname;
 export const RUNNER_OUT = path.join(RUNNER_DIR, 'out');
+const REPO_DIST = path.resolve(RUNNER_DIR, '..', '..', '..', 'dist');
 const HOST_SUITES_DIR = path.resolve(RUNNER_DIR, '..', 'host');
 const HOST_SUITE_SUFFIX = '.host.ts';
 
@@ -38,6 +39,16 @@ export async function buildRunnerExtension(): Promise<{ suites: string[] }> {
     target: 'node20',
     sourcemap: 'linked',
     external: ['vscode', 'mocha'],
+    // The ACP SDK from the file the extension's own build makes of it (esbuild.mjs, vendors):
+    // src/sessions/acp/sdk.ts requires it lazily, which inlined would leave zod half-initialised.
+    plugins: [
+      {
+        name: 'acp-sdk-vendor-file',
+        setup(build) {
+          build.onResolve({ filter: /^@agentclientprotocol\/sdk$/ }, () => ({ path: path.join(REPO_DIST, 'vendor-acp-sdk.js'), external: true }));
+        },
+      },
+    ],
     logLevel: 'warning',
   });
   // Several test processes may build while an extension host loads a bundle: write each file

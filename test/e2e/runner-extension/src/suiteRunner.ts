@@ -59,7 +59,11 @@ export async function runSuiteFile(suite: string, file: string, options: { grep?
     const { message, stack } = errorParts(err);
     return { ...base, failed: 1, durationMs: Date.now() - started, tests, loadError: stack ?? message };
   } finally {
-    mocha.dispose();
+    try {
+      mocha.dispose();
+    } catch {
+      // A file that failed to load leaves mocha "running"; the load error above is what matters.
+    }
   }
   const count = (state: HostTestResult['state']) => tests.filter((t) => t.state === state).length;
   const results: HostSuiteResults = {

@@ -1,0 +1,98 @@
+// The extension's entry point (package.json `main`). VS Code loads it at startup, so it stays
+// small: it shows the idle status item and registers stand-ins for the contributed commands, the
+// review panel's serializer, and the @ultraplan chat participant. The rest of the extension
+// (dist/extension.js: backends, sessions, the panel) is loaded the first time one of them is used,
+// or at once when this workspace has sessions to re-attach or a review to bring back.
+import * as vscode from 'vscode';
+import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agents/agentNotice';
+import { createIdleStatusItem } from './status/idleStatus';
+import { CHAT_STAND_IN, PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY } from '../core/stateKeys';
+
+/** dist/extension.js, built from extension.ts (a type-only import: nothing of it is bundled here). */
+type FullExtension = typeof import('./extension');
+
+const REVIEW_VIEW_TYPE = 'ultraplan.review';
+const CHAT_PARTICIPANT_ID = 'ultraplan.ultraplan';
+
+let full: FullExtension | undefined;
+
+/** Something in this workspace's state that the full extension re-attaches at startup. */
+function hasStateToRestore(context: vscode.ExtensionContext): boolean {
+  const sessions = context.workspaceState.get<unknown>(PERSISTED_SESSIONS_KEY);
+  const panel = context.workspaceState.get<unknown>(REVIEW_PANEL_KEY);
+  return (Array.isArray(sessions) && sessions.length > 0) || (panel !== undefined && panel !== null);
+}
+
+function contributedCommands(context: vscode.ExtensionContext): string[] {
+  const manifest = context.extension.packageJSON as { contributes?: { commands?: Array<{ command?: unknown }> } };
+  return (manifest.contributes?.commands ?? []).map((c) => c.command).filter((c): c is string => typeof c === 'string');
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+  // Needs nothing of the rest, so it is never a stand-in.
+  context.subscriptions.push(
+    vscode.commands.registerCommand(OPEN_WALKTHROUGH_COMMAND, () => vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH_ID, false)),
+  );
+  if (hasStateToRestore(context)) {
+    loadFull(context, []);
+    return;
+  }
+  const standIns: vscode.Disposable[] = [];
+  const load = () => loadFull(context, standIns);
+
+  standIns.push(createIdleStatusItem());
+  for (const id of contributedCommands(context)) {
+    if (id === OPEN_WALKTHROUGH_COMMAND) continue;
+    standIns.push(
+      vscode.commands.registerCommand(id, (...args: unknown[]) => {
+        load();
+        // The full extension registered the real command in place of this one.
+        return vscode.commands.executeCommand(id, ...args);
+      }),
+    );
+  }
+  standIns.push(
+    vscode.window.registerWebviewPanelSerializer(REVIEW_VIEW_TYPE, {
+      deserializeWebviewPanel(panel: vscode.WebviewPanel) {
+        // The workspace remembers no review (it is forgotten when the person closes the panel),
+        // so there is no session to show in it.
+        load();
+        panel.dispose();
+        return Promise.resolve();
+      },
+    }),
+  );
+  // The participant stays for the extension's lifetime and hands every request to the rest (an
+  // id is not registered twice: the rest sees CHAT_STAND_IN and only provides the handler).
+  const chat = (vscode as { chat?: typeof vscode.chat }).chat;
+  if (typeof chat?.createChatParticipant === 'function') {
+    try {
+      const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, (request, chatContext, stream, token) =>
+        load().forwardChatRequest(request, chatContext, stream, token),
+      );
+      participant.iconPath = new vscode.ThemeIcon('checklist');
+      context.subscriptions.push(participant);
+      (globalThis as Record<symbol, unknown>)[CHAT_STAND_IN] = true;
+    } catch {
+      // The rest registers the participant itself (and logs why it could not) once loaded.
+    }
+  }
+  context.subscriptions.push({ dispose: () => standIns.forEach((d) => d.dispose()) });
+}
+
+function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[]): FullExtension {
+  if (full) return full;
+  // The stand-ins go first: the full extension registers the same command ids, serializer and
+  // participant, and its own status item takes the idle one's place.
+  for (const d of standIns.splice(0)) d.dispose();
+  // A path computed at run time, so esbuild leaves this require alone instead of bundling it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = require(context.asAbsolutePath('dist/extension.js')) as FullExtension;
+  full = loaded;
+  loaded.activate(context);
+  return loaded;
+}
+
+export async function deactivate(): Promise<void> {
+  await full?.deactivate();
+}

@@ -1,5 +1,5 @@
 // BASELINE ONLY, not product code: the ExitPlanMode scanner as Claude Code's own logic works
-// (PROTOCOL.md section 4): events are read with plain property access and no validation, and every
+// (docs/protocol.md section 4): events are read with plain property access and no validation, and every
 // tool_result is kept, keyed by tool_use_id, whatever tool it answers. Same verdicts as ours, so
 // the benchmark measures what validating only what is read, and keeping only what is needed, cost.
 import { extractApprovedPlan, extractTeleportPlan, type ScanVerdict } from '../src/core/scanner';

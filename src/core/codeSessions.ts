@@ -1,4 +1,4 @@
-// The current Sessions wire, `/v1/code/sessions` (PROTOCOL.md section 9), as Claude Code 2.1.332
+// The current Sessions wire, `/v1/code/sessions` (docs/protocol.md section 9), as Claude Code 2.1.332
 // sends and reads it: wrapped event payloads with sequence numbers and a cursor, the session in a
 // `{session}` envelope with `status` and `worker_status`. Our own server serves the same shapes,
 // so one client speaks to both. Pure: schemas and conversions only.

@@ -7,7 +7,7 @@ import type { SessionTransport } from '../core/transport';
 export type BackendKind = 'embedded' | 'server' | 'claude-web';
 
 /**
- * When the extension archives a backend's sessions (PROTOCOL.md section 9). A backend without one
+ * When the extension archives a backend's sessions (docs/protocol.md section 9). A backend without one
  * leaves it to the extension's defaults.
  */
 export interface BackendLifecycle {

@@ -1,5 +1,5 @@
 // The one HTTP client for the Sessions API, for our own server and for Claude Code on the web: the
-// current wire, `/v1/code/sessions` (PROTOCOL.md section 9), with the headers Claude Code sends.
+// current wire, `/v1/code/sessions` (docs/protocol.md section 9), with the headers Claude Code sends.
 // Every answer is checked with zod and every failure becomes a SessionsError whose kind the poller
 // switches on; messages are for people and never hold a token.
 import { randomUUID } from 'node:crypto';
@@ -35,7 +35,7 @@ import { SessionsError } from '../core/errors';
 import type { EventRead, SessionTransport } from '../core/transport';
 import { version as PRODUCT_VERSION } from '../../package.json';
 
-/** At most this many pages in one read (PROTOCOL.md section 9); the rest waits for the next poll. */
+/** At most this many pages in one read (docs/protocol.md section 9); the rest waits for the next poll. */
 export const MAX_EVENT_PAGES_PER_READ = 50;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Waits before repeating an archive answered 409, as Claude Code does; then it is a failure. */

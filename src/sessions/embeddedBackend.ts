@@ -8,7 +8,7 @@ import type { AgentFactory } from './agent';
 import type { BackendLifecycle, SessionBackend } from './backend';
 import { MAX_EVENT_PAGE_SIZE, type SessionHost } from './host';
 
-/** Pages read in one readEvents call, as the HTTP client caps it (PROTOCOL.md section 1). */
+/** Pages read in one readEvents call, as the HTTP client caps it (docs/protocol.md section 1). */
 export const EMBEDDED_MAX_PAGES = 50;
 
 export interface EmbeddedBackendOptions {

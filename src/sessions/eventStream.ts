@@ -1,5 +1,5 @@
 // The streaming transport: one live stream per session (`GET /v1/code/sessions/{id}/events/stream`,
-// PROTOCOL.md section 9), opened lazily after the first HTTP read, buffering `client_event` frames
+// docs/protocol.md section 9), opened lazily after the first HTTP read, buffering `client_event` frames
 // so the poller's reads cost no request and its waits end on each frame. The stream carries no
 // session status, so status reads stay on HTTP. After a drop it resumes from the last sequence
 // number it saw; where the server has no stream (404/405) or a session's stream keeps failing it

@@ -1,5 +1,5 @@
 // ScriptedAgent: an agent whose every move comes from a scenario file, for demos and tests.
-// It speaks the same events a real plan-mode agent does (PROTOCOL.md sections 2-3), so the
+// It speaks the same events a real plan-mode agent does (docs/protocol.md sections 2-3), so the
 // poller, the scanner and the review panel cannot tell it apart from one.
 //
 // Scenario: {"title"?, "steps":[...], "onApprove"?:[...]}, a step being one of

@@ -214,7 +214,7 @@ const cases: Case[] = [
   },
 ];
 
-describe('ExitPlanModeScanner (PROTOCOL.md section 4)', () => {
+describe('ExitPlanModeScanner (docs/protocol.md section 4)', () => {
   for (const c of cases) {
     it(c.rule, () => {
       const scanner = new ExitPlanModeScanner();

@@ -1,6 +1,6 @@
 // A strict Claude-compatibility server for tests of the claude-web backend without the internet. It
 // stands where api.anthropic.com would and accepts exactly what Claude Code 2.1.332's own client
-// sends (PROTOCOL.md section 9, read from the client): the current `/v1/code/sessions` wire with
+// sends (docs/protocol.md section 9, read from the client): the current `/v1/code/sessions` wire with
 // `cse_` ids, wrapped payloads that each carry a uuid, `sort_order=asc&cursor=` reads, the headers
 // on every call (`anthropic-client-platform`, a product User-Agent), the organization header only
 // on the create and the account calls, the beta header only on the older create. Anything today's

@@ -132,7 +132,7 @@ export async function prepareClaudeWebLaunch(options: {
 
 /**
  * The environment picker of "Choose Backend…": the account's environments that can host a plan,
- * with "Automatic" first (the rules of PROTOCOL.md section 9). Resolves the id to store ('' for
+ * with "Automatic" first (the rules of docs/protocol.md section 9). Resolves the id to store ('' for
  * automatic), or undefined when cancelled or when the list could not be read (already shown).
  */
 export async function pickClaudeWebEnvironment(options: {

@@ -1,4 +1,4 @@
-// Turns an ACP agent's session/update stream into the session event log of PROTOCOL.md section 2,
+// Turns an ACP agent's session/update stream into the session event log of docs/protocol.md section 2,
 // so the scanner, poller and panel read an ACP session like any other. Synchronous and I/O-free:
 // updates go in, events come out through `emit`.
 import type { SessionUpdate, ToolCall, ToolCallUpdate } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };

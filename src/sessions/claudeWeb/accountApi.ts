@@ -1,4 +1,4 @@
-// The account calls Claude Code makes before it launches a cloud session (PROTOCOL.md section 9):
+// The account calls Claude Code makes before it launches a cloud session (docs/protocol.md section 9):
 // the organization's policy, the profile (organization), the cloud environments (paged), and the
 // GitHub app check with its resync. They are not Sessions API calls, so SessionsClient has no
 // method for them; this is the smallest request that answers them, with the headers Claude Code

@@ -36,7 +36,7 @@ export const CLAUDE_WEB_LIFECYCLE: BackendLifecycle = Object.freeze({
 /** HTTP answers to a decision that mean the service did not take it (the session itself exists). */
 export const DECISION_REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 404, 405, 415, 422]);
 
-/** Sent when the caller names none: the model is always sent (PROTOCOL.md section 9). */
+/** Sent when the caller names none: the model is always sent (docs/protocol.md section 9). */
 export const DEFAULT_CLOUD_MODEL = 'claude-opus-5';
 
 export interface ClaudeWebBackendOptions extends EligibilityOptions {

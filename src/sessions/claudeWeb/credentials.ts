@@ -1,4 +1,4 @@
-// Reads Claude Code's claude.ai login where Claude Code keeps it (PROTOCOL.md section 9). Read-only
+// Reads Claude Code's claude.ai login where Claude Code keeps it (docs/protocol.md section 9). Read-only
 // by design: refreshing would rotate the refresh token and log Claude Code out, so an expired
 // login sends the user to `claude`, which refreshes it. Callers read again before every request,
 // since Claude Code may have refreshed the file meanwhile. No token ever reaches a message.

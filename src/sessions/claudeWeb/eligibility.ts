@@ -1,5 +1,5 @@
 // Can this workspace launch a remote ultraplan? The checks run in Claude Code's order, and the
-// first that fails names its cause and its fix (PROTOCOL.md section 9): the organization's policy
+// first that fails names its cause and its fix (docs/protocol.md section 9): the organization's policy
 // (once a login can ask for it), the login and the organization, a cloud environment, a git
 // repository with a GitHub remote, the GitHub app. Re-attaching to a running session checks only
 // the login and the organization.

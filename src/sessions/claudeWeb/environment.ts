@@ -1,4 +1,4 @@
-// Which cloud environment a remote session runs in (PROTOCOL.md section 9). Pure.
+// Which cloud environment a remote session runs in (docs/protocol.md section 9). Pure.
 import * as z from 'zod';
 import { CLAUDE_CODE_WEB_URL, ClaudeWebError } from './errors';
 

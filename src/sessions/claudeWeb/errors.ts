@@ -3,7 +3,7 @@
 // message as written: what happened, then what to do. Messages never hold a token.
 
 export const CLAUDE_WEB_FAILURE_REASONS = [
-  // The login (PROTOCOL.md section 9), in the order they are checked.
+  // The login (docs/protocol.md section 9), in the order they are checked.
   'not_logged_in', // no credentials anywhere, or no claudeAiOauth (an API-key login)
   'credentials_malformed', // a credentials file or Keychain entry that is not Claude Code's JSON
   'missing_scope', // a login without user:sessions:claude_code (not a Claude.ai account login)

@@ -1,5 +1,5 @@
 // The workspace's repository as Claude Code on the web sees it: a GitHub remote and a branch it
-// can check out (PROTOCOL.md section 9). `git` runs as a child process without a shell; nothing
+// can check out (docs/protocol.md section 9). `git` runs as a child process without a shell; nothing
 // here fetches or pushes, so "not pushed" is as far as this clone knows.
 import { execFile } from 'node:child_process';
 import { ClaudeWebError } from './errors';

@@ -1,4 +1,4 @@
-// Claude Code on the web as a backend (PROTOCOL.md section 9). What the extension uses; see README.md.
+// Claude Code on the web as a backend (docs/protocol.md section 9). What the extension uses; see README.md.
 export {
   CLAUDE_WEB_LIFECYCLE,
   ClaudeWebBackend,

@@ -1,4 +1,4 @@
-// The session-creation request Claude Code sends for an ultraplan (PROTOCOL.md sections 1 and 9):
+// The session-creation request Claude Code sends for an ultraplan (docs/protocol.md sections 1 and 9):
 // plan mode with the ultraplan flag, then the prompt; the repository as the source; a fresh
 // claude/<slug> branch as the outcome. Pure.
 import { randomBytes, randomUUID } from 'node:crypto';

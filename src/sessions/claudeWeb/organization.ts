@@ -1,4 +1,4 @@
-// The organization a remote session belongs to (PROTOCOL.md section 9): Claude Code records it in
+// The organization a remote session belongs to (docs/protocol.md section 9): Claude Code records it in
 // its global config after login; the profile call answers when that file does not say.
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';

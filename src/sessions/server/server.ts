@@ -1,4 +1,4 @@
-// The self-hosted server's HTTP face: the Sessions API (PROTOCOL.md section 1) and the event
+// The self-hosted server's HTTP face: the Sessions API (docs/protocol.md section 1) and the event
 // stream (section 6) over a SessionHost, on node:http. No framework: six routes, and every
 // byte that enters is bounded and checked here or by the host's zod schemas.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -315,7 +315,7 @@ export class SessionsServer {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Event stream (PROTOCOL.md section 6)
+  // Event stream (docs/protocol.md section 6)
 
   private stream(req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): void {
     const lastEventId = req.headers['last-event-id'];

@@ -1,4 +1,4 @@
-// The current Sessions wire on our own server, `/v1/code/sessions` (PROTOCOL.md section 9), so the
+// The current Sessions wire on our own server, `/v1/code/sessions` (docs/protocol.md section 9), so the
 // extension speaks one wire to our server and to Claude Code on the web: the session in a
 // `{session}` envelope with `status` and `worker_status`, events as `{sequence_num, payload}` read
 // with `sort_order=asc&cursor=`, events sent wrapped as `{payload}`, the live stream as

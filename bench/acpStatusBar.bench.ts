@@ -25,7 +25,7 @@ import { listSessions, planTask } from '../test/e2e/ultraplanSteps';
 import { killGroupsLeft } from '../test/support/processes';
 import { startServer, type ServerProcess } from '../test/support/serverProcess';
 import { FAKE_AGENT } from '../test/sessions/acpTestSupport';
-import { clockOffset, findUltraplanLogLine, logLineTime, now, openStagedWindow, type StagedWindow } from './codeServerWindow';
+import { clockOffset, findUltraplanLogLine, logLineTime, openStagedWindow, type StagedWindow } from './codeServerWindow';
 import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } from './extensionStaging';
 import { result, type BenchResult } from './measure';
 import { exitPlanScenario } from './fakeAgentScenario';

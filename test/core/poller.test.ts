@@ -174,7 +174,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
       const transport = new ScriptedTransport([{ events: [exitPlan('A')] }, { events: [approve('A', 'p')] }]);
       const waits: number[] = [];
       const streaming: SessionTransport = {
-        getStatus: (id) => transport.getStatus(),
+        getStatus: () => transport.getStatus(),
         readEvents: (id, after) => transport.readEvents(id, after),
         waitForActivity: async (_id, timeoutMs) => {
           waits.push(timeoutMs);

@@ -17,7 +17,6 @@ import {
   scriptedReviewer,
   startRig,
   type Rig,
-  type TransportMode,
 } from './clientHarness';
 
 const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { SessionsError } from '../../src/core/errors';
 import { APPROVED_PLAN_MARKER, controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
 import { pollForApprovedPlan } from '../../src/core/poller';
-import type { Agent, AgentContext } from '../../src/sessions/agent';
+import type { Agent } from '../../src/sessions/agent';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { AGENT_LOST_SUBTYPE, SessionHost } from '../../src/sessions/host';
 import { parseScenario, scriptedAgentFactory } from '../../src/sessions/scriptedAgent';

@@ -103,6 +103,8 @@ export async function withRawAgent<T>(
       } catch {
         /* gone */
       }
+      // A leaked agent must fail the test even when the test itself passed.
+      // eslint-disable-next-line no-unsafe-finally
       if (!(await waitGone(child.pid))) throw new Error(`agent ${child.pid} left running`);
     }
   }

@@ -14,7 +14,7 @@ export interface ExecutionReport {
 const PULL_REQUEST = /https:\/\/(?:www\.)?github\.com\/[A-Za-z0-9][A-Za-z0-9-]{0,38}\/[A-Za-z0-9._-]{1,100}\/pull\/\d{1,9}\b/g;
 // Claude Code names its branches claude/<slug>; a name ends at whitespace, a quote or a backtick,
 // and sentence punctuation at its end is not part of it.
-const CLAUDE_BRANCH = /(?<![\w/.-])claude\/[A-Za-z0-9._\/-]{1,200}/g;
+const CLAUDE_BRANCH = /(?<![\w/.-])claude\/[A-Za-z0-9._/-]{1,200}/g;
 
 const OutcomeSchema = z.looseObject({
   type: z.string(),

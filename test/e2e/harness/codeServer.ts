@@ -11,7 +11,7 @@ import { WORKBENCH_SETTINGS, codeServerArgs, codeServerEnv, codeServerMarker } f
 import { buildRunnerExtension, RUNNER_DIR } from '../runner-extension/build';
 import { RUNNER_ENV } from '../runner-extension/src/wire';
 import { HostProbe } from './hostProbe';
-import { EXTENSION_ID, installedExtension } from './installedExtension';
+import { installedExtension } from './installedExtension';
 import { outputDir } from './paths';
 import { waitFor } from './waitFor';
 

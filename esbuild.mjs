@@ -27,7 +27,11 @@ const vendors = {
 const vendorFiles = {
   name: 'vendor-files',
   setup(build) {
-    const filter = new RegExp(`^(${Object.keys(vendors).map((v) => v.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    const filter = new RegExp(
+      `^(${Object.keys(vendors)
+        .map((v) => v.replace(/[/.]/g, '\\$&'))
+        .join('|')})$`,
+    );
     build.onResolve({ filter }, (args) => ({ path: `./${vendors[args.path]}.js`, external: true }));
   },
 };

@@ -4,7 +4,24 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-const nodeBuiltins = ['node:*', 'fs', 'fs/*', 'path', 'os', 'child_process', 'crypto', 'http', 'https', 'net', 'stream', 'url', 'util', 'events', 'worker_threads', 'zlib'];
+const nodeBuiltins = [
+  'node:*',
+  'fs',
+  'fs/*',
+  'path',
+  'os',
+  'child_process',
+  'crypto',
+  'http',
+  'https',
+  'net',
+  'stream',
+  'url',
+  'util',
+  'events',
+  'worker_threads',
+  'zlib',
+];
 
 /** no-restricted-imports for one layer: the modules it must not import, and why. */
 function layer(files, banned) {
@@ -25,7 +42,18 @@ const up = (from, layers) => ({ group: layers.map((l) => `**/${l}/**`), message:
 
 export default tseslint.config(
   // What git ignores (build output, caches, test output) is not ours to lint.
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/out/**', '.cache/**', 'test-output/**', '**/*.vsix', '.vscode-test/**', '.ultraplan/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      '**/out/**',
+      '.cache/**',
+      'test-output/**',
+      '**/*.vsix',
+      '.vscode-test/**',
+      '.ultraplan/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -54,7 +82,11 @@ export default tseslint.config(
     // The DOM belongs to the webview: core has no document or window to reach for.
     files: ['src/core/**/*.ts', 'src/sessions/**/*.ts'],
     rules: {
-      'no-restricted-globals': ['error', { name: 'document', message: 'No DOM outside src/webview.' }, { name: 'window', message: 'No DOM outside src/webview.' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'document', message: 'No DOM outside src/webview.' },
+        { name: 'window', message: 'No DOM outside src/webview.' },
+      ],
     },
   },
 );

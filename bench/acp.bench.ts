@@ -29,7 +29,6 @@ export const title = 'ACP permission request -> "plan ready": embedded vs server
 const SAMPLES = 5;
 const now = () => performance.timeOrigin + performance.now();
 
-
 /** One session: the latency from the agent's request to plan_ready, in ms. */
 async function sample(backend: SessionBackend, scenarioFile: string, record: string): Promise<number> {
   await rm(record, { force: true });

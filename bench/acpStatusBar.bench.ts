@@ -30,7 +30,8 @@ import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } fr
 import { result, type BenchResult } from './measure';
 import { exitPlanScenario } from './fakeAgentScenario';
 
-export const title = 'ACP permission request -> "Ultraplan: plan ready" in the status bar (code-server 4.100.3 + Chromium): embedded vs server (stream)';
+export const title =
+  'ACP permission request -> "Ultraplan: plan ready" in the status bar (code-server 4.100.3 + Chromium): embedded vs server (stream)';
 
 // Ten per backend, not five: the two differ by less than the run-to-run spread (about 15-45 ms),
 // and with five the ratio swung between 0.85x and 1.5x across runs. About 70 s in all.
@@ -40,7 +41,11 @@ const PLAN_READY = 'Ultraplan: plan ready';
 
 type Backend = 'embedded' | 'server';
 /** Warm-up first (unrecorded), then ABBA so neither backend always goes first. */
-const ORDER: Backend[] = ['embedded', 'server', ...Array.from({ length: SAMPLES }, (_, i): Backend[] => (i % 2 === 0 ? ['embedded', 'server'] : ['server', 'embedded'])).flat()];
+const ORDER: Backend[] = [
+  'embedded',
+  'server',
+  ...Array.from({ length: SAMPLES }, (_, i): Backend[] => (i % 2 === 0 ? ['embedded', 'server'] : ['server', 'embedded'])).flat(),
+];
 const WARMUP = 2;
 
 interface RecordEntry {
@@ -50,7 +55,6 @@ interface RecordEntry {
   toolCallId?: string;
   outcome?: string;
 }
-
 
 /**
  * In the workbench page: resolves with when a status bar item first shows `text` (DOM) and when
@@ -90,7 +94,14 @@ interface Sample {
   errorMs: number;
 }
 
-async function sample(window: StagedWindow, sessions: ServerProcess, backend: Backend, n: number, scenarioFile: string, record: string): Promise<Sample> {
+async function sample(
+  window: StagedWindow,
+  sessions: ServerProcess,
+  backend: Backend,
+  n: number,
+  scenarioFile: string,
+  record: string,
+): Promise<Sample> {
   const { page, server } = window;
   const serverSessionsBefore = (await listSessions(sessions)).length;
   const toolCallId = `bench-${backend}-${n}`;
@@ -102,22 +113,36 @@ async function sample(window: StagedWindow, sessions: ServerProcess, backend: Ba
   const painted = (await page.evaluate('window.__ultraplanBenchStatus')) as { domAt: number; paintAt: number };
   const clock = await clockOffset(page);
   const requests = readAgentRecord<RecordEntry>(record).filter((e) => e.kind === 'permission_request_sent');
-  if (requests.length !== requestsBefore + 1) throw new Error(`expected one new permission request in the agent's record, found ${requests.length - requestsBefore}`);
+  if (requests.length !== requestsBefore + 1)
+    throw new Error(`expected one new permission request in the agent's record, found ${requests.length - requestsBefore}`);
   const sentAt = requests.at(-1)?.hr;
   if (typeof sentAt !== 'number') throw new Error('the agent did not stamp its permission request');
-  const logLine = await waitFor(() => findUltraplanLogLine(server, `phase plan_ready (plan ${toolCallId}:`), { timeoutMs: 10_000, message: "the extension's plan_ready log line" });
+  const logLine = await waitFor(() => findUltraplanLogLine(server, `phase plan_ready (plan ${toolCallId}:`), {
+    timeoutMs: 10_000,
+    message: "the extension's plan_ready log line",
+  });
 
   // Approve it, and check that this session's agent is the one that asked (its answer names the tool call).
   await window.server.probe.executeCommand('ultraplan.review.approve');
-  await waitFor(() => readAgentRecord<RecordEntry>(record).some((e) => e.kind === 'permission_outcome' && e.toolCallId === toolCallId && e.outcome === 'default') || undefined, {
+  await waitFor(
+    () =>
+      readAgentRecord<RecordEntry>(record).some(
+        (e) => e.kind === 'permission_outcome' && e.toolCallId === toolCallId && e.outcome === 'default',
+      ) || undefined,
+    {
+      timeoutMs: 20_000,
+      message: `the approval of ${toolCallId} to reach its agent`,
+    },
+  );
+  await waitFor(async () => !(await statusBarTexts(page)).some((t) => t.includes(PLAN_READY)) || undefined, {
     timeoutMs: 20_000,
-    message: `the approval of ${toolCallId} to reach its agent`,
+    message: 'the status bar to leave plan ready',
   });
-  await waitFor(async () => !(await statusBarTexts(page)).some((t) => t.includes(PLAN_READY)) || undefined, { timeoutMs: 20_000, message: 'the status bar to leave plan ready' });
 
   // The session ran where it was meant to: one more on the server for a server sample, none for an embedded one.
   const serverSessionsAdded = (await listSessions(sessions)).length - serverSessionsBefore;
-  if (serverSessionsAdded !== (backend === 'server' ? 1 : 0)) throw new Error(`a ${backend} sample added ${serverSessionsAdded} sessions to the server`);
+  if (serverSessionsAdded !== (backend === 'server' ? 1 : 0))
+    throw new Error(`a ${backend} sample added ${serverSessionsAdded} sessions to the server`);
 
   const ms = painted.paintAt - clock.offset - sentAt;
   if (!(ms > 0)) throw new Error(`negative request -> status bar time (${ms} ms): the clocks disagree`);
@@ -139,11 +164,19 @@ export async function run(): Promise<BenchResult[]> {
     const extension = await stageExtension(path.join(root.dir, 'extension'), { dist });
     workspace = await createWorkspace({});
     await fs.promises.writeFile(scenarioFile, JSON.stringify(exitPlanScenario(0, 'unused')));
-    sessions = await startServer({ agent: `acp:${argv.map((arg) => JSON.stringify(arg)).join(' ')}`, extraArgs: ['--workspace', workspace] });
+    sessions = await startServer({
+      agent: `acp:${argv.map((arg) => JSON.stringify(arg)).join(' ')}`,
+      extraArgs: ['--workspace', workspace],
+    });
     window = await openStagedWindow({
       suite: SUITE,
       workspace,
-      settings: { 'ultraplan.backend': 'embedded', 'ultraplan.agent.choice': 'custom', 'ultraplan.agent.command': argv, 'ultraplan.server.url': sessions.url },
+      settings: {
+        'ultraplan.backend': 'embedded',
+        'ultraplan.agent.choice': 'custom',
+        'ultraplan.agent.command': argv,
+        'ultraplan.server.url': sessions.url,
+      },
       staged: [{ id: EXTENSION_ID, version: readManifest().version, folder: extension }],
     });
     await runCommand(window.page, 'Ultraplan: Set Server Token…');
@@ -173,16 +206,52 @@ export async function run(): Promise<BenchResult[]> {
   const of = (backend: Backend, pick: (s: Sample) => number) => samples.filter((s) => s.backend === backend).map(pick);
   const worstError = Math.max(...samples.map((s) => s.errorMs));
   return [
-    result('embedded', 'ms', 'lower', of('embedded', (s) => s.ms), {
-      note: `extension hosts the session, agent as ultraplan.agent.command; request -> frame painted after the status bar says plan ready; clock error <= ${worstError.toFixed(1)} ms`,
-    }),
-    result('server, stream', 'ms', 'lower', of('server', (s) => s.ms), {
-      baseline: 'embedded',
-      note: 'ultraplan-server --agent acp:<same command>, extension follows its SSE event stream; same window, alternating',
-    }),
-    result('embedded: request -> host logs plan_ready', 'ms', 'lower', of('embedded', (s) => s.hostMs), { note: "the extension's `phase plan_ready` log line (ms stamps)" }),
-    result('server, stream: request -> host logs plan_ready', 'ms', 'lower', of('server', (s) => s.hostMs), { baseline: 'embedded: request -> host logs plan_ready' }),
-    result('embedded: request -> status bar DOM', 'ms', 'lower', of('embedded', (s) => s.domMs), { note: 'MutationObserver in the workbench page' }),
-    result('server, stream: request -> status bar DOM', 'ms', 'lower', of('server', (s) => s.domMs), { baseline: 'embedded: request -> status bar DOM' }),
+    result(
+      'embedded',
+      'ms',
+      'lower',
+      of('embedded', (s) => s.ms),
+      {
+        note: `extension hosts the session, agent as ultraplan.agent.command; request -> frame painted after the status bar says plan ready; clock error <= ${worstError.toFixed(1)} ms`,
+      },
+    ),
+    result(
+      'server, stream',
+      'ms',
+      'lower',
+      of('server', (s) => s.ms),
+      {
+        baseline: 'embedded',
+        note: 'ultraplan-server --agent acp:<same command>, extension follows its SSE event stream; same window, alternating',
+      },
+    ),
+    result(
+      'embedded: request -> host logs plan_ready',
+      'ms',
+      'lower',
+      of('embedded', (s) => s.hostMs),
+      { note: "the extension's `phase plan_ready` log line (ms stamps)" },
+    ),
+    result(
+      'server, stream: request -> host logs plan_ready',
+      'ms',
+      'lower',
+      of('server', (s) => s.hostMs),
+      { baseline: 'embedded: request -> host logs plan_ready' },
+    ),
+    result(
+      'embedded: request -> status bar DOM',
+      'ms',
+      'lower',
+      of('embedded', (s) => s.domMs),
+      { note: 'MutationObserver in the workbench page' },
+    ),
+    result(
+      'server, stream: request -> status bar DOM',
+      'ms',
+      'lower',
+      of('server', (s) => s.domMs),
+      { baseline: 'embedded: request -> status bar DOM' },
+    ),
   ];
 }

@@ -20,7 +20,15 @@ import type { Frame } from 'playwright-core';
 import { answerInputBox, findWebviewFrame, runCommand, waitFor, type CodeServer } from '../test/e2e/harness';
 import { listSessions } from '../test/e2e/ultraplanSteps';
 import { startServer, type ServerProcess } from '../test/support/serverProcess';
-import { clockOffset, findExtensionHostLogLine, findUltraplanLogLine, logLineTime, now, openStagedWindow, type StagedWindow } from './codeServerWindow';
+import {
+  clockOffset,
+  findExtensionHostLogLine,
+  findUltraplanLogLine,
+  logLineTime,
+  now,
+  openStagedWindow,
+  type StagedWindow,
+} from './codeServerWindow';
 import {
   BASELINE_EXTENSION_ID,
   BUNDLES,
@@ -92,8 +100,15 @@ function scenarioWithPlan(plan: string): unknown {
  * the ExitPlanMode tool_use arrives. Rejects when that event comes in the backlog sent at
  * connection (then the moment would be late, not the append).
  */
-async function watchForExitPlan(server: ServerProcess, sessionId: string, signal: AbortSignal): Promise<{ connectedAt: number; arrived: Promise<{ at: number; toolUseId: string }> }> {
-  const response = await fetch(`${server.url}/v1/sessions/${encodeURIComponent(sessionId)}/events/stream`, { headers: server.headers(), signal });
+async function watchForExitPlan(
+  server: ServerProcess,
+  sessionId: string,
+  signal: AbortSignal,
+): Promise<{ connectedAt: number; arrived: Promise<{ at: number; toolUseId: string }> }> {
+  const response = await fetch(`${server.url}/v1/sessions/${encodeURIComponent(sessionId)}/events/stream`, {
+    headers: server.headers(),
+    signal,
+  });
   if (!response.ok || !response.body) throw new Error(`event stream: HTTP ${response.status}`);
   const connectedAt = now();
   const body = response.body;
@@ -104,11 +119,15 @@ async function watchForExitPlan(server: ServerProcess, sessionId: string, signal
         if (done || event.event === 'status') return;
         const at = now();
         const parsed = JSON.parse(event.data) as { type?: string; message?: { content?: unknown } };
-        const blocks = parsed.type === 'assistant' && Array.isArray(parsed.message?.content) ? (parsed.message.content as Array<{ type?: string; name?: string; id?: unknown }>) : [];
+        const blocks =
+          parsed.type === 'assistant' && Array.isArray(parsed.message?.content)
+            ? (parsed.message.content as Array<{ type?: string; name?: string; id?: unknown }>)
+            : [];
         const exitPlan = blocks.find((b) => b.type === 'tool_use' && b.name === 'ExitPlanMode');
         if (!exitPlan) return;
         done = true;
-        if (at - connectedAt < AGENT_PAUSE_MS / 10) reject(new Error('the plan was already in the backlog when the bench subscribed; no arrival time'));
+        if (at - connectedAt < AGENT_PAUSE_MS / 10)
+          reject(new Error('the plan was already in the backlog when the bench subscribed; no arrival time'));
         else resolve({ at, toolUseId: String(exitPlan.id) });
       },
     });
@@ -176,7 +195,11 @@ async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, m
     await answerInputBox(page, server.token ?? '');
     await runCommand(page, 'Ultraplan: Plan a Task…');
     await answerInputBox(page, 'bench: plan the settings store migration');
-    const session = await waitFor(async () => (await listSessions(server))[0], { timeoutMs: 30_000, intervalMs: 50, message: 'the session on the server' });
+    const session = await waitFor(async () => (await listSessions(server))[0], {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      message: 'the session on the server',
+    });
     const { arrived } = await watchForExitPlan(server, session.id, abort.signal);
     const frame = await findWebviewFrame(page, '#plan', { timeoutMs: 30_000 });
     const installed = await installPaintWatch(frame, marker);
@@ -204,7 +227,8 @@ async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, m
       shown.forEach((t, k) => { if (t <= window.__ultraplanBenchDomAt + 0.5) i = k; });
       return { received: received[i], shown: shown[i] };
     })()`)) as { received?: number; shown?: number };
-    if (marks.received === undefined || marks.shown === undefined) throw new Error('the panel left no marks around the message that showed the plan');
+    if (marks.received === undefined || marks.shown === undefined)
+      throw new Error('the panel left no marks around the message that showed the plan');
     // Baseline in the same frame: the same text as plain text in a <pre>, to the next painted frame.
     const plainMs = (await frame.evaluate(`new Promise((resolve) => {
       const text = document.getElementById('plan').textContent;
@@ -215,7 +239,16 @@ async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, m
       requestAnimationFrame(() => setTimeout(() => { resolve(performance.now() - start); pre.remove(); }, 0));
     })`)) as number;
     const receivedMs = marks.received - clock.offset - t0;
-    return { ms, domMs: painted.domAt - clock.offset - t0, receivedMs, handleMs: marks.shown - marks.received, plainMs, hostMs, errorMs: clock.errorMs, blocks };
+    return {
+      ms,
+      domMs: painted.domAt - clock.offset - t0,
+      receivedMs,
+      handleMs: marks.shown - marks.received,
+      plainMs,
+      hostMs,
+      errorMs: clock.errorMs,
+      blocks,
+    };
   } finally {
     abort.abort();
   }
@@ -237,8 +270,17 @@ export async function run(): Promise<BenchResult[]> {
     for (const name of BUNDLES) {
       const devRaw = `dist/${name} dev build (baseline)`;
       const devGzip = `dist/${name} dev build gzip (baseline)`;
-      results.push(result(devRaw, 'KB', 'lower', [dev[name].bytes / 1024], { note: 'node esbuild.mjs (npm run build): not minified, sourcemap in a separate .map' }));
-      results.push(result(`dist/${name} production`, 'KB', 'lower', [prod[name].bytes / 1024], { baseline: devRaw, note: 'node esbuild.mjs --production: minified, no sourcemap' }));
+      results.push(
+        result(devRaw, 'KB', 'lower', [dev[name].bytes / 1024], {
+          note: 'node esbuild.mjs (npm run build): not minified, sourcemap in a separate .map',
+        }),
+      );
+      results.push(
+        result(`dist/${name} production`, 'KB', 'lower', [prod[name].bytes / 1024], {
+          baseline: devRaw,
+          note: 'node esbuild.mjs --production: minified, no sourcemap',
+        }),
+      );
       results.push(result(devGzip, 'KB', 'lower', [dev[name].gzipBytes / 1024]));
       results.push(result(`dist/${name} production gzip`, 'KB', 'lower', [prod[name].gzipBytes / 1024], { baseline: devGzip }));
     }
@@ -251,7 +293,11 @@ export async function run(): Promise<BenchResult[]> {
 
     // Startup: the manifest as it is, no Ultraplan command run.
     const asShipped = await stageExtension(path.join(root.dir, 'extension-as-shipped'), { dist: prodDist });
-    const startupWindow = await openStagedWindow({ suite: SUITE, settings: {}, staged: [{ id: EXTENSION_ID, version: manifest.version, folder: asShipped }, baseline] });
+    const startupWindow = await openStagedWindow({
+      suite: SUITE,
+      settings: {},
+      staged: [{ id: EXTENSION_ID, version: manifest.version, folder: asShipped }, baseline],
+    });
     let activeAtStartup: boolean;
     let startupEvent: string | undefined;
     try {
@@ -283,12 +329,15 @@ export async function run(): Promise<BenchResult[]> {
       });
       try {
         const probe = window.server.probe;
-        if (await activeAfterStartup(window.server, EXTENSION_ID)) throw new Error(`${EXTENSION_ID} is active before the bench activates it`);
-        if ((await probe.extension(BASELINE_EXTENSION_ID)).isActive) throw new Error('the empty extension is active before the bench activates it');
+        if (await activeAfterStartup(window.server, EXTENSION_ID))
+          throw new Error(`${EXTENSION_ID} is active before the bench activates it`);
+        if ((await probe.extension(BASELINE_EXTENSION_ID)).isActive)
+          throw new Error('the empty extension is active before the bench activates it');
         const order = w % 2 === 0 ? [EXTENSION_ID, BASELINE_EXTENSION_ID] : [BASELINE_EXTENSION_ID, EXTENSION_ID];
         for (const id of order) {
           const timing = await probe.activateTimed(id);
-          if (timing.wasActive || !timing.isActive) throw new Error(`${id}: activation not timed from inactive to active (${JSON.stringify(timing)})`);
+          if (timing.wasActive || !timing.isActive)
+            throw new Error(`${id}: activation not timed from inactive to active (${JSON.stringify(timing)})`);
           (id === EXTENSION_ID ? ours : empty).push(timing.ms);
         }
         paint.push(await planArrivalToPaint(window, sessions, marker));
@@ -304,7 +353,7 @@ export async function run(): Promise<BenchResult[]> {
     }
 
     const emptyName = 'activation: empty extension (baseline)';
-    results.push(result(emptyName, 'ms', 'lower', empty, { note: 'activate() { } in the same windows: the extension host\'s own cost' }));
+    results.push(result(emptyName, 'ms', 'lower', empty, { note: "activate() { } in the same windows: the extension host's own cost" }));
     results.push(
       result('activation: ultraplan.ultraplan', 'ms', 'lower', ours, {
         baseline: emptyName,
@@ -313,32 +362,70 @@ export async function run(): Promise<BenchResult[]> {
     );
     const worstError = Math.max(...paint.map((p) => p.errorMs));
     results.push(
-      result(`${PLAN_LINES}-line plan arrives -> extension host logs plan_ready`, 'ms', 'lower', paint.map((p) => p.hostMs), {
-        note: "server event stream -> the extension's poller and scanner; from its log line's millisecond stamp",
-      }),
+      result(
+        `${PLAN_LINES}-line plan arrives -> extension host logs plan_ready`,
+        'ms',
+        'lower',
+        paint.map((p) => p.hostMs),
+        {
+          note: "server event stream -> the extension's poller and scanner; from its log line's millisecond stamp",
+        },
+      ),
     );
     results.push(
-      result(`${PLAN_LINES}-line plan arrives -> its message reaches the panel`, 'ms', 'lower', paint.map((p) => p.receivedMs), {
-        note: "the panel's own performance mark on receiving the message that showed the plan: delivery through the workbench",
-      }),
+      result(
+        `${PLAN_LINES}-line plan arrives -> its message reaches the panel`,
+        'ms',
+        'lower',
+        paint.map((p) => p.receivedMs),
+        {
+          note: "the panel's own performance mark on receiving the message that showed the plan: delivery through the workbench",
+        },
+      ),
     );
     results.push(
-      result(`${PLAN_LINES}-line plan: the panel handles that message`, 'ms', 'lower', paint.map((p) => p.handleMs), {
-        note: 'validation, markdown-it, DOMPurify, line index, the rest of the view (between its marks)',
-      }),
+      result(
+        `${PLAN_LINES}-line plan: the panel handles that message`,
+        'ms',
+        'lower',
+        paint.map((p) => p.handleMs),
+        {
+          note: 'validation, markdown-it, DOMPurify, line index, the rest of the view (between its marks)',
+        },
+      ),
     );
     results.push(
-      result(`${PLAN_LINES}-line plan arrives -> DOM holds its last line`, 'ms', 'lower', paint.map((p) => p.domMs), {
-        note: 'server event stream -> extension host (poller, scanner, panel state) -> webview message -> render',
-      }),
+      result(
+        `${PLAN_LINES}-line plan arrives -> DOM holds its last line`,
+        'ms',
+        'lower',
+        paint.map((p) => p.domMs),
+        {
+          note: 'server event stream -> extension host (poller, scanner, panel state) -> webview message -> render',
+        },
+      ),
     );
     const plainName = `${PLAN_LINES}-line plan as plain text in the same panel frame -> painted (baseline)`;
-    results.push(result(plainName, 'ms', 'lower', paint.map((p) => p.plainMs), { note: 'pre.textContent = the plan, then the next frame: the least a panel could do, without delivery' }));
     results.push(
-      result(`${PLAN_LINES}-line plan arrives -> painted in the review panel`, 'ms', 'lower', paint.map((p) => p.ms), {
-        baseline: plainName,
-        note: `ExitPlanMode event in the server's stream -> next frame painted; clock error <= ${worstError.toFixed(1)} ms; ${paint[0]?.blocks ?? 0} commentable blocks; bare-Chromium render alone: bench/panel.bench.ts`,
-      }),
+      result(
+        plainName,
+        'ms',
+        'lower',
+        paint.map((p) => p.plainMs),
+        { note: 'pre.textContent = the plan, then the next frame: the least a panel could do, without delivery' },
+      ),
+    );
+    results.push(
+      result(
+        `${PLAN_LINES}-line plan arrives -> painted in the review panel`,
+        'ms',
+        'lower',
+        paint.map((p) => p.ms),
+        {
+          baseline: plainName,
+          note: `ExitPlanMode event in the server's stream -> next frame painted; clock error <= ${worstError.toFixed(1)} ms; ${paint[0]?.blocks ?? 0} commentable blocks; bare-Chromium render alone: bench/panel.bench.ts`,
+        },
+      ),
     );
   } finally {
     await root.remove();

@@ -14,7 +14,16 @@ export const EXTENSION_ID = 'ultraplan.ultraplan';
 export const BASELINE_EXTENSION_ID = 'ultraplan.bench-empty-extension';
 
 /** The bundles a build writes, as the manifest and the review panel load them. */
-export const BUNDLES = ['bootstrap.js', 'extension.js', 'vendor-acp-sdk.js', 'vendor-ws.js', 'webview.js', 'webview.css', 'core.js', 'server.js'] as const;
+export const BUNDLES = [
+  'bootstrap.js',
+  'extension.js',
+  'vendor-acp-sdk.js',
+  'vendor-ws.js',
+  'webview.js',
+  'webview.css',
+  'core.js',
+  'server.js',
+] as const;
 export type BundleName = (typeof BUNDLES)[number];
 
 const run = promisify(execFile);
@@ -44,7 +53,8 @@ export async function buildBundles(into: string, options: { production: boolean 
   await run(process.execPath, args, { cwd: into, timeout: 120_000 });
   const dist = path.join(into, 'dist');
   for (const name of BUNDLES) {
-    if (!fs.existsSync(path.join(dist, name))) throw new Error(`esbuild.mjs${options.production ? ' --production' : ''} wrote no dist/${name}`);
+    if (!fs.existsSync(path.join(dist, name)))
+      throw new Error(`esbuild.mjs${options.production ? ' --production' : ''} wrote no dist/${name}`);
   }
   return dist;
 }
@@ -111,7 +121,10 @@ export async function stageBaselineExtension(into: string): Promise<string> {
     extensionKind: ['workspace'],
   };
   await fs.promises.writeFile(path.join(into, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  await fs.promises.writeFile(path.join(into, 'extension.js'), "'use strict';\nexports.activate = function activate() {};\nexports.deactivate = function deactivate() {};\n");
+  await fs.promises.writeFile(
+    path.join(into, 'extension.js'),
+    "'use strict';\nexports.activate = function activate() {};\nexports.deactivate = function deactivate() {};\n",
+  );
   return into;
 }
 
@@ -120,12 +133,16 @@ export async function stageBaselineExtension(into: string): Promise<string> {
  * the symlink of the extension with that id and adds the others. Done before a browser connects,
  * which is when code-server scans the folder and starts the extension host.
  */
-export async function installStaged(extensionsDir: string, staged: ReadonlyArray<{ id: string; version: string; folder: string }>): Promise<void> {
+export async function installStaged(
+  extensionsDir: string,
+  staged: ReadonlyArray<{ id: string; version: string; folder: string }>,
+): Promise<void> {
   const existing = await fs.promises.readdir(extensionsDir);
   for (const { id, version, folder } of staged) {
     // `<id>-<version>` only: "ultraplan.ultraplan-" also starts the test runner's folder name.
     for (const entry of existing) {
-      if (entry.startsWith(`${id}-`) && /^\d/.test(entry.slice(id.length + 1))) await fs.promises.rm(path.join(extensionsDir, entry), { recursive: true, force: true });
+      if (entry.startsWith(`${id}-`) && /^\d/.test(entry.slice(id.length + 1)))
+        await fs.promises.rm(path.join(extensionsDir, entry), { recursive: true, force: true });
     }
     await fs.promises.symlink(folder, path.join(extensionsDir, `${id}-${version}`));
   }

@@ -5,7 +5,13 @@
 /** A scenario whose exit-plan permission request comes `delayMs` after the prompt. */
 export function exitPlanScenario(delayMs: number, toolCallId = 'exit-1'): object {
   return {
-    modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
+    modes: {
+      currentModeId: 'default',
+      availableModes: [
+        { id: 'default', name: 'Default' },
+        { id: 'plan', name: 'Plan' },
+      ],
+    },
     turns: [
       [
         { chunk: 'Planning.' },

@@ -16,7 +16,11 @@ function records(): LogRecord[] {
   const text = 'The plan touches the build scripts and the release notes. '.repeat(30);
   return Array.from({ length: RECORDS }, (_, i) => ({
     t: 'event',
-    event: { type: 'assistant', id: `e_${String(i + 1).padStart(12, '0')}`, message: { role: 'assistant', content: [{ type: 'text', text }] } },
+    event: {
+      type: 'assistant',
+      id: `e_${String(i + 1).padStart(12, '0')}`,
+      message: { role: 'assistant', content: [{ type: 'text', text }] },
+    },
     at: new Date(0).toISOString(),
   }));
 }
@@ -34,7 +38,16 @@ async function journalDir(lines: string[]): Promise<string> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ultraplan-bench-journal-'));
   const dir = path.join(dataDir, 'sessions', 'session_bench');
   await fs.mkdir(dir, { recursive: true });
-  await fs.writeFile(path.join(dir, 'meta.json'), JSON.stringify({ id: 'session_bench', title: 'bench', created_at: new Date(0).toISOString(), environment_id: null, session_context: null }));
+  await fs.writeFile(
+    path.join(dir, 'meta.json'),
+    JSON.stringify({
+      id: 'session_bench',
+      title: 'bench',
+      created_at: new Date(0).toISOString(),
+      environment_id: null,
+      session_context: null,
+    }),
+  );
   await fs.writeFile(path.join(dir, 'log.jsonl'), lines.join('\n') + '\n');
   return dataDir;
 }
@@ -49,7 +62,11 @@ export async function run(): Promise<BenchResult[]> {
     if (bytes === 0) throw new Error('nothing encoded');
     return RECORDS / seconds;
   };
-  const plain = await repeat(RUNS, encodeRate((r) => JSON.stringify(r)), 1);
+  const plain = await repeat(
+    RUNS,
+    encodeRate((r) => JSON.stringify(r)),
+    1,
+  );
   const summed = await repeat(RUNS, encodeRate(encodeLine), 1);
 
   const plainDir = await journalDir(all.map((r) => JSON.stringify(r)));
@@ -61,7 +78,9 @@ export async function run(): Promise<BenchResult[]> {
     return [
       result('encode: plain JSON', 'records/s', 'higher', plain, { note }),
       result('encode: with checksum', 'records/s', 'higher', summed, { baseline: 'encode: plain JSON' }),
-      result('load: plain JSON lines', 'records/s', 'higher', plainLoad, { note: `one journal of ${RECORDS} lines, read and parsed at start` }),
+      result('load: plain JSON lines', 'records/s', 'higher', plainLoad, {
+        note: `one journal of ${RECORDS} lines, read and parsed at start`,
+      }),
       result('load: with checksums', 'records/s', 'higher', summedLoad, { baseline: 'load: plain JSON lines' }),
     ];
   } finally {

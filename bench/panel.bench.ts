@@ -22,9 +22,23 @@ export function generatePlan(lines: number, seed: number): string {
   let section = 0;
   while (out.length < lines) {
     section++;
-    out.push(`## ${section}. Update module ${section}`, '', `This section changes \`src/module${section}.ts\` and its tests; see https://example.com/docs/${section}.`, '');
-    for (let step = 1; step <= 6; step++) out.push(`${step}. Edit **function${step}** in \`src/module${section}/file${step}.ts\` so it reads the new field (${seed}).`);
-    out.push('', '```ts', `export function function${section}(input: Settings): Theme {`, '  return input.theme ?? "light";', '}', '```', '');
+    out.push(
+      `## ${section}. Update module ${section}`,
+      '',
+      `This section changes \`src/module${section}.ts\` and its tests; see https://example.com/docs/${section}.`,
+      '',
+    );
+    for (let step = 1; step <= 6; step++)
+      out.push(`${step}. Edit **function${step}** in \`src/module${section}/file${step}.ts\` so it reads the new field (${seed}).`);
+    out.push(
+      '',
+      '```ts',
+      `export function function${section}(input: Settings): Theme {`,
+      '  return input.theme ?? "light";',
+      '}',
+      '```',
+      '',
+    );
     out.push(`- [ ] Check ${section}: run \`npm test -- module${section}\``, `- Risk: *low*; rollback by reverting the commit.`, '');
   }
   return out.slice(0, lines).join('\n');
@@ -108,7 +122,9 @@ export async function run(): Promise<BenchResult[]> {
       const nextState = () => {
         n++;
         // A new revision each run, so the view cannot reuse the previous render.
-        return panelState([revision(1, generatePlan(lines, n), { toolUseId: `toolu_${lines}_${n}` })], { sessionKey: `bench:${lines}:${n}` });
+        return panelState([revision(1, generatePlan(lines, n), { toolUseId: `toolu_${lines}_${n}` })], {
+          sessionKey: `bench:${lines}:${n}`,
+        });
       };
       const ours = await repeat(RUNS, () => timeStateToPaint(panel.page, nextState()), 1);
       const rendered = await panel.page.locator('#plan [data-ls]').count();
@@ -124,7 +140,9 @@ export async function run(): Promise<BenchResult[]> {
     }
     await panel.close();
     const sizes = await bundleSizes();
-    results.push(result('dist/webview.js as built', 'KB', 'lower', [sizes.built / 1024], { note: 'npm run build (not minified, sourcemap linked)' }));
+    results.push(
+      result('dist/webview.js as built', 'KB', 'lower', [sizes.built / 1024], { note: 'npm run build (not minified, sourcemap linked)' }),
+    );
     results.push(result('webview.js minified', 'KB', 'lower', [sizes.minified / 1024]));
     results.push(result('webview.js minified + gzip', 'KB', 'lower', [sizes.gzip / 1024]));
   } finally {

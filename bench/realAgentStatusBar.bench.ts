@@ -29,14 +29,18 @@ import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } fr
 import { exitPlanScenario } from './fakeAgentScenario';
 import { result, type BenchResult } from './measure';
 
-export const title = 'Plan request -> "Ultraplan: plan ready" painted (code-server + Chromium, embedded): the real Claude adapter and Gemini CLI vs the fake agent';
+export const title =
+  'Plan request -> "Ultraplan: plan ready" painted (code-server + Chromium, embedded): the real Claude adapter and Gemini CLI vs the fake agent';
 
 const SAMPLES = 6;
 const PLAN_READY = 'Ultraplan: plan ready';
 type Agent = 'claude' | 'gemini' | 'fake';
 const AGENTS: Agent[] = ['claude', 'gemini', 'fake'];
 /** One unrecorded warm-up each, then rounds that rotate which agent goes first. */
-const ORDER: Agent[] = [...AGENTS, ...Array.from({ length: SAMPLES }, (_, i) => [...AGENTS.slice(i % 3), ...AGENTS.slice(0, i % 3)]).flat()];
+const ORDER: Agent[] = [
+  ...AGENTS,
+  ...Array.from({ length: SAMPLES }, (_, i) => [...AGENTS.slice(i % 3), ...AGENTS.slice(0, i % 3)]).flat(),
+];
 const WARMUP = AGENTS.length;
 
 interface RecordEntry {
@@ -65,7 +69,9 @@ export async function run(): Promise<BenchResult[]> {
   const geminiRounds: ScenarioRound[] = ORDER.flatMap((_, n): ScenarioRound[] => [
     (view) => {
       const plans = geminiPlansDir(view);
-      return { toolCalls: [{ name: 'write_file', input: { file_path: path.join(plans, `bench-${n}.md`), content: '# Bench plan\n\n1. Step\n' } }] };
+      return {
+        toolCalls: [{ name: 'write_file', input: { file_path: path.join(plans, `bench-${n}.md`), content: '# Bench plan\n\n1. Step\n' } }],
+      };
     },
     () => {
       geminiStamps.push(now());
@@ -105,7 +111,8 @@ export async function run(): Promise<BenchResult[]> {
       const stampsBefore = exitStamps.length;
       const geminiBefore = geminiStamps.length;
       const fakeBefore = readAgentRecord<RecordEntry>(record).filter((e) => e.kind === 'permission_request_sent').length;
-      if (agent === 'fake') await fs.promises.writeFile(scenarioFile, JSON.stringify(exitPlanScenario(200 + Math.random() * 1000, `bench-${n}`)));
+      if (agent === 'fake')
+        await fs.promises.writeFile(scenarioFile, JSON.stringify(exitPlanScenario(200 + Math.random() * 1000, `bench-${n}`)));
       await watchStatusBar(page, PLAN_READY);
       await planTask(page, `bench ${n}: plan a settings store migration`);
       const painted = (await page.evaluate('window.__ultraplanBenchStatus')) as { paintAt: number };
@@ -118,14 +125,23 @@ export async function run(): Promise<BenchResult[]> {
             : readAgentRecord<RecordEntry>(record).filter((e) => e.kind === 'permission_request_sent')[fakeBefore]?.hr;
       if (typeof sentAt !== 'number') throw new Error(`no plan request stamped for the ${agent} sample ${n}`);
       const ms = painted.paintAt - clock.offset - sentAt;
-      console.log(`  ${n < WARMUP ? 'warm-up' : `sample ${n - WARMUP + 1}/${ORDER.length - WARMUP}`} ${agent}: plan request -> status bar painted ${ms.toFixed(0)} ms (clock error <= ${clock.errorMs.toFixed(1)} ms)`);
+      console.log(
+        `  ${n < WARMUP ? 'warm-up' : `sample ${n - WARMUP + 1}/${ORDER.length - WARMUP}`} ${agent}: plan request -> status bar painted ${ms.toFixed(0)} ms (clock error <= ${clock.errorMs.toFixed(1)} ms)`,
+      );
       if (n >= WARMUP) samples.push({ agent, ms });
       await window.server.probe.executeCommand('ultraplan.review.approve');
-      await waitFor(async () => !(await statusBarTexts(page)).some((t) => t.includes(PLAN_READY)) || undefined, { timeoutMs: 30_000, message: 'the status bar to leave plan ready' });
+      await waitFor(async () => !(await statusBarTexts(page)).some((t) => t.includes(PLAN_READY)) || undefined, {
+        timeoutMs: 30_000,
+        message: 'the status bar to leave plan ready',
+      });
     }
   } finally {
     await window?.close();
-    killGroupsLeft([...processesWithHome(home), ...processesWithHome(geminiHome), ...readAgentRecord<RecordEntry>(record).flatMap((e) => (e.kind === 'started' && typeof e.pid === 'number' ? [e.pid] : []))]);
+    killGroupsLeft([
+      ...processesWithHome(home),
+      ...processesWithHome(geminiHome),
+      ...readAgentRecord<RecordEntry>(record).flatMap((e) => (e.kind === 'started' && typeof e.pid === 'number' ? [e.pid] : [])),
+    ]);
     await model.close();
     await geminiModel.close();
     await fs.promises.rm(geminiHome, { recursive: true, force: true });
@@ -135,7 +151,9 @@ export async function run(): Promise<BenchResult[]> {
   }
   const of = (agent: Agent) => samples.filter((s) => s.agent === agent).map((s) => s.ms);
   return [
-    result('fake ACP agent (embedded)', 'ms', 'lower', of('fake'), { note: 'the fake agent stamps its permission request; frame painted after "plan ready"' }),
+    result('fake ACP agent (embedded)', 'ms', 'lower', of('fake'), {
+      note: 'the fake agent stamps its permission request; frame painted after "plan ready"',
+    }),
     result('Claude ACP adapter 0.101.0 (embedded)', 'ms', 'lower', of('claude'), {
       baseline: 'fake ACP agent (embedded)',
       note: 'from the scripted model answering ExitPlanMode: includes the adapter turning it into its permission request',

@@ -25,7 +25,11 @@ export async function waitUntil(check: () => boolean, boundMs: number, what: str
 }
 
 /** Follows every session until `signal` aborts; the timings fill in as phases arrive. */
-export function followForReplies(ids: readonly string[], transport: SessionTransport, signal: AbortSignal): { state: ReplyTiming[]; polls: Promise<unknown>[] } {
+export function followForReplies(
+  ids: readonly string[],
+  transport: SessionTransport,
+  signal: AbortSignal,
+): { state: ReplyTiming[]; polls: Promise<unknown>[] } {
   const state: ReplyTiming[] = ids.map(() => ({ ready: false, sentAt: 0, latency: -1 }));
   const polls = ids.map((sessionId, i) =>
     pollForApprovedPlan({

@@ -52,7 +52,12 @@ async function main(): Promise<void> {
   const outDir = path.resolve(benchDir, '..', 'test-output');
   mkdirSync(outDir, { recursive: true });
   const outFile = path.join(outDir, 'bench-results.json');
-  const machine = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: os.cpus().length, cpu: os.cpus()[0]?.model };
+  const machine = {
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+  };
   writeFileSync(outFile, `${JSON.stringify({ date: new Date().toISOString(), machine, files: report }, null, 2)}\n`);
   console.log(`\nWritten: ${path.relative(process.cwd(), outFile)}`);
 }

@@ -31,12 +31,29 @@ const FILLER = 'lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repea
 /** The session as pages of events, shaped like the wire; ends with an approved plan. */
 function generatePages(): unknown[][] {
   const events: unknown[] = [];
-  const assistant = (content: unknown[]) => ({ type: 'assistant', uuid: `u${events.length}`, session_id: 's', parent_tool_use_id: null, message: { role: 'assistant', content } });
-  const user = (content: unknown[]) => ({ type: 'user', uuid: `u${events.length}`, session_id: 's', parent_tool_use_id: null, message: { role: 'user', content } });
+  const assistant = (content: unknown[]) => ({
+    type: 'assistant',
+    uuid: `u${events.length}`,
+    session_id: 's',
+    parent_tool_use_id: null,
+    message: { role: 'assistant', content },
+  });
+  const user = (content: unknown[]) => ({
+    type: 'user',
+    uuid: `u${events.length}`,
+    session_id: 's',
+    parent_tool_use_id: null,
+    message: { role: 'user', content },
+  });
   let plans = 0;
   for (let i = 0; i < TOOL_CALLS; i++) {
     const id = `toolu_${i}`;
-    events.push(assistant([{ type: 'text', text: `Reading file ${i}` }, { type: 'tool_use', id, name: 'Read', input: { file_path: `/repo/src/file${i}.ts` } }]));
+    events.push(
+      assistant([
+        { type: 'text', text: `Reading file ${i}` },
+        { type: 'tool_use', id, name: 'Read', input: { file_path: `/repo/src/file${i}.ts` } },
+      ]),
+    );
     // Distinct text per result, as a real session has.
     const text = `${i}:${FILLER}`.slice(0, RESULT_BYTES);
     events.push(user([{ type: 'tool_result', tool_use_id: id, content: text }]));
@@ -111,7 +128,7 @@ export async function run(): Promise<BenchResult[]> {
   // Interleaved, so drift on a shared machine hits both alike. The agreement check above was
   // the warm-up.
   await repeat(RUNS, () => {
-    for (const v of variants) rates.get(v.name)!.push(eventCount / (ingestSeconds(v.create, pages)));
+    for (const v of variants) rates.get(v.name)!.push(eventCount / ingestSeconds(v.create, pages));
     for (const v of variants) {
       const { mb, held } = retainedMb(v.create, pages);
       retained.get(v.name)!.push(mb);
@@ -125,7 +142,9 @@ export async function run(): Promise<BenchResult[]> {
   return [
     result(`ingest: ${claudeCode}`, 'events/s', 'higher', rates.get(claudeCode)!, { note }),
     result('ingest: ours', 'events/s', 'higher', rates.get(ours)!, { baseline: `ingest: ${claudeCode}` }),
-    result(`retained heap: ${claudeCode}`, 'MB', 'lower', retained.get(claudeCode)!, { note: `${stored.get(claudeCode)} tool_results held` }),
+    result(`retained heap: ${claudeCode}`, 'MB', 'lower', retained.get(claudeCode)!, {
+      note: `${stored.get(claudeCode)} tool_results held`,
+    }),
     result('retained heap: ours', 'MB', 'lower', retained.get(ours)!, {
       baseline: `retained heap: ${claudeCode}`,
       note: `${stored.get(ours)} tool_results held`,

@@ -37,7 +37,6 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[index] as number;
 }
 
-
 /** Creates sessions a few at a time (a burst of a thousand POSTs would measure the burst). */
 async function createSessions(backend: HttpBackend, count: number): Promise<string[]> {
   const ids: string[] = [];
@@ -134,7 +133,14 @@ async function serverUnderLoad(server: ServerProcess, sessions: number): Promise
   setMaxListeners(0, stop.signal);
   const ids = await createSessions(backend, sessions);
   const polls = ids.map((sessionId) =>
-    pollForApprovedPlan({ sessionId, transport: backend.transport, pollIntervalMs: DEFAULT_POLL_INTERVAL_MS, timeoutMs: 120_000, signal: stop.signal, maxConsecutiveFailures: 1_000 }).catch(() => undefined),
+    pollForApprovedPlan({
+      sessionId,
+      transport: backend.transport,
+      pollIntervalMs: DEFAULT_POLL_INTERVAL_MS,
+      timeoutMs: 120_000,
+      signal: stop.signal,
+      maxConsecutiveFailures: 1_000,
+    }).catch(() => undefined),
   );
   // One full interval to spread the pollers out, then the measured window.
   await sleep(DEFAULT_POLL_INTERVAL_MS);

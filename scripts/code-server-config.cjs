@@ -85,4 +85,11 @@ function codeServerEnv(env) {
 module.exports = {
   codeServerEnv,
   WORKBENCH_SETTINGS,
-  codeServerArgs, CODE_SERVER_VERSION, VSCODE_VERSION, cacheRoot, codeServerHome, codeServerMarker, codeServerEntry };
+  codeServerArgs,
+  CODE_SERVER_VERSION,
+  VSCODE_VERSION,
+  cacheRoot,
+  codeServerHome,
+  codeServerMarker,
+  codeServerEntry,
+};

@@ -29,7 +29,10 @@ export function packageExtension(out) {
     mkdirSync(path.dirname(target), { recursive: true });
     const vsce = path.join(repoRoot, 'node_modules', '@vscode', 'vsce', 'vsce');
     // vsce's summary goes to stderr here, so stdout carries only the path.
-    execFileSync(process.execPath, [vsce, 'package', '--no-dependencies', '--out', target], { cwd: stage, stdio: ['ignore', process.stderr, 'inherit'] });
+    execFileSync(process.execPath, [vsce, 'package', '--no-dependencies', '--out', target], {
+      cwd: stage,
+      stdio: ['ignore', process.stderr, 'inherit'],
+    });
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }

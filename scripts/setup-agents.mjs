@@ -52,7 +52,9 @@ function checkSources(id, home) {
     (entry) => entry.link || !entry.integrity || (entry.resolved && !entry.resolved.startsWith(`${from}/`)),
   );
   if (foreign.length > 0) {
-    throw new Error(`${id}: packages not from ${from}: ${foreign.map((entry) => `${entry.name}@${entry.version} (${entry.resolved ?? 'link'})`).join(', ')}`);
+    throw new Error(
+      `${id}: packages not from ${from}: ${foreign.map((entry) => `${entry.name}@${entry.version} (${entry.resolved ?? 'link'})`).join(', ')}`,
+    );
   }
 }
 

@@ -103,7 +103,11 @@ export async function acquireLock(lockDir) {
 }
 
 function versionOutput(entry) {
-  const result = spawnSync(process.execPath, [entry, '--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  const result = spawnSync(process.execPath, [entry, '--version'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 60_000,
+  });
   // code-server may log a line about its config file first; keep only the version line.
   const lines = `${result.stdout ?? ''}${result.stderr ?? ''}`.split('\n');
   return (lines.find((line) => line.includes(' with Code ')) ?? lines.join(' ')).trim();
@@ -146,7 +150,11 @@ function install(home) {
   const seconds = Math.round((Date.now() - started) / 1000);
   writeFileSync(
     paths.codeServerMarker(),
-    JSON.stringify({ version: paths.CODE_SERVER_VERSION, versionOutput: version, installSeconds: seconds, installedAt: new Date().toISOString() }, null, 2),
+    JSON.stringify(
+      { version: paths.CODE_SERVER_VERSION, versionOutput: version, installSeconds: seconds, installedAt: new Date().toISOString() },
+      null,
+      2,
+    ),
   );
   log(`installed in ${seconds} s: ${version}`);
 }

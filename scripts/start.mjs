@@ -65,8 +65,10 @@ function ensureSampleWorkspace() {
   if (existsSync(path.join(sampleWorkspace, '.git'))) return;
   log(`creating the sample workspace ${path.relative(repoRoot, sampleWorkspace)}`);
   const files = {
-    'README.md': '# Todo CLI\n\nA tiny command-line todo list, here to try Ultraplan on.\nTry: "Ultraplan: Plan a Task…" with "add a --done flag that marks an item done".\n',
-    'package.json': JSON.stringify({ name: 'todo-cli', version: '0.1.0', private: true, type: 'module', bin: { todo: 'src/cli.js' } }, null, 2) + '\n',
+    'README.md':
+      '# Todo CLI\n\nA tiny command-line todo list, here to try Ultraplan on.\nTry: "Ultraplan: Plan a Task…" with "add a --done flag that marks an item done".\n',
+    'package.json':
+      JSON.stringify({ name: 'todo-cli', version: '0.1.0', private: true, type: 'module', bin: { todo: 'src/cli.js' } }, null, 2) + '\n',
     'src/cli.js':
       "#!/usr/bin/env node\nimport { addItem, listItems } from './store.js';\n\nconst [command, ...rest] = process.argv.slice(2);\nif (command === 'add') {\n  addItem(rest.join(' '));\n} else {\n  for (const item of listItems()) console.log(`- ${item.text}`);\n}\n",
     'src/store.js':
@@ -77,8 +79,18 @@ function ensureSampleWorkspace() {
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, content);
   }
-  const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'Ultraplan sample', GIT_AUTHOR_EMAIL: 'sample@example.invalid', GIT_COMMITTER_NAME: 'Ultraplan sample', GIT_COMMITTER_EMAIL: 'sample@example.invalid' };
-  for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'Sample project']]) {
+  const gitEnv = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'Ultraplan sample',
+    GIT_AUTHOR_EMAIL: 'sample@example.invalid',
+    GIT_COMMITTER_NAME: 'Ultraplan sample',
+    GIT_COMMITTER_EMAIL: 'sample@example.invalid',
+  };
+  for (const args of [
+    ['init', '-q', '-b', 'main'],
+    ['add', '-A'],
+    ['commit', '-q', '-m', 'Sample project'],
+  ]) {
     const result = spawnSync('git', args, { cwd: sampleWorkspace, stdio: 'ignore', env: gitEnv });
     if (result.status !== 0) log(`git ${args[0]} failed in the sample workspace (it still works, without history)`);
   }
@@ -100,7 +112,8 @@ function prepareExtensionsDir() {
  */
 function prepareUserDataDir() {
   const userDataDir = path.join(stateDir, 'user-data');
-  for (const cache of ['CachedProfilesData', 'CachedExtensionVSIXs', 'clp']) rmSync(path.join(userDataDir, cache), { recursive: true, force: true });
+  for (const cache of ['CachedProfilesData', 'CachedExtensionVSIXs', 'clp'])
+    rmSync(path.join(userDataDir, cache), { recursive: true, force: true });
   const settingsFile = path.join(userDataDir, 'User', 'settings.json');
   if (!existsSync(settingsFile)) {
     mkdirSync(path.dirname(settingsFile), { recursive: true });

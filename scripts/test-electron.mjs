@@ -18,7 +18,10 @@ const DOWNLOAD_HOST = 'update.code.visualstudio.com';
 const CHECK_TIMEOUT_MS = 5_000;
 
 function withTimeout(promise, ms, what) {
-  return Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms / 1000} s`)), ms).unref())]);
+  return Promise.race([
+    promise,
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms / 1000} s`)), ms).unref()),
+  ]);
 }
 
 async function downloadReachable() {

@@ -130,7 +130,10 @@ async function main() {
       // output is printed once the unit tests are done.
       const beside = (script) => {
         const started = Date.now();
-        return run('npm', ['run', '--silent', script], {}, { quiet: true }).then((r) => ({ ...r, seconds: ((Date.now() - started) / 1000).toFixed(1) }));
+        return run('npm', ['run', '--silent', script], {}, { quiet: true }).then((r) => ({
+          ...r,
+          seconds: ((Date.now() - started) / 1000).toFixed(1),
+        }));
       };
       const checks = [
         ['typecheck', beside('typecheck')],
@@ -152,13 +155,17 @@ async function main() {
     }
     // The e2e suites run against the installed .vsix, packaged once here for all of them.
     const vsix = path.join(repoRoot, 'test-output', 'ultraplan-e2e.vsix');
-    const packaged = await step('package (.vsix)', async () => (await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix])).code === 0);
+    const packaged = await step(
+      'package (.vsix)',
+      async () => (await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix])).code === 0,
+    );
     if (!packaged) summary.failed += 1;
     const e2eStarted = Date.now();
     // The spec list lives here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
     // files named on the command line, so one named file would still run every suite.
     const specs = e2eFiles.length > 0 ? e2eFiles : ['test/e2e/**/*.e2e.ts'];
-    if (packaged) await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...specs], { ULTRAPLAN_E2E_VSIX: vsix });
+    if (packaged)
+      await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...specs], { ULTRAPLAN_E2E_VSIX: vsix });
     reportHostSuites(e2eStarted);
   }
   console.log('\n=== summary');

@@ -114,7 +114,9 @@ export const CodeSendRequestSchema = z.looseObject({
 });
 
 export const CodeSendResultSchema = z.looseObject({
-  results: z.array(z.looseObject({ sequence_num: z.union([z.number(), z.string()]).optional(), duplicate: z.boolean().optional() })).optional(),
+  results: z
+    .array(z.looseObject({ sequence_num: z.union([z.number(), z.string()]).optional(), duplicate: z.boolean().optional() }))
+    .optional(),
 });
 
 /** Every event we send carries a uuid; a fresh one unless the event already has its own. */

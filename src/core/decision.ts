@@ -31,18 +31,10 @@ export interface PendingPlanRef {
   plan: string;
 }
 
-export const DECISION_REFUSALS = [
-  'wrong_session',
-  'no_pending_plan',
-  'superseded',
-  'plan_changed',
-  'already_decided',
-] as const;
+export const DECISION_REFUSALS = ['wrong_session', 'no_pending_plan', 'superseded', 'plan_changed', 'already_decided'] as const;
 export type DecisionRefusal = (typeof DECISION_REFUSALS)[number];
 
-export type DecisionCheck =
-  | { ok: true }
-  | { ok: false; reason: DecisionRefusal; message: string };
+export type DecisionCheck = { ok: true } | { ok: false; reason: DecisionRefusal; message: string };
 
 function refuse(reason: DecisionRefusal, message: string): DecisionCheck {
   return { ok: false, reason, message };
@@ -71,10 +63,7 @@ export class DecisionGate {
     }
     // Used first: a replay of a decision that went through must say so, not "no pending plan".
     if (this.#used.has(usedKey(binding.sessionId, binding.toolUseId))) {
-      return refuse(
-        'already_decided',
-        'This plan was already decided; the same decision is not sent twice. Wait for the next plan.',
-      );
+      return refuse('already_decided', 'This plan was already decided; the same decision is not sent twice. Wait for the next plan.');
     }
     if (!pending) {
       return refuse(
@@ -89,10 +78,7 @@ export class DecisionGate {
       );
     }
     if (pending.plan.length === 0 || planHash(pending.plan) !== binding.planHash) {
-      return refuse(
-        'plan_changed',
-        'The plan text differs from the one shown when you decided; review it again. Nothing was sent.',
-      );
+      return refuse('plan_changed', 'The plan text differs from the one shown when you decided; review it again. Nothing was sent.');
     }
     return { ok: true };
   }
@@ -127,10 +113,7 @@ export class DecisionGate {
 
 /** What the person decided about a plan (Reply is a plain user message, not a plan decision). */
 export type PlanDecision =
-  | { kind: 'approve' }
-  | { kind: 'approve_edited'; editedPlan: string }
-  | { kind: 'reject'; feedback: string }
-  | { kind: 'teleport' };
+  { kind: 'approve' } | { kind: 'approve_edited'; editedPlan: string } | { kind: 'reject'; feedback: string } | { kind: 'teleport' };
 
 /** The control_response event that carries `decision` for the can_use_tool request `requestId`. */
 export function decisionEvent(requestId: string, plan: string, decision: PlanDecision): AnyEvent {

@@ -162,7 +162,12 @@ export const InvokeMessageSchema = z.strictObject({ type: z.literal('invoke'), a
 /** The one answer to a decision or reply: it went out, or it was refused and why. */
 export const AnswerMessageSchema = z.discriminatedUnion('result', [
   z.strictObject({ type: z.literal('answer'), requestId: RequestIdSchema, result: z.literal('sent') }),
-  z.strictObject({ type: z.literal('answer'), requestId: RequestIdSchema, result: z.literal('refused'), reason: z.string().min(1).max(PANEL_LIMITS.textChars) }),
+  z.strictObject({
+    type: z.literal('answer'),
+    requestId: RequestIdSchema,
+    result: z.literal('refused'),
+    reason: z.string().min(1).max(PANEL_LIMITS.textChars),
+  }),
 ]);
 export type AnswerMessage = z.infer<typeof AnswerMessageSchema>;
 /** What a request handler returns; the panel adds the type and the requestId. */

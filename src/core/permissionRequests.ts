@@ -226,7 +226,11 @@ export class ToolPermissionTracker {
             this.#malformed++;
             break;
           }
-          const { tool_name: toolName, tool_use_id: toolUseId, input } = asked as { tool_name: string; tool_use_id: string; input: unknown };
+          const {
+            tool_name: toolName,
+            tool_use_id: toolUseId,
+            input,
+          } = asked as { tool_name: string; tool_use_id: string; input: unknown };
           if (toolName === EXIT_PLAN_MODE_TOOL) break; // the plan review has its own path
           const requestId = event.request_id;
           if (this.#open.has(requestId) || this.#closed.has(requestId)) break;

@@ -27,9 +27,10 @@ export function slugify(text: string): string {
  * "Goal", "Steps") is skipped.
  */
 const GENERIC_WORDS = new Set(
-  ('implementation plan proposed revised updated final draft overview summary the a an and of revision rev v demo ' +
-    'goal goals context background approach steps changes tasks testing tests verification notes scope requirements risks')
-    .split(' '),
+  (
+    'implementation plan proposed revised updated final draft overview summary the a an and of revision rev v demo ' +
+    'goal goals context background approach steps changes tasks testing tests verification notes scope requirements risks'
+  ).split(' '),
 );
 
 function isGeneric(slug: string): boolean {
@@ -42,7 +43,9 @@ function isGeneric(slug: string): boolean {
  * (without the "ultraplan: " prefix), else its first non-blank line.
  */
 export function planSlug(plan: string, title?: string): string {
-  const headings = [...plan.matchAll(/^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1]!.replace(/^((implementation|proposed)\s+)?plan\s*(\([^)]*\))?\s*[:\-–]\s*/i, ''));
+  const headings = [...plan.matchAll(/^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) =>
+    m[1]!.replace(/^((implementation|proposed)\s+)?plan\s*(\([^)]*\))?\s*[:\-–]\s*/i, ''),
+  );
   const fromTitle = title?.replace(/^ultraplan:\s*/i, '');
   const firstLine = plan.split(/\r?\n/).find((l) => l.trim().length > 0);
   for (const candidate of [...headings, fromTitle, firstLine]) {

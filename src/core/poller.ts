@@ -268,9 +268,7 @@ export async function pollForApprovedPlan(options: PollOptions): Promise<Approve
     failure(
       'terminated',
       `The session ended (${subtype}) before a plan was approved${rejectionNote(scanner.rejectCount)}. ` +
-        (scanner.terminatedDetail !== null
-          ? `The agent said: ${scanner.terminatedDetail}`
-          : 'Open the session to see what happened.'),
+        (scanner.terminatedDetail !== null ? `The agent said: ${scanner.terminatedDetail}` : 'Open the session to see what happened.'),
       scanner,
     );
 

@@ -57,9 +57,15 @@ export function chatRequestAction(text: string): ChatRequestAction {
 
 /** The plan's own title: its first heading (without "Plan:"), else its first line. */
 export function planTitle(plan: string): string {
-  const lines = plan.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 0);
+  const lines = plan
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   const heading = lines.find((l) => /^#{1,6}\s+\S/.test(l));
-  const raw = (heading ?? lines[0] ?? 'plan').replace(/^#{1,6}\s+/, '').replace(/^plan\s*:\s*/i, '').trim();
+  const raw = (heading ?? lines[0] ?? 'plan')
+    .replace(/^#{1,6}\s+/, '')
+    .replace(/^plan\s*:\s*/i, '')
+    .trim();
   return raw.length > 70 ? `${raw.slice(0, 69)}…` : raw || 'plan';
 }
 
@@ -74,7 +80,10 @@ export function refinePlanPrompt(plan: string, source: string): RefinePlanInput 
   const text = plan.replace(/\r\n/g, '\n').trim();
   if (text.length === 0) return { ok: false, message: `${source} is empty: there is no plan to refine.` };
   if (text.length > REFINE_PLAN_MAX_CHARS) {
-    return { ok: false, message: `${source} has ${text.length.toLocaleString('en-US')} characters; plans up to ${REFINE_PLAN_MAX_CHARS.toLocaleString('en-US')} can be refined.` };
+    return {
+      ok: false,
+      message: `${source} has ${text.length.toLocaleString('en-US')} characters; plans up to ${REFINE_PLAN_MAX_CHARS.toLocaleString('en-US')} can be refined.`,
+    };
   }
   const prompt = [
     `Refine the plan "${planTitle(text)}".`,

@@ -26,10 +26,7 @@ export const ToolUseBlockSchema = z.looseObject({
 export type ToolUseBlock = z.infer<typeof ToolUseBlockSchema>;
 
 /** A tool_result's content: a string or a list of text blocks (other blocks are tolerated). */
-export const ToolResultContentSchema = z.union([
-  z.string(),
-  z.array(z.union([TextBlockSchema, z.looseObject({ type: z.string() })])),
-]);
+export const ToolResultContentSchema = z.union([z.string(), z.array(z.union([TextBlockSchema, z.looseObject({ type: z.string() })]))]);
 
 export const ToolResultBlockSchema = z.looseObject({
   type: z.literal('tool_result'),
@@ -42,12 +39,7 @@ export type ToolResultBlock = z.infer<typeof ToolResultBlockSchema>;
 /** Any other block type (thinking, image, …) is kept as-is. */
 export const OtherBlockSchema = z.looseObject({ type: z.string() });
 
-export const ContentBlockSchema = z.union([
-  TextBlockSchema,
-  ToolUseBlockSchema,
-  ToolResultBlockSchema,
-  OtherBlockSchema,
-]);
+export const ContentBlockSchema = z.union([TextBlockSchema, ToolUseBlockSchema, ToolResultBlockSchema, OtherBlockSchema]);
 export type ContentBlock = z.infer<typeof ContentBlockSchema>;
 
 // ---------------------------------------------------------------------------------------------
@@ -124,11 +116,7 @@ export const ControlRequestEventSchema = z.looseObject({
   ...eventBase,
   type: z.literal('control_request'),
   request_id: z.string(),
-  request: z.union([
-    CanUseToolRequestSchema,
-    SetPermissionModeRequestSchema,
-    z.looseObject({ subtype: z.string() }),
-  ]),
+  request: z.union([CanUseToolRequestSchema, SetPermissionModeRequestSchema, z.looseObject({ subtype: z.string() })]),
 });
 export type ControlRequestEvent = z.infer<typeof ControlRequestEventSchema>;
 
@@ -151,14 +139,7 @@ export const ControlResponseEventSchema = z.looseObject({
 });
 export type ControlResponseEvent = z.infer<typeof ControlResponseEventSchema>;
 
-export const KNOWN_EVENT_TYPES = [
-  'assistant',
-  'user',
-  'result',
-  'system',
-  'control_request',
-  'control_response',
-] as const;
+export const KNOWN_EVENT_TYPES = ['assistant', 'user', 'result', 'system', 'control_request', 'control_response'] as const;
 
 /** Any event on the wire: an object with a string `type`. Unknown types pass through. */
 export const AnyEventSchema = z.looseObject({ type: z.string(), id: z.string().optional() });

@@ -299,11 +299,7 @@ export class ExitPlanModeScanner {
         }
         case 'control_request': {
           const request = event.request as { subtype: string; tool_name?: unknown; tool_use_id?: unknown; input?: unknown };
-          if (
-            request.subtype === 'can_use_tool' &&
-            request.tool_name === EXIT_PLAN_MODE_TOOL &&
-            typeof request.tool_use_id === 'string'
-          ) {
+          if (request.subtype === 'can_use_tool' && request.tool_name === EXIT_PLAN_MODE_TOOL && typeof request.tool_use_id === 'string') {
             // Bounded by ExitPlanMode calls, so kept even before its tool_use is seen.
             const entry = this.proposed.get(request.tool_use_id) ?? { plan: null };
             // The request is what the reviewer's decision answers, so its plan wins.
@@ -344,7 +340,10 @@ export class ExitPlanModeScanner {
   private recordResult(id: string, block: ToolResultFields, ordinal: number): boolean {
     // The transport checked the routing (the id); the part kept is checked here, where it is kept.
     const content = block.content;
-    const readable = content === undefined || typeof content === 'string' || (Array.isArray(content) && content.every((b) => b !== null && typeof b === 'object'));
+    const readable =
+      content === undefined ||
+      typeof content === 'string' ||
+      (Array.isArray(content) && content.every((b) => b !== null && typeof b === 'object'));
     if (!readable || (block.is_error !== undefined && typeof block.is_error !== 'boolean')) return false;
     this.results.set(id, { isError: block.is_error === true, text: contentText(content), ordinal });
     return true;

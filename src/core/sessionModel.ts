@@ -186,10 +186,16 @@ export class SessionModel {
 function differs(a: SessionState, b: SessionState): boolean {
   if (a.phase !== b.phase || a.attention !== b.attention || a.question !== b.question || a.ended !== b.ended) return true;
   if (a.cursor !== b.cursor) return true;
-  if (a.pendingPlan?.toolUseId !== b.pendingPlan?.toolUseId || a.pendingPlan?.plan !== b.pendingPlan?.plan || a.pendingPlan?.requestId !== b.pendingPlan?.requestId) return true;
+  if (
+    a.pendingPlan?.toolUseId !== b.pendingPlan?.toolUseId ||
+    a.pendingPlan?.plan !== b.pendingPlan?.plan ||
+    a.pendingPlan?.requestId !== b.pendingPlan?.requestId
+  )
+    return true;
   if (a.revisions.length !== b.revisions.length) return true;
   for (let i = 0; i < a.revisions.length; i++) if (a.revisions[i]!.outcome.kind !== b.revisions[i]!.outcome.kind) return true;
-  if (a.permissions.length !== b.permissions.length || a.permissions.some((p, i) => p.requestId !== b.permissions[i]?.requestId)) return true;
+  if (a.permissions.length !== b.permissions.length || a.permissions.some((p, i) => p.requestId !== b.permissions[i]?.requestId))
+    return true;
   if (a.localDecisions.size !== b.localDecisions.size) return true;
   for (const [k, v] of a.localDecisions) if (b.localDecisions.get(k) !== v) return true;
   return a.executionResult !== b.executionResult;

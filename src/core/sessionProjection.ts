@@ -2,7 +2,16 @@
 // say, with what this host decided until the events confirm it, and the person's notes) and the
 // PanelState the webview shows. Pure: the controller passes what it holds and shows the result.
 import { planHash } from './decision';
-import { PANEL_LIMITS, clip, type DecisionKind, type LineComment, type PanelDraft, type PanelNotice, type PanelState, type PlanRevision } from './panelMessages';
+import {
+  PANEL_LIMITS,
+  clip,
+  type DecisionKind,
+  type LineComment,
+  type PanelDraft,
+  type PanelNotice,
+  type PanelState,
+  type PlanRevision,
+} from './panelMessages';
 import type { SessionState } from './sessionModel';
 
 /** What the person added to a revision: the feedback and comments sent with it, when it was decided. */

@@ -20,7 +20,6 @@ const PRIORITY: Record<Phase, number> = {
   stopped: 8,
 };
 
-
 export function phaseText(phase: Phase): string {
   return PHASE_LABELS.statusBar[phase];
 }

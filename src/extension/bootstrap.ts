@@ -31,7 +31,9 @@ function contributedCommands(context: vscode.ExtensionContext): string[] {
 export function activate(context: vscode.ExtensionContext): void {
   // Needs nothing of the rest, so it is never a stand-in.
   context.subscriptions.push(
-    vscode.commands.registerCommand(OPEN_WALKTHROUGH_COMMAND, () => vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH_ID, false)),
+    vscode.commands.registerCommand(OPEN_WALKTHROUGH_COMMAND, () =>
+      vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH_ID, false),
+    ),
   );
   if (hasStateToRestore(context)) {
     loadFull(context, []);
@@ -86,7 +88,7 @@ function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[
   // participant, and its own status item takes the idle one's place.
   for (const d of standIns.splice(0)) d.dispose();
   // A path computed at run time, so esbuild leaves this require alone instead of bundling it.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+
   const loaded = require(context.asAbsolutePath('dist/extension.js')) as FullExtension;
   full = loaded;
   loaded.activate(context);

@@ -4,7 +4,14 @@
 import * as path from 'node:path';
 import type { AgentFactory } from './agent';
 import { loadScenarioFile, scriptedAgentFactory } from './scriptedAgent';
-import { AFTER_APPROVAL_VALUES, OUTSIDE_ACCESS_VALUES, createAcpAgentFactory, resolveAgentCommand, type AfterApproval, type OutsideAccess } from './acp';
+import {
+  AFTER_APPROVAL_VALUES,
+  OUTSIDE_ACCESS_VALUES,
+  createAcpAgentFactory,
+  resolveAgentCommand,
+  type AfterApproval,
+  type OutsideAccess,
+} from './acp';
 
 export interface AgentKindContext {
   log: (line: string) => void;
@@ -43,11 +50,15 @@ export const AGENT_KINDS: Record<string, AgentKind> = {
       const { argv, label } = resolveAgentCommand(argument);
       const afterApproval = process.env.ULTRAPLAN_AFTER_APPROVAL ?? 'default';
       if (!(AFTER_APPROVAL_VALUES as readonly string[]).includes(afterApproval)) {
-        throw new Error(`ULTRAPLAN_AFTER_APPROVAL must be one of ${AFTER_APPROVAL_VALUES.join(', ')}, got ${JSON.stringify(afterApproval)}`);
+        throw new Error(
+          `ULTRAPLAN_AFTER_APPROVAL must be one of ${AFTER_APPROVAL_VALUES.join(', ')}, got ${JSON.stringify(afterApproval)}`,
+        );
       }
       const outsideAccess = process.env.ULTRAPLAN_OUTSIDE_ACCESS ?? 'ask';
       if (!(OUTSIDE_ACCESS_VALUES as readonly string[]).includes(outsideAccess)) {
-        throw new Error(`ULTRAPLAN_OUTSIDE_ACCESS must be one of ${OUTSIDE_ACCESS_VALUES.join(', ')}, got ${JSON.stringify(outsideAccess)}`);
+        throw new Error(
+          `ULTRAPLAN_OUTSIDE_ACCESS must be one of ${OUTSIDE_ACCESS_VALUES.join(', ')}, got ${JSON.stringify(outsideAccess)}`,
+        );
       }
       const timeoutText = process.env.ULTRAPLAN_ACP_FIRST_EVENT_TIMEOUT_MS;
       if (timeoutText !== undefined && !/^\d+$/.test(timeoutText)) {

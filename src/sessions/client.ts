@@ -157,7 +157,9 @@ export class SessionsClient implements SessionTransport {
    */
   async createSession(request: CreateSessionRequest, signal?: AbortSignal): Promise<SessionResource> {
     const body = toCodeCreateRequest(request, this.newUuid);
-    const organization: Record<string, string> = this.options.organizationUuid ? { 'x-organization-uuid': this.options.organizationUuid } : {};
+    const organization: Record<string, string> = this.options.organizationUuid
+      ? { 'x-organization-uuid': this.options.organizationUuid }
+      : {};
     if (this.options.createOnV1First) {
       try {
         const answer = await this.requestJson({
@@ -174,7 +176,14 @@ export class SessionsClient implements SessionTransport {
         this.log('POST /v1/sessions answered sessions_v1_retired; repeating the create on /v1/code/sessions');
       }
     }
-    const answer = await this.requestJson({ method: 'POST', path: '/v1/code/sessions', body, signal, subject: 'a new session', headers: organization });
+    const answer = await this.requestJson({
+      method: 'POST',
+      path: '/v1/code/sessions',
+      body,
+      signal,
+      subject: 'a new session',
+      headers: organization,
+    });
     return toSessionResource(this.check(CodeSessionEnvelopeSchema, answer, 'session envelope').session);
   }
 
@@ -184,7 +193,11 @@ export class SessionsClient implements SessionTransport {
   }
 
   /** One page of events after the cursor (null: from the start), unfiltered. */
-  async readEventsPage(sessionId: string, cursor: string | null, options: { signal?: AbortSignal; limit?: number } = {}): Promise<CodeEventPage> {
+  async readEventsPage(
+    sessionId: string,
+    cursor: string | null,
+    options: { signal?: AbortSignal; limit?: number } = {},
+  ): Promise<CodeEventPage> {
     const body = await this.requestJson({
       method: 'GET',
       path: `${sessionPath(sessionId)}/events`,
@@ -223,12 +236,14 @@ export class SessionsClient implements SessionTransport {
       const next = page.next_cursor ?? '';
       hasMore = next !== '';
       // A server that says "more" without moving the cursor would keep us here forever.
-      if (hasMore && next === requested) throw this.badResponse('an event page whose next_cursor does not move past the cursor it was asked for');
+      if (hasMore && next === requested)
+        throw this.badResponse('an event page whose next_cursor does not move past the cursor it was asked for');
       if (hasMore) position = next;
     }
     const sorted = sortEventItems(payloads);
     invalid += sorted.invalid;
-    if (invalid > 0) this.log(`session ${sessionId}: left out ${invalid} event item(s) that are not {sequence_num, payload} with a typed payload`);
+    if (invalid > 0)
+      this.log(`session ${sessionId}: left out ${invalid} event item(s) that are not {sequence_num, payload} with a typed payload`);
     return { events: sorted.events, lastId: position, pages, hasMore, skipped: sorted.skipped, invalid };
   }
 
@@ -255,7 +270,13 @@ export class SessionsClient implements SessionTransport {
     const waits = this.options.archiveRetryMs ?? ARCHIVE_CONFLICT_RETRY_MS;
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.requestJson({ method: 'POST', path: `${sessionPath(sessionId)}/archive`, body: {}, signal, subject: `session ${sessionId}` });
+        await this.requestJson({
+          method: 'POST',
+          path: `${sessionPath(sessionId)}/archive`,
+          body: {},
+          signal,
+          subject: `session ${sessionId}`,
+        });
         return;
       } catch (err) {
         const wait = waits[attempt];
@@ -343,7 +364,13 @@ export class SessionsClient implements SessionTransport {
       token = await this.options.getToken();
     } catch (err) {
       if (err instanceof SessionsError) throw err;
-      throw new SessionsError('unauthorized', `Could not read the token for ${this.baseUrl}: ${err instanceof Error ? err.message : String(err)}`, undefined, undefined, { cause: err });
+      throw new SessionsError(
+        'unauthorized',
+        `Could not read the token for ${this.baseUrl}: ${err instanceof Error ? err.message : String(err)}`,
+        undefined,
+        undefined,
+        { cause: err },
+      );
     }
     this.rememberSentToken(token);
     // The headers Claude Code sends on every call; a call adds its own (organization, beta).
@@ -362,9 +389,21 @@ export class SessionsClient implements SessionTransport {
     if (callerSignal?.aborted) return callerSignal.reason ?? err;
     const what = `${spec.method} ${spec.path}`;
     if (isTimeout(err)) {
-      return new SessionsError('transient', `The session server at ${this.baseUrl} did not answer ${what} within ${formatMs(this.requestTimeoutMs)}.`, undefined, undefined, { cause: err });
+      return new SessionsError(
+        'transient',
+        `The session server at ${this.baseUrl} did not answer ${what} within ${formatMs(this.requestTimeoutMs)}.`,
+        undefined,
+        undefined,
+        { cause: err },
+      );
     }
-    return new SessionsError('transient', `Could not reach the session server at ${this.baseUrl} (${networkCause(err)}) for ${what}.`, undefined, undefined, { cause: err });
+    return new SessionsError(
+      'transient',
+      `Could not reach the session server at ${this.baseUrl} (${networkCause(err)}) for ${what}.`,
+      undefined,
+      undefined,
+      { cause: err },
+    );
   }
 
   private async errorFor(response: Response, spec: RequestSpec): Promise<SessionsError> {
@@ -374,18 +413,37 @@ export class SessionsClient implements SessionTransport {
     const detail = serverSays ? `: ${serverSays}` : '';
     const subject = spec.subject ?? spec.path;
     if (status === 401 || status === 403) {
-      return new SessionsError('unauthorized', `The session server at ${this.baseUrl} refused the token (HTTP ${status}${detail}). Check the token or sign in again.`, status);
+      return new SessionsError(
+        'unauthorized',
+        `The session server at ${this.baseUrl} refused the token (HTTP ${status}${detail}). Check the token or sign in again.`,
+        status,
+      );
     }
-    if (status === 404) return new SessionsError('not_found', `${capitalize(subject)} was not found at ${this.baseUrl} (HTTP 404${detail}).`, status);
-    if (status === 409) return new SessionsError('conflict', `${capitalize(subject)} refused the change as conflicting (HTTP 409${detail}); an archived session accepts no more changes.`, status);
+    if (status === 404)
+      return new SessionsError('not_found', `${capitalize(subject)} was not found at ${this.baseUrl} (HTTP 404${detail}).`, status);
+    if (status === 409)
+      return new SessionsError(
+        'conflict',
+        `${capitalize(subject)} refused the change as conflicting (HTTP 409${detail}); an archived session accepts no more changes.`,
+        status,
+      );
     if (status === 429 || status >= 500) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       const wait = retryAfterMs === undefined ? '' : ` It asks to retry after ${formatMs(retryAfterMs)}.`;
       const what = status === 429 ? 'is busy' : 'had an error';
-      return new SessionsError('transient', `The session server at ${this.baseUrl} ${what} on ${spec.method} ${spec.path} (HTTP ${status}${detail}).${wait}`, status, retryAfterMs);
+      return new SessionsError(
+        'transient',
+        `The session server at ${this.baseUrl} ${what} on ${spec.method} ${spec.path} (HTTP ${status}${detail}).${wait}`,
+        status,
+        retryAfterMs,
+      );
     }
     if (status >= 400) {
-      const refused = new SessionsError('bad_request', `The session server at ${this.baseUrl} refused ${spec.method} ${spec.path} (HTTP ${status}${detail}).`, status);
+      const refused = new SessionsError(
+        'bad_request',
+        `The session server at ${this.baseUrl} refused ${spec.method} ${spec.path} (HTTP ${status}${detail}).`,
+        status,
+      );
       if (server?.reason) SERVER_REASONS.set(refused, server.reason);
       return refused;
     }

@@ -103,7 +103,8 @@ class SessionEventStream {
     const lastId = taken.length > 0 ? (taken[taken.length - 1] as BufferedFrame).id : afterId;
     this.base = lastId;
     const sorted = sortEventItems(taken.map((f) => f.item));
-    if (sorted.invalid > 0) this.log(`session ${this.sessionId}: left out ${sorted.invalid} streamed item(s) that are not objects with a string type`);
+    if (sorted.invalid > 0)
+      this.log(`session ${this.sessionId}: left out ${sorted.invalid} streamed item(s) that are not objects with a string type`);
     this.stats.readsFromStream++;
     return { events: sorted.events, lastId, pages: 0, hasMore: false, skipped: sorted.skipped, invalid: sorted.invalid };
   }

@@ -309,7 +309,10 @@ export class SessionHost {
       session.agent = agent;
       this.sessions.set(id, session);
       const stamped = events.map((e) => this.stamp(session, stripId(e)));
-      await this.queue(session, [...stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })), this.statusRecord(session, 'running')]);
+      await this.queue(session, [
+        ...stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
+        this.statusRecord(session, 'running'),
+      ]);
       await this.startAgent(session, agent, prompt);
       return this.resource(session);
     } finally {
@@ -367,7 +370,10 @@ export class SessionHost {
     }
     const stamped = routes.map((route) => this.stamp(session, stripId(route.event)));
     try {
-      await this.queue(session, stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })));
+      await this.queue(
+        session,
+        stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
+      );
     } catch (err) {
       for (const [requestId, toolUseId] of toolUseIds) {
         session.answered.delete(requestId);
@@ -615,7 +621,11 @@ export class SessionHost {
     events.forEach((event, index) => {
       const size = Buffer.byteLength(JSON.stringify(event) ?? '', 'utf8');
       if (size > this.limits.maxEventBytes) {
-        throw new SessionsError('bad_request', `${at}[${index}]: an event may hold at most ${this.limits.maxEventBytes} bytes, this one ${size}`, 413);
+        throw new SessionsError(
+          'bad_request',
+          `${at}[${index}]: an event may hold at most ${this.limits.maxEventBytes} bytes, this one ${size}`,
+          413,
+        );
       }
     });
   }
@@ -643,7 +653,13 @@ export function checkTitle(title: string): string {
 function storageFailure(sessionId: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return new SessionsError('transient', `the server's disk is full: nothing was stored in session ${sessionId}; retry once space is freed`, 507, undefined, { cause: err });
+    return new SessionsError(
+      'transient',
+      `the server's disk is full: nothing was stored in session ${sessionId}; retry once space is freed`,
+      507,
+      undefined,
+      { cause: err },
+    );
   }
   return new Error(`storing session ${sessionId} failed: ${errorText(err)}`, { cause: err });
 }

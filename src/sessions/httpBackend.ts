@@ -34,7 +34,8 @@ export class HttpBackend implements SessionBackend {
     this.client = options.client;
     this.kind = options.kind ?? 'server';
     this.label = options.label ?? (this.kind === 'claude-web' ? 'Claude Code on the web' : `Server ${options.client.baseUrl}`);
-    this.link = options.sessionLink ?? (this.kind === 'claude-web' ? (id) => `https://claude.ai/code/${encodeURIComponent(id)}` : undefined);
+    this.link =
+      options.sessionLink ?? (this.kind === 'claude-web' ? (id) => `https://claude.ai/code/${encodeURIComponent(id)}` : undefined);
     this.streaming = options.preferStream ? new StreamingTransport({ ...options.stream, client: options.client }) : undefined;
     this.transport = this.streaming ?? options.client;
     if (options.lifecycle) this.lifecycle = options.lifecycle;

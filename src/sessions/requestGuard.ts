@@ -20,7 +20,11 @@ export interface GuardedRequest {
 
 /** A host name as compared: lower case, no IPv6 brackets, no trailing dot. */
 export function normalizeHostName(name: string): string {
-  return name.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 }
 
 function isWildcard(host: string): boolean {
@@ -81,12 +85,18 @@ export function refuseRequest(request: GuardedRequest, allowedHosts: ReadonlySet
   }
   const site = header(request, 'sec-fetch-site');
   if (site !== undefined && site.trim().toLowerCase() !== 'none') {
-    return { status: 403, message: `requests a web page starts (Sec-Fetch-Site: ${site.slice(0, 40)}) are refused; the Sessions API is for programs` };
+    return {
+      status: 403,
+      message: `requests a web page starts (Sec-Fetch-Site: ${site.slice(0, 40)}) are refused; the Sessions API is for programs`,
+    };
   }
   if ((request.method ?? 'GET').toUpperCase() === 'POST') {
     const type = (header(request, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') {
-      return { status: 415, message: `a POST must have Content-Type: application/json, got ${type ? JSON.stringify(type.slice(0, 100)) : 'none'}` };
+      return {
+        status: 415,
+        message: `a POST must have Content-Type: application/json, got ${type ? JSON.stringify(type.slice(0, 100)) : 'none'}`,
+      };
     }
   }
   return null;

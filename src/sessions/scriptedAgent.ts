@@ -174,7 +174,11 @@ const MAX_TASK_CHARS = 100;
  * boundary to MAX_TASK_CHARS. Empty for an empty prompt.
  */
 export function taskFromPrompt(prompt: string): string {
-  const line = prompt.split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).find((l) => l !== '') ?? '';
+  const line =
+    prompt
+      .split('\n')
+      .map((l) => l.replace(/\s+/g, ' ').trim())
+      .find((l) => l !== '') ?? '';
   if (line.length <= MAX_TASK_CHARS) return line.replace(/[.\s]+$/, '');
   const cut = line.slice(0, MAX_TASK_CHARS);
   const space = cut.lastIndexOf(' ');
@@ -190,15 +194,15 @@ function escapeMarkdown(text: string): string {
 // The agent
 
 type Waiting =
-  | { kind: 'none' }
-  | { kind: 'user' }
-  | { kind: 'decision'; requestId: string; toolUseId: string; plan: string }
-  | { kind: 'done' };
+  { kind: 'none' } | { kind: 'user' } | { kind: 'decision'; requestId: string; toolUseId: string; plan: string } | { kind: 'done' };
 
 const CheckpointSchema = z.object({
   v: z.literal(1),
   fingerprint: z.string(),
-  task: z.string().max(MAX_TASK_CHARS + 1).optional(),
+  task: z
+    .string()
+    .max(MAX_TASK_CHARS + 1)
+    .optional(),
   list: z.enum(['steps', 'onApprove']),
   index: z.number().int().min(0),
   turns: z.number().int().min(1),
@@ -284,7 +288,9 @@ export class ScriptedAgent implements Agent {
       ctx.emit(resultEvent('success', this.turns));
       this.saveCheckpoint();
     } else {
-      ctx.log(`scripted agent: a user message arrived while ${this.waiting.kind === 'decision' ? 'awaiting a plan decision' : 'working'}; it stays in the log only`);
+      ctx.log(
+        `scripted agent: a user message arrived while ${this.waiting.kind === 'decision' ? 'awaiting a plan decision' : 'working'}; it stays in the log only`,
+      );
     }
   }
 
@@ -424,7 +430,13 @@ export class ScriptedAgent implements Agent {
           return;
         }
         case 'fail':
-          ctx.emit(resultEvent(step.fail, this.turns, step.message !== undefined ? this.fill(step.message) : `The scripted scenario failed with ${step.fail}.`));
+          ctx.emit(
+            resultEvent(
+              step.fail,
+              this.turns,
+              step.message !== undefined ? this.fill(step.message) : `The scripted scenario failed with ${step.fail}.`,
+            ),
+          );
           this.waiting = { kind: 'done' };
           ctx.setStatus('idle');
           this.saveCheckpoint();

@@ -183,7 +183,9 @@ export class FileSessionStore implements SessionStore {
       } catch (err) {
         // A failed write (a full disk) can leave part of the batch behind; the next acknowledged
         // batch would be glued onto it and lost at load. Cut back to where this batch began.
-        await handle.truncate(size).catch((cut: unknown) => this.log(`store: ${sessionId}: cannot cut a failed append back (${errorText(cut)})`));
+        await handle
+          .truncate(size)
+          .catch((cut: unknown) => this.log(`store: ${sessionId}: cannot cut a failed append back (${errorText(cut)})`));
         throw err;
       }
     } finally {
@@ -255,5 +257,5 @@ async function fsyncDir(dir: string): Promise<void> {
 
 function errorText(err: unknown): string {
   if (err instanceof z.ZodError) return z.prettifyError(err).replace(/\s*\n\s*/g, ' ');
-  return err instanceof Error ? err.message.split('\n')[0] ?? err.name : String(err);
+  return err instanceof Error ? (err.message.split('\n')[0] ?? err.name) : String(err);
 }

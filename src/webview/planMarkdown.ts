@@ -47,9 +47,33 @@ const planMarkdown = createMarkdown(true);
 const textMarkdown = createMarkdown(false);
 
 const FORBIDDEN_TAGS = [
-  'img', 'picture', 'source', 'video', 'audio', 'track', 'iframe', 'frame', 'frameset', 'object', 'embed',
-  'style', 'link', 'meta', 'base', 'form', 'input', 'button', 'textarea', 'select', 'option', 'svg', 'math',
-  'template', 'slot', 'dialog', 'portal',
+  'img',
+  'picture',
+  'source',
+  'video',
+  'audio',
+  'track',
+  'iframe',
+  'frame',
+  'frameset',
+  'object',
+  'embed',
+  'style',
+  'link',
+  'meta',
+  'base',
+  'form',
+  'input',
+  'button',
+  'textarea',
+  'select',
+  'option',
+  'svg',
+  'math',
+  'template',
+  'slot',
+  'dialog',
+  'portal',
 ];
 const FORBIDDEN_ATTRS = ['style', 'src', 'srcset', 'action', 'formaction', 'background', 'poster', 'ping', 'target'];
 

@@ -24,7 +24,6 @@ import { PlanBlockIndex, insertAfterBlock, rangeLabel, type LineRange } from './
 import { renderPlanDiff } from './planDiff';
 import { planRenderBound, renderPlanMarkdown, renderPlanText, renderTextMarkdown } from './planMarkdown';
 
-
 const STATUS_LABELS: Record<RevisionStatus, string> = {
   pending: 'waiting for review',
   rejected: 'rejected',
@@ -75,7 +74,10 @@ interface Composer {
   text: string;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: { className?: string; text?: string; attrs?: Record<string, string> } = {}): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { className?: string; text?: string; attrs?: Record<string, string> } = {},
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   if (props.className) element.className = props.className;
   if (props.text !== undefined) element.textContent = props.text;
@@ -111,12 +113,19 @@ export class ReviewView {
 
   // Elements built once.
   readonly #title = el('h1', { className: 'title' });
-  readonly #demoBadge = el('span', { className: 'badge demo-badge', text: 'Demo', attrs: { title: 'A scripted demo scenario, not a real agent' } });
+  readonly #demoBadge = el('span', {
+    className: 'badge demo-badge',
+    text: 'Demo',
+    attrs: { title: 'A scripted demo scenario, not a real agent' },
+  });
   readonly #revisionLabel = el('span', { className: 'revision-label' });
   readonly #backendLabel = el('span', { className: 'backend-label' });
   readonly #phaseBadge = el('span', { className: 'badge phase-badge' });
   readonly #sessionLink = el('a', { className: 'session-link', text: 'Open session' });
-  readonly #demoNote = el('p', { className: 'demo-note', text: 'This is the scripted demo: no real agent is planning, and nothing it approves runs anywhere.' });
+  readonly #demoNote = el('p', {
+    className: 'demo-note',
+    text: 'This is the scripted demo: no real agent is planning, and nothing it approves runs anywhere.',
+  });
   readonly #hostNotice = el('div', { className: 'notice', attrs: { 'aria-live': 'polite' } });
   readonly #localNotice = el('div', { className: 'notice notice-local', attrs: { role: 'alert' } });
   readonly #outcome = el('section', { className: 'outcome', attrs: { 'aria-label': 'Outcome' } });
@@ -130,7 +139,9 @@ export class ReviewView {
   readonly #revisionFeedback = el('div', { className: 'revision-feedback' });
   readonly #plan = el('div', { className: 'plan markdown', attrs: { tabindex: '0', role: 'region', id: 'plan' } });
   readonly #decision = el('section', { className: 'decision', attrs: { 'aria-label': 'Decision' } });
-  readonly #feedback = el('textarea', { attrs: { id: 'feedback', rows: '4', maxlength: String(PANEL_LIMITS.feedbackChars), 'aria-describedby': 'comment-count' } });
+  readonly #feedback = el('textarea', {
+    attrs: { id: 'feedback', rows: '4', maxlength: String(PANEL_LIMITS.feedbackChars), 'aria-describedby': 'comment-count' },
+  });
   readonly #commentCount = el('p', { className: 'comment-count', attrs: { id: 'comment-count' } });
   readonly #buttons: Record<InvokableAction, HTMLButtonElement> = {
     approve: button('Approve', 'check', 'primary'),
@@ -156,7 +167,9 @@ export class ReviewView {
     const parsed = parseHostToWebviewMessage(data);
     if (!parsed.ok) {
       console.error(`Ultraplan review: dropped ${parsed.error}`);
-      this.#showLocalNotice(`Ignored a message from the extension that did not pass validation (${parsed.error.split('\n')[0] ?? ''}). Nothing was changed.`);
+      this.#showLocalNotice(
+        `Ignored a message from the extension that did not pass validation (${parsed.error.split('\n')[0] ?? ''}). Nothing was changed.`,
+      );
       return;
     }
     const message = parsed.value;
@@ -193,7 +206,8 @@ export class ReviewView {
     if (current && state.draft && state.draft.toolUseId === current.toolUseId) {
       const key = draftKey(state.sessionKey, current.toolUseId);
       // The webview's own draft is newer than what the host kept (the host only hears it debounced).
-      if (!this.#drafts.has(key)) this.#drafts.set(key, { sessionKey: state.sessionKey, ...state.draft, comments: [...state.draft.comments] });
+      if (!this.#drafts.has(key))
+        this.#drafts.set(key, { sessionKey: state.sessionKey, ...state.draft, comments: [...state.draft.comments] });
     }
     this.#state = state;
     this.render();
@@ -327,13 +341,18 @@ export class ReviewView {
       this.#planKey = key;
       this.#blocks = undefined;
       if (diff) {
-        const result = renderPlanDiff(previous.plan, shown.plan, { from: `Revision ${previous.revision}`, to: `Revision ${shown.revision}` });
+        const result = renderPlanDiff(previous.plan, shown.plan, {
+          from: `Revision ${previous.revision}`,
+          to: `Revision ${shown.revision}`,
+        });
         this.#plan.replaceChildren(result.ok ? result.element : renderPlanText(shown.plan, result.reason));
         this.#plan.setAttribute('aria-label', `Changes in revision ${shown.revision}`);
       } else {
         const bound = planRenderBound(shown.plan);
         if (bound !== undefined) {
-          this.#plan.replaceChildren(renderPlanText(shown.plan, `${bound} Line comments need the rendered plan; write your feedback in the reject message.`));
+          this.#plan.replaceChildren(
+            renderPlanText(shown.plan, `${bound} Line comments need the rendered plan; write your feedback in the reject message.`),
+          );
         } else {
           this.#plan.replaceChildren(renderPlanMarkdown(shown.plan));
           this.#blocks = new PlanBlockIndex(this.#plan, shown.plan);
@@ -352,7 +371,11 @@ export class ReviewView {
   #renderRevisionFeedback(shown: PlanRevision): void {
     const feedback = shown.status !== 'pending' ? shown.feedback?.trim() : undefined;
     this.#revisionFeedback.hidden = !feedback;
-    if (feedback) this.#revisionFeedback.replaceChildren(el('h2', { text: 'Feedback sent with this revision' }), el('p', { className: 'feedback-text', text: feedback }));
+    if (feedback)
+      this.#revisionFeedback.replaceChildren(
+        el('h2', { text: 'Feedback sent with this revision' }),
+        el('p', { className: 'feedback-text', text: feedback }),
+      );
   }
 
   /** Comments and the composer, placed after the blocks they refer to. Cheap: the plan itself is not re-rendered. */
@@ -392,7 +415,10 @@ export class ReviewView {
     const head = el('div', { className: 'comment-head' });
     const range = { first: comment.line - 1, last: (comment.endLine ?? comment.line) - 1 };
     const label = this.#blocks?.labelOf(range) ?? rangeLabel(comment);
-    head.append(el('span', { className: 'codicon codicon-comment', attrs: { 'aria-hidden': 'true' } }), el('span', { className: 'comment-lines', text: label }));
+    head.append(
+      el('span', { className: 'codicon codicon-comment', attrs: { 'aria-hidden': 'true' } }),
+      el('span', { className: 'comment-lines', text: label }),
+    );
     if (editable) {
       const edit = button('Edit comment', 'edit', 'icon-button');
       edit.setAttribute('aria-label', `Edit comment on ${label}`);
@@ -431,14 +457,18 @@ export class ReviewView {
       const blocks = this.#blocks;
       if (!blocks) return;
       const comment = blocks.comment(composer.range, value);
-      this.#updateDraft((d) => {
-        if (composer.editing !== undefined) d.comments[composer.editing] = comment;
-        else if (d.comments.length >= PANEL_LIMITS.comments) this.#showLocalNotice(`At most ${PANEL_LIMITS.comments} comments per revision.`);
-        else d.comments.push(comment);
-        d.comments.sort((a, b) => a.line - b.line);
-      }, () => {
-        this.#composer = undefined;
-      });
+      this.#updateDraft(
+        (d) => {
+          if (composer.editing !== undefined) d.comments[composer.editing] = comment;
+          else if (d.comments.length >= PANEL_LIMITS.comments)
+            this.#showLocalNotice(`At most ${PANEL_LIMITS.comments} comments per revision.`);
+          else d.comments.push(comment);
+          d.comments.sort((a, b) => a.line - b.line);
+        },
+        () => {
+          this.#composer = undefined;
+        },
+      );
     };
     save.addEventListener('click', commit);
     cancel.addEventListener('click', () => {
@@ -473,7 +503,8 @@ export class ReviewView {
     const draft = current && current.status === 'pending' ? this.#draftFor(state, current) : undefined;
     const pendingReview = viewingCurrent && current?.status === 'pending';
     this.#feedback.disabled = !pendingReview || this.#lock !== undefined || state.pendingDecision !== undefined;
-    if (draft && this.#feedback.value !== draft.feedback && document.activeElement !== this.#feedback) this.#feedback.value = draft.feedback;
+    if (draft && this.#feedback.value !== draft.feedback && document.activeElement !== this.#feedback)
+      this.#feedback.value = draft.feedback;
     if (!draft) this.#feedback.value = '';
     const count = draft?.comments.length ?? 0;
     this.#commentCount.textContent = draft
@@ -649,7 +680,10 @@ export class ReviewView {
         const a = blocks.rangeOf(focused);
         const b = blocks.rangeOf(next);
         const base = this.#composer?.range ?? a;
-        this.#composer = { range: { first: Math.min(base.first, b.first), last: Math.max(base.last, b.last) }, text: this.#composer?.text ?? '' };
+        this.#composer = {
+          range: { first: Math.min(base.first, b.first), last: Math.max(base.last, b.last) },
+          text: this.#composer?.text ?? '',
+        };
         this.render();
         next.element.focus();
       }
@@ -688,7 +722,8 @@ export class ReviewView {
       console.warn(`Ultraplan review: ignored the saved panel state (${parsed.error})`);
       return;
     }
-    for (const draft of parsed.value.drafts) this.#drafts.set(draftKey(draft.sessionKey, draft.toolUseId), { ...draft, comments: [...draft.comments] });
+    for (const draft of parsed.value.drafts)
+      this.#drafts.set(draftKey(draft.sessionKey, draft.toolUseId), { ...draft, comments: [...draft.comments] });
     this.#reply = parsed.value.reply;
     if (parsed.value.state) this.#state = parsed.value.state;
   }
@@ -711,7 +746,13 @@ export class ReviewView {
     const current = state ? currentRevision(state) : undefined;
     if (this.#draftDirty && state && current?.status === 'pending') {
       const draft = this.#draftFor(state, current);
-      this.#host.send({ type: 'saveDraft', sessionKey: state.sessionKey, toolUseId: current.toolUseId, feedback: draft.feedback, comments: draft.comments });
+      this.#host.send({
+        type: 'saveDraft',
+        sessionKey: state.sessionKey,
+        toolUseId: current.toolUseId,
+        feedback: draft.feedback,
+        comments: draft.comments,
+      });
     }
     this.#draftDirty = false;
   }
@@ -747,7 +788,13 @@ export class ReviewView {
     header.append(titleRow, meta, this.#demoNote);
 
     const replyLabel = el('label', { text: 'Your reply', attrs: { for: 'reply-text' } });
-    this.#question.append(el('h2', { text: 'The agent asks' }), this.#questionText, replyLabel, this.#replyText, el('div', { className: 'actions' }));
+    this.#question.append(
+      el('h2', { text: 'The agent asks' }),
+      this.#questionText,
+      replyLabel,
+      this.#replyText,
+      el('div', { className: 'actions' }),
+    );
     this.#question.lastElementChild?.append(this.#replyButton);
     this.#replyButton.addEventListener('click', () => this.#sendReply());
     // As in the comment composer: Ctrl+Enter (Cmd+Enter) sends; Enter alone is a new line.
@@ -796,18 +843,32 @@ export class ReviewView {
     this.#plan.addEventListener('keydown', (event) => this.#onPlanKey(event));
     document.addEventListener('click', (event) => this.#onDocumentClick(event), true);
     // Middle-click / auxclick would otherwise be handled by the webview host.
-    document.addEventListener('auxclick', (event) => {
-      if (event.target instanceof Element && event.target.closest('a')) {
-        event.preventDefault();
-        event.stopPropagation();
-      }
-    }, true);
+    document.addEventListener(
+      'auxclick',
+      (event) => {
+        if (event.target instanceof Element && event.target.closest('a')) {
+          event.preventDefault();
+          event.stopPropagation();
+        }
+      },
+      true,
+    );
 
     this.#hostNotice.hidden = true;
     this.#localNotice.hidden = true;
     this.#outcome.hidden = true;
     this.#question.hidden = true;
     this.#revisionFeedback.hidden = true;
-    this.#root.replaceChildren(header, this.#hostNotice, this.#localNotice, this.#outcome, this.#question, nav, this.#revisionFeedback, this.#plan, this.#decision);
+    this.#root.replaceChildren(
+      header,
+      this.#hostNotice,
+      this.#localNotice,
+      this.#outcome,
+      this.#question,
+      nav,
+      this.#revisionFeedback,
+      this.#plan,
+      this.#decision,
+    );
   }
 }

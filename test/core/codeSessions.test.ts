@@ -25,7 +25,14 @@ describe('current Sessions wire (pure)', () => {
     assert.equal(codeSessionStatus({ status: 'archived', worker_status: 'running' }), 'archived');
     assert.equal(codeSessionStatus({ status: 'active', worker_status: 'requires_action' }), 'requires_action');
     assert.equal(codeSessionStatus({ status: 'active' }), 'idle');
-    const resource = toSessionResource({ id: 'cse_1', title: null, status: 'active', worker_status: 'running', last_event_at: '2026-11-30T00:00:01Z', created_at: '2026-11-30T00:00:00Z' });
+    const resource = toSessionResource({
+      id: 'cse_1',
+      title: null,
+      status: 'active',
+      worker_status: 'running',
+      last_event_at: '2026-11-30T00:00:01Z',
+      created_at: '2026-11-30T00:00:00Z',
+    });
     assert.equal(resource.session_status, 'running');
     assert.equal(resource.updated_at, '2026-11-30T00:00:01Z');
     assert.equal(resource.title, '');
@@ -50,12 +57,18 @@ describe('current Sessions wire (pure)', () => {
       environment_id: 'env_1',
     };
     const current = toCodeCreateRequest(older, () => `u${++n}`);
-    assert.deepEqual(current.events.map((e) => e.payload.uuid), ['u1', 'u2']);
+    assert.deepEqual(
+      current.events.map((e) => e.payload.uuid),
+      ['u1', 'u2'],
+    );
     assert.deepEqual(current.config, older.session_context);
     assert.equal(current.environment_id, 'env_1');
     assert.equal('session_context' in current, false);
     const back = toV1CreateRequest(current);
-    assert.deepEqual(back.events.map((e) => e.data.type), ['control_request', 'user']);
+    assert.deepEqual(
+      back.events.map((e) => e.data.type),
+      ['control_request', 'user'],
+    );
     assert.deepEqual(back.session_context, older.session_context);
     assert.equal(withUuid({ type: 'user', uuid: 'mine' }, () => 'fresh').uuid, 'mine');
   });

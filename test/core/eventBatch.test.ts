@@ -7,13 +7,19 @@ import { SessionModel } from '../../src/core/sessionModel';
 import { assistantText, exitPlan, toolResult, toolUse } from './sessionEvents';
 
 function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
-  return { type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input } };
+  return {
+    type: 'control_request',
+    request_id: requestId,
+    request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input },
+  };
 }
 
 describe('event batch (the one parse)', () => {
   it('validates a batch once, at the transport: the scanner, the tracker and the model parse nothing again', () => {
     // Every schema the protocol exports, counted.
-    const schemas = Object.entries(protocol).filter(([name, value]) => name.endsWith('Schema') && typeof (value as { safeParse?: unknown }).safeParse === 'function');
+    const schemas = Object.entries(protocol).filter(
+      ([name, value]) => name.endsWith('Schema') && typeof (value as { safeParse?: unknown }).safeParse === 'function',
+    );
     const calls = { n: 0 };
     const originals = schemas.map(([, schema]) => {
       const s = schema as { safeParse: (...args: unknown[]) => unknown };
@@ -64,6 +70,10 @@ describe('event batch (the one parse)', () => {
     ]);
     assert.equal(batch.size, 8);
     assert.equal(batch.malformed, 3);
-    assert.deepEqual(batch.events.map((e) => e.type), ['assistant', 'assistant', 'user'], 'other tools are routed by id only');
+    assert.deepEqual(
+      batch.events.map((e) => e.type),
+      ['assistant', 'assistant', 'user'],
+      'other tools are routed by id only',
+    );
   });
 });

@@ -6,10 +6,7 @@ const PLAN = ['# Plan', '', '1. Delete the database', '2. Rebuild it', '', 'Done
 describe('reject feedback formatting', () => {
   it('quotes the commented line above the comment', () => {
     const text = formatRejectFeedback(PLAN, 'Too risky.', [{ startLine: 3, endLine: 3, text: 'Back it up first' }]);
-    assert.equal(
-      text,
-      'Too risky.\n\nComments on specific plan lines:\n\nOn plan line 3:\n> 1. Delete the database\n\nBack it up first',
-    );
+    assert.equal(text, 'Too risky.\n\nComments on specific plan lines:\n\nOn plan line 3:\n> 1. Delete the database\n\nBack it up first');
   });
 
   it('quotes a range, blank lines as ">", and orders comments by line', () => {

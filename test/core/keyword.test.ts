@@ -56,7 +56,7 @@ const cases: Case[] = [
   { rule: 'less-than before a digit is a comparison', text: 'x <3 W >', triggers: ['W'] },
   { rule: 'inside single quotes', text: "the 'W' mode", triggers: [] },
   { rule: 'apostrophes do not open a span', text: "let's W it's fine", triggers: ['W'] },
-  { rule: "closing quote must not precede a word char", text: "'W isn't it' ok", triggers: [] },
+  { rule: 'closing quote must not precede a word char', text: "'W isn't it' ok", triggers: [] },
   { rule: 'quote after a word char does not open', text: "it's W", triggers: ['W'] },
   { rule: 'unclosed backtick hides nothing', text: 'run `W now', triggers: ['W'] },
   { rule: 'unclosed paren hides nothing', text: '(W and more', triggers: ['W'] },

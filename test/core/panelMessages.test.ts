@@ -94,7 +94,14 @@ describe('panel messages', () => {
     });
 
     it('keeps the error short even for a huge invalid message', () => {
-      const revisions = Array.from({ length: 300 }, (_, i) => ({ revision: i + 1, toolUseId: '', plan: 1, planHash: 'x', status: 'nope', comments: 'no' }));
+      const revisions = Array.from({ length: 300 }, (_, i) => ({
+        revision: i + 1,
+        toolUseId: '',
+        plan: 1,
+        planHash: 'x',
+        status: 'nope',
+        comments: 'no',
+      }));
       const result = parseHostToWebviewMessage({ type: 'state', state: { ...state(), revisions } });
       assert.equal(result.ok, false);
       assert.ok(!result.ok && result.error.length < 700, 'error is clipped');
@@ -138,7 +145,10 @@ describe('panel messages', () => {
     });
 
     it('refuses a rejection with neither feedback nor comments', () => {
-      expectError(parseWebviewToHostMessage({ type: 'reject', ...req, binding, feedback: '   ', comments: [] }), /feedback text or at least one comment/);
+      expectError(
+        parseWebviewToHostMessage({ type: 'reject', ...req, binding, feedback: '   ', comments: [] }),
+        /feedback text or at least one comment/,
+      );
     });
 
     it('refuses bad comments: line 0, endLine before line, empty text, too many', () => {
@@ -152,13 +162,24 @@ describe('panel messages', () => {
     });
 
     it('refuses oversize feedback and replies', () => {
-      expectError(parseWebviewToHostMessage({ type: 'reject', ...req, binding, feedback: 'x'.repeat(PANEL_LIMITS.feedbackChars + 1), comments: [] }), /feedback/);
+      expectError(
+        parseWebviewToHostMessage({ type: 'reject', ...req, binding, feedback: 'x'.repeat(PANEL_LIMITS.feedbackChars + 1), comments: [] }),
+        /feedback/,
+      );
       expectError(parseWebviewToHostMessage({ type: 'reply', ...req, text: 'x'.repeat(PANEL_LIMITS.replyChars + 1) }), /text/);
       expectError(parseWebviewToHostMessage({ type: 'reply', ...req, text: ' ' }), /needs text/);
     });
 
     it('refuses links that are not absolute http(s)', () => {
-      for (const href of ['command:workbench.action.openSettings', 'javascript:alert(1)', 'data:text/html,x', 'file:///etc/passwd', 'vscode://x', '/relative', 'https://' + 'a'.repeat(3000)]) {
+      for (const href of [
+        'command:workbench.action.openSettings',
+        'javascript:alert(1)',
+        'data:text/html,x',
+        'file:///etc/passwd',
+        'vscode://x',
+        '/relative',
+        'https://' + 'a'.repeat(3000),
+      ]) {
         expectError(parseWebviewToHostMessage({ type: 'openLink', href }), /http\(s\)|openLink|href/);
         assert.equal(isHttpUrl(href), false, href);
       }
@@ -168,7 +189,11 @@ describe('panel messages', () => {
 
   describe('saved webview state', () => {
     it('round-trips drafts and state, and refuses garbage', () => {
-      const saved = { state: state(), drafts: [{ sessionKey: 'k', toolUseId: 't', feedback: 'f', comments: [] }], reply: { sessionKey: 'k', text: 'r' } };
+      const saved = {
+        state: state(),
+        drafts: [{ sessionKey: 'k', toolUseId: 't', feedback: 'f', comments: [] }],
+        reply: { sessionKey: 'k', text: 'r' },
+      };
       const result = parseWebviewSavedState(saved);
       assert.ok(result.ok);
       assert.deepEqual(result.value, saved);

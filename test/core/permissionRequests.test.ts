@@ -16,7 +16,11 @@ import { ControlResponseEventSchema } from '../../src/core/protocol';
 import { assistantText, canUseTool, exitPlan, result, toolResult, toolUse } from './sessionEvents';
 
 function ask(requestId: string, toolUseId: string, toolName: string, input: unknown) {
-  return { type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: toolName, input, tool_use_id: toolUseId } };
+  return {
+    type: 'control_request',
+    request_id: requestId,
+    request: { subtype: 'can_use_tool', tool_name: toolName, input, tool_use_id: toolUseId },
+  };
 }
 
 const edit = (requestId = 'r1', toolUseId = 't1') =>
@@ -61,7 +65,10 @@ describe('ToolPermissionTracker', () => {
     const tracker = new ToolPermissionTracker();
     tracker.ingest([toolUse('t1', 'Edit', {}), edit()]);
     const changes = tracker.ingest([assistantText('working'), toolResult('t1', 'edited')]);
-    assert.deepEqual(changes.closed.map((c) => [c.request.requestId, c.reason]), [['r1', 'answered_elsewhere']]);
+    assert.deepEqual(
+      changes.closed.map((c) => [c.request.requestId, c.reason]),
+      [['r1', 'answered_elsewhere']],
+    );
     assert.deepEqual(tracker.open, []);
   });
 
@@ -70,7 +77,10 @@ describe('ToolPermissionTracker', () => {
     tracker.ingest([toolUse('t1', 'Bash', { command: 'npm test' }), ask('r2', 't1', 'Bash', { command: 'npm test' })]);
     assert.equal(tracker.isOpen('r2'), true);
     const changes = tracker.ingest([toolUse('t1', 'Bash', { command: 'npm test' })]);
-    assert.deepEqual(changes.closed.map((c) => c.reason), ['answered_elsewhere']);
+    assert.deepEqual(
+      changes.closed.map((c) => c.reason),
+      ['answered_elsewhere'],
+    );
   });
 
   it("closes every open request when the turn ends (result), whatever the result's subtype", () => {
@@ -78,17 +88,37 @@ describe('ToolPermissionTracker', () => {
       const tracker = new ToolPermissionTracker();
       tracker.ingest([edit('r1', 't1'), ask('r2', 't2', 'Bash', { command: 'ls' })]);
       const changes = tracker.ingest([result(subtype)]);
-      assert.deepEqual(changes.closed.map((c) => [c.request.requestId, c.reason]), [['r1', 'turn_ended'], ['r2', 'turn_ended']], subtype);
+      assert.deepEqual(
+        changes.closed.map((c) => [c.request.requestId, c.reason]),
+        [
+          ['r1', 'turn_ended'],
+          ['r2', 'turn_ended'],
+        ],
+        subtype,
+      );
       assert.deepEqual(tracker.open, []);
     }
   });
 
   it('a request opened and closed within one batch is reported neither opened nor closed (replaying a log)', () => {
     const tracker = new ToolPermissionTracker();
-    const changes = tracker.ingest([toolUse('t1', 'Edit', {}), edit(), toolResult('t1', 'done'), ask('r2', 't2', 'Bash', { command: 'ls' }), result('success'), ask('r3', 't3', 'Read', { file_path: '/w/x' })]);
-    assert.deepEqual(changes.opened.map((r) => r.requestId), ['r3']);
+    const changes = tracker.ingest([
+      toolUse('t1', 'Edit', {}),
+      edit(),
+      toolResult('t1', 'done'),
+      ask('r2', 't2', 'Bash', { command: 'ls' }),
+      result('success'),
+      ask('r3', 't3', 'Read', { file_path: '/w/x' }),
+    ]);
+    assert.deepEqual(
+      changes.opened.map((r) => r.requestId),
+      ['r3'],
+    );
     assert.deepEqual(changes.closed, []);
-    assert.deepEqual(tracker.open.map((r) => r.requestId), ['r3']);
+    assert.deepEqual(
+      tracker.open.map((r) => r.requestId),
+      ['r3'],
+    );
   });
 
   it('a request whose tool already has a result (a page out of order) does not open', () => {
@@ -107,7 +137,10 @@ describe('ToolPermissionTracker', () => {
       { type: 'control_request', request_id: 'bad', request: { subtype: 'can_use_tool', tool_name: 'Edit', input: {} } },
       edit(),
     ]);
-    assert.deepEqual(changes.opened.map((r) => r.requestId), ['r1']);
+    assert.deepEqual(
+      changes.opened.map((r) => r.requestId),
+      ['r1'],
+    );
     assert.equal(tracker.malformedCount, 1);
   });
 
@@ -115,11 +148,20 @@ describe('ToolPermissionTracker', () => {
     const tracker = new ToolPermissionTracker({ maxOpen: 3, maxRemembered: 10 });
     const batch = Array.from({ length: 5 }, (_, i) => ask(`r${i}`, `t${i}`, 'Edit', { file_path: `/w/${i}` }));
     const changes = tracker.ingest(batch);
-    assert.deepEqual(tracker.open.map((r) => r.requestId), ['r2', 'r3', 'r4']);
+    assert.deepEqual(
+      tracker.open.map((r) => r.requestId),
+      ['r2', 'r3', 'r4'],
+    );
     // The two dropped ones were opened in this batch, so they were never reported.
-    assert.deepEqual(changes.opened.map((r) => r.requestId), ['r2', 'r3', 'r4']);
+    assert.deepEqual(
+      changes.opened.map((r) => r.requestId),
+      ['r2', 'r3', 'r4'],
+    );
     const later = tracker.ingest([ask('r9', 't9', 'Edit', {})]);
-    assert.deepEqual(later.closed.map((c) => [c.request.requestId, c.reason]), [['r2', 'dropped']]);
+    assert.deepEqual(
+      later.closed.map((c) => [c.request.requestId, c.reason]),
+      [['r2', 'dropped']],
+    );
     for (let i = 0; i < 500; i++) tracker.ingest([toolUse(`x${i}`, 'Read', {}), toolResult(`x${i}`, 'ok')]);
     assert.ok(tracker.rememberedCount <= 20, `remembered ${tracker.rememberedCount}`);
   });
@@ -144,12 +186,27 @@ describe('permission request texts and answers', () => {
   });
 
   it('the prompt names the agent, the tool and what it acts on; links the agent planted are inert', () => {
-    assert.equal(permissionPromptText('Claude (ACP)', { toolName: 'Bash', summary: 'npm test' }), 'Ultraplan: Claude (ACP) wants to Bash npm test');
+    assert.equal(
+      permissionPromptText('Claude (ACP)', { toolName: 'Bash', summary: 'npm test' }),
+      'Ultraplan: Claude (ACP) wants to Bash npm test',
+    );
     // An ACP title already saying the target is not repeated.
-    assert.equal(permissionPromptText('Fake', { toolName: 'Edit /w/src/app.ts', summary: '/w/src/app.ts' }), 'Ultraplan: Fake wants to Edit /w/src/app.ts');
-    assert.equal(permissionPromptText('Fake', { toolName: 'Edit src/app.ts', summary: '/w/src/app.ts' }), 'Ultraplan: Fake wants to Edit src/app.ts');
-    assert.equal(permissionPromptText('Fake', { toolName: 'Edit app.ts', summary: '/w/src/other.ts' }), 'Ultraplan: Fake wants to Edit app.ts /w/src/other.ts');
-    const hostile = permissionPromptText('Fake', { toolName: 'Edit', summary: '[click](command:workbench.action.terminal.new) [x] (https://e.example)' });
+    assert.equal(
+      permissionPromptText('Fake', { toolName: 'Edit /w/src/app.ts', summary: '/w/src/app.ts' }),
+      'Ultraplan: Fake wants to Edit /w/src/app.ts',
+    );
+    assert.equal(
+      permissionPromptText('Fake', { toolName: 'Edit src/app.ts', summary: '/w/src/app.ts' }),
+      'Ultraplan: Fake wants to Edit src/app.ts',
+    );
+    assert.equal(
+      permissionPromptText('Fake', { toolName: 'Edit app.ts', summary: '/w/src/other.ts' }),
+      'Ultraplan: Fake wants to Edit app.ts /w/src/other.ts',
+    );
+    const hostile = permissionPromptText('Fake', {
+      toolName: 'Edit',
+      summary: '[click](command:workbench.action.terminal.new) [x] (https://e.example)',
+    });
     assert.doesNotMatch(hostile, /\]\(/);
     assert.equal(inertNotificationText('[a](command:x)'), '[a] (command:x)');
   });
@@ -163,10 +220,13 @@ describe('permission request texts and answers', () => {
     const deny = ControlResponseEventSchema.parse(permissionResponseEvent({ requestId: 'r1', input }, 'deny'));
     assert.deepEqual(deny.response.response, { behavior: 'deny', message: PERMISSION_DENIED_MESSAGE });
     // An input that is not an object still gives a valid allow.
-    assert.deepEqual(ControlResponseEventSchema.parse(permissionResponseEvent({ requestId: 'r2', input: 'ls' }, 'allow')).response.response, {
-      behavior: 'allow',
-      updatedInput: {},
-    });
+    assert.deepEqual(
+      ControlResponseEventSchema.parse(permissionResponseEvent({ requestId: 'r2', input: 'ls' }, 'allow')).response.response,
+      {
+        behavior: 'allow',
+        updatedInput: {},
+      },
+    );
   });
 
   it('the decision gate refuses a second answer with a permission-worded message', () => {
@@ -176,7 +236,10 @@ describe('permission request texts and answers', () => {
     // (a wrong hash is refused as changed)
     const changed = gate.claim(binding, ref, 's');
     assert.equal(changed.ok, false);
-    assert.equal(!changed.ok && permissionRefusalMessage(changed.reason), 'This permission request changed since it was shown; nothing was sent.');
+    assert.equal(
+      !changed.ok && permissionRefusalMessage(changed.reason),
+      'This permission request changed since it was shown; nothing was sent.',
+    );
     const closed = gate.claim(binding, undefined, 's');
     assert.match(!closed.ok ? permissionRefusalMessage(closed.reason) : '', /no longer open/);
   });

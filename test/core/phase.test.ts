@@ -4,7 +4,16 @@ import { attentionPhase, derivePhase, endedByFromPhase, PHASE_LABELS, PHASES, ty
 import { pollPhaseOf } from '../../src/core/poller';
 
 describe('phase', () => {
-  const facts = (f: Partial<PhaseFacts>): PhaseFacts => ({ ended: undefined, decided: null, localDecision: undefined, poll: 'running', replied: false, openPermissions: 0, initial: 'planning', ...f });
+  const facts = (f: Partial<PhaseFacts>): PhaseFacts => ({
+    ended: undefined,
+    decided: null,
+    localDecision: undefined,
+    poll: 'running',
+    replied: false,
+    openPermissions: 0,
+    initial: 'planning',
+    ...f,
+  });
 
   it('is derived from facts, in order of precedence', () => {
     assert.equal(derivePhase(facts({ ended: 'teleported_elsewhere', decided: 'approved' })), 'teleported');

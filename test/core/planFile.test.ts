@@ -1,12 +1,5 @@
 import assert from 'node:assert/strict';
-import {
-  MAX_PLAN_FILE_ATTEMPTS,
-  firstFreePlanFileName,
-  isoLocalDate,
-  planFileName,
-  planSlug,
-  slugify,
-} from '../../src/core/planFile';
+import { MAX_PLAN_FILE_ATTEMPTS, firstFreePlanFileName, isoLocalDate, planFileName, planSlug, slugify } from '../../src/core/planFile';
 
 describe('plan file naming', () => {
   const day = new Date(2026, 0, 5, 23, 59); // local time
@@ -46,6 +39,9 @@ describe('plan file naming', () => {
   });
 
   it('gives up with a clear message after the bound', async () => {
-    await assert.rejects(firstFreePlanFileName(day, 'x', () => true), new RegExp(`More than ${MAX_PLAN_FILE_ATTEMPTS}`));
+    await assert.rejects(
+      firstFreePlanFileName(day, 'x', () => true),
+      new RegExp(`More than ${MAX_PLAN_FILE_ATTEMPTS}`),
+    );
   });
 });

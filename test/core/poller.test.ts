@@ -158,9 +158,17 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
 
     it('onBatch sees each batch with the scanner and the cursor to persist', async () => {
       const seen: Array<[number, string | null, number]> = [];
-      const { promise } = run([{ events: [assistantText('a'), exitPlan('A')] }, { events: [] }, { events: [reject('A', 'no')] }, { events: [exitPlan('B'), approve('B', 'p')] }], {
-        onBatch: (events, scanner, cursor) => seen.push([events.length, cursor, scanner.rejectCount]),
-      });
+      const { promise } = run(
+        [
+          { events: [assistantText('a'), exitPlan('A')] },
+          { events: [] },
+          { events: [reject('A', 'no')] },
+          { events: [exitPlan('B'), approve('B', 'p')] },
+        ],
+        {
+          onBatch: (events, scanner, cursor) => seen.push([events.length, cursor, scanner.rejectCount]),
+        },
+      );
       await promise;
       assert.deepEqual(seen, [
         [2, 'e_000002', 0],
@@ -169,7 +177,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
       ]);
     });
 
-    it('waits with the transport\'s waitForActivity when it has one, not the clock', async () => {
+    it("waits with the transport's waitForActivity when it has one, not the clock", async () => {
       const clock = new FakeClock();
       const transport = new ScriptedTransport([{ events: [exitPlan('A')] }, { events: [approve('A', 'p')] }]);
       const waits: number[] = [];
@@ -228,8 +236,10 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
     });
 
     it('timeout_pending also when the pending plan was later rejected', async () => {
-      await rejectsWith(run([{ events: [exitPlan('A')] }, { events: [reject('A', 'no')] }], { timeoutMs: 20_000 }).promise, 'timeout_pending', (e) =>
-        assert.equal(e.rejectCount, 1),
+      await rejectsWith(
+        run([{ events: [exitPlan('A')] }, { events: [reject('A', 'no')] }], { timeoutMs: 20_000 }).promise,
+        'timeout_pending',
+        (e) => assert.equal(e.rejectCount, 1),
       );
     });
 
@@ -415,14 +425,25 @@ describe('followUntilResult', () => {
   it('gives up with timeout_result', async () => {
     const approved = await run([{ events: [exitPlan('A'), approve('A', 'p')] }]).promise;
     await rejectsWith(
-      followUntilResult({ sessionId: 's', transport: new ScriptedTransport([]), clock: new FakeClock(), scanner: approved.scanner, timeoutMs: 9000 }),
+      followUntilResult({
+        sessionId: 's',
+        transport: new ScriptedTransport([]),
+        clock: new FakeClock(),
+        scanner: approved.scanner,
+        timeoutMs: 9000,
+      }),
       'timeout_result',
     );
   });
 
   it('refuses a scanner that has not seen an approval', async () => {
     await assert.rejects(
-      followUntilResult({ sessionId: 's', transport: new ScriptedTransport([]), clock: new FakeClock(), scanner: new ExitPlanModeScanner() }),
+      followUntilResult({
+        sessionId: 's',
+        transport: new ScriptedTransport([]),
+        clock: new FakeClock(),
+        scanner: new ExitPlanModeScanner(),
+      }),
       /needs the scanner that saw the approval/,
     );
   });

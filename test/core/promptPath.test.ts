@@ -18,7 +18,10 @@ describe('the prompt path from the terminal', () => {
 
     it('the keyword is replaced as in the terminal (section 7), case kept', () => {
       assert.deepEqual(chatRequestAction('ULTRAPLAN the auth migration'), { kind: 'launch', prompt: 'PLAN the auth migration' });
-      assert.deepEqual(chatRequestAction('please ultraplan this: move to JWTs'), { kind: 'launch', prompt: 'please plan this: move to JWTs' });
+      assert.deepEqual(chatRequestAction('please ultraplan this: move to JWTs'), {
+        kind: 'launch',
+        prompt: 'please plan this: move to JWTs',
+      });
     });
 
     it('a keyword that is not an invocation is left as typed', () => {
@@ -60,8 +63,14 @@ describe('the prompt path from the terminal', () => {
       assert.equal(input.ok, true);
       const prompt = input.ok ? input.prompt : '';
       assert.equal(prompt.split('\n')[0], 'Refine the plan "add a changelog".');
-      assert.match(prompt, /The draft below \(from \.ultraplan\/plans\/2026-01-02-add-a-changelog\.md\) is a starting point, not a settled decision/);
-      assert.match(prompt, /<draft-plan>\n# Plan: add a changelog\n\n1\. Add CHANGELOG\.md\.\n2\. Link it from README\.md\.\n<\/draft-plan>$/);
+      assert.match(
+        prompt,
+        /The draft below \(from \.ultraplan\/plans\/2026-01-02-add-a-changelog\.md\) is a starting point, not a settled decision/,
+      );
+      assert.match(
+        prompt,
+        /<draft-plan>\n# Plan: add a changelog\n\n1\. Add CHANGELOG\.md\.\n2\. Link it from README\.md\.\n<\/draft-plan>$/,
+      );
     });
 
     it('normalises CRLF; refuses an empty or an oversized plan with the reason', () => {

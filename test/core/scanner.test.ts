@@ -157,7 +157,10 @@ const cases: Case[] = [
   {
     rule: 'termination without any plan',
     batches: [[assistantText('thinking'), result('error_during_execution')], []],
-    verdicts: [{ kind: 'terminated', subtype: 'error_during_execution' }, { kind: 'terminated', subtype: 'error_during_execution' }],
+    verdicts: [
+      { kind: 'terminated', subtype: 'error_during_execution' },
+      { kind: 'terminated', subtype: 'error_during_execution' },
+    ],
   },
   {
     rule: 'an unknown error subtype still terminates',
@@ -331,7 +334,7 @@ describe('ExitPlanModeScanner (docs/protocol.md section 4)', () => {
   });
 
   describe('what is validated', () => {
-    it('checks only what it reads: other tools\' calls and results are not validated, an ExitPlanMode result is', () => {
+    it("checks only what it reads: other tools' calls and results are not validated, an ExitPlanMode result is", () => {
       const scanner = new ExitPlanModeScanner();
       // A Read call with a numeric input and a result whose content is a number: not read, not counted.
       scanner.ingest([toolUse('R', 'Read', 7), toolResult('R', 42), exitPlan('A', 'p')]);
@@ -399,7 +402,11 @@ describe('ExitPlanModeScanner (docs/protocol.md section 4)', () => {
       assert.deepEqual(scanner.decided, { kind: 'approved', plan: 'p', toolUseId: 'A' });
       assert.equal(scanner.executionResult, null, 'the result before the approval is not the outcome');
       scanner.ingest([result('error_during_execution'), result('success')]);
-      assert.deepEqual(scanner.executionResult, { subtype: 'error_during_execution', isError: true, result: 'ended: error_during_execution' });
+      assert.deepEqual(scanner.executionResult, {
+        subtype: 'error_during_execution',
+        isError: true,
+        result: 'ended: error_during_execution',
+      });
     });
 
     it('finds the outcome in the approval batch itself', () => {

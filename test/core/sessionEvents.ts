@@ -6,11 +6,21 @@ let n = 0;
 const base = () => ({ uuid: `u-${++n}`, session_id: 'sess-1' });
 
 export function assistantText(text: string, parentToolUseId: string | null = null) {
-  return { type: 'assistant', ...base(), parent_tool_use_id: parentToolUseId, message: { role: 'assistant', content: [{ type: 'text', text }] } };
+  return {
+    type: 'assistant',
+    ...base(),
+    parent_tool_use_id: parentToolUseId,
+    message: { role: 'assistant', content: [{ type: 'text', text }] },
+  };
 }
 
 export function toolUse(id: string, name: string, input: unknown = {}) {
-  return { type: 'assistant', ...base(), parent_tool_use_id: null, message: { role: 'assistant', content: [{ type: 'tool_use', id, name, input }] } };
+  return {
+    type: 'assistant',
+    ...base(),
+    parent_tool_use_id: null,
+    message: { role: 'assistant', content: [{ type: 'tool_use', id, name, input }] },
+  };
 }
 
 export function exitPlan(id: string, plan?: string) {
@@ -32,7 +42,11 @@ export const teleport = (id: string, plan: string) =>
   toolResult(id, `The user chose to run it locally.\n${ULTRAPLAN_TELEPORT_SENTINEL}\n${plan}`, true);
 
 export function canUseTool(requestId: string, toolUseId: string, plan: string, toolName = 'ExitPlanMode') {
-  return { type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: toolName, input: { plan }, tool_use_id: toolUseId } };
+  return {
+    type: 'control_request',
+    request_id: requestId,
+    request: { subtype: 'can_use_tool', tool_name: toolName, input: { plan }, tool_use_id: toolUseId },
+  };
 }
 
 export function result(subtype: string) {

@@ -6,7 +6,11 @@ import { SessionModel, type SessionChange } from '../../src/core/sessionModel';
 import { approve, assistantText, exitPlan, reject } from './sessionEvents';
 
 function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
-  return { type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input } };
+  return {
+    type: 'control_request',
+    request_id: requestId,
+    request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input },
+  };
 }
 
 let cursors = 0;
@@ -23,7 +27,12 @@ describe('session model', () => {
   it('a plan arriving makes the phase plan_ready, once announced, with its revision', () => {
     const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
     assert.equal(model.state.phase, 'planning');
-    const first = poll(model, [assistantText('Looking around'), exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' })], 'requires_action', 5);
+    const first = poll(
+      model,
+      [assistantText('Looking around'), exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' })],
+      'requires_action',
+      5,
+    );
     assert.equal(first.state.phase, 'plan_ready');
     assert.equal(first.planBecameReady, true);
     assert.equal(first.changed, true);
@@ -95,5 +104,4 @@ describe('session model', () => {
     assert.equal(restarted.state.phase, 'plan_ready');
     assert.equal(restarted.state.localDecisions.get('toolu_1'), 'rejected', 'decisions made here survive a replay');
   });
-
 });

@@ -37,9 +37,11 @@ const facts = (extra: Partial<PanelFacts> = {}): PanelFacts => ({
 });
 
 describe('session projection (review panel)', () => {
-  it('lists revisions with the session\'s outcome, this host\'s decision until then, and the notes', () => {
+  it("lists revisions with the session's outcome, this host's decision until then, and the notes", () => {
     const model = fed([exitPlan('toolu_1', 'v1')], [reject('toolu_1', 'too big')], [exitPlan('toolu_2', 'v2')]);
-    const notes = new Map<string, RevisionNotes>([['toolu_1', { feedback: 'split it', comments: [{ line: 1, quote: 'v1', text: 'smaller' }], decidedAt: '2026-11-30T12:00:00.000Z' }]]);
+    const notes = new Map<string, RevisionNotes>([
+      ['toolu_1', { feedback: 'split it', comments: [{ line: 1, quote: 'v1', text: 'smaller' }], decidedAt: '2026-11-30T12:00:00.000Z' }],
+    ]);
     const hashes = new PlanHashes();
     let revisions = projectRevisions(model.state, notes, [], hashes);
     assert.deepEqual(
@@ -58,7 +60,12 @@ describe('session projection (review panel)', () => {
   });
 
   it('shows the restored revisions until the replay brings them back', () => {
-    const restored = projectRevisions(fed([assistantText('exploring')]).state, new Map(), [{ revision: 1, toolUseId: 't', plan: 'p', planHash: planHash('p'), status: 'approved', comments: [] }], new PlanHashes());
+    const restored = projectRevisions(
+      fed([assistantText('exploring')]).state,
+      new Map(),
+      [{ revision: 1, toolUseId: 't', plan: 'p', planHash: planHash('p'), status: 'approved', comments: [] }],
+      new PlanHashes(),
+    );
     assert.equal(restored[0]?.toolUseId, 't');
   });
 
@@ -71,7 +78,11 @@ describe('session projection (review panel)', () => {
     assert.equal(open.question, undefined);
     assert.equal(projectPanelState(model.state, revisions, facts({ inFlight: 'approve' })).pendingDecision, 'approve');
     assert.equal(projectPanelState(model.state, revisions, facts({ editing: 'toolu_1' })).pendingDecision, 'edit');
-    assert.equal(projectPanelState(model.state, revisions, facts({ editing: 'toolu_0' })).pendingDecision, undefined, 'an edit of another plan is not shown');
+    assert.equal(
+      projectPanelState(model.state, revisions, facts({ editing: 'toolu_0' })).pendingDecision,
+      undefined,
+      'an edit of another plan is not shown',
+    );
     const asking = fed([assistantText('Which database?')], []);
     const question = projectPanelState(asking.state, [], facts({ canDecide: false }));
     assert.equal(question.phase, 'needs_input');
@@ -81,7 +92,11 @@ describe('session projection (review panel)', () => {
 
   it('clips what it shows to the panel limits', () => {
     const model = fed([exitPlan('toolu_1', 'v1')]);
-    const state = projectPanelState(model.state, [], facts({ title: 't'.repeat(1000), notice: { level: 'error', text: 'n'.repeat(200_000) } }));
+    const state = projectPanelState(
+      model.state,
+      [],
+      facts({ title: 't'.repeat(1000), notice: { level: 'error', text: 'n'.repeat(200_000) } }),
+    );
     assert.equal(state.title.length, 500);
     assert.ok(state.notice!.text.length <= 100 * 1024);
   });

@@ -34,7 +34,12 @@ describe('status bar summary', () => {
 
   it('an open permission request says "needs permission" and ranks with plan ready, before a question, newest first', () => {
     assert.equal(summarizeStatus([e('a', 'needs_permission', 1)])?.text, '$(shield) Ultraplan: needs permission');
-    const order = orderForStatus([e('exec', 'executing', 9), e('q', 'needs_input', 9), e('ready', 'plan_ready', 1), e('perm', 'needs_permission', 2)]).map((x) => x.sessionId);
+    const order = orderForStatus([
+      e('exec', 'executing', 9),
+      e('q', 'needs_input', 9),
+      e('ready', 'plan_ready', 1),
+      e('perm', 'needs_permission', 2),
+    ]).map((x) => x.sessionId);
     assert.deepEqual(order, ['perm', 'ready', 'q', 'exec']);
     assert.equal(needsAttention('needs_permission'), true);
   });

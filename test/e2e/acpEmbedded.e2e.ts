@@ -42,7 +42,8 @@ const readRecord = (file: string): RecordEntry[] => readAgentRecord<RecordEntry>
 /** The option ids the client chose in its answers to the agent's permission requests, in order. */
 function chosenOptions(record: RecordEntry[]): string[] {
   return record.flatMap((entry) => {
-    const outcome = entry.kind === 'received' ? (entry.message?.result?.outcome as { outcome?: string; optionId?: string } | undefined) : undefined;
+    const outcome =
+      entry.kind === 'received' ? (entry.message?.result?.outcome as { outcome?: string; optionId?: string } | undefined) : undefined;
     return outcome?.outcome === 'selected' && outcome.optionId ? [outcome.optionId] : [];
   });
 }
@@ -90,7 +91,15 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     const { page, probe } = suite.window;
     await runCommand(page, 'Ultraplan: Choose Backend…');
     const shown = await readQuickInput(page);
-    for (const label of ['Embedded · Automatic', 'Embedded · Claude (ACP)', 'Embedded · Gemini CLI (ACP)', 'Embedded · Codex (ACP)', 'Embedded · Custom command…', 'Embedded · Demo (scripted)', 'Server']) {
+    for (const label of [
+      'Embedded · Automatic',
+      'Embedded · Claude (ACP)',
+      'Embedded · Gemini CLI (ACP)',
+      'Embedded · Codex (ACP)',
+      'Embedded · Custom command…',
+      'Embedded · Demo (scripted)',
+      'Server',
+    ]) {
       assert.ok(shown.items.includes(label), `"${label}" listed; items: ${JSON.stringify(shown.items)}`);
     }
     const descriptions = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((rows) =>
@@ -140,11 +149,18 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
   it('rejects with feedback and a line comment: the agent gets the reject option, then the feedback with the quoted line as its next prompt', async function () {
     const { page } = suite.window;
     const frame = await reviewFrame(page, '#plan li');
-    await writeReview(frame, { line: 'Write greet()', comment: 'Take the name as a parameter', feedback: 'Almost: greet someone in particular.' });
+    await writeReview(frame, {
+      line: 'Write greet()',
+      comment: 'Take the name as a parameter',
+      feedback: 'Almost: greet someone in particular.',
+    });
     await screenshot(page, 'line-comment');
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
 
-    const feedback = await waitFor(() => prompts(readRecord(record))[1], { timeoutMs: 30_000, message: 'the feedback prompt to reach the agent' });
+    const feedback = await waitFor(() => prompts(readRecord(record))[1], {
+      timeoutMs: 30_000,
+      message: 'the feedback prompt to reach the agent',
+    });
     assert.deepEqual(chosenOptions(readRecord(record)), ['plan'], 'the reject option ("No, keep planning")');
     assert.match(feedback, /Almost: greet someone in particular\./);
     assert.match(feedback, /> 1\. Write greet\(\)\n\nTake the name as a parameter/);
@@ -157,14 +173,17 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     await screenshot(page, 'revision-2');
     await frame.getByRole('button', { name: 'Approve', exact: true }).click();
 
-    await waitFor(() => (chosenOptions(readRecord(record)).length === 2 ? true : undefined), { timeoutMs: 30_000, message: 'the approval to reach the agent' });
+    await waitFor(() => (chosenOptions(readRecord(record)).length === 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      message: 'the approval to reach the agent',
+    });
     // ultraplan.afterApproval is "default": edits stay manually approved.
     assert.deepEqual(chosenOptions(readRecord(record)), ['plan', 'default']);
     await readStatusBar(page, 'Ultraplan: approved', { timeoutMs: 30_000 });
     const outcome = await reviewFrame(page, '.outcome');
     await waitFor(async () => ((await outcome.locator('.outcome').textContent()) ?? '').includes('Implementing v2.') || undefined, {
       timeoutMs: 30_000,
-      message: 'the agent\'s closing message as the outcome',
+      message: "the agent's closing message as the outcome",
     });
     await screenshot(page, 'approved');
     // The session has its outcome: nothing talks to its agent again, so its process is gone.
@@ -177,7 +196,10 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     const { page } = suite.window;
     const before = startedPids(readRecord(record));
     await planTask(page, 'add a farewell');
-    const pid = await waitFor(() => startedPids(readRecord(record)).find((p) => !before.includes(p)), { timeoutMs: 20_000, message: 'a second agent process' });
+    const pid = await waitFor(() => startedPids(readRecord(record)).find((p) => !before.includes(p)), {
+      timeoutMs: 20_000,
+      message: 'a second agent process',
+    });
     assert.equal(isAlive(pid), true, 'the agent runs while its plan waits');
     await runCommand(page, 'Ultraplan: Stop Session');
     assert.ok(await waitGone(pid, 15_000), `agent pid ${pid} still running after Stop`);

@@ -91,7 +91,10 @@ describe('permission requests while an approved plan executes (embedded ACP agen
     // Who wants what, once: the ACP title names the file relative to the workspace.
     assert.equal((await toast.locator('.notification-list-item-message').innerText()).trim(), PROMPT_TEXT);
     const buttons = (await toast.locator('.monaco-button').allInnerTexts()).map((b) => b.trim());
-    assert.deepEqual(buttons.filter((b) => ['Allow', 'Deny', 'Details'].includes(b)), ['Allow', 'Deny', 'Details']);
+    assert.deepEqual(
+      buttons.filter((b) => ['Allow', 'Deny', 'Details'].includes(b)),
+      ['Allow', 'Deny', 'Details'],
+    );
     assert.match(await readStatusBar(page, 'Ultraplan: needs permission', { timeoutMs: 10_000 }), /needs permission/);
     // Nothing was answered for the person: the agent still waits.
     assert.deepEqual(outcomes(record), [['exit-1', 'default']], 'the plan approved with manual edits; the edit not answered');
@@ -99,10 +102,10 @@ describe('permission requests while an approved plan executes (embedded ACP agen
 
     // Details: the full input in a read-only editor, then the same question again.
     await toast.locator('.monaco-button', { hasText: 'Details' }).click();
-    const details = await waitFor(
-      async () => (await probe.editors()).find((e) => e.uri.startsWith('ultraplan-permission:') && e.active),
-      { timeoutMs: 15_000, message: 'the Details editor' },
-    );
+    const details = await waitFor(async () => (await probe.editors()).find((e) => e.uri.startsWith('ultraplan-permission:') && e.active), {
+      timeoutMs: 15_000,
+      message: 'the Details editor',
+    });
     assert.match(details.text, /"new_string": "export const original = false;"/);
     assert.ok(details.text.includes(JSON.stringify(path.join(workspace, 'src', 'app.ts'))), details.text);
     await waitForNotification(page, PROMPT_TEXT, { timeoutMs: 10_000 });
@@ -126,16 +129,31 @@ describe('permission requests while an approved plan executes (embedded ACP agen
     const again = await waitForNotification(page, PROMPT_TEXT, { timeoutMs: 10_000 });
     await again.locator('.monaco-button', { hasText: 'Allow' }).click();
     await waitFor(() => (outcomes(record).length === 2 ? true : undefined), { timeoutMs: 30_000, message: 'the allow to reach the agent' });
-    assert.deepEqual(outcomes(record), [['exit-1', 'default'], ['edit-1', 'allow']], 'the one-time allow, not "Always Allow"');
+    assert.deepEqual(
+      outcomes(record),
+      [
+        ['exit-1', 'default'],
+        ['edit-1', 'allow'],
+      ],
+      'the one-time allow, not "Always Allow"',
+    );
 
     await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
-    assert.equal(readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8'), 'export const original = false;\n', 'the agent made the allowed edit');
+    assert.equal(
+      readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8'),
+      'export const original = false;\n',
+      'the agent made the allowed edit',
+    );
     assert.equal(outcomes(record).length, 2, 'nothing else was answered');
     const outcome = await reviewFrame(page, '.outcome');
-    await waitFor(async () => ((await outcome.locator('.outcome').textContent()) ?? '').includes('Done: src/app.ts now says original = false.') || undefined, {
-      timeoutMs: 20_000,
-      message: "the agent's closing message as the outcome",
-    });
+    await waitFor(
+      async () =>
+        ((await outcome.locator('.outcome').textContent()) ?? '').includes('Done: src/app.ts now says original = false.') || undefined,
+      {
+        timeoutMs: 20_000,
+        message: "the agent's closing message as the outcome",
+      },
+    );
     await screenshot(page, 'completed-after-allow');
   });
 
@@ -151,13 +169,22 @@ describe('permission requests while an approved plan executes (embedded ACP agen
     const before = readFileSync(file, 'utf8');
     const started = readRecord(record).filter((e) => e.kind === 'started').length;
     await planTask(page, 'set original to false, again');
-    await waitFor(() => (readRecord(record).filter((e) => e.kind === 'started').length > started ? true : undefined), { timeoutMs: 10_000, message: 'a second agent process' });
+    await waitFor(() => (readRecord(record).filter((e) => e.kind === 'started').length > started ? true : undefined), {
+      timeoutMs: 10_000,
+      message: 'a second agent process',
+    });
     await approvePlan();
     const toast = await waitForNotification(page, PROMPT_TEXT, { timeoutMs: 30_000 });
     const seen = outcomes(record).length;
     await toast.locator('.monaco-button', { hasText: 'Deny' }).click();
-    await waitFor(() => (outcomes(record).length === seen + 1 ? true : undefined), { timeoutMs: 30_000, message: 'the deny to reach the agent' });
-    assert.deepEqual(outcomes(record).slice(seen - 1), [['exit-1', 'default'], ['edit-1', 'reject']]);
+    await waitFor(() => (outcomes(record).length === seen + 1 ? true : undefined), {
+      timeoutMs: 30_000,
+      message: 'the deny to reach the agent',
+    });
+    assert.deepEqual(outcomes(record).slice(seen - 1), [
+      ['exit-1', 'default'],
+      ['edit-1', 'reject'],
+    ]);
     await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
     assert.equal(readFileSync(file, 'utf8'), before, 'the denied edit was not made');
     await screenshot(page, 'completed-after-deny');

@@ -44,14 +44,25 @@ describe('reads outside the workspace and fetches while planning go to the perso
       scenario,
       JSON.stringify({
         agentInfo: { name: 'fake-claude-agent-acp', title: 'Fake Claude', version: '0.101.0' },
-        modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Manual' }, { id: 'plan', name: 'Plan Mode' }] },
+        modes: {
+          currentModeId: 'default',
+          availableModes: [
+            { id: 'default', name: 'Manual' },
+            { id: 'plan', name: 'Plan Mode' },
+          ],
+        },
         turns: [
           [
             { readFile: { path: '{{cwd}}/README.md' } },
             { readFile: { path: secret } },
             {
               permission: {
-                toolCall: { toolCallId: 'fetch-1', title: 'Fetch https://example.com/docs', kind: 'fetch', rawInput: { url: 'https://example.com/docs', prompt: 'summarize' } },
+                toolCall: {
+                  toolCallId: 'fetch-1',
+                  title: 'Fetch https://example.com/docs',
+                  kind: 'fetch',
+                  rawInput: { url: 'https://example.com/docs', prompt: 'summarize' },
+                },
                 options: OPTIONS,
               },
             },
@@ -96,7 +107,9 @@ describe('reads outside the workspace and fetches while planning go to the perso
     await screenshot(page, 'outside-read-asked');
     await readToast.locator('.monaco-button', { hasText: 'Deny' }).click();
 
-    const fetchToast = await waitForNotification(page, `Ultraplan: ${AGENT_LABEL} wants to Fetch https://example.com/docs`, { timeoutMs: 30_000 });
+    const fetchToast = await waitForNotification(page, `Ultraplan: ${AGENT_LABEL} wants to Fetch https://example.com/docs`, {
+      timeoutMs: 30_000,
+    });
     await fetchToast.locator('.monaco-button', { hasText: 'Allow' }).click();
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     const frame = await reviewFrame(page, '#plan li');
@@ -104,10 +117,17 @@ describe('reads outside the workspace and fetches while planning go to the perso
 
     const entries = readAgentRecord<RecordEntry>(record);
     const reads = entries.filter((e) => e.kind === 'read_outcome');
-    assert.deepEqual(reads.map((e) => e.ok), [true, false], JSON.stringify(reads));
+    assert.deepEqual(
+      reads.map((e) => e.ok),
+      [true, false],
+      JSON.stringify(reads),
+    );
     assert.equal(reads[0]?.content, '# Demo project\n');
     assert.match(String(reads[1]?.message), /the person denied reading outside the workspace/);
     assert.ok(!JSON.stringify(entries).includes('PRIVATE KEY'), 'the file reached the agent');
-    assert.deepEqual(entries.filter((e) => e.kind === 'permission_outcome').map((e) => e.outcome), ['allow']);
+    assert.deepEqual(
+      entries.filter((e) => e.kind === 'permission_outcome').map((e) => e.outcome),
+      ['allow'],
+    );
   });
 });

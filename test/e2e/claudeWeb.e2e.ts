@@ -125,7 +125,10 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const picker = page.locator('.quick-input-widget');
     await picker.locator('.quick-input-list-row', { hasText: 'Automatic' }).first().waitFor({ timeout: 20_000 });
     const rows = await picker.locator('.quick-input-list-row').allInnerTexts();
-    assert.ok(rows.some((r) => r.includes('Default') && r.includes('env_cloud_default')), rows.join(' | '));
+    assert.ok(
+      rows.some((r) => r.includes('Default') && r.includes('env_cloud_default')),
+      rows.join(' | '),
+    );
     assert.ok(!rows.some((r) => r.includes('my laptop')), 'a bridge cannot host a remote plan and is not offered');
     await screenshot(page, 'environment-picker');
     await answerQuickPick(page, 'Default');
@@ -136,7 +139,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     assert.equal(await probe.getConfiguration('ultraplan', 'backend'), 'claude-web');
   });
 
-  it('plans: the request is Claude Code\'s, the panel shows the plan and the session link (panel, tooltip, log)', async function () {
+  it("plans: the request is Claude Code's, the panel shows the plan and the session link (panel, tooltip, log)", async function () {
     const { page } = window!;
     await planTask(page, 'ultraplan add a changelog');
     const sessions = await listSessions(server!);
@@ -154,7 +157,12 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     assert.equal(create.headers['x-organization-uuid'], ORG);
     assert.equal(create.headers['anthropic-client-platform'], 'ultraplan_vscode');
     assert.match(create.headers['user-agent'] ?? '', /^ultraplan-vscode\/\d+\.\d+\.\d+/);
-    const body = create.body as { title: string; environment_id: string; config: { model: string; sources: Array<{ url: string; revision?: string }> }; events: Array<{ payload: { uuid: string; request?: { mode?: string; ultraplan?: boolean } } }> };
+    const body = create.body as {
+      title: string;
+      environment_id: string;
+      config: { model: string; sources: Array<{ url: string; revision?: string }> };
+      events: Array<{ payload: { uuid: string; request?: { mode?: string; ultraplan?: boolean } } }>;
+    };
     assert.equal(body.title, 'ultraplan: plan add a changelog');
     assert.equal(body.environment_id, 'env_cloud_default');
     assert.ok(body.config.model);
@@ -176,10 +184,13 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     await screenshot(page, 'status-tooltip');
     await page.mouse.move(400, 300);
 
-    const logFile = await waitFor(() => filesUnder(window!.server.userDataDir).find((f) => /Ultraplan\.log$/.test(f) && fs.readFileSync(f, 'utf8').includes(link)), {
-      timeoutMs: 10_000,
-      message: 'the session link in the Ultraplan log',
-    });
+    const logFile = await waitFor(
+      () => filesUnder(window!.server.userDataDir).find((f) => /Ultraplan\.log$/.test(f) && fs.readFileSync(f, 'utf8').includes(link)),
+      {
+        timeoutMs: 10_000,
+        message: 'the session link in the Ultraplan log',
+      },
+    );
     assert.ok(logFile);
   });
 
@@ -189,7 +200,10 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     await frame.getByRole('button', { name: 'Approve', exact: true }).click();
     await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 60_000 });
     const outcome = frame.locator('section.outcome');
-    await waitFor(async () => ((await outcome.textContent()) ?? '').includes('pull/7') || undefined, { timeoutMs: 10_000, message: 'the outcome in the panel' });
+    await waitFor(async () => ((await outcome.textContent()) ?? '').includes('pull/7') || undefined, {
+      timeoutMs: 10_000,
+      message: 'the outcome in the panel',
+    });
     const text = (await outcome.textContent()) ?? '';
     assert.match(text, /Pull request: https:\/\/github\.com\/acme\/widgets\/pull\/7/);
     assert.match(text, /Branch: claude\/add-a-changelog-7f3a1/);
@@ -198,7 +212,11 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const events = await sessionEvents(server!, firstId);
     const allow = events.filter((e) => e.type === 'control_response');
     assert.equal(allow.length, 1, 'one decision reached the agent');
-    assert.equal((await listSessions(server!)).find((s) => s.id === firstId)?.session_status !== 'archived', true, 'approve leaves the session running on the remote');
+    assert.equal(
+      (await listSessions(server!)).find((s) => s.id === firstId)?.session_status !== 'archived',
+      true,
+      'approve leaves the session running on the remote',
+    );
     assert.ok(!proxy!.requests.some((r) => r.path.endsWith('/archive')), 'no archive request after approve');
     await clearNotifications(window!);
   });
@@ -209,14 +227,21 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const second = (await listSessions(server!)).find((s) => s.id !== firstId);
     assert.ok(second);
     const frame = await reviewFrame(page, '#plan li');
-    await waitFor(async () => (await frame.getByRole('button', { name: 'Teleport', exact: true }).isEnabled()) || undefined, { timeoutMs: 20_000, message: 'Teleport enabled' });
+    await waitFor(async () => (await frame.getByRole('button', { name: 'Teleport', exact: true }).isEnabled()) || undefined, {
+      timeoutMs: 20_000,
+      message: 'Teleport enabled',
+    });
     await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
     await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 30_000 });
     await waitFor(async () => (await listSessions(server!)).find((s) => s.id === second.id)?.session_status === 'archived' || undefined, {
       timeoutMs: 20_000,
       message: 'the teleported session to be archived',
     });
-    assert.ok(proxy!.requests.some((r) => r.method === 'POST' && r.path === `/v1/code/sessions/cse_${second.id.slice('session_'.length)}/archive` && r.status === 200));
+    assert.ok(
+      proxy!.requests.some(
+        (r) => r.method === 'POST' && r.path === `/v1/code/sessions/cse_${second.id.slice('session_'.length)}/archive` && r.status === 200,
+      ),
+    );
     const plansDir = path.join(workspace, '.ultraplan', 'plans');
     const files = fs.readdirSync(plansDir).filter((f) => f.endsWith('.md'));
     assert.equal(files.length, 1, files.join(', '));
@@ -266,7 +291,12 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     await waitFor(
       async () => {
         const shown = await reviewFrame(page, '#plan li');
-        return (await shown.locator('a.session-link').getAttribute('href', { timeout: 2000 }).catch(() => null)) === expectedLink || undefined;
+        return (
+          (await shown
+            .locator('a.session-link')
+            .getAttribute('href', { timeout: 2000 })
+            .catch(() => null)) === expectedLink || undefined
+        );
       },
       { timeoutMs: 30_000, intervalMs: 250, message: 'the new session in the panel before the reload' },
     );
@@ -284,7 +314,10 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const revivedLink = await waitFor(
       async () => {
         const revived = await reviewFrame(page, '#plan li');
-        const href = await revived.locator('a.session-link').getAttribute('href', { timeout: 2000 }).catch(() => null);
+        const href = await revived
+          .locator('a.session-link')
+          .getAttribute('href', { timeout: 2000 })
+          .catch(() => null);
         return href === expectedLink ? href : undefined;
       },
       { timeoutMs: 30_000, intervalMs: 250, message: 'the session link in the re-attached panel' },
@@ -323,10 +356,13 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const dialog = page.locator('.monaco-dialog-box');
     await dialog.waitFor({ state: 'visible', timeout: 30_000 });
     await dialog.getByRole('button', { name: 'Launch Anyway' }).click();
-    const sessions = await waitFor(async () => {
-      const all = await listSessions(server!);
-      return all.length > before ? all : undefined;
-    }, { timeoutMs: 30_000, message: 'the refine session to be created' });
+    const sessions = await waitFor(
+      async () => {
+        const all = await listSessions(server!);
+        return all.length > before ? all : undefined;
+      },
+      { timeoutMs: 30_000, message: 'the refine session to be created' },
+    );
     assert.equal(sessions.length, before + 1);
     const refined = sessions.at(-1)!;
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 60_000 });
@@ -344,15 +380,19 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const current = (await listSessions(server!)).at(-1)!;
     // As if the token expired and was revoked: the "service" now refuses it.
     proxy!.settings.validTokens.delete(token);
-    const toast = await waitForNotification(page, 'refused Claude Code\'s login', { timeoutMs: 30_000 });
+    const toast = await waitForNotification(page, "refused Claude Code's login", { timeoutMs: 30_000 });
     const buttons = await toast.locator('.monaco-button').allInnerTexts();
     assert.deepEqual(buttons.filter((b) => b === 'Open Terminal' || b === 'Retry').sort(), ['Open Terminal', 'Retry']);
     await readStatusBar(page, 'Ultraplan: failed');
     await screenshot(page, 'login-refused');
-    assert.notEqual((await listSessions(server!)).find((s) => s.id === current.id)?.session_status, 'archived', 'our login failing leaves the remote session alone');
+    assert.notEqual(
+      (await listSessions(server!)).find((s) => s.id === current.id)?.session_status,
+      'archived',
+      'our login failing leaves the remote session alone',
+    );
     // The person ran `claude` (it refreshed the login), then Retry.
     proxy!.settings.validTokens.add(token);
-    await clickNotificationButton(page, 'refused Claude Code\'s login', 'Retry');
+    await clickNotificationButton(page, "refused Claude Code's login", 'Retry');
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     await clearNotifications(window!);
     await runCommandSettled(page, 'Ultraplan: Stop Session');
@@ -362,9 +402,12 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     });
   });
 
-  it('Claude Code\'s login file is unchanged, and the token reached no log, setting or state', async function () {
+  it("Claude Code's login file is unchanged, and the token reached no log, setting or state", async function () {
     await assertUntouched(home!, credentialsBefore!);
-    assert.ok(proxy!.requests.length > 0 && proxy!.requests.every((r) => r.token === token), 'every request carried the login read from the file');
+    assert.ok(
+      proxy!.requests.length > 0 && proxy!.requests.every((r) => r.token === token),
+      'every request carried the login read from the file',
+    );
     const leaks = [...filesUnder(window!.server.userDataDir), ...filesUnder(path.join(workspace, '.ultraplan'))].filter((f) => {
       try {
         return fs.readFileSync(f).includes(token);

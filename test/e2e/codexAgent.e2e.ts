@@ -40,10 +40,13 @@ async function watchStatusBar(page: Page, key: string, text: string): Promise<vo
 }
 
 async function mark(page: Page, key: string): Promise<number> {
-  return waitFor(async () => (await page.evaluate((k) => (window as unknown as { __marks?: Record<string, number> }).__marks?.[k], key)) || undefined, {
-    timeoutMs: 30_000,
-    message: `the status bar mark ${key}`,
-  });
+  return waitFor(
+    async () => (await page.evaluate((k) => (window as unknown as { __marks?: Record<string, number> }).__marks?.[k], key)) || undefined,
+    {
+      timeoutMs: 30_000,
+      message: `the status bar mark ${key}`,
+    },
+  );
 }
 
 /** Epoch ms of each extension log line containing `needle` (VS Code logs local time with ms). */
@@ -78,12 +81,27 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
         feedbackSeen = userTexts(request);
         return proposed(PLAN_2);
       },
-      { calls: [{ type: 'function', name: 'exec_command', arguments: { cmd: `printf 'export const greeting = "hello";\\n' > src/app.ts` } }] },
+      {
+        calls: [
+          { type: 'function', name: 'exec_command', arguments: { cmd: `printf 'export const greeting = "hello";\\n' > src/app.ts` } },
+        ],
+      },
       { text: 'Done: src/app.ts exports greeting.' },
     ]);
     writeFileSync(
       path.join(codexHome, 'config.toml'),
-      ['model = "gpt-6.1-terra"', 'model_provider = "scripted"', '[model_providers.scripted]', 'name = "Scripted model"', `base_url = "${api.baseUrl}"`, 'wire_api = "responses"', 'env_key = "OPENAI_API_KEY"', 'request_max_retries = 0', 'stream_max_retries = 0', ''].join('\n'),
+      [
+        'model = "gpt-6.1-terra"',
+        'model_provider = "scripted"',
+        '[model_providers.scripted]',
+        'name = "Scripted model"',
+        `base_url = "${api.baseUrl}"`,
+        'wire_api = "responses"',
+        'env_key = "OPENAI_API_KEY"',
+        'request_max_retries = 0',
+        'stream_max_retries = 0',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -110,10 +128,15 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
     const painted = await mark(page, 'ready1');
     const requested = logTimes(extensionLog(suite.window), 'plan review requested')[0];
     assert.ok(requested, 'the extension logged the plan request');
-    console.log(`      Codex plan request -> status bar "plan ready" painted: ${Math.round(painted - requested)} ms (log timestamps have ms resolution)`);
+    console.log(
+      `      Codex plan request -> status bar "plan ready" painted: ${Math.round(painted - requested)} ms (log timestamps have ms resolution)`,
+    );
 
     const frame = await reviewFrame(page, '#plan li');
-    assert.match((await frame.locator('#plan').textContent()) ?? '', /Export greeting from src\/app\.ts|Export `?greeting`? from src\/app\.ts/);
+    assert.match(
+      (await frame.locator('#plan').textContent()) ?? '',
+      /Export greeting from src\/app\.ts|Export `?greeting`? from src\/app\.ts/,
+    );
     assert.equal(readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL);
     await screenshot(page, 'codex-plan-ready');
 
@@ -121,7 +144,10 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
     const revised = await revisionFrame(page, 'Revision 2 of 2');
     assert.match((await revised.locator('#plan').textContent()) ?? '', /Handle an empty name/);
-    assert.ok(feedbackSeen.some((text) => text.includes('Also handle an empty name.')), `the model was sent: ${JSON.stringify(feedbackSeen)}`);
+    assert.ok(
+      feedbackSeen.some((text) => text.includes('Also handle an empty name.')),
+      `the model was sent: ${JSON.stringify(feedbackSeen)}`,
+    );
     await revised.getByRole('button', { name: 'Approve', exact: true }).click();
 
     await waitFor(() => (readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8') === IMPLEMENTED ? true : undefined), {
@@ -134,6 +160,9 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
     const pid = Number(/started \S*codex-acp \(pid (\d+)\)/.exec(extensionLog(suite.window))?.[1]);
     assert.ok(pid > 0, 'the extension logged the adapter pid');
     assert.ok(await waitGone(pid, 20_000), `the adapter ${pid} did not end after the approved plan's result`);
-    await waitFor(() => (processGroupMembers(pid).length === 0 ? true : undefined), { timeoutMs: 20_000, message: `process group ${pid} to empty` });
+    await waitFor(() => (processGroupMembers(pid).length === 0 ? true : undefined), {
+      timeoutMs: 20_000,
+      message: `process group ${pid} to empty`,
+    });
   });
 });

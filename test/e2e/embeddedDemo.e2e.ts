@@ -42,7 +42,12 @@ describe('embedded backend: the scripted demo, across a reload', function () {
     frame = await waitFor(
       async () => {
         const f = await reviewFrame(w.page, '.revision-label');
-        return (await f.locator('.revision-label').textContent().catch(() => '')) === 'Revision 2 of 2' ? f : undefined;
+        return (await f
+          .locator('.revision-label')
+          .textContent()
+          .catch(() => '')) === 'Revision 2 of 2'
+          ? f
+          : undefined;
       },
       { timeoutMs: 30_000, message: 'revision 2' },
     );

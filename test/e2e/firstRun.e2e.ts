@@ -5,7 +5,17 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { answerQuickPick, clickNotificationButton, notifications, readQuickInput, readStatusBar, runCommand, screenshot, waitFor, waitForNotification } from './harness';
+import {
+  answerQuickPick,
+  clickNotificationButton,
+  notifications,
+  readQuickInput,
+  readStatusBar,
+  runCommand,
+  screenshot,
+  waitFor,
+  waitForNotification,
+} from './harness';
 import { extensionLogFiles, planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
 
 const NO_AGENT = 'No ACP agent was found';
@@ -15,7 +25,14 @@ async function waitForDemoQuestion(page: Page, task: string): Promise<void> {
   await waitFor(
     async () => {
       const frame = await reviewFrame(page, '.question');
-      return ((await frame.locator('.question').textContent().catch(() => '')) ?? '').includes(`for "${task}"`) || undefined;
+      return (
+        (
+          (await frame
+            .locator('.question')
+            .textContent()
+            .catch(() => '')) ?? ''
+        ).includes(`for "${task}"`) || undefined
+      );
     },
     { timeoutMs: 30_000, message: `the demo's question about "${task}"` },
   );
@@ -47,11 +64,19 @@ describe('first run: walkthrough, the no-agent notice, the demo', function () {
     await screenshot(page, 'no-agent-notice');
     await clickNotificationButton(page, NO_AGENT, "Don't Show Again");
     // Written to the user settings (the extension logs it once stored).
-    await waitFor(() => extensionLogFiles(suite.window).some((f) => fs.readFileSync(f, 'utf8').includes('the no-agent notice will not be shown again')) || undefined, {
-      timeoutMs: 15_000,
-      message: 'the "Don\'t Show Again" choice to be stored',
-    });
-    const settings = JSON.parse(fs.readFileSync(path.join(suite.window.server.userDataDir, 'User', 'settings.json'), 'utf8')) as Record<string, unknown>;
+    await waitFor(
+      () =>
+        extensionLogFiles(suite.window).some((f) => fs.readFileSync(f, 'utf8').includes('the no-agent notice will not be shown again')) ||
+        undefined,
+      {
+        timeoutMs: 15_000,
+        message: 'the "Don\'t Show Again" choice to be stored',
+      },
+    );
+    const settings = JSON.parse(fs.readFileSync(path.join(suite.window.server.userDataDir, 'User', 'settings.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     assert.equal(settings['ultraplan.agent.noAgentNotice'], false, 'the choice is kept as a user setting');
 
     const frame = await reviewFrame(page, '.question');
@@ -65,11 +90,17 @@ describe('first run: walkthrough, the no-agent notice, the demo', function () {
 
     // Teleport asks where to; with no task command, Task is not offered as ready.
     await planFrame.getByRole('button', { name: 'Teleport', exact: true }).click();
-    const pick = await waitFor(async () => {
-      const q = await readQuickInput(page).catch(() => undefined);
-      return q && q.items.length === 3 ? q : undefined;
-    }, { timeoutMs: 15_000, message: 'the teleport target pick' });
-    assert.deepEqual(pick.items.map((i) => i.replace(/\s+/g, ' ').trim()), ['Chat', 'File', 'Task (not set up)']);
+    const pick = await waitFor(
+      async () => {
+        const q = await readQuickInput(page).catch(() => undefined);
+        return q && q.items.length === 3 ? q : undefined;
+      },
+      { timeoutMs: 15_000, message: 'the teleport target pick' },
+    );
+    assert.deepEqual(
+      pick.items.map((i) => i.replace(/\s+/g, ' ').trim()),
+      ['Chat', 'File', 'Task (not set up)'],
+    );
     await answerQuickPick(page, 'File');
     // Saved under a name taken from the plan, which says which task it is.
     const date = new Date();
@@ -86,6 +117,9 @@ describe('first run: walkthrough, the no-agent notice, the demo', function () {
     // The session is up and its question shown; the notice would have come with the session.
     await waitForDemoQuestion(w.page, 'Log slow requests');
     await w.page.waitForTimeout(1_500);
-    assert.deepEqual((await notifications(w.page)).filter((n) => n.includes(NO_AGENT)), []);
+    assert.deepEqual(
+      (await notifications(w.page)).filter((n) => n.includes(NO_AGENT)),
+      [],
+    );
   });
 });

@@ -3,13 +3,23 @@
 // and the plan is approved after the reload (real server, real code-server + Chromium).
 import * as assert from 'node:assert/strict';
 import { readStatusBar, screenshot, waitFor } from './harness';
-import { decisionsSent, exitPlanResults, onlySession, planTask, reviewFrame, scenario, sessionEvents, suiteWindow, waitForEvents } from './ultraplanSteps';
+import {
+  decisionsSent,
+  exitPlanResults,
+  onlySession,
+  planTask,
+  reviewFrame,
+  scenario,
+  sessionEvents,
+  suiteWindow,
+  waitForEvents,
+} from './ultraplanSteps';
 
 describe('question -> reply -> plan, then a window reload and approve by keybinding (server backend)', function () {
   const suite = suiteWindow({ suite: 'question-reload', scenario: scenario('question.json') });
   let sessionId = '';
 
-  it('shows the agent\'s question with a reply box; the reply reaches the agent and a plan follows', async function () {
+  it("shows the agent's question with a reply box; the reply reaches the agent and a plan follows", async function () {
     const { page } = suite.window;
     await planTask(page, 'make the build target one Node version', 'Ultraplan: needs input');
     sessionId = (await onlySession(suite.server)).id;
@@ -22,7 +32,8 @@ describe('question -> reply -> plan, then a window reload and approve by keybind
     await waitForEvents(
       suite.server,
       sessionId,
-      (events) => events.some((e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === 'Node 20, please.'),
+      (events) =>
+        events.some((e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === 'Node 20, please.'),
       'the reply to reach the session',
     );
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });

@@ -115,7 +115,10 @@ function describeRealAgent(spec: RealAgentE2e): void {
       assert.deepEqual(model.scenario.overruns, []);
       await screenshot(page, `${spec.suite}-completed`);
       // The session has its outcome: nothing talks to its agent again, so its processes are gone.
-      await waitFor(() => (processesWithHome(home).length === 0 ? true : undefined), { timeoutMs: 30_000, message: 'the agent and its children to end after the result' });
+      await waitFor(() => (processesWithHome(home).length === 0 ? true : undefined), {
+        timeoutMs: 30_000,
+        message: 'the agent and its children to end after the result',
+      });
     });
   });
 }
@@ -165,7 +168,19 @@ describeRealAgent({
       () => ({ text: 'Understood: I will wait for your feedback.' }),
       () => ({ toolCalls: [{ name: 'write_file', input: { file_path: planFile, content: PLAN_V2 } }] }),
       () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'flip.md' } }] }),
-      () => ({ toolCalls: [{ name: 'replace', input: { file_path: path.join(workspace(), 'src', 'app.ts'), old_string: 'original = true', new_string: 'original = false', instruction: 'flip the flag' } }] }),
+      () => ({
+        toolCalls: [
+          {
+            name: 'replace',
+            input: {
+              file_path: path.join(workspace(), 'src', 'app.ts'),
+              old_string: 'original = true',
+              new_string: 'original = false',
+              instruction: 'flip the flag',
+            },
+          },
+        ],
+      }),
       () => ({ text: 'Done: src/app.ts flipped.' }),
     ];
   },

@@ -36,10 +36,13 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
     // The input box hints at the keyword (and at ultrareview) before anything is sent.
     await runCommand(page, 'Ultraplan: Plan a Task…');
     await answerInputBox(page, 'ultraplan add a dark mode toggle, ultrareview later', { submit: false });
-    const hint = await waitFor(async () => {
-      const q = await readQuickInput(page);
-      return q.message.includes('launch keyword') ? q.message : undefined;
-    }, { timeoutMs: 10_000, message: 'the keyword hint' });
+    const hint = await waitFor(
+      async () => {
+        const q = await readQuickInput(page);
+        return q.message.includes('launch keyword') ? q.message : undefined;
+      },
+      { timeoutMs: 10_000, message: 'the keyword hint' },
+    );
     assert.match(hint, /the agent receives: plan add a dark mode toggle/);
     assert.match(hint, /ultrareview/);
     await screenshot(page, 'keyword-hint');
@@ -80,7 +83,10 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
         { timeoutMs: 10_000, message: 'the panel to take the short size' },
       );
       assert.ok(layout.visible, 'a plan line scrolled into view is covered');
-      assert.ok(layout.header + layout.decision <= layout.height * 0.25, `pinned header and buttons take ${layout.header + layout.decision} of ${layout.height} px`);
+      assert.ok(
+        layout.header + layout.decision <= layout.height * 0.25,
+        `pinned header and buttons take ${layout.header + layout.decision} of ${layout.height} px`,
+      );
       await screenshot(page, 'short-editor-area');
     } finally {
       if (size) await page.setViewportSize(size);
@@ -118,7 +124,10 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
     assert.equal(await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled(), true);
     await frame.getByRole('button', { name: 'Show changes' }).click();
     const added = await frame.locator('.diff-added').allTextContents();
-    assert.ok(added.some((t) => t.includes('Persist the choice in the user profile on the server')), added.join(' | '));
+    assert.ok(
+      added.some((t) => t.includes('Persist the choice in the user profile on the server')),
+      added.join(' | '),
+    );
     assert.ok((await frame.locator('.diff-removed').allTextContents()).some((t) => t.includes('localStorage')));
     await screenshot(page, 'revision-2-diff');
     await frame.getByRole('button', { name: 'Revision 1: rejected' }).click();
@@ -130,10 +139,13 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
     const { page, probe } = suite.window;
     const frame = await reviewFrame(page, '.revision-label');
     await frame.getByRole('button', { name: 'Edit', exact: true }).click();
-    const editor = await waitFor(async () => (await probe.editors()).find((e) => e.uri.startsWith('untitled:') && e.text.includes('user profile on the server')), {
-      timeoutMs: 20_000,
-      message: 'the plan to open in an untitled editor',
-    });
+    const editor = await waitFor(
+      async () => (await probe.editors()).find((e) => e.uri.startsWith('untitled:') && e.text.includes('user profile on the server')),
+      {
+        timeoutMs: 20_000,
+        message: 'the plan to open in an untitled editor',
+      },
+    );
     assert.equal(editor.languageId, 'markdown');
     // Type at the end of the document in the real editor.
     await page.locator('.monaco-editor textarea.inputarea, .monaco-editor .native-edit-context').first().focus();
@@ -156,15 +168,21 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
 
     await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
     const outcome = await reviewFrame(page, '.outcome');
-    await waitFor(async () => ((await outcome.locator('.outcome').textContent()) ?? '').includes('Dark mode toggle implemented') || undefined, {
-      timeoutMs: 20_000,
-      message: 'the outcome in the panel',
-    });
+    await waitFor(
+      async () => ((await outcome.locator('.outcome').textContent()) ?? '').includes('Dark mode toggle implemented') || undefined,
+      {
+        timeoutMs: 20_000,
+        message: 'the outcome in the panel',
+      },
+    );
     // The approved revision shows what was approved: the edited plan, not the agent's.
-    await waitFor(async () => ((await outcome.locator('#plan').textContent()) ?? '').includes('Document the toggle in the README') || undefined, {
-      timeoutMs: 20_000,
-      message: 'the edited plan in the panel',
-    });
+    await waitFor(
+      async () => ((await outcome.locator('#plan').textContent()) ?? '').includes('Document the toggle in the README') || undefined,
+      {
+        timeoutMs: 20_000,
+        message: 'the edited plan in the panel',
+      },
+    );
     assert.match((await outcome.locator('.revision-label').textContent()) ?? '', /Revision 2/);
     // The decision state follows the session: the host answered the request, so no stale
     // "… sent; waiting for the extension." after the session moved on.

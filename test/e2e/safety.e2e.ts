@@ -8,14 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { ServerProcess } from '../support/serverProcess';
-import {
-  readStatusBar,
-  runCommand,
-  screenshot,
-  statusBarTexts,
-  waitFor,
-  waitForNotification,
-} from './harness';
+import { readStatusBar, runCommand, screenshot, statusBarTexts, waitFor, waitForNotification } from './harness';
 import {
   decisionsSent,
   listSessions,
@@ -90,7 +83,10 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
     const frame = await waitFor(
       async () => {
         const f = await reviewFrame(page, '#plan');
-        const text = await f.locator('#plan').textContent({ timeout: 2000 }).catch(() => '');
+        const text = await f
+          .locator('#plan')
+          .textContent({ timeout: 2000 })
+          .catch(() => '');
         return (text ?? '').includes('LAST LINE OF THE HOSTILE PLAN') ? f : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 250, message: 'the whole plan to render' },
@@ -113,7 +109,10 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
     await page.waitForTimeout(2000);
     assert.deepEqual(recorder!.requests, [], 'no request reached the recording server');
     assert.deepEqual(dialogs, [], 'no script ran (no alert)');
-    assert.ok((await statusBarTexts(page)).some((t) => t.includes('Ultraplan: plan ready')), 'the command: link did not stop the session');
+    assert.ok(
+      (await statusBarTexts(page)).some((t) => t.includes('Ultraplan: plan ready')),
+      'the command: link did not stop the session',
+    );
     const [session] = await listSessions(hostileServer!);
     assert.notEqual(session?.session_status, 'archived');
     await screenshot(page, 'hostile-plan');
@@ -145,22 +144,36 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
 
     // Another reviewer (straight through the server API) rejects revision 1; the agent revises.
     const events = await sessionEvents(reviseServer!, sessionId);
-    const request = events.find((e) => e.type === 'control_request' && (e as { request?: { subtype?: string } }).request?.subtype === 'can_use_tool') as
-      | { request_id: string }
-      | undefined;
-    assert.ok(request, 'the plan\'s control_request');
+    const request = events.find(
+      (e) => e.type === 'control_request' && (e as { request?: { subtype?: string } }).request?.subtype === 'can_use_tool',
+    ) as { request_id: string } | undefined;
+    assert.ok(request, "the plan's control_request");
     const res = await fetch(`${reviseServer!.url}/v1/sessions/${sessionId}/events`, {
       method: 'POST',
       headers: reviseServer!.headers({ 'content-type': 'application/json' }),
       body: JSON.stringify({
-        events: [{ type: 'control_response', response: { subtype: 'success', request_id: request.request_id, response: { behavior: 'deny', message: 'Rejected in another review' } } }],
+        events: [
+          {
+            type: 'control_response',
+            response: {
+              subtype: 'success',
+              request_id: request.request_id,
+              response: { behavior: 'deny', message: 'Rejected in another review' },
+            },
+          },
+        ],
       }),
     });
     assert.ok(res.ok, `external reject: HTTP ${res.status}`);
     await waitFor(
       async () => {
         const f = await reviewFrame(page, '.revision-label');
-        return (await f.locator('.revision-label').textContent().catch(() => '')) === 'Revision 2 of 2' ? f : undefined;
+        return (await f
+          .locator('.revision-label')
+          .textContent()
+          .catch(() => '')) === 'Revision 2 of 2'
+          ? f
+          : undefined;
       },
       { timeoutMs: 30_000, message: 'revision 2 to arrive' },
     );
@@ -178,7 +191,7 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
     assert.deepEqual(
       sent.map((d) => d.behavior),
       ['deny'],
-      'only the other review\'s rejection was sent; the stale approval never left the editor',
+      "only the other review's rejection was sent; the stale approval never left the editor",
     );
     // The current plan can still be decided in the panel.
     const panel = await reviewFrame(page, '.revision-label');

@@ -17,7 +17,17 @@ import {
   waitFor,
   waitForNotification,
 } from './harness';
-import { decisionsSent, exitPlanResults, listSessions, planTask, reviewFrame, scenario, sessionEvents, suiteWindow, waitForEvents } from './ultraplanSteps';
+import {
+  decisionsSent,
+  exitPlanResults,
+  listSessions,
+  planTask,
+  reviewFrame,
+  scenario,
+  sessionEvents,
+  suiteWindow,
+  waitForEvents,
+} from './ultraplanSteps';
 
 // Writes its first argument (the plan file path) into teleport-marker.txt next to it, and a copy of
 // the plan, so the test sees that the task ran and with which argument.
@@ -75,16 +85,19 @@ describe('teleport: to a task and to chat (server backend)', function () {
       timeoutMs: 30_000,
       message: 'the task to run and write its marker',
     });
-    assert.deepEqual(ran.argv, [planFile], 'the plan file is the task\'s only argument');
+    assert.deepEqual(ran.argv, [planFile], "the plan file is the task's only argument");
     assert.match(ran.plan, /^# Plan: add a changelog\n/);
     assert.equal(fs.readFileSync(planFile, 'utf8'), ran.plan);
 
     const deny = await waitForEvents(suite.server, session!.id, (e) => exitPlanResults(e).find((r) => r.isError), 'the teleport deny');
     assert.match(deny.text, /^__ULTRAPLAN_TELEPORT_LOCAL__\n# Plan: add a changelog/);
-    await waitFor(async () => ((await listSessions(suite.server)).find((s) => s.id === session!.id)?.session_status === 'archived' ? true : undefined), {
-      timeoutMs: 15_000,
-      message: 'the remote session to be archived',
-    });
+    await waitFor(
+      async () => ((await listSessions(suite.server)).find((s) => s.id === session!.id)?.session_status === 'archived' ? true : undefined),
+      {
+        timeoutMs: 15_000,
+        message: 'the remote session to be archived',
+      },
+    );
     await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 15_000 });
     const outcome = await reviewFrame(page, '.outcome');
     assert.match((await outcome.locator('.outcome').textContent()) ?? '', /running it as a task[\s\S]*archived/);
@@ -103,10 +116,13 @@ describe('teleport: to a task and to chat (server backend)', function () {
     await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
     await waitForNotification(page, 'no chat provider is installed here', { timeoutMs: 30_000 });
     const second = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog-2.md`);
-    const editors = await waitFor(async () => {
-      const open = await probe.editors();
-      return open.some((e) => e.uri.endsWith(`${today}-add-a-changelog-2.md`)) ? open : undefined;
-    }, { timeoutMs: 15_000, message: 'the plan file to open' });
+    const editors = await waitFor(
+      async () => {
+        const open = await probe.editors();
+        return open.some((e) => e.uri.endsWith(`${today}-add-a-changelog-2.md`)) ? open : undefined;
+      },
+      { timeoutMs: 15_000, message: 'the plan file to open' },
+    );
     assert.ok(editors.length > 0);
     assert.ok(fs.existsSync(second), 'a second file, not an overwrite');
     assert.ok(fs.existsSync(path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.md`)));
@@ -118,12 +134,18 @@ describe('teleport: to a task and to chat (server backend)', function () {
     const { page, probe } = suite.window;
     await runCommand(page, 'Ultraplan: Open Saved Plans');
     const picker = await readQuickInput(page);
-    assert.deepEqual(picker.items.slice(0, 2).map((i) => i.replace(/\s+\S+$/, '')), [`${today}-add-a-changelog-2.md`, `${today}-add-a-changelog.md`]);
+    assert.deepEqual(
+      picker.items.slice(0, 2).map((i) => i.replace(/\s+\S+$/, '')),
+      [`${today}-add-a-changelog-2.md`, `${today}-add-a-changelog.md`],
+    );
     await answerQuickPick(page, `${today}-add-a-changelog.md`);
-    await waitFor(async () => ((await probe.editors()).some((e) => e.active && e.uri.endsWith(`/${today}-add-a-changelog.md`)) ? true : undefined), {
-      timeoutMs: 15_000,
-      message: 'the picked plan to open',
-    });
+    await waitFor(
+      async () => ((await probe.editors()).some((e) => e.active && e.uri.endsWith(`/${today}-add-a-changelog.md`)) ? true : undefined),
+      {
+        timeoutMs: 15_000,
+        message: 'the picked plan to open',
+      },
+    );
   });
 
   it('opens the review from the status bar item', async function () {

@@ -224,7 +224,7 @@ export function exitPlanResults(events: StoredEvent[]): Array<{ text: string; is
 export function decisionsSent(events: StoredEvent[]): Array<Record<string, unknown>> {
   return events
     .filter((e) => e.type === 'control_response')
-    .map((e) => ((e as { response?: { response?: Record<string, unknown> } }).response?.response ?? {}));
+    .map((e) => (e as { response?: { response?: Record<string, unknown> } }).response?.response ?? {});
 }
 
 /** Waits until the session's events satisfy `check`. */

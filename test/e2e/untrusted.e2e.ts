@@ -5,23 +5,8 @@ import * as assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import {
-  answerInputBox,
-  answerQuickPick,
-  runCommand,
-  screenshot,
-  waitFor,
-  waitForNotification,
-} from './harness';
-import {
-  decisionsSent,
-  listSessions,
-  planTask,
-  reviewFrame,
-  scenario,
-  sessionEvents,
-  suiteWindow,
-} from './ultraplanSteps';
+import { answerInputBox, answerQuickPick, runCommand, screenshot, waitFor, waitForNotification } from './harness';
+import { decisionsSent, listSessions, planTask, reviewFrame, scenario, sessionEvents, suiteWindow } from './ultraplanSteps';
 
 describe('untrusted workspace: no embedded agents, no tasks', function () {
   const suite = suiteWindow({
@@ -42,10 +27,13 @@ describe('untrusted workspace: no embedded agents, no tasks', function () {
 
   before(async function () {
     // code-server opens a folder it was not told to trust in Restricted Mode (no prompt).
-    await waitFor(async () => ((await suite.window.page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).count()) > 0 ? true : undefined), {
-      timeoutMs: 30_000,
-      message: 'restricted mode',
-    });
+    await waitFor(
+      async () => ((await suite.window.page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).count()) > 0 ? true : undefined),
+      {
+        timeoutMs: 30_000,
+        message: 'restricted mode',
+      },
+    );
   });
 
   it('refuses to start an embedded agent', async function () {

@@ -18,7 +18,12 @@ describe('layer rules (eslint.config.mjs)', function () {
   it('core imports neither vscode, node: nor a higher layer', async () => {
     const found = await restrictedImports(
       'src/core/example.ts',
-      ["import * as vscode from 'vscode';", "import { readFileSync } from 'node:fs';", "import { SessionHost } from '../sessions/host';", 'export const x = [vscode, readFileSync, SessionHost];'].join('\n'),
+      [
+        "import * as vscode from 'vscode';",
+        "import { readFileSync } from 'node:fs';",
+        "import { SessionHost } from '../sessions/host';",
+        'export const x = [vscode, readFileSync, SessionHost];',
+      ].join('\n'),
     );
     assert.equal(found.length, 3, found.join('\n'));
   });
@@ -26,18 +31,31 @@ describe('layer rules (eslint.config.mjs)', function () {
   it('sessions does not import vscode or the extension', async () => {
     const found = await restrictedImports(
       'src/sessions/example.ts',
-      ["import * as vscode from 'vscode';", "import { Backends } from '../extension/backends/backends';", "import { readFileSync } from 'node:fs';", 'export const x = [vscode, Backends, readFileSync];'].join('\n'),
+      [
+        "import * as vscode from 'vscode';",
+        "import { Backends } from '../extension/backends/backends';",
+        "import { readFileSync } from 'node:fs';",
+        'export const x = [vscode, Backends, readFileSync];',
+      ].join('\n'),
     );
     assert.equal(found.length, 2, found.join('\n'));
   });
 
   it('the webview imports no node: module', async () => {
-    const found = await restrictedImports('src/webview/example.ts', ["import { createHash } from 'node:crypto';", 'export const x = createHash;'].join('\n'));
+    const found = await restrictedImports(
+      'src/webview/example.ts',
+      ["import { createHash } from 'node:crypto';", 'export const x = createHash;'].join('\n'),
+    );
     assert.equal(found.length, 1);
   });
 
   it('the extension may import core and node:', async () => {
-    const found = await restrictedImports('src/extension/example.ts', ["import * as path from 'node:path';", "import { planHash } from '../core/decision';", 'export const x = [path, planHash];'].join('\n'));
+    const found = await restrictedImports(
+      'src/extension/example.ts',
+      ["import * as path from 'node:path';", "import { planHash } from '../core/decision';", 'export const x = [path, planHash];'].join(
+        '\n',
+      ),
+    );
     assert.deepEqual(found, []);
   });
 });

@@ -40,7 +40,10 @@ describe('npm run package: the .vsix', function () {
 
   before(async () => {
     dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'ultraplan-package-test-'));
-    const { stdout } = await run(process.execPath, [path.join(REPO_ROOT, 'scripts', 'package.mjs'), '--out', path.join(dir, 'u.vsix')], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
+    const { stdout } = await run(process.execPath, [path.join(REPO_ROOT, 'scripts', 'package.mjs'), '--out', path.join(dir, 'u.vsix')], {
+      cwd: REPO_ROOT,
+      maxBuffer: 16 << 20,
+    });
     vsix = stdout.trim().split('\n').at(-1) ?? '';
   });
   after(async () => {
@@ -52,7 +55,7 @@ describe('npm run package: the .vsix', function () {
     assert.deepEqual(files, EXPECTED);
   });
 
-  it('is read by Open VSX\'s ovsx as it is: publisher, name, version, MIT licence, repository, main', async () => {
+  it("is read by Open VSX's ovsx as it is: publisher, name, version, MIT licence, repository, main", async () => {
     assert.ok(fs.existsSync(vsix), `no .vsix at ${vsix}`);
     const manifest = (await readVSIXPackage(vsix)) as unknown as Record<string, unknown>;
     assert.equal(manifest.publisher, 'ultraplan');

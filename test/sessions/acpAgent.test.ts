@@ -44,7 +44,9 @@ describe('AcpAgent with the fake ACP agent', function () {
 
       const texts = ctx.events
         .filter((event) => event.type === 'assistant')
-        .flatMap((event) => (event as unknown as { message: { content: Array<{ type: string; text?: string; name?: string }> } }).message.content);
+        .flatMap(
+          (event) => (event as unknown as { message: { content: Array<{ type: string; text?: string; name?: string }> } }).message.content,
+        );
       // Two chunks became one text; the text before the exit request was flushed before it.
       assert.deepEqual(
         texts.filter((block) => block.type === 'text').map((block) => block.text),
@@ -95,7 +97,10 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = await readRecord(run.record);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['acceptEdits']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        ['acceptEdits'],
+      );
     });
 
     it("Claude 0.101's options: acceptEdits approves manually, then switches the session to acceptEdits", async () => {
@@ -104,8 +109,14 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = await readRecord(run.record);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['exit-plan-default']);
-      assert.deepEqual(received(record, 'session/set_mode').map((message) => message.params.modeId), ['plan', 'acceptEdits']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        ['exit-plan-default'],
+      );
+      assert.deepEqual(
+        received(record, 'session/set_mode').map((message) => message.params.modeId),
+        ['plan', 'acceptEdits'],
+      );
     });
 
     it('an edited plan is approved with the edited marker and sent to the agent as the next prompt', async () => {
@@ -117,7 +128,8 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.match(String(prompts[1]?.text), /# Edited plan/);
       // Executing now: the agent's next permission request goes to the reviewer as itself, not as a plan.
       await ctx.waitFor(
-        () => ctx.events.some((event) => event.type === 'control_request' && JSON.stringify(event).includes('"tool_name":"Ready to code?"')),
+        () =>
+          ctx.events.some((event) => event.type === 'control_request' && JSON.stringify(event).includes('"tool_name":"Ready to code?"')),
         8000,
         'a plain tool permission request',
       );
@@ -135,7 +147,10 @@ describe('AcpAgent with the fake ACP agent', function () {
       const second = await ctx.waitForPlanRequest(1);
       assert.match(second.plan, /v2/);
       const record = await readRecord(run.record);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        ['plan'],
+      );
       const prompts = record.filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));
       assert.equal(prompts.length, 2);
       assert.equal(prompts[0], 'Plan a greeting feature');
@@ -154,9 +169,15 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'deny', message: teleportDenyMessage(request.plan) });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = await readRecord(run.record);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        ['plan'],
+      );
       assert.equal(received(record, 'session/cancel').length, 1);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'turn_end').map((entry) => entry.stopReason), ['cancelled']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'turn_end').map((entry) => entry.stopReason),
+        ['cancelled'],
+      );
       // No feedback prompt follows a teleport.
       assert.equal(record.filter((entry) => entry.kind === 'prompt').length, 1);
       assert.equal(ctx.toolResult(request.toolUseId)?.is_error, true);
@@ -170,7 +191,10 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: {} });
       await ctx.waitForPlanRequest(1);
       const record = await readRecord(run.record);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        ['plan'],
+      );
     });
   });
 
@@ -183,11 +207,17 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = await readRecord(run.record);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['proceed_once']);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'write_outcome').map((entry) => entry.ok), [true]);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        ['proceed_once'],
+      );
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'write_outcome').map((entry) => entry.ok),
+        [true],
+      );
     });
 
-    it("an agent we do not know asking \"Implement this plan?\" with rawInput.plan (an older Codex adapter's shape): plan mode found by name", async () => {
+    it('an agent we do not know asking "Implement this plan?" with rawInput.plan (an older Codex adapter\'s shape): plan mode found by name', async () => {
       const { agent, ctx, run } = await startAgent('codex-plan.json');
       const request = await ctx.waitForPlanRequest();
       assert.equal(request.plan, '1. Add greet()\n2. Add a test');
@@ -195,7 +225,10 @@ describe('AcpAgent with the fake ACP agent', function () {
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = await readRecord(run.record);
       assert.equal(received(record, 'session/set_mode')[0]?.params.modeId, 'codex-plan');
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['approved']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        ['approved'],
+      );
     });
 
     it('an option missing for afterApproval is an error naming what the agent offered, not a guess', async () => {
@@ -218,7 +251,10 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'deny', message: 'Split the step in two.' });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = await readRecord(run.record);
-      const response = record.find((entry) => entry.kind === 'elicitation_response')?.response as { action: string; content: Record<string, string> };
+      const response = record.find((entry) => entry.kind === 'elicitation_response')?.response as {
+        action: string;
+        content: Record<string, string>;
+      };
       assert.deepEqual(response, { action: 'accept', content: { decision: 'keep_planning', feedback: 'Split the step in two.' } });
       assert.equal(ctx.toolResult(request.toolUseId)?.is_error, true);
     });
@@ -252,7 +288,10 @@ describe('AcpAgent with the fake ACP agent', function () {
       const terminal = record.find((entry) => entry.kind === 'terminal_outcome');
       assert.equal(terminal?.ok, false);
       assert.match(String(terminal?.message), /refused terminal\/create/);
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['reject', 'allow']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        ['reject', 'allow'],
+      );
       const read = record.find((entry) => entry.kind === 'read_outcome');
       assert.equal(read?.content, 'export const original = true;\n');
 
@@ -273,7 +312,10 @@ describe('AcpAgent with the fake ACP agent', function () {
       const { agent, ctx, run } = await startAgent('leave-plan-mode.json');
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const reports = ctx.systemEvents('acp_plan_mode_left');
-      assert.deepEqual(reports.map((event) => event.mode), ['acceptEdits', 'default']);
+      assert.deepEqual(
+        reports.map((event) => event.mode),
+        ['acceptEdits', 'default'],
+      );
       assert.match(String(reports[0]?.message), /left plan mode on its own \(now "acceptEdits"\) without your approval/);
       const record = await readRecord(run.record);
       assert.deepEqual(
@@ -352,7 +394,11 @@ describe('AcpAgent with the fake ACP agent', function () {
   describe('stopping', () => {
     it('stop() cancels the turn and ends the process group: no orphans', async () => {
       const { agent, ctx, run } = await startAgent('cancelled.json');
-      await ctx.waitFor(() => ctx.events.some((event) => event.type === 'system' && (event as { subtype?: string }).subtype === 'init'), 8000, 'init');
+      await ctx.waitFor(
+        () => ctx.events.some((event) => event.type === 'system' && (event as { subtype?: string }).subtype === 'init'),
+        8000,
+        'init',
+      );
       const grandchild = (await waitForRecord(run.record, 'grandchild'))[0]?.pid as number;
       assert.ok(isAlive(grandchild));
       const pid = agent.pid;

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import { claudeApproval, claudeNotice, claudeRejectOption, isClaudeAdapter } from '../../src/sessions/acp/agents/claude';
-import { geminiModeAfterApproval, geminiModeUpdate, geminiPlanPath, isGemini, isGeminiPlanExit } from '../../src/sessions/acp/agents/gemini';
+import {
+  geminiModeAfterApproval,
+  geminiModeUpdate,
+  geminiPlanPath,
+  isGemini,
+  isGeminiPlanExit,
+} from '../../src/sessions/acp/agents/gemini';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { isPlanExitRequest } from '../../src/sessions/acp/planReview';
 import { fakeRun, RecordingContext } from './acpTestSupport';
@@ -54,7 +60,10 @@ describe("Claude's adapter: today's exit-plan options", () => {
       _meta: { claudeCode: { kind: 'informational', level: 'warning' } },
     };
     assert.equal(claudeNotice(notice), "**Warning:** We're changing auto mode…");
-    assert.equal(claudeNotice({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Planning.' }, messageId: 'm1' }), undefined);
+    assert.equal(
+      claudeNotice({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Planning.' }, messageId: 'm1' }),
+      undefined,
+    );
   });
 });
 
@@ -70,8 +79,14 @@ describe('Gemini CLI: exit request, plan file, mode signals', () => {
 
   it('reads `[MODE_UPDATE] <mode>` as a mode, and nothing else', () => {
     assert.equal(geminiModeUpdate({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '[MODE_UPDATE] plan' } }), 'plan');
-    assert.equal(geminiModeUpdate({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'I am in [MODE_UPDATE] plan' } }), undefined);
-    assert.equal(geminiModeUpdate({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: '[MODE_UPDATE] yolo' } }), undefined);
+    assert.equal(
+      geminiModeUpdate({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'I am in [MODE_UPDATE] plan' } }),
+      undefined,
+    );
+    assert.equal(
+      geminiModeUpdate({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: '[MODE_UPDATE] yolo' } }),
+      undefined,
+    );
   });
 
   it('after approval: nothing to set for default (it switches itself), autoEdit for acceptEdits, yolo only for bypass', () => {
@@ -87,12 +102,25 @@ describe('Gemini-shaped exit requests through the real client (the fake agent pr
   async function planShown(home: string, planPath: string, write?: { file: string; text: string }): Promise<string> {
     const run = await fakeRun({
       agentInfo: { name: 'gemini-cli', version: '0.61.0' },
-      modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
+      modes: {
+        currentModeId: 'default',
+        availableModes: [
+          { id: 'default', name: 'Default' },
+          { id: 'plan', name: 'Plan' },
+        ],
+      },
       turns: [
         [
           {
             permission: {
-              toolCall: { toolCallId: 'exit_plan_mode__exit_plan_mode_1_0', kind: 'other', status: 'pending', title: `Requesting plan approval for: ${planPath}`, content: [], locations: [] },
+              toolCall: {
+                toolCallId: 'exit_plan_mode__exit_plan_mode_1_0',
+                kind: 'other',
+                status: 'pending',
+                title: `Requesting plan approval for: ${planPath}`,
+                content: [],
+                locations: [],
+              },
               options: GEMINI_OPTIONS,
             },
           },

@@ -63,9 +63,14 @@ describe('the real Claude ACP adapter, up to the model call', function () {
 
         const session = await connection.agent.request('session/new', { cwd: workspace, mcpServers: [] });
         const modeIds = session.modes?.availableModes.map((mode) => mode.id) ?? [];
-        for (const id of ['default', 'acceptEdits', 'plan', 'bypassPermissions']) assert.ok(modeIds.includes(id), `mode ${id} in ${modeIds.join(',')}`);
+        for (const id of ['default', 'acceptEdits', 'plan', 'bypassPermissions'])
+          assert.ok(modeIds.includes(id), `mode ${id} in ${modeIds.join(',')}`);
         const choice = choosePlanMode('Claude (ACP)', session);
-        assert.deepEqual(choice.ok && choice.target, { via: 'mode', modeId: 'plan', name: session.modes?.availableModes.find((m) => m.id === 'plan')?.name });
+        assert.deepEqual(choice.ok && choice.target, {
+          via: 'mode',
+          modeId: 'plan',
+          name: session.modes?.availableModes.find((m) => m.id === 'plan')?.name,
+        });
 
         await connection.agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'plan' });
         // The adapter reports the switch (as a config_option_update of `mode`).
@@ -81,7 +86,10 @@ describe('the real Claude ACP adapter, up to the model call', function () {
     await writeFile(app, 'export const original = true;\n');
     const model = new ScriptedModelServer(
       anthropicApi,
-      new Scenario([() => ({ toolCalls: [{ name: 'Write', input: { file_path: app, content: 'written in auto mode\n' } }] }), () => ({ text: 'Done.' })]),
+      new Scenario([
+        () => ({ toolCalls: [{ name: 'Write', input: { file_path: app, content: 'written in auto mode\n' } }] }),
+        () => ({ text: 'Done.' }),
+      ]),
     );
     const permissions: string[] = [];
     try {
@@ -96,10 +104,16 @@ describe('the real Claude ACP adapter, up to the model call', function () {
           });
         },
         async (connection) => {
-          await connection.agent.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false } });
+          await connection.agent.request('initialize', {
+            protocolVersion: 1,
+            clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+          });
           const session = await connection.agent.request('session/new', { cwd: workspace, mcpServers: [] });
           assert.equal(session.modes?.currentModeId, 'auto');
-          const turn = await connection.agent.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'Change app.ts' }] });
+          const turn = await connection.agent.request('session/prompt', {
+            sessionId: session.sessionId,
+            prompt: [{ type: 'text', text: 'Change app.ts' }],
+          });
           assert.equal(turn.stopReason, 'end_turn');
         },
       );
@@ -113,7 +127,15 @@ describe('the real Claude ACP adapter, up to the model call', function () {
   async function runPrompt(env: Record<string, string>, firstEventTimeoutMs: number) {
     const ctx = new RecordingContext();
     // inheritEnv false: the adapter gets only `env`, so no credentials of this machine reach it.
-    const agent = new AcpAgent({ argv: [ADAPTER], cwd: workspace, env, inheritEnv: false, label: 'Claude (ACP)', firstEventTimeoutMs, stopGraceMs: 1000 });
+    const agent = new AcpAgent({
+      argv: [ADAPTER],
+      cwd: workspace,
+      env,
+      inheritEnv: false,
+      label: 'Claude (ACP)',
+      firstEventTimeoutMs,
+      stopGraceMs: 1000,
+    });
     await agent.start(ctx, 'Plan a tiny change');
     const pid = agent.pid;
     assert.ok(pid !== undefined);
@@ -138,7 +160,7 @@ describe('the real Claude ACP adapter, up to the model call', function () {
     assert.match(result?.result ?? '', /Claude \(ACP\) sent nothing for 4 s after the prompt\. It may be retrying a model it cannot reach/);
   });
 
-  it('without a login, the prompt fails with the adapter\'s message and what to do', async () => {
+  it("without a login, the prompt fails with the adapter's message and what to do", async () => {
     const { result } = await runPrompt(isolatedEnv(home), 20000);
     assert.equal(result?.subtype, 'error_during_execution');
     // Either the adapter says so at once, or it retries and our bound ends it: both are clear.

@@ -13,7 +13,15 @@ import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { CODEX_LOGIN_HINT } from '../../src/sessions/acp/agents/codex';
 import { SessionHost } from '../../src/sessions/host';
 import { agentBin } from '../../scripts/agents-config.cjs';
-import { inputItems, startScriptedResponses, toolOutput, userTexts, type ModelReply, type ScriptedResponsesApi, type Round } from '../support/modelApi/openaiResponses';
+import {
+  inputItems,
+  startScriptedResponses,
+  toolOutput,
+  userTexts,
+  type ModelReply,
+  type ScriptedResponsesApi,
+  type Round,
+} from '../support/modelApi/openaiResponses';
 import { isAlive, processGroupMembers, waitGone } from '../support/processes';
 import { allEvents, createRequest, replyThenApprove } from './hostTestKit';
 
@@ -105,7 +113,11 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     return run;
   }
 
-  async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  async function waitFor<T>(
+    what: string,
+    check: () => T | undefined | false | Promise<T | undefined | false>,
+    timeoutMs = 60_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await check();
@@ -118,13 +130,19 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
   afterEach(async function () {
     if (!run) return;
     if (this.currentTest?.state === 'failed') {
-      console.log(`agent log:\n${run.log.join('\n')}\nmodel requests: ${run.api.modelRequests().length}, rounds left: ${run.api.remainingRounds}`);
+      console.log(
+        `agent log:\n${run.log.join('\n')}\nmodel requests: ${run.api.modelRequests().length}, rounds left: ${run.api.remainingRounds}`,
+      );
       for (const request of run.api.modelRequests()) {
         const items = inputItems(request);
         console.log(`round ${request.round}: ${items.length} items, last: ${JSON.stringify(items.slice(-2)).slice(0, 400)}`);
       }
       for (const id of run.host.listSessions().map((session) => session.id)) {
-        console.log(allEvents(run.host, id).map((event) => JSON.stringify(event).slice(0, 300)).join('\n'));
+        console.log(
+          allEvents(run.host, id)
+            .map((event) => JSON.stringify(event).slice(0, 300))
+            .join('\n'),
+        );
       }
     }
     const { backend, agents, api, root } = run;
@@ -150,7 +168,11 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
         // A plain write: the sandbox of the read-only preset stops it.
         exec('echo changed > src/app.ts', {}, 'call_sandboxed_write'),
         // A write asking to leave the sandbox: a permission request we refuse; Codex ends its turn.
-        exec('echo escalated > src/app.ts', { sandbox_permissions: 'require_escalated', justification: 'Edit the app' }, 'call_escalated_write'),
+        exec(
+          'echo escalated > src/app.ts',
+          { sandbox_permissions: 'require_escalated', justification: 'Edit the app' },
+          'call_escalated_write',
+        ),
         // After our one nudge to continue planning: the plan.
         proposedPlan(PLAN_1),
         (request) => {
@@ -187,10 +209,15 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.deepEqual(plans, [PLAN_1, PLAN_2]);
     assert.equal(approved.plan.trim(), PLAN_2);
     assert.equal(approved.rejectCount, 1);
-    assert.ok(feedbackSeen.some((text) => text.includes('Also handle an empty name.')), `the model was sent: ${JSON.stringify(feedbackSeen)}`);
+    assert.ok(
+      feedbackSeen.some((text) => text.includes('Also handle an empty name.')),
+      `the model was sent: ${JSON.stringify(feedbackSeen)}`,
+    );
 
     // Plan mode found: collaboration_mode = plan, with the read-only preset.
-    const init = allEvents(host, session.id).find((event) => event.subtype === 'init') as unknown as { agent?: { mode?: string; version?: string } };
+    const init = allEvents(host, session.id).find((event) => event.subtype === 'init') as unknown as {
+      agent?: { mode?: string; version?: string };
+    };
     assert.deepEqual([init.agent?.mode, init.agent?.version], ['plan', '2.6.0']);
     // While planning: the read went through, both writes failed, the workspace is untouched.
     assert.equal(whilePlanning, ORIGINAL);
@@ -199,7 +226,10 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.match(toolOutput(requests[2]!, 'call_sandboxed_write') ?? '', /Read-only file system/);
     const events = allEvents(host, session.id).map((entry) => entry as unknown as Record<string, unknown>);
     const refusals = events.filter((event) => event.subtype === 'acp_refused').map((event) => String(event.message));
-    assert.ok(refusals.some((message) => message.includes('echo escalated > src/app.ts')), `refusals: ${refusals.join(' | ')}`);
+    assert.ok(
+      refusals.some((message) => message.includes('echo escalated > src/app.ts')),
+      `refusals: ${refusals.join(' | ')}`,
+    );
     // The nudge, once, in the log and to the model.
     assert.equal(events.filter((event) => event.subtype === 'acp_continue_planning').length, 1);
     assert.ok(userTexts(requests[3]!).includes(CONTINUE_PLANNING_PROMPT));
@@ -215,7 +245,10 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
   it('approve with ultraplan.afterApproval = default: the read-only preset stays and each edit is asked of the person', async () => {
     const { workspace, backend, host, agents } = await open([
       proposedPlan(PLAN_1),
-      exec(`printf 'export const greeting = "hello";\\n' > src/app.ts`, { sandbox_permissions: 'require_escalated', justification: 'Write src/app.ts' }),
+      exec(`printf 'export const greeting = "hello";\\n' > src/app.ts`, {
+        sandbox_permissions: 'require_escalated',
+        justification: 'Write src/app.ts',
+      }),
       { text: 'Done.' },
     ]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
@@ -225,7 +258,12 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       ...FAST,
       onPhase: (phase, detail) => {
         if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-          void backend.sendEvents(session.id, [controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } })]);
+          void backend.sendEvents(session.id, [
+            controlResponseEvent(detail.pendingPlan.requestId, {
+              behavior: 'allow',
+              updatedInput: { plan: detail.pendingPlan.plan ?? '' },
+            }),
+          ]);
         }
       },
     });
@@ -233,7 +271,10 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     const request = await waitFor('the edit permission request', () =>
       allEvents(host, session.id)
         .map((entry) => entry as unknown as { type?: string; request_id?: string; request?: { subtype?: string; tool_name?: string } })
-        .find((event) => event.type === 'control_request' && event.request?.subtype === 'can_use_tool' && event.request?.tool_name !== 'ExitPlanMode'),
+        .find(
+          (event) =>
+            event.type === 'control_request' && event.request?.subtype === 'can_use_tool' && event.request?.tool_name !== 'ExitPlanMode',
+        ),
     );
     assert.equal((agents[0] as AcpAgent).sessionMode, 'read-only');
     assert.equal(await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL);
@@ -273,7 +314,10 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     ]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
     const { question } = await replyThenApprove(backend, session.id, 'Postgres', FAST);
-    assert.match(question ?? '', /Codex needs your input to continue\.\n\nWhich database should the greeting use\?\n- SQLite \(Recommended\)\n- Postgres/);
+    assert.match(
+      question ?? '',
+      /Codex needs your input to continue\.\n\nWhich database should the greeting use\?\n- SQLite \(Recommended\)\n- Postgres/,
+    );
     assert.match(answerSeen, /Postgres/);
   });
 
@@ -286,7 +330,10 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
         .find((event) => event.type === 'result'),
     );
     assert.equal(result.is_error, true);
-    assert.match(result.result ?? '', /^Codex \(ACP\) failed while planning: Authentication required\. Set CODEX_API_KEY or OPENAI_API_KEY/);
+    assert.match(
+      result.result ?? '',
+      /^Codex \(ACP\) failed while planning: Authentication required\. Set CODEX_API_KEY or OPENAI_API_KEY/,
+    );
     assert.ok((result.result ?? '').includes(CODEX_LOGIN_HINT));
   });
 
@@ -304,7 +351,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.deepEqual(texts, ['Let me look.', 'Only words here.']);
   });
 
-  it('the model dropping its stream mid-answer (no retries configured): the turn ends with Codex\'s own message, no hang', async () => {
+  it("the model dropping its stream mid-answer (no retries configured): the turn ends with Codex's own message, no hang", async () => {
     const { backend, host } = await open([{ dropStream: true }]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
     const result = await waitFor('the turn to end', () =>
@@ -354,7 +401,10 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
         .map((entry) => entry as unknown as { type?: string; is_error?: boolean; result?: string })
         .find((event) => event.type === 'result' && event.is_error),
     );
-    assert.match(result.result ?? '', /Codex \(ACP\) (refused session\/new|failed during authenticate): failed to reload config: .*config\.toml/);
+    assert.match(
+      result.result ?? '',
+      /Codex \(ACP\) (refused session\/new|failed during authenticate): failed to reload config: .*config\.toml/,
+    );
     assert.doesNotMatch((result.result ?? '').split('\n')[0] ?? '', /Internal error/);
   });
 

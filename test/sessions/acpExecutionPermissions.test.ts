@@ -7,7 +7,12 @@ import { strict as assert } from 'node:assert';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { SessionsError } from '../../src/core/errors';
-import { PERMISSION_DENIED_MESSAGE, ToolPermissionTracker, permissionResponseEvent, type ToolPermissionRequest } from '../../src/core/permissionRequests';
+import {
+  PERMISSION_DENIED_MESSAGE,
+  ToolPermissionTracker,
+  permissionResponseEvent,
+  type ToolPermissionRequest,
+} from '../../src/core/permissionRequests';
 import { followUntilResult, pollForApprovedPlan } from '../../src/core/poller';
 import { controlResponseEvent, contentText } from '../../src/core/protocol';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
@@ -29,7 +34,13 @@ describe('ACP: permission requests while executing an approved plan', function (
   async function open(): Promise<void> {
     run = await fakeRun('execute-with-permission.json');
     host = new SessionHost({
-      agentFactory: createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', afterApproval: 'default', stopGraceMs: 500 }),
+      agentFactory: createAcpAgentFactory({
+        argv: run.argv,
+        cwd: run.workspace,
+        label: 'Fake (ACP)',
+        afterApproval: 'default',
+        stopGraceMs: 500,
+      }),
     });
     backend = new EmbeddedBackend({ host, label: 'Embedded · Fake (ACP)' });
   }
@@ -108,7 +119,10 @@ describe('ACP: permission requests while executing an approved plan', function (
     const record = await readRecord(run.record);
     const outcomes = record.filter((e) => e.kind === 'permission_outcome').map((e) => [e.toolCallId, e.outcome]);
     // The plan with manual edits ("default", never bypass), then the edit with the one-time "allow" (never "allow_always").
-    assert.deepEqual(outcomes, [['exit-1', 'default'], ['edit-1', 'allow']]);
+    assert.deepEqual(outcomes, [
+      ['exit-1', 'default'],
+      ['edit-1', 'allow'],
+    ]);
     assert.equal(await readFile(path.join(run.workspace, 'src/app.ts'), 'utf8'), 'export const original = false;\n');
 
     // A second answer to the same request: the host refuses it (409), which the editor reads as answered elsewhere.
@@ -126,13 +140,18 @@ describe('ACP: permission requests while executing an approved plan', function (
     assert.equal(result.result, 'Understood: I left src/app.ts unchanged.');
     const record = await readRecord(run.record);
     const outcomes = record.filter((e) => e.kind === 'permission_outcome').map((e) => [e.toolCallId, e.outcome]);
-    assert.deepEqual(outcomes, [['exit-1', 'default'], ['edit-1', 'reject']]);
+    assert.deepEqual(outcomes, [
+      ['exit-1', 'default'],
+      ['edit-1', 'reject'],
+    ]);
     assert.equal(await readFile(path.join(run.workspace, 'src/app.ts'), 'utf8'), 'export const original = true;\n');
     // The denial is the tool's error result in the log, with our message.
     const denial = allEvents(host, session.id).flatMap((event) => {
       const e = event as unknown as { type: string; message?: { content?: unknown } };
       const content = e.type === 'user' ? e.message?.content : undefined;
-      return Array.isArray(content) ? (content as Array<Record<string, unknown>>).filter((b) => b.type === 'tool_result' && b.tool_use_id === 'edit-1') : [];
+      return Array.isArray(content)
+        ? (content as Array<Record<string, unknown>>).filter((b) => b.type === 'tool_result' && b.tool_use_id === 'edit-1')
+        : [];
     });
     assert.equal(denial.length, 1);
     assert.equal(denial[0]?.is_error, true);
@@ -155,7 +174,10 @@ describe('ACP: the options a tool permission answer selects', () => {
   });
 
   it('without a one-time allow nothing is allowed (an error naming the options); a permanent reject is the last resort for Deny', () => {
-    const onlyAlways = [{ optionId: 'always', name: 'Always Allow', kind: 'allow_always' }, { optionId: 'never', name: 'Never', kind: 'reject_always' }] as const;
+    const onlyAlways = [
+      { optionId: 'always', name: 'Always Allow', kind: 'allow_always' },
+      { optionId: 'never', name: 'Never', kind: 'reject_always' },
+    ] as const;
     const allow = chooseToolAllowOption('Fake', onlyAlways);
     assert.equal(allow.ok, false);
     assert.match(!allow.ok ? allow.message : '', /one-time allow option.*"Always Allow" \(always, allow_always\)/);

@@ -33,7 +33,10 @@ describe('ACP agents through SessionHost and the poller', function () {
   }
 
   /** Plans on `scenario`, replies `reply` to the agent's first question, approves the plan as shown. */
-  async function replyThenApprove(scenario: string, reply: string): Promise<{ question: string | null; result: Awaited<ReturnType<typeof pollForApprovedPlan>> }> {
+  async function replyThenApprove(
+    scenario: string,
+    reply: string,
+  ): Promise<{ question: string | null; result: Awaited<ReturnType<typeof pollForApprovedPlan>> }> {
     await open(scenario);
     const session = await backend.createSession(createRequest());
     return replyAndApprove(backend, session.id, reply, FAST);
@@ -79,7 +82,10 @@ describe('ACP agents through SessionHost and the poller', function () {
     // The approval reaches the log before the fake has written its own record of the answer.
     await waitForRecord(run.record, 'permission_outcome', 2);
     const record = await readRecord(run.record);
-    assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan', 'default']);
+    assert.deepEqual(
+      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+      ['plan', 'default'],
+    );
     const prompts = record.filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));
     assert.match(prompts[1] ?? '', /Handle an empty name too\./);
 
@@ -98,7 +104,10 @@ describe('ACP agents through SessionHost and the poller', function () {
       onPhase: (phase, detail) => {
         if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
           void backend.sendEvents(session.id, [
-            controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'deny', message: teleportDenyMessage(detail.pendingPlan.plan ?? '') }),
+            controlResponseEvent(detail.pendingPlan.requestId, {
+              behavior: 'deny',
+              message: teleportDenyMessage(detail.pendingPlan.plan ?? ''),
+            }),
           ]);
         }
       },
@@ -108,7 +117,10 @@ describe('ACP agents through SessionHost and the poller', function () {
     await waitForRecord(run.record, 'turn_end');
     const record = await readRecord(run.record);
     assert.equal(received(record, 'session/cancel').length, 1);
-    assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan']);
+    assert.deepEqual(
+      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+      ['plan'],
+    );
   });
 
   it('a question: needs_input with the question, the answer reaches the agent, then a plan', async () => {
@@ -124,7 +136,10 @@ describe('ACP agents through SessionHost and the poller', function () {
     assert.equal(question, 'Which database should the service use?\n- Postgres\n- SQLite');
     assert.equal(result.plan, 'Use SQLite.');
     const record = await readRecord(run.record);
-    assert.deepEqual(record.find((entry) => entry.kind === 'elicitation_response')?.response, { action: 'accept', content: { question_0: 'SQLite' } });
+    assert.deepEqual(record.find((entry) => entry.kind === 'elicitation_response')?.response, {
+      action: 'accept',
+      content: { question_0: 'SQLite' },
+    });
     // Answered in the same turn: no second prompt.
     assert.equal(record.filter((entry) => entry.kind === 'prompt').length, 1);
   });
@@ -134,7 +149,8 @@ describe('ACP agents through SessionHost and the poller', function () {
     const session = await backend.createSession(createRequest());
     await assert.rejects(
       pollForApprovedPlan({ sessionId: session.id, transport: backend.transport, ...FAST }),
-      (error: unknown) => error instanceof UltraplanPollError && error.reason === 'terminated' && /error_during_execution/.test(error.message),
+      (error: unknown) =>
+        error instanceof UltraplanPollError && error.reason === 'terminated' && /error_during_execution/.test(error.message),
     );
     const result = allEvents(host, session.id).find((event) => event.type === 'result') as { result?: string } | undefined;
     assert.match(result?.result ?? '', /exited with code 3 unexpectedly[\s\S]*fatal: the model backend went away/);
@@ -156,7 +172,9 @@ describe('ACP agents through SessionHost and the poller', function () {
     await open('write-while-planning.json');
     const session = await backend.createSession(createRequest());
     await waitForRecord(run.record, 'turn_end');
-    const refused = allEvents(host, session.id).filter((event) => event.type === 'system' && (event as { subtype?: string }).subtype === 'acp_refused');
+    const refused = allEvents(host, session.id).filter(
+      (event) => event.type === 'system' && (event as { subtype?: string }).subtype === 'acp_refused',
+    );
     assert.equal(refused.length, 3);
     const record = await readRecord(run.record);
     assert.equal(record.find((entry) => entry.kind === 'write_outcome')?.ok, false);

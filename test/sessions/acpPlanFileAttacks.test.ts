@@ -8,7 +8,13 @@ import * as path from 'node:path';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { fakeRun, readRecord, RecordingContext, type FakeRun, stopAgent } from './acpTestSupport';
 
-const MODES = { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] };
+const MODES = {
+  currentModeId: 'default',
+  availableModes: [
+    { id: 'default', name: 'Default' },
+    { id: 'plan', name: 'Plan' },
+  ],
+};
 const GEMINI_OPTIONS = [
   { optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' },
   { optionId: 'cancel', name: 'Reject', kind: 'reject_once' },
@@ -18,7 +24,13 @@ const GEMINI_OPTIONS = [
 function exitNaming(file: string, n: number): object {
   return {
     permission: {
-      toolCall: { toolCallId: `exit_plan_mode-${n}`, title: 'Exit plan mode', kind: 'other', rawInput: { plan_path: file }, locations: [{ path: file }] },
+      toolCall: {
+        toolCallId: `exit_plan_mode-${n}`,
+        title: 'Exit plan mode',
+        kind: 'other',
+        rawInput: { plan_path: file },
+        locations: [{ path: file }],
+      },
       options: GEMINI_OPTIONS,
     },
     noWait: true,
@@ -86,7 +98,8 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
       ],
       JSON.stringify(writes),
     );
-    for (const n of [0, 2, 3, 4]) assert.match(String(writes[n]?.message), /planning is read-only \(it already exists and this session did not create it\)/);
+    for (const n of [0, 2, 3, 4])
+      assert.match(String(writes[n]?.message), /planning is read-only \(it already exists and this session did not create it\)/);
     // src/app.ts has the hard link planted as plans/linked-plan.md: refused through either name.
     for (const n of [1, 6]) assert.match(String(writes[n]?.message), /has 2 hard links/);
     assert.match(String(writes[5]?.message), /CLAUDE\.md: this session is planning/);
@@ -97,7 +110,10 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
     // A named file is not shown (nor trusted) as the plan either.
     const reviewed = ctx.events.filter((event) => event.type === 'control_request').map((event) => JSON.stringify(event));
     assert.equal(reviewed.length, 4);
-    assert.ok(reviewed.every((text) => !text.includes('victim') && !text.includes('npm test') && /did not read it/.test(text)), reviewed.join('\n'));
+    assert.ok(
+      reviewed.every((text) => !text.includes('victim') && !text.includes('npm test') && /did not read it/.test(text)),
+      reviewed.join('\n'),
+    );
   });
 
   it("writes and reads the plan in the agent's own plans folder under the HOME it runs with (Gemini's layout), and nowhere else there", async () => {
@@ -129,7 +145,11 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
       assert.equal(first.plan, '# Greeting plan\n');
       assert.equal(second.plan, '# Earlier plan\n');
       const writes = (await readRecord(run.record)).filter((entry) => entry.kind === 'write_outcome');
-      assert.deepEqual(writes.map((write) => write.ok), [true, false, false], JSON.stringify(writes));
+      assert.deepEqual(
+        writes.map((write) => write.ok),
+        [true, false, false],
+        JSON.stringify(writes),
+      );
       await assert.rejects(stat(path.join(home, '.bashrc.d', 'plan.md')), /ENOENT/);
     } finally {
       await rm(home, { recursive: true, force: true });

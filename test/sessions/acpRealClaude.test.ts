@@ -8,7 +8,17 @@ import { anthropicApi } from '../support/modelApi/anthropic';
 import { assistantTexts } from './hostTestKit';
 import type { ScenarioRound } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
-import { ORIGINAL_APP, RealAgentRun, createRequest, crashMidTurn, executeAllowing, failingModel, planUntilApproved, planUntilFailed, type RealAgentSetup } from './realAgentKit';
+import {
+  ORIGINAL_APP,
+  RealAgentRun,
+  createRequest,
+  crashMidTurn,
+  executeAllowing,
+  failingModel,
+  planUntilApproved,
+  planUntilFailed,
+  type RealAgentSetup,
+} from './realAgentKit';
 
 const PLAN_V1 = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const FEEDBACK = 'Also say why in a comment.';
@@ -41,7 +51,19 @@ describe('the real Claude ACP adapter, with only the model scripted', function (
           toolCalls: [
             {
               name: 'AskUserQuestion',
-              input: { questions: [{ question: 'Which file should change?', header: 'File', multiSelect: false, options: [{ label: 'src/app.ts', description: 'the app' }, { label: 'README.md', description: 'the readme' }] }] },
+              input: {
+                questions: [
+                  {
+                    question: 'Which file should change?',
+                    header: 'File',
+                    multiSelect: false,
+                    options: [
+                      { label: 'src/app.ts', description: 'the app' },
+                      { label: 'README.md', description: 'the readme' },
+                    ],
+                  },
+                ],
+              },
             },
           ],
         }),
@@ -51,7 +73,17 @@ describe('the real Claude ACP adapter, with only the model scripted', function (
         },
         () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
         () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
-        (view) => ({ toolCalls: [{ name: 'Write', input: { file_path: planFile, content: `${PLAN_V1}2. ${view.lastUser.text.includes(FEEDBACK) ? 'Add a comment saying why.' : 'No feedback reached me.'}\n` } }] }),
+        (view) => ({
+          toolCalls: [
+            {
+              name: 'Write',
+              input: {
+                file_path: planFile,
+                content: `${PLAN_V1}2. ${view.lastUser.text.includes(FEEDBACK) ? 'Add a comment saying why.' : 'No feedback reached me.'}\n`,
+              },
+            },
+          ],
+        }),
         () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
         () => ({ toolCalls: [{ name: 'Write', input: { file_path: app(), content: UPDATED_APP } }] }),
         () => ({ text: 'Done: src/app.ts flipped.' }),
@@ -83,7 +115,9 @@ describe('the real Claude ACP adapter, with only the model scripted', function (
     // The real plan text, from the file the model wrote; the reject's feedback reached the model.
     assert.equal(plans[0], PLAN_V1);
     // Claude's reject ends the turn `cancelled`; the feedback went as the next prompt.
-    assert.ok(run.events(session.id).some((event) => event.type === 'result' && (event as { stop_reason?: string }).stop_reason === 'cancelled'));
+    assert.ok(
+      run.events(session.id).some((event) => event.type === 'result' && (event as { stop_reason?: string }).stop_reason === 'cancelled'),
+    );
     assert.match(run.model.rounds[6]?.view?.lastUser.text ?? '', new RegExp(FEEDBACK.replace('.', '\\.')));
     // The adapter trims the plan file's text.
     assert.equal(plans[1]?.trimEnd(), `${PLAN_V1}2. Add a comment saying why.`);

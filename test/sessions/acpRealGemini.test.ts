@@ -9,14 +9,37 @@ import { geminiApi } from '../support/modelApi/gemini';
 import type { ScenarioRound } from '../support/modelApi/scenario';
 import { geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
 import { assistantTexts } from './hostTestKit';
-import { ORIGINAL_APP, RealAgentRun, createRequest, crashMidTurn, executeAllowing, failingModel, planUntilApproved, planUntilFailed, until, type RealAgentSetup } from './realAgentKit';
+import {
+  ORIGINAL_APP,
+  RealAgentRun,
+  createRequest,
+  crashMidTurn,
+  executeAllowing,
+  failingModel,
+  planUntilApproved,
+  planUntilFailed,
+  until,
+  type RealAgentSetup,
+} from './realAgentKit';
 
 const PLAN_V1 = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const FEEDBACK = 'Also add src/why.ts explaining it.';
 const WHY = 'export const why = "retired";\n';
 
-function geminiSetup(rounds: ScenarioRound[], agent: RealAgentSetup['agent'] = {}, homeFiles?: RealAgentSetup['homeFiles']): RealAgentSetup {
-  return { family: geminiApi, rounds, argv: geminiArgv(), label: 'Gemini CLI (ACP)', env: geminiEnv, agent, ...(homeFiles ? { homeFiles } : {}) };
+function geminiSetup(
+  rounds: ScenarioRound[],
+  agent: RealAgentSetup['agent'] = {},
+  homeFiles?: RealAgentSetup['homeFiles'],
+): RealAgentSetup {
+  return {
+    family: geminiApi,
+    rounds,
+    argv: geminiArgv(),
+    label: 'Gemini CLI (ACP)',
+    env: geminiEnv,
+    agent,
+    ...(homeFiles ? { homeFiles } : {}),
+  };
 }
 
 /** Gemini's own record of trusted folders: the person trusted this workspace in Gemini CLI. */
@@ -71,7 +94,14 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
         }),
         () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'flip.md' } }] }),
         () => ({ toolCalls: [{ name: 'write_file', input: { file_path: path.join(run.workspace, 'src', 'why.ts'), content: WHY } }] }),
-        () => ({ toolCalls: [{ name: 'replace', input: { file_path: app(), old_string: 'original = true', new_string: 'original = false', instruction: 'flip the flag' } }] }),
+        () => ({
+          toolCalls: [
+            {
+              name: 'replace',
+              input: { file_path: app(), old_string: 'original = true', new_string: 'original = false', instruction: 'flip the flag' },
+            },
+          ],
+        }),
         () => ({ text: 'Done: flipped and explained.' }),
       ]),
     );
@@ -113,7 +143,10 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
     assert.equal(await run.app(), 'export const original = false;\n');
     assert.equal(run.agent.mode, 'default');
     // Both edits succeeded as far as the model knows.
-    assert.deepEqual(run.model.rounds.slice(9, 11).map((round) => round.view?.lastUser.toolResults[0]?.isError), [false, false]);
+    assert.deepEqual(
+      run.model.rounds.slice(9, 11).map((round) => round.view?.lastUser.toolResults[0]?.isError),
+      [false, false],
+    );
     assert.deepEqual(run.model.scenario.overruns, []);
   });
 
@@ -127,7 +160,19 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
             return { toolCalls: [{ name: 'write_file', input: { file_path: path.join(plansDir, 'p.md'), content: PLAN_V1 } }] };
           },
           () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'p.md' } }] }),
-          () => ({ toolCalls: [{ name: 'replace', input: { file_path: path.join(run.workspace, 'src', 'app.ts'), old_string: 'original = true', new_string: 'original = false', instruction: 'flip' } }] }),
+          () => ({
+            toolCalls: [
+              {
+                name: 'replace',
+                input: {
+                  file_path: path.join(run.workspace, 'src', 'app.ts'),
+                  old_string: 'original = true',
+                  new_string: 'original = false',
+                  instruction: 'flip',
+                },
+              },
+            ],
+          }),
           () => ({ text: 'Done.' }),
         ],
         { afterApproval: 'acceptEdits' },
@@ -148,7 +193,9 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
     await run.open(
       geminiSetup(
         [
-          (view) => ({ toolCalls: [{ name: 'write_file', input: { file_path: path.join(geminiPlansDir(view), 'p.md'), content: PLAN_V1 } }] }),
+          (view) => ({
+            toolCalls: [{ name: 'write_file', input: { file_path: path.join(geminiPlansDir(view), 'p.md'), content: PLAN_V1 } }],
+          }),
           () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'p.md' } }] }),
           () => ({ text: 'Starting.' }),
         ],
@@ -159,20 +206,29 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
     await planUntilApproved(run, session.id, { decisions: [{ behavior: 'allow' }], timeoutMs: 120_000 });
     const error = await until(() => run.systemEvents(session.id, 'acp_decision_error')[0], 30_000, 'the decision error');
     assert.equal(run.agent.mode, 'default');
-    assert.match(String(error.message), /Could not switch Gemini CLI \(ACP\) to "autoEdit" after approval: .*untrusted folder.*trust this folder in Gemini CLI/s);
+    assert.match(
+      String(error.message),
+      /Could not switch Gemini CLI \(ACP\) to "autoEdit" after approval: .*untrusted folder.*trust this folder in Gemini CLI/s,
+    );
   });
 
   it('a model that only answers errors ends at the first-event bound with a clear message', async () => {
     await run.open(geminiSetup(failingModel(), { firstEventTimeoutMs: 8000 }));
     const result = await planUntilFailed(run, 90_000);
-    assert.match(result.result ?? '', /Gemini CLI \(ACP\) sent nothing for 8 s after the prompt\. It may be retrying a model it cannot reach/);
+    assert.match(
+      result.result ?? '',
+      /Gemini CLI \(ACP\) sent nothing for 8 s after the prompt\. It may be retrying a model it cannot reach/,
+    );
     assert.ok(run.model.rounds.length >= 1, 'Gemini did call the model');
   });
 
   it('with no model reachable, the session ends with a clear message, bounded', async () => {
     await run.open({ ...geminiSetup([], { firstEventTimeoutMs: 8000 }), env: (home) => geminiEnv(home, 'http://127.0.0.1:9') });
     const result = await planUntilFailed(run, 90_000);
-    assert.match(result.result ?? '', /Gemini CLI \(ACP\) sent nothing for 8 s after the prompt\. It may be retrying a model it cannot reach/);
+    assert.match(
+      result.result ?? '',
+      /Gemini CLI \(ACP\) sent nothing for 8 s after the prompt\. It may be retrying a model it cannot reach/,
+    );
   });
 
   it('a crash mid-turn ends the session with a clear message; its re-launched child goes too', async () => {

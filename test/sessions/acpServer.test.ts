@@ -58,7 +58,10 @@ describe('ultraplan-server with an ACP agent', function () {
     const started = record.find((entry) => entry.kind === 'started');
     assert.equal(started?.cwd, run.workspace);
     assert.equal(record.find((entry) => entry.kind === 'session_new')?.cwd, run.workspace);
-    assert.deepEqual(record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome), ['plan', 'default']);
+    assert.deepEqual(
+      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
+      ['plan', 'default'],
+    );
     assert.match(String(record.filter((entry) => entry.kind === 'prompt')[1]?.text), /Name the function hello\(\)\./);
     assert.match(server.stderr(), /agent fake-acp-agent\.mjs \(ACP\)/);
 
@@ -86,7 +89,15 @@ describe('ultraplan-server with an ACP agent', function () {
   });
 
   it('refuses a --workspace that is not a directory, and an empty acp command, with usage errors', async () => {
-    const missing = await runServerCli(['--data-dir', '/tmp/ultraplan-unused', '--agent', 'acp:claude', '--workspace', '/nonexistent/ws', '--insecure-no-auth']);
+    const missing = await runServerCli([
+      '--data-dir',
+      '/tmp/ultraplan-unused',
+      '--agent',
+      'acp:claude',
+      '--workspace',
+      '/nonexistent/ws',
+      '--insecure-no-auth',
+    ]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /--workspace \/nonexistent\/ws is not a directory/);
     const empty = await runServerCli(['--data-dir', '/tmp/ultraplan-unused', '--agent', 'acp:', '--insecure-no-auth']);

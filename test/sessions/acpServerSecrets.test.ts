@@ -32,7 +32,13 @@ describe('ultraplan-server: an ACP agent cannot read the server token', function
     await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
     const targets = [tokenFile, '{{cwd}}/token.md', '/proc/self/environ', '/proc/self/cmdline'];
     run = await fakeRun({
-      modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
+      modes: {
+        currentModeId: 'default',
+        availableModes: [
+          { id: 'default', name: 'Default' },
+          { id: 'plan', name: 'Plan' },
+        ],
+      },
       turns: [[...targets.map((file) => ({ readFile: { path: file } })), { chunk: 'done' }]],
     });
     await symlink(tokenFile, path.join(run.workspace, 'token.md'));
@@ -48,7 +54,10 @@ describe('ultraplan-server: an ACP agent cannot read the server token', function
     await waitForRecord(run.record, 'read_outcome', targets.length, 20_000);
     const record = await readRecord(run.record);
     const outcomes = record.filter((entry) => entry.kind === 'read_outcome');
-    assert.deepEqual(outcomes.map((entry) => entry.ok), targets.map(() => false));
+    assert.deepEqual(
+      outcomes.map((entry) => entry.ok),
+      targets.map(() => false),
+    );
     assert.match(String(outcomes[0]?.message), /holds a secret/);
     assert.match(String(outcomes[1]?.message), /holds a secret/);
     assert.match(String(outcomes[2]?.message), /under \/proc/);

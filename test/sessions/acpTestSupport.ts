@@ -155,12 +155,13 @@ export class RecordingContext implements AgentContext {
     return this.waitFor(
       () => {
         const requests = this.events.filter(
-          (event) => event.type === 'control_request' && (event as { request?: { tool_name?: string } }).request?.tool_name === 'ExitPlanMode',
+          (event) =>
+            event.type === 'control_request' && (event as { request?: { tool_name?: string } }).request?.tool_name === 'ExitPlanMode',
         );
-        const request = requests[seen] as
-          | { request_id: string; request: { input: { plan: string }; tool_use_id: string } }
-          | undefined;
-        return request ? { requestId: request.request_id, plan: request.request.input.plan, toolUseId: request.request.tool_use_id } : undefined;
+        const request = requests[seen] as { request_id: string; request: { input: { plan: string }; tool_use_id: string } } | undefined;
+        return request
+          ? { requestId: request.request_id, plan: request.request.input.plan, toolUseId: request.request.tool_use_id }
+          : undefined;
       },
       timeoutMs,
       `ExitPlanMode control_request #${seen + 1}`,
@@ -168,7 +169,11 @@ export class RecordingContext implements AgentContext {
   }
 
   results(): Array<{ subtype: string; result?: string; is_error?: boolean }> {
-    return this.events.filter((event) => event.type === 'result') as unknown as Array<{ subtype: string; result?: string; is_error?: boolean }>;
+    return this.events.filter((event) => event.type === 'result') as unknown as Array<{
+      subtype: string;
+      result?: string;
+      is_error?: boolean;
+    }>;
   }
 
   systemEvents(subtype: string): Array<Record<string, unknown>> {
@@ -193,4 +198,3 @@ export class RecordingContext implements AgentContext {
     for (const waiter of [...this.waiters]) waiter();
   }
 }
-

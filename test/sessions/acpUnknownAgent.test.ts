@@ -18,15 +18,41 @@ import { waitGone } from '../support/processes';
 
 const REJECT = { optionId: 'reject', name: 'Reject', kind: 'reject_once' } as const;
 const CODEX_OPTIONS = [
-  { id: 'mode', name: 'Mode', category: 'mode', type: 'select', currentValue: 'agent', options: [{ value: 'read-only', name: 'Read-only' }, { value: 'agent', name: 'Auto review' }] },
-  { id: 'collaboration_mode', name: 'Collaboration mode', category: 'collaboration_mode', type: 'select', currentValue: 'default', options: [{ value: 'default', name: 'Default' }, { value: 'plan', name: 'Plan' }] },
+  {
+    id: 'mode',
+    name: 'Mode',
+    category: 'mode',
+    type: 'select',
+    currentValue: 'agent',
+    options: [
+      { value: 'read-only', name: 'Read-only' },
+      { value: 'agent', name: 'Auto review' },
+    ],
+  },
+  {
+    id: 'collaboration_mode',
+    name: 'Collaboration mode',
+    category: 'collaboration_mode',
+    type: 'select',
+    currentValue: 'default',
+    options: [
+      { value: 'default', name: 'Default' },
+      { value: 'plan', name: 'Plan' },
+    ],
+  },
 ] as const;
 
 describe('agents Ultraplan does not know, and Codex', () => {
   describe('plan mode as a config option', () => {
     it('finds plan mode in a mode-like config option when the session modes are something else (Codex)', () => {
       const choice = choosePlanMode('Codex (ACP)', {
-        modes: { currentModeId: 'agent', availableModes: [{ id: 'read-only', name: 'Read-only' }, { id: 'agent', name: 'Auto review' }] },
+        modes: {
+          currentModeId: 'agent',
+          availableModes: [
+            { id: 'read-only', name: 'Read-only' },
+            { id: 'agent', name: 'Auto review' },
+          ],
+        },
         configOptions: CODEX_OPTIONS as never,
       });
       assert.deepEqual(choice, { ok: true, target: { via: 'config_option', configId: 'collaboration_mode', value: 'plan', name: 'Plan' } });
@@ -34,7 +60,13 @@ describe('agents Ultraplan does not know, and Codex', () => {
 
     it('reads the mode from that option, not from the presets', () => {
       const target = { via: 'config_option', configId: 'collaboration_mode', value: 'plan', name: 'Plan' } as const;
-      const update = { sessionUpdate: 'config_option_update', configOptions: [{ ...CODEX_OPTIONS[0], currentValue: 'read-only' }, { ...CODEX_OPTIONS[1], currentValue: 'plan' }] };
+      const update = {
+        sessionUpdate: 'config_option_update',
+        configOptions: [
+          { ...CODEX_OPTIONS[0], currentValue: 'read-only' },
+          { ...CODEX_OPTIONS[1], currentValue: 'plan' },
+        ],
+      };
       assert.equal(modeFromUpdate(update, target), 'plan');
       assert.equal(modeFromUpdate(update), 'read-only');
       assert.equal(modeFromUpdate({ sessionUpdate: 'current_mode_update', currentModeId: 'agent' }, target), undefined);
@@ -50,10 +82,21 @@ describe('agents Ultraplan does not know, and Codex', () => {
   describe('exit requests', () => {
     it('kind switch_mode, or an allow option named after another mode, leaves plan mode', () => {
       assert.ok(isPlanExitRequest({ toolCall: { toolCallId: 'a', kind: 'switch_mode', title: 'Anything' }, options: [] }));
-      const leaving = { toolCall: { toolCallId: 'b', kind: 'other', title: 'Ready?' }, options: [{ optionId: 'code', name: 'Go', kind: 'allow_once' }, REJECT] } as const;
+      const leaving = {
+        toolCall: { toolCallId: 'b', kind: 'other', title: 'Ready?' },
+        options: [{ optionId: 'code', name: 'Go', kind: 'allow_once' }, REJECT],
+      } as const;
       assert.ok(isPlanExitRequest(leaving, { otherModeIds: ['code', 'ask'] }));
       assert.ok(!isPlanExitRequest(leaving, { otherModeIds: ['ask'] }));
-      assert.ok(!isPlanExitRequest({ toolCall: { toolCallId: 'c', kind: 'edit', title: 'Edit a.ts' }, options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, REJECT] }, { otherModeIds: ['code'] }));
+      assert.ok(
+        !isPlanExitRequest(
+          {
+            toolCall: { toolCallId: 'c', kind: 'edit', title: 'Edit a.ts' },
+            options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, REJECT],
+          },
+          { otherModeIds: ['code'] },
+        ),
+      );
     });
 
     it('a request whose kind says nothing is unclear; one that says what it does is not', () => {
@@ -73,7 +116,12 @@ describe('agents Ultraplan does not know, and Codex', () => {
     });
 
     it('authenticates with api-key only when offered and a key is set', () => {
-      const init = { authMethods: [{ id: 'api-key', name: 'API Key' }, { id: 'chat-gpt', name: 'ChatGPT' }] } as never;
+      const init = {
+        authMethods: [
+          { id: 'api-key', name: 'API Key' },
+          { id: 'chat-gpt', name: 'ChatGPT' },
+        ],
+      } as never;
       assert.deepEqual(codexAuthentication(init, { OPENAI_API_KEY: 'sk-1' }), { methodId: 'api-key' });
       assert.deepEqual(codexAuthentication(init, { CODEX_API_KEY: 'k' }), { methodId: 'api-key' });
       assert.deepEqual(codexAuthentication(init, { OPENAI_API_KEY: '  ' }), { skip: 'neither CODEX_API_KEY nor OPENAI_API_KEY is set' });
@@ -88,17 +136,31 @@ describe('agents Ultraplan does not know, and Codex', () => {
       assert.equal(codexPresetAfterApproval('acceptEdits', presets), 'workspace-write');
       assert.equal(codexPresetAfterApproval('bypassPermissions', presets), 'agent-full-access');
       assert.equal(codexPresetAfterApproval('acceptEdits', ['read-only']), undefined);
-      assert.deepEqual(codexLeavePlanMode({ via: 'config_option', configId: 'collaboration_mode', value: 'plan', name: 'Plan' }), { configId: 'collaboration_mode', value: 'default' });
+      assert.deepEqual(codexLeavePlanMode({ via: 'config_option', configId: 'collaboration_mode', value: 'plan', name: 'Plan' }), {
+        configId: 'collaboration_mode',
+        value: 'default',
+      });
       assert.equal(codexLeavePlanMode({ via: 'mode', modeId: 'plan', name: 'Plan' }), undefined);
     });
 
     it('reads its "Reconnecting…" status and nothing else', () => {
       const update = {
         sessionUpdate: 'session_info_update',
-        _meta: { codex: { error: { message: 'Reconnecting... waiting for network', additionalDetails: 'Connection failed: error sending request', willRetry: true } } },
+        _meta: {
+          codex: {
+            error: {
+              message: 'Reconnecting... waiting for network',
+              additionalDetails: 'Connection failed: error sending request',
+              willRetry: true,
+            },
+          },
+        },
       };
       assert.equal(codexStatusText(update), 'Reconnecting... waiting for network (Connection failed: error sending request)');
-      assert.equal(codexStatusText({ sessionUpdate: 'session_info_update', _meta: { codex: { threadStatus: { type: 'active' } } } }), undefined);
+      assert.equal(
+        codexStatusText({ sessionUpdate: 'session_info_update', _meta: { codex: { threadStatus: { type: 'active' } } } }),
+        undefined,
+      );
       assert.equal(codexStatusText({ sessionUpdate: 'agent_message_chunk' }), undefined);
     });
   });
@@ -117,12 +179,33 @@ describe('agents Ultraplan does not know, and Codex', () => {
     it('an unclear request while planning is refused and told to the person; a request leaving the mode is a plan review', async () => {
       run = await fakeRun({
         description: 'An unknown agent: a request of kind other, then one whose allow option is its other mode.',
-        modes: { currentModeId: 'code', availableModes: [{ id: 'code', name: 'Code' }, { id: 'plan', name: 'Plan' }] },
+        modes: {
+          currentModeId: 'code',
+          availableModes: [
+            { id: 'code', name: 'Code' },
+            { id: 'plan', name: 'Plan' },
+          ],
+        },
         turns: [
           [
-            { permission: { toolCall: { toolCallId: 'x-1', title: 'Do the thing', kind: 'other' }, options: [{ optionId: 'ok', name: 'OK', kind: 'allow_once' }, REJECT] } },
+            {
+              permission: {
+                toolCall: { toolCallId: 'x-1', title: 'Do the thing', kind: 'other' },
+                options: [{ optionId: 'ok', name: 'OK', kind: 'allow_once' }, REJECT],
+              },
+            },
             { chunk: 'The plan: do the thing.' },
-            { permission: { toolCall: { toolCallId: 'x-2', title: 'Ready', kind: 'other', content: [{ type: 'content', content: { type: 'text', text: '# Plan\n\nDo the thing.' } }] }, options: [{ optionId: 'code', name: 'Start coding', kind: 'allow_once' }, REJECT] } },
+            {
+              permission: {
+                toolCall: {
+                  toolCallId: 'x-2',
+                  title: 'Ready',
+                  kind: 'other',
+                  content: [{ type: 'content', content: { type: 'text', text: '# Plan\n\nDo the thing.' } }],
+                },
+                options: [{ optionId: 'code', name: 'Start coding', kind: 'allow_once' }, REJECT],
+              },
+            },
           ],
         ],
       });
@@ -133,10 +216,15 @@ describe('agents Ultraplan does not know, and Codex', () => {
       assert.equal(review.plan, '# Plan\n\nDo the thing.');
       const unclear = ctx.systemEvents('acp_unclear_request');
       assert.equal(unclear.length, 1);
-      assert.match(String(unclear[0]?.message), /Unknown \(ACP\) asked permission for "Do the thing" \(kind other\) while planning, with the options "OK", "Reject"\. Ultraplan cannot tell whether this is its request to leave plan mode or a change, so it refused it/);
+      assert.match(
+        String(unclear[0]?.message),
+        /Unknown \(ACP\) asked permission for "Do the thing" \(kind other\) while planning, with the options "OK", "Reject"\. Ultraplan cannot tell whether this is its request to leave plan mode or a change, so it refused it/,
+      );
       // Said to the person in the conversation, not only in the log.
       assert.ok(
-        ctx.events.some((event) => JSON.stringify(event).includes('Ultraplan: Unknown (ACP) asked permission for \\"Do the thing\\" (kind other) while planning')),
+        ctx.events.some((event) =>
+          JSON.stringify(event).includes('Ultraplan: Unknown (ACP) asked permission for \\"Do the thing\\" (kind other) while planning'),
+        ),
         'the notice is in the conversation',
       );
       const outcomes = (await readRecord(run.record)).filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome);

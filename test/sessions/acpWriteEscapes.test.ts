@@ -14,18 +14,38 @@ describe('read-only policy: a plan-file exception does not write elsewhere', () 
   const home = '/home/u';
   const existingFile = { symlink: false, regular: true, links: 1 };
   const planning = (filePath: string, options: { created?: string[]; existing?: typeof existingFile | null } = {}) =>
-    writeVerdict({ filePath, workspace, planning: true, sessionPlanFiles: new Set(options.created ?? []), existing: options.existing ?? null, home });
+    writeVerdict({
+      filePath,
+      workspace,
+      planning: true,
+      sessionPlanFiles: new Set(options.created ?? []),
+      existing: options.existing ?? null,
+      home,
+    });
 
   it('a file the agent created is writable again only when it is Markdown and no link', () => {
     assert.equal(planning('/work/ws/plans/x.md', { created: ['/work/ws/plans/x.md'], existing: existingFile }).allowed, true);
-    assert.equal(planning('/work/ws/plans/x.md', { created: ['/work/ws/plans/x.md'], existing: { ...existingFile, links: 2 } }).allowed, false);
-    assert.equal(planning('/work/ws/plans/x.md', { created: ['/work/ws/plans/x.md'], existing: { ...existingFile, symlink: true } }).allowed, false);
+    assert.equal(
+      planning('/work/ws/plans/x.md', { created: ['/work/ws/plans/x.md'], existing: { ...existingFile, links: 2 } }).allowed,
+      false,
+    );
+    assert.equal(
+      planning('/work/ws/plans/x.md', { created: ['/work/ws/plans/x.md'], existing: { ...existingFile, symlink: true } }).allowed,
+      false,
+    );
     assert.equal(planning('/home/u/.bashrc', { existing: existingFile }).allowed, false);
     assert.equal(planning('/home/u/.ssh/authorized_keys').allowed, false);
   });
 
   it('an existing workspace file is never writable while planning, whatever its name', () => {
-    for (const file of ['/work/ws/package.json', '/work/ws/src/app.ts', '/work/ws/.husky/pre-commit', '/work/ws/.vscode/tasks.json', '/work/ws/docs/plan.md', '/work/ws/PLAN.md']) {
+    for (const file of [
+      '/work/ws/package.json',
+      '/work/ws/src/app.ts',
+      '/work/ws/.husky/pre-commit',
+      '/work/ws/.vscode/tasks.json',
+      '/work/ws/docs/plan.md',
+      '/work/ws/PLAN.md',
+    ]) {
       const verdict = planning(file, { existing: existingFile });
       assert.equal(verdict.allowed, false, file);
       assert.match(!verdict.allowed ? verdict.message : '', /planning is read-only/);
@@ -43,7 +63,7 @@ describe('read-only policy: a plan-file exception does not write elsewhere', () 
     assert.equal(planning('/work/ws/plans/feature.md').allowed, true);
   });
 
-  it('outside the workspace, only the agent\'s own plans folder: not any folder named plans, not a plan-like name', () => {
+  it("outside the workspace, only the agent's own plans folder: not any folder named plans, not a plan-like name", () => {
     // Fedora's ~/.bashrc sources every file in ~/.bashrc.d.
     const sourced = planning('/home/u/.bashrc.d/plan.md');
     assert.equal(sourced.allowed, false);
@@ -59,7 +79,8 @@ describe('read-only policy: a plan-file exception does not write elsewhere', () 
 
   it("the agent's own plans folder follows its environment (CLAUDE_CONFIG_DIR, GEMINI_CLI_HOME)", () => {
     const dirs = agentDirs(home, { CLAUDE_CONFIG_DIR: '/srv/claude-config', GEMINI_CLI_HOME: '/srv/gemini-home' });
-    const moved = (filePath: string) => writeVerdict({ filePath, workspace, planning: true, sessionPlanFiles: new Set(), existing: null, home: dirs }).allowed;
+    const moved = (filePath: string) =>
+      writeVerdict({ filePath, workspace, planning: true, sessionPlanFiles: new Set(), existing: null, home: dirs }).allowed;
     assert.equal(moved('/srv/claude-config/plans/otter.md'), true);
     assert.equal(moved('/srv/gemini-home/.gemini/tmp/p/s/plans/x.md'), true);
     assert.equal(moved('/home/u/.claude/plans/otter.md'), false);
@@ -71,12 +92,29 @@ describe('read-only policy: a plan-file exception does not write elsewhere', () 
   it('nothing under .git is written, in any case spelling, planning or not', () => {
     for (const planningNow of [true, false]) {
       for (const file of ['/work/ws/.git/hooks/plans/pre-commit.md', '/work/ws/.GIT/hooks/pre-commit', '/work/ws/sub/.git/config']) {
-        const verdict = writeVerdict({ filePath: file, workspace, planning: planningNow, sessionPlanFiles: new Set([file]), existing: null, home });
+        const verdict = writeVerdict({
+          filePath: file,
+          workspace,
+          planning: planningNow,
+          sessionPlanFiles: new Set([file]),
+          existing: null,
+          home,
+        });
         assert.equal(verdict.allowed, false, `${file} (planning ${planningNow})`);
         assert.match(!verdict.allowed ? verdict.message : '', /\.git/);
       }
     }
-    assert.equal(writeVerdict({ filePath: '/work/ws/.github/workflows/ci.yml', workspace, planning: false, sessionPlanFiles: new Set(), existing: null, home }).allowed, true);
+    assert.equal(
+      writeVerdict({
+        filePath: '/work/ws/.github/workflows/ci.yml',
+        workspace,
+        planning: false,
+        sessionPlanFiles: new Set(),
+        existing: null,
+        home,
+      }).allowed,
+      true,
+    );
   });
 
   it('dot-dot segments are resolved before any check', () => {
@@ -102,7 +140,13 @@ describe('AcpAgent: writes through symlinks are checked where they land', functi
     outside = await mkdtemp(path.join(tmpdir(), 'ultraplan-outside-'));
     run = await fakeRun({
       description: 'Writes plan-looking paths that are symlinks, then a real plan file.',
-      modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] },
+      modes: {
+        currentModeId: 'default',
+        availableModes: [
+          { id: 'default', name: 'Default' },
+          { id: 'plan', name: 'Plan' },
+        ],
+      },
       turns: [
         [
           { writeFile: { path: '{{cwd}}/plans/linked.md', content: 'export const hacked = true;\n' } },
@@ -124,7 +168,11 @@ describe('AcpAgent: writes through symlinks are checked where they land', functi
     await ctx.waitFor(() => ctx.results().length > 0, 15_000, 'turn end');
 
     const writes = (await readRecord(run.record)).filter((entry) => entry.kind === 'write_outcome');
-    assert.deepEqual(writes.map((w) => w.ok), [false, false, false, true], JSON.stringify(writes));
+    assert.deepEqual(
+      writes.map((w) => w.ok),
+      [false, false, false, true],
+      JSON.stringify(writes),
+    );
     assert.match(String(writes[0]?.message), /linked\.md: it is a symbolic link/);
     assert.match(String(writes[1]?.message), /dangling\.md: it is a symbolic link/);
     assert.match(String(writes[2]?.message), /planning is read-only/);

@@ -31,7 +31,10 @@ describe('known agents and their install', () => {
     try {
       const none = detectKnownAgents({ PATH: bin });
       assert.equal(none.find((agent) => agent.id === 'codex')?.availability, 'missing');
-      assert.match(none.find((agent) => agent.id === 'codex')?.installHint ?? '', /^npm install -g @agentclientprotocol\/codex-acp@2\.6\.0 \(needs Node\.js >=20/);
+      assert.match(
+        none.find((agent) => agent.id === 'codex')?.installHint ?? '',
+        /^npm install -g @agentclientprotocol\/codex-acp@2\.6\.0 \(needs Node\.js >=20/,
+      );
       await writeFile(path.join(bin, 'codex-acp'), '#!/bin/sh\n');
       await chmod(path.join(bin, 'codex-acp'), 0o755);
       const found = detectKnownAgents({ PATH: bin }).find((agent) => agent.id === 'codex');

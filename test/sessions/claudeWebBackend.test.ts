@@ -19,7 +19,15 @@ import {
   type CreateSessionRequest,
 } from '../../src/core/protocol';
 import type { PendingPlan } from '../../src/core/scanner';
-import { attachClaudeWebBackend, claudeWebFailureOf, createClaudeWebBackend, DECISION_REFUSAL_STATUSES, DEFAULT_CLOUD_MODEL, type ClaudeWebBackend, type ClaudeWebBackendOptions } from '../../src/sessions/claudeWeb/backend';
+import {
+  attachClaudeWebBackend,
+  claudeWebFailureOf,
+  createClaudeWebBackend,
+  DECISION_REFUSAL_STATUSES,
+  DEFAULT_CLOUD_MODEL,
+  type ClaudeWebBackend,
+  type ClaudeWebBackendOptions,
+} from '../../src/sessions/claudeWeb/backend';
 import { ClaudeWebError } from '../../src/sessions/claudeWeb/errors';
 import { buildLaunchRequest, outcomeBranch, ultraplanTitle } from '../../src/sessions/claudeWeb/launch';
 import { startClaudeCompatProxy, type ClaudeCompatProxy, type RecordedRequest } from '../support/claudeCompatProxy';
@@ -44,12 +52,28 @@ describe('claude-web launch request (pure)', () => {
     assert.deepEqual(request, {
       title: 'ultraplan: Add a changelog',
       events: [
-        { type: 'event', data: { type: 'control_request', request_id: 'set-mode-1', request: { subtype: 'set_permission_mode', mode: 'plan', ultraplan: true } } },
-        { type: 'event', data: { type: 'user', parent_tool_use_id: null, message: { role: 'user', content: 'Add a changelog\nand link it from the README' } } },
+        {
+          type: 'event',
+          data: {
+            type: 'control_request',
+            request_id: 'set-mode-1',
+            request: { subtype: 'set_permission_mode', mode: 'plan', ultraplan: true },
+          },
+        },
+        {
+          type: 'event',
+          data: {
+            type: 'user',
+            parent_tool_use_id: null,
+            message: { role: 'user', content: 'Add a changelog\nand link it from the README' },
+          },
+        },
       ],
       session_context: {
         sources: [{ type: 'git_repository', url: 'https://github.com/acme/widgets', revision: 'main' }],
-        outcomes: [{ type: 'git_repository', git_info: { type: 'github', repo: 'acme/widgets', branches: ['claude/add-a-changelog-abcde'] } }],
+        outcomes: [
+          { type: 'git_repository', git_info: { type: 'github', repo: 'acme/widgets', branches: ['claude/add-a-changelog-abcde'] } },
+        ],
       },
       environment_id: 'env_cloud',
     });
@@ -72,11 +96,15 @@ describe('claude-web launch request (pure)', () => {
   });
 
   it('a detached revision is sent as is; no revision means the default branch', () => {
-    const noRevision = buildLaunchRequest({ prompt: 'p', repository: { ...repository, revision: undefined }, environmentId: 'e', branch: 'claude/b' });
+    const noRevision = buildLaunchRequest({
+      prompt: 'p',
+      repository: { ...repository, revision: undefined },
+      environmentId: 'e',
+      branch: 'claude/b',
+    });
     assert.deepEqual(noRevision.session_context?.sources, [{ type: 'git_repository', url: 'https://github.com/acme/widgets' }]);
   });
 });
-
 
 type Scenario = 'approve' | 'question' | 'revise';
 
@@ -113,7 +141,14 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     for (const { proxy } of servers.values()) {
       proxy.requests.length = 0;
       proxy.uuids.length = 0;
-      Object.assign(proxy.settings, { validTokens: new Set(['token-valid']), v1Create: 'retired', archiveConflicts: 0, stream: 'serve', refuseDecisions: false, remoteSessionsAllowed: true });
+      Object.assign(proxy.settings, {
+        validTokens: new Set(['token-valid']),
+        v1Create: 'retired',
+        archiveConflicts: 0,
+        stream: 'serve',
+        refuseDecisions: false,
+        remoteSessionsAllowed: true,
+      });
     }
     home = await makeClaudeHome({ accessToken: 'token-valid' }, ORG);
     repo = await makeGitRepo('https://github.com/acme/widgets.git');
@@ -155,7 +190,12 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
   }
 
   /** Follows the session until `want`; returns the pending plan when the phase is plan_ready. */
-  async function until(b: ClaudeWebBackend, sessionId: string, want: 'plan_ready' | 'needs_input', cursor?: { initialCursor: string | null }): Promise<PendingPlan | null> {
+  async function until(
+    b: ClaudeWebBackend,
+    sessionId: string,
+    want: 'plan_ready' | 'needs_input',
+    cursor?: { initialCursor: string | null },
+  ): Promise<PendingPlan | null> {
     const reached = new AbortController();
     let pending: PendingPlan | null = null;
     await pollForApprovedPlan({
@@ -201,7 +241,10 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     assert.match(b.label, /Claude Code on the web · acme\/widgets · Default/);
     const session = await b.createSession(genericRequest('Add a changelog'));
     const creates = rig.proxy.requests.filter((r) => r.method === 'POST' && (r.path === '/v1/sessions' || r.path === '/v1/code/sessions'));
-    assert.deepEqual(creates.map((r) => `${r.path} ${r.status}`), ['/v1/sessions 400', '/v1/code/sessions 200']);
+    assert.deepEqual(
+      creates.map((r) => `${r.path} ${r.status}`),
+      ['/v1/sessions 400', '/v1/code/sessions 200'],
+    );
     const [old, current] = creates as [RecordedRequest, RecordedRequest];
     assert.equal(old.headers['anthropic-beta'], 'ccr-byoc-2025-07-29', 'the beta header only on the older create');
     assert.equal(current.headers['anthropic-beta'], undefined);
@@ -212,7 +255,12 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       assert.equal(r.headers['user-agent'], DEFAULT_USER_AGENT);
       assert.equal(r.headers['x-organization-uuid'], ORG);
     }
-    const body = current.body as { title: string; environment_id: string; events: Array<{ payload: Record<string, unknown> }>; config: { sources: unknown; outcomes: Array<{ git_info: { branches: string[] } }>; model: string } };
+    const body = current.body as {
+      title: string;
+      environment_id: string;
+      events: Array<{ payload: Record<string, unknown> }>;
+      config: { sources: unknown; outcomes: Array<{ git_info: { branches: string[] } }>; model: string };
+    };
     assert.equal(body.title, 'ultraplan: Add a changelog');
     assert.equal(body.environment_id, 'env_cloud_default');
     assert.equal(body.config.model, DEFAULT_CLOUD_MODEL);
@@ -234,12 +282,18 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     rig.proxy.settings.v1Create = 'accept';
     const session = await b.createSession(genericRequest('Add a changelog'));
     assert.match(session.id, /^session_/);
-    assert.deepEqual(rig.proxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('sessions')).map((r) => r.path), ['/v1/sessions']);
+    assert.deepEqual(
+      rig.proxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('sessions')).map((r) => r.path),
+      ['/v1/sessions'],
+    );
     // Every later call is on the current wire, with the cse_ id.
     const pending = await until(b, session.id, 'plan_ready');
     assert.ok(pending?.plan);
     const sessionCalls = rig.proxy.requests.filter((r) => r.path.includes('sessions')).slice(1);
-    assert.ok(sessionCalls.length > 0 && sessionCalls.every((r) => r.path.startsWith(`/v1/code/sessions/cse_${session.id.slice('session_'.length)}`)));
+    assert.ok(
+      sessionCalls.length > 0 &&
+        sessionCalls.every((r) => r.path.startsWith(`/v1/code/sessions/cse_${session.id.slice('session_'.length)}`)),
+    );
   });
 
   /** One poll that answers the question at needs_input and ends at the plan, as the panel would. */
@@ -277,7 +331,10 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       assert.match(pending.plan ?? '', /Target Node 20/);
       const streams = rig.proxy.requests.filter((r) => r.path.endsWith('/events/stream'));
       if (mode === 'stream') {
-        assert.ok(streams.length >= 1 && streams.every((r) => r.status === 200), `followed on the stream: ${JSON.stringify(streams.map((r) => r.status))}`);
+        assert.ok(
+          streams.length >= 1 && streams.every((r) => r.status === 200),
+          `followed on the stream: ${JSON.stringify(streams.map((r) => r.status))}`,
+        );
         const stats = b.http.streamingTransport?.streamStats(session.id);
         assert.ok(stats && stats.readsFromStream >= 1, `events were read from the stream: ${JSON.stringify(stats)}`);
         assert.equal(stats.mode, 'idle', 'the stream closed with the poll');
@@ -295,7 +352,11 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     rig.proxy.settings.stream = 'absent';
     const session = await b.createSession(genericRequest('Change the build target'));
     assert.match((await answerThenPlan(b, session.id)).plan ?? '', /Target Node 20/);
-    assert.deepEqual(rig.proxy.requests.filter((r) => r.path.endsWith('/events/stream')).map((r) => r.status), [404], 'asked once, then polled');
+    assert.deepEqual(
+      rig.proxy.requests.filter((r) => r.path.endsWith('/events/stream')).map((r) => r.status),
+      [404],
+      'asked once, then polled',
+    );
   });
 
   it('approve: the approval carries updatedInput.plan, the remote executes, the session is not archived; the login is never written', async () => {
@@ -304,18 +365,31 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const { sessionId, pending } = await launchAndWaitForPlan(b);
     await decide(b, sessionId, pending, 'allow');
     const sent = rig.proxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/events')).at(-1)!;
-    const payload = (sent.body as { events: Array<{ payload: { uuid: string; response: { response: { updatedInput: { plan: string } } } } }> }).events[0]!.payload;
+    const payload = (
+      sent.body as { events: Array<{ payload: { uuid: string; response: { response: { updatedInput: { plan: string } } } } }> }
+    ).events[0]!.payload;
     assert.equal(payload.response.response.updatedInput.plan, pending.plan);
     assert.match(payload.uuid, /^[0-9a-f-]{36}$/);
     const approved = await pollForApprovedPlan({ sessionId, transport: b.transport, ...FAST });
     assert.equal(approved.executionTarget, 'remote');
     assert.match(approved.plan, /Add a CHANGELOG\.md/);
-    const result = await followUntilResult({ sessionId, transport: b.transport, ...FAST, initialCursor: approved.cursor, scanner: approved.scanner });
+    const result = await followUntilResult({
+      sessionId,
+      transport: b.transport,
+      ...FAST,
+      initialCursor: approved.cursor,
+      scanner: approved.scanner,
+    });
     assert.equal(result.subtype, 'success');
     assert.notEqual((await b.getSession(sessionId)).session_status, 'archived');
-    assert.equal(rig.proxy.requests.some((r) => r.path.endsWith('/archive')), false);
+    assert.equal(
+      rig.proxy.requests.some((r) => r.path.endsWith('/archive')),
+      false,
+    );
     assert.ok(rig.proxy.uuids.length >= 3 && new Set(rig.proxy.uuids).size === rig.proxy.uuids.length, 'every event sent had a fresh uuid');
-    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, { headers: rig.server.headers() }).then((r) => r.text());
+    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, {
+      headers: rig.server.headers(),
+    }).then((r) => r.text());
     assert.ok(raw.includes(JSON.stringify(APPROVED_PLAN_MARKER).slice(1, -1)), 'the tool_result carries the approval marker');
     await assertUntouched(home, before);
     assert.doesNotMatch(logLines.join('\n'), /token-valid|refresh-secret/, 'a token reached the log');
@@ -329,7 +403,9 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const approved = await pollForApprovedPlan({ sessionId, transport: b.transport, ...FAST });
     assert.equal(approved.executionTarget, 'remote');
     assert.match(approved.plan, /Also link it from the README/);
-    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, { headers: rig.server.headers() }).then((r) => r.text());
+    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, {
+      headers: rig.server.headers(),
+    }).then((r) => r.text());
     assert.ok(raw.includes(JSON.stringify(APPROVED_PLAN_EDITED_MARKER).slice(1, -1)), 'the tool_result carries the edited marker');
   });
 
@@ -338,8 +414,16 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const { sessionId, pending } = await launchAndWaitForPlan(b);
     const response = await fetch(`${rig.proxy.url}/v1/code/sessions/${sessionId}/events`, {
       method: 'POST',
-      headers: { authorization: 'Bearer token-valid', 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-client-platform': CLIENT_PLATFORM, 'user-agent': DEFAULT_USER_AGENT },
-      body: JSON.stringify({ events: [{ payload: { uuid: 'u-1', ...controlResponseEvent(pending.requestId!, { behavior: 'allow', updatedInput: {} }) } }] }),
+      headers: {
+        authorization: 'Bearer token-valid',
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'anthropic-client-platform': CLIENT_PLATFORM,
+        'user-agent': DEFAULT_USER_AGENT,
+      },
+      body: JSON.stringify({
+        events: [{ payload: { uuid: 'u-1', ...controlResponseEvent(pending.requestId!, { behavior: 'allow', updatedInput: {} }) } }],
+      }),
     });
     assert.equal(response.status, 400);
     assert.match(await response.text(), /updatedInput\.plan/);
@@ -364,7 +448,10 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const session = await b.createSession(genericRequest('Add a changelog'));
     rig.proxy.settings.archiveConflicts = 2;
     await b.archive(session.id);
-    assert.deepEqual(rig.proxy.requests.filter((r) => r.path.endsWith('/archive')).map((r) => r.status), [409, 409, 200]);
+    assert.deepEqual(
+      rig.proxy.requests.filter((r) => r.path.endsWith('/archive')).map((r) => r.status),
+      [409, 409, 200],
+    );
     assert.equal((await b.getSession(session.id)).session_status, 'archived');
     const second = await b.createSession(genericRequest('Add a changelog'));
     rig.proxy.settings.archiveConflicts = 3;
@@ -379,7 +466,8 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const pending = await until(b, session.id, 'plan_ready');
     assert.match(pending?.plan ?? '', /Target Node 20/);
     const reply = rig.proxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/events')).at(-1)!;
-    const payload = (reply.body as { events: Array<{ payload: { type: string; uuid: string; message: { content: string } } }> }).events[0]!.payload;
+    const payload = (reply.body as { events: Array<{ payload: { type: string; uuid: string; message: { content: string } } }> }).events[0]!
+      .payload;
     assert.equal(payload.type, 'user');
     assert.equal(payload.message.content, 'Node 20, please.');
     assert.match(payload.uuid, /^[0-9a-f-]{36}$/);
@@ -407,7 +495,9 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const approved = await approvedRun;
     assert.equal(approved.rejectCount, 1);
     assert.match(approved.plan, /Plan v2/);
-    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, { headers: rig.server.headers() }).then((r) => r.text());
+    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, {
+      headers: rig.server.headers(),
+    }).then((r) => r.text());
     assert.ok(raw.includes('fix the tokenizer instead'), 'the comment is in the tool_result');
   });
 
@@ -466,7 +556,14 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const b = await open();
     const session = await b.createSession(genericRequest('Add a changelog'));
     rig.proxy.requests.length = 0;
-    const attached = await attachClaudeWebBackend({ env: home.env, homeDir: home.homeDir, platform: 'linux', baseUrl: rig.proxy.url, workspaceFolder: '/nonexistent', log: () => {} });
+    const attached = await attachClaudeWebBackend({
+      env: home.env,
+      homeDir: home.homeDir,
+      platform: 'linux',
+      baseUrl: rig.proxy.url,
+      workspaceFolder: '/nonexistent',
+      log: () => {},
+    });
     try {
       assert.equal(rig.proxy.requests.length, 0, 'no policy, environment or GitHub call (the organization came from .claude.json)');
       assert.ok(await until(attached, session.id, 'plan_ready'));
@@ -476,19 +573,32 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     }
   });
 
-  it('the strict server refuses what today\'s client never sends', async () => {
+  it("the strict server refuses what today's client never sends", async () => {
     const b = await open();
     const session = await b.createSession(genericRequest('Add a changelog'));
-    const headers = { authorization: 'Bearer token-valid', 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-client-platform': CLIENT_PLATFORM, 'user-agent': DEFAULT_USER_AGENT };
-    const get = (path: string, h: Record<string, string> = headers) => fetch(rig.proxy.url + path, { headers: h }).then(async (r) => ({ status: r.status, text: await r.text() }));
+    const headers = {
+      authorization: 'Bearer token-valid',
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      'anthropic-client-platform': CLIENT_PLATFORM,
+      'user-agent': DEFAULT_USER_AGENT,
+    };
+    const get = (path: string, h: Record<string, string> = headers) =>
+      fetch(rig.proxy.url + path, { headers: h }).then(async (r) => ({ status: r.status, text: await r.text() }));
     const legacy = await get(`/v1/sessions/session_${session.id.slice(4)}/events`);
     assert.equal(legacy.status, 400);
     assert.match(legacy.text, /sessions_v1_retired/);
     const { 'anthropic-client-platform': _platform, ...noPlatform } = headers;
     assert.match((await get(`/v1/code/sessions/${session.id}`, noPlatform)).text, /missing header anthropic-client-platform/);
     assert.match((await get(`/v1/code/sessions/${session.id}`, { ...headers, 'user-agent': 'node' })).text, /missing header user-agent/);
-    assert.match((await get(`/v1/code/sessions/${session.id}`, { ...headers, 'anthropic-beta': 'ccr-byoc-2025-07-29' })).text, /unexpected header anthropic-beta/);
-    assert.match((await get(`/v1/code/sessions/${session.id}`, { ...headers, 'x-organization-uuid': ORG })).text, /unexpected header x-organization-uuid/);
+    assert.match(
+      (await get(`/v1/code/sessions/${session.id}`, { ...headers, 'anthropic-beta': 'ccr-byoc-2025-07-29' })).text,
+      /unexpected header anthropic-beta/,
+    );
+    assert.match(
+      (await get(`/v1/code/sessions/${session.id}`, { ...headers, 'x-organization-uuid': ORG })).text,
+      /unexpected header x-organization-uuid/,
+    );
     assert.match((await get(`/v1/code/sessions/${session.id}/events`)).text, /sort_order=asc/);
     assert.match((await get(`/v1/code/sessions/${session.id}/events?sort_order=asc&limit=5`)).text, /unexpected query parameter limit/);
   });

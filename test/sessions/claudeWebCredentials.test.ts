@@ -3,7 +3,13 @@ import { createHash } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keychainService, readClaudeCredentials, secureStorageDir, SESSIONS_SCOPE, type CredentialsOptions } from '../../src/sessions/claudeWeb/credentials';
+import {
+  keychainService,
+  readClaudeCredentials,
+  secureStorageDir,
+  SESSIONS_SCOPE,
+  type CredentialsOptions,
+} from '../../src/sessions/claudeWeb/credentials';
 import { ClaudeWebError } from '../../src/sessions/claudeWeb/errors';
 import { readOrganizationFromConfig } from '../../src/sessions/claudeWeb/organization';
 
@@ -136,7 +142,10 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
 
   it('CLAUDE_CODE_OAUTH_TOKEN is not a sessions login: the stored login is used; without one, why and what to do', async () => {
     await writeFile(file, credentialsJson({ accessToken: 'file-token' }));
-    const stored = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_CODE_OAUTH_TOKEN: 'env-token' } });
+    const stored = await readClaudeCredentials({
+      ...options(),
+      env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_CODE_OAUTH_TOKEN: 'env-token' },
+    });
     assert.equal(stored.accessToken, 'file-token');
     assert.equal(stored.source, 'file');
     await rm(file);
@@ -150,7 +159,11 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
   it('CLAUDE_CODE_OAUTH_TOKEN with CLAUDE_CODE_OAUTH_SCOPES naming the sessions scope is used, with no expiry', async () => {
     const creds = await readClaudeCredentials({
       ...options(),
-      env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_CODE_OAUTH_TOKEN: ' env-token ', CLAUDE_CODE_OAUTH_SCOPES: 'user:inference user:sessions:claude_code' },
+      env: {
+        CLAUDE_CONFIG_DIR: configDir,
+        CLAUDE_CODE_OAUTH_TOKEN: ' env-token ',
+        CLAUDE_CODE_OAUTH_SCOPES: 'user:inference user:sessions:claude_code',
+      },
     });
     assert.equal(creds.accessToken, 'env-token');
     assert.equal(creds.source, 'env');
@@ -168,9 +181,17 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
     assert.equal(keychainService({ env }), `Claude Code-credentials-${suffix(secure)}`);
     assert.equal(keychainService({ env: { CLAUDE_CONFIG_DIR: configDir } }), `Claude Code-credentials-${suffix(configDir)}`);
     assert.equal(keychainService({ env: {} }), 'Claude Code-credentials');
-    assert.equal(keychainService({ env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_SECURESTORAGE_CONFIG_DIR: '' } }), 'Claude Code-credentials');
+    assert.equal(
+      keychainService({ env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_SECURESTORAGE_CONFIG_DIR: '' } }),
+      'Claude Code-credentials',
+    );
     const services: string[] = [];
-    await readClaudeCredentials({ ...options(), env: { ...env, USER: 'ada' }, platform: 'darwin', readKeychain: async (service) => (services.push(service), undefined) });
+    await readClaudeCredentials({
+      ...options(),
+      env: { ...env, USER: 'ada' },
+      platform: 'darwin',
+      readKeychain: async (service) => (services.push(service), undefined),
+    });
     assert.deepEqual(services, [`Claude Code-credentials-${suffix(secure)}`]);
   });
 
@@ -206,11 +227,26 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
       await writeFile(file, credentialsJson({ accessToken: 'file-token' }));
       // No entry (exit 44): the file is the fallback.
       // A user name that is not a plain name is written as claude-code-user, as Claude Code does.
-      const fallback = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada lovelace' }, platform: 'darwin' });
+      const fallback = await readClaudeCredentials({
+        ...options(),
+        env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada lovelace' },
+        platform: 'darwin',
+      });
       assert.equal(fallback.accessToken, 'file-token');
-      assert.deepEqual((await readFile(argsFile, 'utf8')).trim().split('\n'), ['find-generic-password', '-s', keychainService({ env: { CLAUDE_CONFIG_DIR: configDir } }), '-a', 'claude-code-user', '-w']);
+      assert.deepEqual((await readFile(argsFile, 'utf8')).trim().split('\n'), [
+        'find-generic-password',
+        '-s',
+        keychainService({ env: { CLAUDE_CONFIG_DIR: configDir } }),
+        '-a',
+        'claude-code-user',
+        '-w',
+      ]);
       await writeFile(entryFile, credentialsJson({ accessToken: 'keychain-token' }));
-      const fromKeychain = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada' }, platform: 'darwin' });
+      const fromKeychain = await readClaudeCredentials({
+        ...options(),
+        env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada' },
+        platform: 'darwin',
+      });
       assert.equal(fromKeychain.accessToken, 'keychain-token');
       assert.equal(fromKeychain.source, 'keychain');
     } finally {
@@ -241,7 +277,10 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
       const lines: string[] = [];
       await writeFile(join(configDir, '.claude.json'), '{not json');
       await writeFile(join(home, '.claude.json'), JSON.stringify({ oauthAccount: { organizationUuid: 'org-home' } }));
-      assert.equal(await readOrganizationFromConfig({ env: { CLAUDE_CONFIG_DIR: configDir }, homeDir: home, log: (l) => lines.push(l) }), 'org-home');
+      assert.equal(
+        await readOrganizationFromConfig({ env: { CLAUDE_CONFIG_DIR: configDir }, homeDir: home, log: (l) => lines.push(l) }),
+        'org-home',
+      );
       assert.match(lines.join('\n'), /not valid JSON/);
       await writeFile(join(home, '.claude.json'), JSON.stringify({ numStartups: 3 }));
       assert.equal(await readOrganizationFromConfig({ env: { CLAUDE_CONFIG_DIR: configDir }, homeDir: home }), undefined);

@@ -25,7 +25,12 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
       upstreamToken: null,
       validTokens: ['token-valid'],
       organizationUuid: ORG,
-      repos: { 'acme/widgets': { app: 'installed' }, 'acme/noapp': { app: 'not_installed' }, 'acme/fresh': { app: 'unknown', resyncTo: 'installed' }, 'acme/fresh-noapp': { app: 'unknown', resyncTo: 'not_installed' } },
+      repos: {
+        'acme/widgets': { app: 'installed' },
+        'acme/noapp': { app: 'not_installed' },
+        'acme/fresh': { app: 'unknown', resyncTo: 'installed' },
+        'acme/fresh-noapp': { app: 'unknown', resyncTo: 'not_installed' },
+      },
     });
   });
   after(async () => {
@@ -59,7 +64,11 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     ...extra,
   });
 
-  async function expectReason(reason: ClaudeWebFailureReason, pattern: RegExp, extra: Partial<EligibilityOptions> = {}): Promise<ClaudeWebError> {
+  async function expectReason(
+    reason: ClaudeWebFailureReason,
+    pattern: RegExp,
+    extra: Partial<EligibilityOptions> = {},
+  ): Promise<ClaudeWebError> {
     try {
       await checkClaudeWebEligibility(options(extra));
     } catch (err) {
@@ -113,7 +122,10 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     await home.writeGlobalConfig(undefined);
     const result = await checkClaudeWebEligibility(options({ env: { ...home.env, CLAUDE_CODE_ORGANIZATION_UUID: ORG } }));
     assert.equal(result.organizationFrom, 'env');
-    assert.equal(proxy.requests.some((r) => r.path === '/api/oauth/profile'), false);
+    assert.equal(
+      proxy.requests.some((r) => r.path === '/api/oauth/profile'),
+      false,
+    );
   });
 
   it('no organization anywhere: organization_unknown, run claude', async () => {
@@ -124,7 +136,10 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
 
   it('1. not logged in (no credentials): says to run claude and log in with a Claude.ai account', async () => {
     await home.writeCredentials(null);
-    const err = await expectReason('not_logged_in', /not logged in with a Claude\.ai account.*Run `claude` once in a terminal \(log in with your Claude\.ai account/);
+    const err = await expectReason(
+      'not_logged_in',
+      /not logged in with a Claude\.ai account.*Run `claude` once in a terminal \(log in with your Claude\.ai account/,
+    );
     assert.equal(err.remedy, 'run_claude');
     assert.equal(proxy.requests.length, 0, 'no request without a login');
   });
@@ -160,9 +175,16 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     proxy.settings.remoteSessionsAllowed = false;
     const notRepo = await makeGitRepo(undefined);
     cleanup.push(notRepo);
-    const err = await expectReason('org_policy', /Cloud sessions are disabled by your organization's policy\. Contact your organization admin/, { workspaceFolder: notRepo });
+    const err = await expectReason(
+      'org_policy',
+      /Cloud sessions are disabled by your organization's policy\. Contact your organization admin/,
+      { workspaceFolder: notRepo },
+    );
     assert.equal(err.remedy, 'contact_admin');
-    assert.deepEqual(proxy.requests.map((r) => r.path), ['/api/claude_code/policy_limits']);
+    assert.deepEqual(
+      proxy.requests.map((r) => r.path),
+      ['/api/claude_code/policy_limits'],
+    );
   });
 
   it('no environment: no anthropic_cloud (a bridge and a byoc are no fallback) says how to create one', async () => {
@@ -170,7 +192,10 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
       { kind: 'bridge', environment_id: 'env_bridge', name: 'laptop' },
       { kind: 'byoc', environment_id: 'env_byoc', name: 'our runners' },
     ];
-    const err = await expectReason('no_environment', /no Anthropic cloud environment.*only laptop \(bridge\), our runners \(byoc\).*Create one at https:\/\/claude\.ai\/code/);
+    const err = await expectReason(
+      'no_environment',
+      /no Anthropic cloud environment.*only laptop \(bridge\), our runners \(byoc\).*Create one at https:\/\/claude\.ai\/code/,
+    );
     assert.equal(err.url, 'https://claude.ai/code');
   });
 
@@ -182,7 +207,9 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
   it('3. the setting names the environment to use; an unknown one is refused with the picker as fix', async () => {
     const chosen = await checkClaudeWebEligibility(options({ environmentId: 'env_byoc' }));
     assert.equal(chosen.environment.environment_id, 'env_byoc');
-    const err = await expectReason('no_environment', /"env_gone" in the setting ultraplan\.claudeWeb\.environmentId.*Choose Backend/, { environmentId: 'env_gone' });
+    const err = await expectReason('no_environment', /"env_gone" in the setting ultraplan\.claudeWeb\.environmentId.*Choose Backend/, {
+      environmentId: 'env_gone',
+    });
     assert.equal(err.remedy, 'choose_environment');
   });
 
@@ -212,7 +239,11 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
   it('6. the Claude GitHub app not installed (or the repository unknown to it)', async () => {
     const noApp = await makeGitRepo('https://github.com/acme/noapp.git');
     cleanup.push(noApp);
-    const err = await expectReason('github_app_not_installed', /Claude GitHub app is not installed on acme\/noapp.*https:\/\/github\.com\/apps\/claude/, { workspaceFolder: noApp });
+    const err = await expectReason(
+      'github_app_not_installed',
+      /Claude GitHub app is not installed on acme\/noapp.*https:\/\/github\.com\/apps\/claude/,
+      { workspaceFolder: noApp },
+    );
     assert.equal(err.remedy, 'install_github_app');
     const unknown = await makeGitRepo('https://github.com/acme/unknown.git');
     cleanup.push(unknown);
@@ -247,7 +278,10 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     assert.match(result.warnings.join('\n'), /points it at github\.com/);
     const elsewhere = await makeGitRepo('git@gitlab-work:acme/widgets.git');
     cleanup.push(elsewhere);
-    await expectReason('no_github_remote', /gitlab-work, not github\.com/, { workspaceFolder: elsewhere, ssh: async () => 'hostname gitlab.com\n' });
+    await expectReason('no_github_remote', /gitlab-work, not github\.com/, {
+      workspaceFolder: elsewhere,
+      ssh: async () => 'hostname gitlab.com\n',
+    });
   });
 
   it('local changes not pushed: eligible, with warnings', async () => {
@@ -257,16 +291,24 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
   });
 
   it('the service unreachable: service_unreachable with Retry', async () => {
-    const err = await expectReason('service_unreachable', /policy could not be read.*Could not reach http:\/\/127\.0\.0\.1:9/, { baseUrl: 'http://127.0.0.1:9' });
+    const err = await expectReason('service_unreachable', /policy could not be read.*Could not reach http:\/\/127\.0\.0\.1:9/, {
+      baseUrl: 'http://127.0.0.1:9',
+    });
     assert.equal(err.remedy, 'retry');
   });
 
   it('listEnvironments for the picker: all environments and the one the rules choose', async () => {
     const listed = await listEnvironments({ env: home.env, homeDir: home.homeDir, platform: 'linux', baseUrl: proxy.url });
-    assert.deepEqual(listed.environments.map((e) => e.environment_id), ['env_bridge', 'env_byoc', 'env_cloud']);
+    assert.deepEqual(
+      listed.environments.map((e) => e.environment_id),
+      ['env_bridge', 'env_byoc', 'env_cloud'],
+    );
     assert.equal(listed.chosen?.environment_id, 'env_cloud');
     assert.equal(listed.organizationUuid, ORG);
     proxy.settings.environments = [{ kind: 'bridge', environment_id: 'env_bridge', name: 'laptop' }];
-    assert.equal((await listEnvironments({ env: home.env, homeDir: home.homeDir, platform: 'linux', baseUrl: proxy.url })).chosen, undefined);
+    assert.equal(
+      (await listEnvironments({ env: home.env, homeDir: home.homeDir, platform: 'linux', baseUrl: proxy.url })).chosen,
+      undefined,
+    );
   });
 });

@@ -10,10 +10,14 @@ import { detectGitRepository, parseRemoteUrl, redactRemoteUrl } from '../../src/
 const exec = promisify(execFile);
 
 async function git(cwd: string, ...args: string[]): Promise<string> {
-  const { stdout } = await exec('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd },
-  });
+  const { stdout } = await exec(
+    'git',
+    ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args],
+    {
+      cwd,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cwd },
+    },
+  );
   return stdout.trim();
 }
 

@@ -101,7 +101,10 @@ describe('SessionsClient', () => {
     server.append('s1', assistant('a'), { type: 'env_manager_log', line: 'x' }, assistant('b'));
     server.append('s1', { type: 'control_response', response: { subtype: 'success', request_id: 'r' } }, assistant('c'));
     const read = await client.readEventsPages('s1', null, { limit: 2 });
-    assert.deepEqual(read.events.map((e) => (e as { message: { content: Array<{ text: string }> } }).message.content[0]?.text), ['a', 'b', 'c']);
+    assert.deepEqual(
+      read.events.map((e) => (e as { message: { content: Array<{ text: string }> } }).message.content[0]?.text),
+      ['a', 'b', 'c'],
+    );
     assert.equal(read.pages, 3);
     assert.equal(read.skipped, 2);
     assert.equal(read.hasMore, false);
@@ -153,7 +156,9 @@ describe('SessionsClient', () => {
     assert.equal(err.status, 401);
     assert.ok(!err.message.includes('sekrit-wrong-token'));
     assert.ok(!err.message.includes(server.token));
-    proxy.addFault({ fault: { kind: 'status', status: 403, body: { type: 'error', error: { type: 'permission_error', message: 'Bearer sekrit echoed' } } } });
+    proxy.addFault({
+      fault: { kind: 'status', status: 403, body: { type: 'error', error: { type: 'permission_error', message: 'Bearer sekrit echoed' } } },
+    });
     const forbidden = await sessionsError(client.getSession('s1'), 'unauthorized');
     assert.ok(!forbidden.message.includes('sekrit'), forbidden.message);
   });
@@ -161,7 +166,13 @@ describe('SessionsClient', () => {
   it('redacts the bare token when a server echoes it in an error message', async () => {
     server.addSession('s1');
     await client.getSession('s1');
-    proxy.addFault({ fault: { kind: 'status', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: `token ${server.token} is not allowed here` } } } });
+    proxy.addFault({
+      fault: {
+        kind: 'status',
+        status: 400,
+        body: { type: 'error', error: { type: 'invalid_request_error', message: `token ${server.token} is not allowed here` } },
+      },
+    });
     const err = await sessionsError(client.getSession('s1'), 'bad_request');
     assert.ok(!err.message.includes(server.token), err.message);
     assert.match(err.message, /token \[redacted\] is not allowed here/);

@@ -24,10 +24,21 @@ const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { p
 const POLL_READS = /^\/v1\/code\/sessions\/[^/]+(\/events)?$/;
 
 /** Polls with a short interval in both modes: retries wait one interval each. */
-async function pollOutcome(rig: Pick<Rig, 'client' | 'backend'>, sessionId: string, extra: { maxConsecutiveFailures?: number; signal?: AbortSignal } = {}) {
+async function pollOutcome(
+  rig: Pick<Rig, 'client' | 'backend'>,
+  sessionId: string,
+  extra: { maxConsecutiveFailures?: number; signal?: AbortSignal } = {},
+) {
   const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
   try {
-    const plan = await pollForApprovedPlan({ sessionId, transport: rig.backend.transport, pollIntervalMs: 100, timeoutMs: 20_000, onPhase: reviewer.onPhase, ...extra });
+    const plan = await pollForApprovedPlan({
+      sessionId,
+      transport: rig.backend.transport,
+      pollIntervalMs: 100,
+      timeoutMs: 20_000,
+      onPhase: reviewer.onPhase,
+      ...extra,
+    });
     await reviewer.settled();
     assert.deepEqual(reviewer.failures, []);
     return plan;
@@ -39,7 +50,10 @@ async function pollOutcome(rig: Pick<Rig, 'client' | 'backend'>, sessionId: stri
 }
 
 function assertApproved(result: ApprovedPlan | UltraplanPollError): asserts result is ApprovedPlan {
-  assert.ok(!(result instanceof UltraplanPollError), `expected an approval, got ${result instanceof Error ? `${result.reason}: ${result.message}` : ''}`);
+  assert.ok(
+    !(result instanceof UltraplanPollError),
+    `expected an approval, got ${result instanceof Error ? `${result.reason}: ${result.message}` : ''}`,
+  );
   assert.equal(result.executionTarget, 'remote');
   assert.match(result.plan, /Add a CHANGELOG/);
 }
@@ -247,7 +261,9 @@ describe('restarts', function () {
         let before: Array<Record<string, unknown>> = [];
         // The decision waits for the restart, so the poll is still following when the server goes away
         // (a loaded machine can otherwise read the whole plan in the first batch and finish first).
-        const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan), after: async () => restarting }]);
+        const reviewer = scriptedReviewer(rig.client, sessionId, [
+          { on: 'plan_ready', decide: (plan) => allow(plan), after: async () => restarting },
+        ]);
         const plan = await pollForApprovedPlan({
           sessionId,
           transport: rig.backend.transport,
@@ -262,7 +278,7 @@ describe('restarts', function () {
               assert.equal(await first.stop(), 0, 'clean shutdown');
               // The server stays gone until the poll has met it so (else a quick restart can fall
               // between two polls, and nothing would show the poll riding out the gap).
-              for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502); ) {
+              for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502);) {
                 if (Date.now() > deadline) throw new Error('no poll reached the stopped server within 20 s');
                 await new Promise((resolve) => setTimeout(resolve, 20));
               }
@@ -278,7 +294,10 @@ describe('restarts', function () {
         const after = await rawEvents(rig.client, sessionId);
         assert.ok(before.length > 0);
         assert.deepEqual(after.slice(0, before.length), before, 'every event from before the restart, unchanged');
-        assert.ok(rig.proxy.requests.some((r) => r.status === 502), 'the poll did see the server gone');
+        assert.ok(
+          rig.proxy.requests.some((r) => r.status === 502),
+          'the poll did see the server gone',
+        );
       } finally {
         await rig.close();
         await second?.stop();

@@ -10,15 +10,7 @@ import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { AGENT_LOST_SUBTYPE, SessionHost } from '../../src/sessions/host';
 import { parseScenario, scriptedAgentFactory } from '../../src/sessions/scriptedAgent';
 import { FileSessionStore } from '../../src/sessions/store';
-import {
-  allEvents,
-  createRequest,
-  pendingPlanRequest,
-  scenarioFactory,
-  toolResults,
-  types,
-  waitForStatus,
-} from './hostTestKit';
+import { allEvents, createRequest, pendingPlanRequest, scenarioFactory, toolResults, types, waitForStatus } from './hostTestKit';
 
 async function rejects(promise: Promise<unknown>, kind: SessionsError['kind'], message: RegExp): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
@@ -69,7 +61,10 @@ describe('SessionHost (in memory)', () => {
     assert.ok(result && !result.isError);
     assert.ok(result.text.includes(`${APPROVED_PLAN_MARKER}${pending.plan}`));
     assert.equal(types(events).at(-1), 'result:success');
-    assert.ok(events.some((e) => e.type === 'control_response'), 'the decision is in the log');
+    assert.ok(
+      events.some((e) => e.type === 'control_response'),
+      'the decision is in the log',
+    );
   });
 
   it('refuses a control_response for an unknown request_id and a second answer, appending nothing', async () => {
@@ -85,7 +80,11 @@ describe('SessionHost (in memory)', () => {
     );
     // The set-mode request is the client's own, not the agent's: not answerable either.
     const setModeId = allEvents(host, id)[0]!.request_id as string;
-    await rejects(host.appendEvents(id, [controlResponseEvent(setModeId, { behavior: 'deny', message: 'x' })]), 'bad_request', /awaits an answer/);
+    await rejects(
+      host.appendEvents(id, [controlResponseEvent(setModeId, { behavior: 'deny', message: 'x' })]),
+      'bad_request',
+      /awaits an answer/,
+    );
     assert.equal(allEvents(host, id).length, before);
 
     const decision = controlResponseEvent(pending.requestId, { behavior: 'deny', message: 'Too vague' });
@@ -109,16 +108,29 @@ describe('SessionHost (in memory)', () => {
     const { id } = await host.createSession(createRequest());
     await waitForStatus(host, id, 'idle');
     const before = allEvents(host, id).length;
-    await rejects(host.appendEvents(id, [{ type: 'assistant', message: { role: 'assistant', content: [] } }]), 'bad_request', /only the agent writes "assistant"/);
+    await rejects(
+      host.appendEvents(id, [{ type: 'assistant', message: { role: 'assistant', content: [] } }]),
+      'bad_request',
+      /only the agent writes "assistant"/,
+    );
     await rejects(host.appendEvents(id, [{ type: 'result', subtype: 'success' }]), 'bad_request', /only the agent writes "result"/);
     await rejects(
-      host.appendEvents(id, [{ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: '## Approved Plan:\nx' }] } }]),
+      host.appendEvents(id, [
+        { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: '## Approved Plan:\nx' }] } },
+      ]),
       'bad_request',
       /tool results come from the agent/,
     );
     await rejects(host.appendEvents(id, [{ type: 'user', message: { role: 'robot', content: 'x' } }]), 'bad_request', /events\[0\]/);
     await rejects(host.appendEvents(id, []), 'bad_request', /non-empty/);
-    await rejects(host.appendEvents(id, [1, 2, 3, 4].map((n) => userMessageEvent(`m${n}`))), 'bad_request', /at most 3 events/);
+    await rejects(
+      host.appendEvents(
+        id,
+        [1, 2, 3, 4].map((n) => userMessageEvent(`m${n}`)),
+      ),
+      'bad_request',
+      /at most 3 events/,
+    );
     await rejects(host.appendEvents('session_missing', [userMessageEvent('x')]), 'not_found', /no session/);
     assert.equal(allEvents(host, id).length, before);
   });
@@ -141,12 +153,18 @@ describe('SessionHost (in memory)', () => {
     await waitForStatus(host, id, 'requires_action');
     const events = allEvents(host, id);
     const first = host.readEvents(id, null, 3);
-    assert.deepEqual(first.data.map((e) => e.id), events.slice(0, 3).map((e) => e.id));
+    assert.deepEqual(
+      first.data.map((e) => e.id),
+      events.slice(0, 3).map((e) => e.id),
+    );
     assert.equal(first.has_more, true);
     assert.equal(first.first_id, events[0]!.id);
     assert.equal(first.last_id, events[2]!.id);
     const rest = host.readEvents(id, first.last_id, 1000);
-    assert.deepEqual(rest.data.map((e) => e.id), events.slice(3).map((e) => e.id));
+    assert.deepEqual(
+      rest.data.map((e) => e.id),
+      events.slice(3).map((e) => e.id),
+    );
     assert.equal(rest.has_more, false);
     const empty = host.readEvents(id, rest.last_id, 10);
     assert.deepEqual(empty, { data: [], has_more: false, first_id: null, last_id: null });
@@ -261,7 +279,10 @@ describe('SessionHost (file store, restarts in process)', () => {
     const texts = allEvents(host, id)
       .filter((e) => e.type === 'assistant')
       .flatMap((e) => (e.message as { content: Array<{ text?: string }> }).content.map((b) => b.text ?? ''));
-    assert.deepEqual(texts.filter((t) => t.startsWith('Step')), ['Step one.', 'Step two, after a pause.']);
+    assert.deepEqual(
+      texts.filter((t) => t.startsWith('Step')),
+      ['Step one.', 'Step two, after a pause.'],
+    );
   });
 
   it('drops a torn last line with a log line and keeps appending after it', async () => {
@@ -273,7 +294,10 @@ describe('SessionHost (file store, restarts in process)', () => {
     await fs.appendFile(path.join(dataDir, 'sessions', id, 'log.jsonl'), '{"t":"event","event":{"type":"assis');
     const lines: string[] = [];
     host = await open('approve.json', (l) => lines.push(l));
-    assert.ok(lines.some((l) => /dropping a torn last line/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => /dropping a torn last line/.test(l)),
+      lines.join('\n'),
+    );
     assert.deepEqual(allEvents(host, id), before);
     await host.appendEvents(id, [userMessageEvent('still here')]);
     await host.close();
@@ -287,7 +311,11 @@ describe('SessionHost (file store, restarts in process)', () => {
     await waitForStatus(host, id, 'requires_action');
     const pending = pendingPlanRequest(allEvents(host, id));
     await host.close();
-    const reopen = () => SessionHost.open({ agentFactory: scriptedAgentFactory(parseScenario({ steps: [{ ask: 'Fresh start?' }] })), store: new FileSessionStore(dataDir) });
+    const reopen = () =>
+      SessionHost.open({
+        agentFactory: scriptedAgentFactory(parseScenario({ steps: [{ ask: 'Fresh start?' }] })),
+        store: new FileSessionStore(dataDir),
+      });
     host = await reopen(); // another scenario: the agent cannot resume
     await waitForStatus(host, id, 'idle');
     const decision = controlResponseEvent(pending.requestId, { behavior: 'allow', updatedInput: { plan: pending.plan } });
@@ -313,7 +341,10 @@ describe('SessionHost (file store, restarts in process)', () => {
     assert.match(String(lost[0]!.message), /could not continue/);
     await host.appendEvents(id, [userMessageEvent('go on')]);
     // The session is idle already; wait for the fresh agent's question itself (bounded).
-    const texts = () => allEvents(reopened, id).flatMap((e) => (e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : []));
+    const texts = () =>
+      allEvents(reopened, id).flatMap((e) =>
+        e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : [],
+      );
     for (let waited = 0; texts().at(-1) !== 'Fresh start?' && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
     assert.equal(texts().at(-1), 'Fresh start?');
     await waitForStatus(host, id, 'idle');
@@ -335,7 +366,9 @@ describe('EmbeddedBackend', () => {
           if (phase !== 'plan_ready') return;
           const pending = pendingPlanRequest(allEvents(host, session.id));
           assert.equal(detail.pendingPlan?.plan, pending.plan);
-          void backend.sendEvents(session.id, [controlResponseEvent(pending.requestId, { behavior: 'allow', updatedInput: { plan: pending.plan } })]);
+          void backend.sendEvents(session.id, [
+            controlResponseEvent(pending.requestId, { behavior: 'allow', updatedInput: { plan: pending.plan } }),
+          ]);
         },
       });
       const result = await approved;

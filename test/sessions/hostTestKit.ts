@@ -66,7 +66,9 @@ export function allEvents(host: SessionHost, id: string): StoredEvent[] {
 /** The newest can_use_tool control_request for ExitPlanMode: its request id and plan. */
 export function pendingPlanRequest(events: readonly StoredEvent[]): { requestId: string; toolUseId: string; plan: string } {
   for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i] as StoredEvent & { request?: { subtype?: string; tool_name?: string; tool_use_id?: string; input?: { plan?: string } } };
+    const e = events[i] as StoredEvent & {
+      request?: { subtype?: string; tool_name?: string; tool_use_id?: string; input?: { plan?: string } };
+    };
     if (e.type === 'control_request' && e.request?.subtype === 'can_use_tool' && e.request.tool_name === EXIT_PLAN_MODE_TOOL) {
       return { requestId: e.request_id as string, toolUseId: e.request.tool_use_id as string, plan: e.request.input?.plan as string };
     }
@@ -82,7 +84,8 @@ export function toolResults(events: readonly StoredEvent[], toolUseId: string): 
     const content = (e.message as { content?: unknown }).content;
     if (!Array.isArray(content)) continue;
     for (const block of content as Array<{ type?: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>) {
-      if (block.type === 'tool_result' && block.tool_use_id === toolUseId) out.push({ text: contentText(block.content), isError: block.is_error === true });
+      if (block.type === 'tool_result' && block.tool_use_id === toolUseId)
+        out.push({ text: contentText(block.content), isError: block.is_error === true });
     }
   }
   return out;
@@ -91,7 +94,9 @@ export function toolResults(events: readonly StoredEvent[], toolUseId: string): 
 export function assistantTexts(events: readonly StoredEvent[]): string[] {
   return events.flatMap((e) =>
     e.type === 'assistant'
-      ? ((e.message as { content: Array<{ type: string; text?: string }> }).content.filter((b) => b.type === 'text').map((b) => b.text as string))
+      ? (e.message as { content: Array<{ type: string; text?: string }> }).content
+          .filter((b) => b.type === 'text')
+          .map((b) => b.text as string)
       : [],
   );
 }

@@ -25,7 +25,9 @@ const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { p
 const deny = (message: string) => ({ behavior: 'deny' as const, message });
 
 /** What an outcome looks like, comparable across modes. */
-type Outcome = { kind: 'plan'; target: 'remote' | 'local'; plan: string; rejectCount: number } | { kind: 'failure'; reason: string; rejectCount: number };
+type Outcome =
+  | { kind: 'plan'; target: 'remote' | 'local'; plan: string; rejectCount: number }
+  | { kind: 'failure'; reason: string; rejectCount: number };
 
 describe('pollForApprovedPlan against the real server', function () {
   this.timeout(60_000);
@@ -46,7 +48,13 @@ describe('pollForApprovedPlan against the real server', function () {
       const reviewer = scriptedReviewer(rig.client, sessionId, steps);
       let result: ApprovedPlan | UltraplanPollError;
       try {
-        result = await pollForApprovedPlan({ sessionId, transport: rig.backend.transport, pollIntervalMs: pollInterval(mode), timeoutMs, onPhase: reviewer.onPhase });
+        result = await pollForApprovedPlan({
+          sessionId,
+          transport: rig.backend.transport,
+          pollIntervalMs: pollInterval(mode),
+          timeoutMs,
+          onPhase: reviewer.onPhase,
+        });
       } catch (err) {
         if (!(err instanceof UltraplanPollError)) throw err;
         result = err;
@@ -82,8 +90,16 @@ describe('pollForApprovedPlan against the real server', function () {
     describe(`over ${mode}`, () => {
       it('approve: the plan as proposed, executed remotely', async () => {
         const { outcome, stats, log } = await run(mode, 'approve', [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
-        assert.deepEqual(outcome, { kind: 'plan', target: 'remote', plan: '# Plan\n\n1. Add a CHANGELOG.md.\n2. Link it from README.md.', rejectCount: 0 });
-        assert.ok(log.some((e) => e.type === 'control_response'), 'the decision is in the log');
+        assert.deepEqual(outcome, {
+          kind: 'plan',
+          target: 'remote',
+          plan: '# Plan\n\n1. Add a CHANGELOG.md.\n2. Link it from README.md.',
+          rejectCount: 0,
+        });
+        assert.ok(
+          log.some((e) => e.type === 'control_response'),
+          'the decision is in the log',
+        );
         streamed(mode, stats);
         same(mode, 'approve', outcome);
       });
@@ -107,7 +123,14 @@ describe('pollForApprovedPlan against the real server', function () {
         assert.match(outcome.kind === 'plan' ? outcome.plan : '', /^# Plan v2/);
         const fedBack = log.some((e) => {
           const content = (e.message as { content?: unknown } | undefined)?.content;
-          return e.type === 'user' && Array.isArray(content) && content.some((b: { type?: string; is_error?: boolean; content?: unknown }) => b.type === 'tool_result' && b.is_error === true && contentText(b.content).includes(feedback));
+          return (
+            e.type === 'user' &&
+            Array.isArray(content) &&
+            content.some(
+              (b: { type?: string; is_error?: boolean; content?: unknown }) =>
+                b.type === 'tool_result' && b.is_error === true && contentText(b.content).includes(feedback),
+            )
+          );
         });
         assert.ok(fedBack, 'the agent received the feedback as the tool_result of its rejected plan');
         same(mode, 'revise', outcome);
@@ -115,7 +138,12 @@ describe('pollForApprovedPlan against the real server', function () {
 
       it('teleport: the plan comes back to run locally', async () => {
         const { outcome } = await run(mode, 'approve', [{ on: 'plan_ready', decide: (plan) => deny(teleportDenyMessage(plan)) }]);
-        assert.deepEqual(outcome, { kind: 'plan', target: 'local', plan: '# Plan\n\n1. Add a CHANGELOG.md.\n2. Link it from README.md.', rejectCount: 0 });
+        assert.deepEqual(outcome, {
+          kind: 'plan',
+          target: 'local',
+          plan: '# Plan\n\n1. Add a CHANGELOG.md.\n2. Link it from README.md.',
+          rejectCount: 0,
+        });
         same(mode, 'teleport', outcome);
       });
 
@@ -126,7 +154,12 @@ describe('pollForApprovedPlan against the real server', function () {
         ]);
         assert.deepEqual(reviewer.phases.slice(0, 1), ['running']);
         assert.ok(reviewer.phases.includes('needs_input'));
-        assert.deepEqual(outcome, { kind: 'plan', target: 'remote', plan: '# Plan\n\n1. Target Node 20 in esbuild.\n2. Update engines in package.json.', rejectCount: 0 });
+        assert.deepEqual(outcome, {
+          kind: 'plan',
+          target: 'remote',
+          plan: '# Plan\n\n1. Target Node 20 in esbuild.\n2. Update engines in package.json.',
+          rejectCount: 0,
+        });
         assert.ok(log.some((e) => e.type === 'user' && (e.message as { content?: unknown }).content === 'Node 20, please.'));
         same(mode, 'question', outcome);
       });

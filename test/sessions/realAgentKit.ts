@@ -83,7 +83,9 @@ export class RealAgentRun {
   }
 
   systemEvents(sessionId: string, subtype: string): Array<Record<string, unknown>> {
-    return this.events(sessionId).filter((event) => event.type === 'system' && (event as { subtype?: string }).subtype === subtype) as Array<Record<string, unknown>>;
+    return this.events(sessionId).filter(
+      (event) => event.type === 'system' && (event as { subtype?: string }).subtype === subtype,
+    ) as Array<Record<string, unknown>>;
   }
 
   app(): Promise<string> {
@@ -165,7 +167,12 @@ export async function planUntilApproved(
 }
 
 /** After approval: follows the execution to its result, allowing each permission the agent asks. */
-export async function executeAllowing(run: RealAgentRun, sessionId: string, approved: Awaited<ReturnType<typeof pollForApprovedPlan>>, timeoutMs: number) {
+export async function executeAllowing(
+  run: RealAgentRun,
+  sessionId: string,
+  approved: Awaited<ReturnType<typeof pollForApprovedPlan>>,
+  timeoutMs: number,
+) {
   const tracker = new ToolPermissionTracker();
   const asked: ToolPermissionRequest[] = [];
   const answers: Array<Promise<void>> = [];
@@ -179,7 +186,11 @@ export async function executeAllowing(run: RealAgentRun, sessionId: string, appr
     onBatch: (events) => {
       for (const request of tracker.ingest(events).opened) {
         asked.push(request);
-        answers.push(run.backend.sendEvents(sessionId, [permissionResponseEvent(request, 'allow')]).then(() => void tracker.markAnswered(request.requestId)));
+        answers.push(
+          run.backend
+            .sendEvents(sessionId, [permissionResponseEvent(request, 'allow')])
+            .then(() => void tracker.markAnswered(request.requestId)),
+        );
       }
     },
   });
@@ -200,7 +211,8 @@ export async function planUntilFailed(run: RealAgentRun, timeoutMs: number): Pro
 }
 
 /** Rounds of a model that only answers HTTP errors. */
-export const failingModel = (count = 50): ScenarioRound[] => Array.from({ length: count }, () => () => ({ error: { status: 503, message: 'scripted: overloaded' } }));
+export const failingModel = (count = 50): ScenarioRound[] =>
+  Array.from({ length: count }, () => () => ({ error: { status: 503, message: 'scripted: overloaded' } }));
 
 /** Once the model was asked (and never answers), kills the agent; the session must fail and say so. */
 export async function crashMidTurn(run: RealAgentRun, timeoutMs: number): Promise<string> {

@@ -27,10 +27,17 @@ describe('request guard (pure)', () => {
     const program = { method: 'POST', headers: { host: '127.0.0.1:1', 'content-type': 'application/json', 'sec-fetch-mode': 'cors' } };
     assert.equal(refuseRequest(program, allowed), null, "Node's fetch adds sec-fetch-mode, which says nothing about a page");
     assert.equal(refuseRequest({ method: 'GET', headers: { host: 'localhost:1', 'sec-fetch-site': 'none' } }, allowed), null);
-    assert.equal(refuseRequest({ ...program, headers: { ...program.headers, origin: 'http://127.0.0.1:1' } }, allowed)?.status, 403, 'even a same-origin page');
+    assert.equal(
+      refuseRequest({ ...program, headers: { ...program.headers, origin: 'http://127.0.0.1:1' } }, allowed)?.status,
+      403,
+      'even a same-origin page',
+    );
     assert.equal(refuseRequest({ ...program, headers: { ...program.headers, 'sec-fetch-site': 'same-origin' } }, allowed)?.status, 403);
     assert.equal(refuseRequest({ ...program, headers: { ...program.headers, host: 'rebind.example:1' } }, allowed)?.status, 403);
-    assert.equal(refuseRequest({ ...program, headers: { ...program.headers, 'content-type': 'text/plain;charset=UTF-8' } }, allowed)?.status, 415);
+    assert.equal(
+      refuseRequest({ ...program, headers: { ...program.headers, 'content-type': 'text/plain;charset=UTF-8' } }, allowed)?.status,
+      415,
+    );
     assert.equal(refuseRequest({ method: 'GET', headers: {} }, allowed)?.status, 400);
     assert.equal(refuseRequest({ method: 'GET', headers: { host: ['127.0.0.1', 'evil'] } }, allowed)?.status, 403);
   });

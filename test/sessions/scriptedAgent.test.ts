@@ -40,12 +40,16 @@ describe('scenario files', () => {
     assert.deepEqual(problems({ steps: [{ say: 'ok' }, { shout: 'x' }] }), [
       'steps[1]: unknown step; a step has exactly one of "say", "tool", "ask", "plan", "fail", "sleep" (keys: shout)',
     ]);
-    assert.deepEqual(problems({ steps: [{ say: 'x', ask: 'y' }] }), ['steps[0]: a step has exactly one of say/tool/ask/plan/fail/sleep, this one has say and ask']);
+    assert.deepEqual(problems({ steps: [{ say: 'x', ask: 'y' }] }), [
+      'steps[0]: a step has exactly one of say/tool/ask/plan/fail/sleep, this one has say and ask',
+    ]);
     assert.match(problems({ steps: [{ fail: 'oops' }] })[0]!, /^steps\[0\] \(fail\)\.fail: /);
     assert.match(problems({ steps: [{ sleep: -5 }] })[0]!, /^steps\[0\] \(sleep\)\.sleep: /);
     assert.match(problems({ steps: [{ say: 'x', delay: 3 }] })[0]!, /^steps\[0\] \(say\).*delay/);
     assert.match(problems({ steps: [{ tool: 'Read', input: {} }] })[0]!, /^steps\[0\] \(tool\)\.result: /);
-    assert.deepEqual(problems({ steps: [{ tool: 'ExitPlanMode', result: 'x' }] }), ['steps[0] (tool): use a "plan" step to call ExitPlanMode']);
+    assert.deepEqual(problems({ steps: [{ tool: 'ExitPlanMode', result: 'x' }] }), [
+      'steps[0] (tool): use a "plan" step to call ExitPlanMode',
+    ]);
     assert.deepEqual(problems({ steps: [{ say: 'x' }], onApprove: [{ plan: 'again' }] }), [
       'onApprove[0] (plan): not allowed in onApprove; it may hold say, tool, sleep, fail',
     ]);
@@ -60,7 +64,10 @@ describe('scenario files', () => {
     const dir = tempDir();
     const bad = path.join(dir, 'bad.json');
     await fs.writeFile(bad, '{"steps": [');
-    await assert.rejects(loadScenarioFile(bad), (err: Error) => err instanceof ScenarioError && err.message.includes(bad) && /not valid JSON/.test(err.message));
+    await assert.rejects(
+      loadScenarioFile(bad),
+      (err: Error) => err instanceof ScenarioError && err.message.includes(bad) && /not valid JSON/.test(err.message),
+    );
     await assert.rejects(loadScenarioFile(path.join(dir, 'none.json')), /ENOENT/);
   });
 
@@ -68,7 +75,9 @@ describe('scenario files', () => {
     const dir = tempDir();
     const file = path.join(dir, 'broken.json');
     await fs.writeFile(file, JSON.stringify({ steps: [{ say: 'hi' }, { plan: 'x' }, { fail: 'because' }] }));
-    const run = await runServerCli(['--port', '0', '--data-dir', dir, '--agent', `scripted:${file}`], { env: { ULTRAPLAN_SERVER_TOKEN: 't' } });
+    const run = await runServerCli(['--port', '0', '--data-dir', dir, '--agent', `scripted:${file}`], {
+      env: { ULTRAPLAN_SERVER_TOKEN: 't' },
+    });
     assert.equal(run.code, 2);
     assert.match(run.stderr, /steps\[2\] \(fail\)\.fail/);
     assert.equal(run.stdout, '');
@@ -119,7 +128,11 @@ describe('ScriptedAgent behind the real server', function () {
     const first = await decide(server, id, { behavior: 'deny', message: feedback });
     let events = await waitForEvents(server, id, (e) => planRequests(e) === 2);
     await waitForStatus(server, id, 'requires_action');
-    assert.deepEqual(toolResults(events, first.toolUseId), [{ text: feedback, isError: true }], 'the reviewer’s words, verbatim, in the agent’s log');
+    assert.deepEqual(
+      toolResults(events, first.toolUseId),
+      [{ text: feedback, isError: true }],
+      'the reviewer’s words, verbatim, in the agent’s log',
+    );
     const second = pendingPlanRequest(events);
     assert.notEqual(second.requestId, first.requestId);
     assert.match(second.plan, /Plan v2/);
@@ -184,7 +197,11 @@ describe('ScriptedAgent behind the real server', function () {
     const server = await serve('demo.json');
     const id = await createSession(server, 'Add rate limiting to the public API');
     await waitForStatus(server, id, 'idle');
-    assert.equal((await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [userMessageEvent('Per API key; add an in-memory fallback.')] })).status, 200);
+    assert.equal(
+      (await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [userMessageEvent('Per API key; add an in-memory fallback.')] }))
+        .status,
+      200,
+    );
     await waitForStatus(server, id, 'requires_action');
     const first = await decide(server, id, { behavior: 'deny', message: 'Needs the in-memory fallback and a configurable limit.' });
     const events = await waitForEvents(server, id, (e) => planRequests(e) === 2);
@@ -199,17 +216,25 @@ describe('ScriptedAgent behind the real server', function () {
     await decide(server, id, { behavior: 'allow', updatedInput: { plan: second.plan } });
     await waitForStatus(server, id, 'idle');
     const final = await allEvents(server, id);
-    assert.equal(assistantTexts(final).at(-1), 'Demo: the plan is approved. A real agent would now carry it out; the demo changes nothing.');
-    const tools = final.flatMap((e) => (e.type === 'assistant' ? e.message.content.filter((b: { type: string }) => b.type === 'tool_use') : []));
+    assert.equal(
+      assistantTexts(final).at(-1),
+      'Demo: the plan is approved. A real agent would now carry it out; the demo changes nothing.',
+    );
+    const tools = final.flatMap((e) =>
+      e.type === 'assistant' ? e.message.content.filter((b: { type: string }) => b.type === 'tool_use') : [],
+    );
     for (const tool of tools.filter((t: { name: string }) => t.name !== 'ExitPlanMode')) {
       assert.equal(toolResults(final, tool.id).length, 1, `tool ${tool.name} has its result`);
     }
   });
 });
 
-describe('taskFromPrompt: the task the demo plans, in the prompt\'s words', () => {
+describe("taskFromPrompt: the task the demo plans, in the prompt's words", () => {
   it('takes the first non-empty line, spaces collapsed, without a closing full stop', () => {
-    assert.equal(taskFromPrompt('\n  Add   a dark theme to the settings page.\n\n(From src/ui.ts:3-9.)'), 'Add a dark theme to the settings page');
+    assert.equal(
+      taskFromPrompt('\n  Add   a dark theme to the settings page.\n\n(From src/ui.ts:3-9.)'),
+      'Add a dark theme to the settings page',
+    );
   });
 
   it('cuts a long line at a word boundary and marks the cut', () => {

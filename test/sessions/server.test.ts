@@ -22,7 +22,16 @@ describe('ultraplan-server over HTTP', function () {
     assert.equal(created.status, 200);
     assert.match(created.headers.get('content-type') ?? '', /^application\/json/);
     const id = created.body.id as string;
-    assert.deepEqual(Object.keys(created.body).sort(), ['created_at', 'environment_id', 'id', 'session_context', 'session_status', 'title', 'type', 'updated_at']);
+    assert.deepEqual(Object.keys(created.body).sort(), [
+      'created_at',
+      'environment_id',
+      'id',
+      'session_context',
+      'session_status',
+      'title',
+      'type',
+      'updated_at',
+    ]);
     assert.equal(created.body.title, 'ultraplan: changelog');
     assert.equal(created.body.session_status, 'running');
     assert.deepEqual(created.body.session_context, { sources: [], outcomes: [], model: 'scripted' });
@@ -70,9 +79,20 @@ describe('ultraplan-server over HTTP', function () {
     const sessionsBefore = (await call(server, 'GET', '/v1/sessions')).body.data.length;
     const eventsBefore = await allEvents(server, id);
 
-    assertError(await call(server, 'GET', `/v1/sessions/${id}`, undefined, { headers: {} }), 401, 'authentication_error', /missing bearer token/);
     assertError(
-      await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [userMessageEvent('x')] }, { headers: server.headers({ authorization: 'Bearer wrong' }) }),
+      await call(server, 'GET', `/v1/sessions/${id}`, undefined, { headers: {} }),
+      401,
+      'authentication_error',
+      /missing bearer token/,
+    );
+    assertError(
+      await call(
+        server,
+        'POST',
+        `/v1/sessions/${id}/events`,
+        { events: [userMessageEvent('x')] },
+        { headers: server.headers({ authorization: 'Bearer wrong' }) },
+      ),
       401,
       'authentication_error',
       /refused/,
@@ -83,17 +103,44 @@ describe('ultraplan-server over HTTP', function () {
     const wrongMethod = await call(server, 'DELETE', `/v1/sessions/${id}`);
     assertError(wrongMethod, 405, 'method_not_allowed_error', /allowed: GET/);
     assert.equal(wrongMethod.headers.get('allow'), 'GET');
-    assertError(await call(server, 'POST', '/v1/sessions', undefined, { raw: '{"title": "x", "events": [' }), 400, 'invalid_request_error', /not valid JSON/);
-    assertError(await call(server, 'POST', `/v1/sessions/${id}/events`, undefined, { raw: 'nope' }), 400, 'invalid_request_error', /not valid JSON/);
+    assertError(
+      await call(server, 'POST', '/v1/sessions', undefined, { raw: '{"title": "x", "events": [' }),
+      400,
+      'invalid_request_error',
+      /not valid JSON/,
+    );
+    assertError(
+      await call(server, 'POST', `/v1/sessions/${id}/events`, undefined, { raw: 'nope' }),
+      400,
+      'invalid_request_error',
+      /not valid JSON/,
+    );
     assertError(await call(server, 'POST', '/v1/sessions', { events: [] }), 400, 'invalid_request_error', /title/);
-    assertError(await call(server, 'POST', '/v1/sessions', { title: 'x', events: [{ type: 'event', data: { no: 'type' } }] }), 400, 'invalid_request_error', /invalid session request/);
+    assertError(
+      await call(server, 'POST', '/v1/sessions', { title: 'x', events: [{ type: 'event', data: { no: 'type' } }] }),
+      400,
+      'invalid_request_error',
+      /invalid session request/,
+    );
     assertError(await call(server, 'POST', `/v1/sessions/${id}/events`, { events: 'many' }), 400, 'invalid_request_error', /events/);
-    assertError(await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [{ type: 'assistant', message: { role: 'assistant', content: [] } }] }), 400, 'invalid_request_error', /only the agent/);
+    assertError(
+      await call(server, 'POST', `/v1/sessions/${id}/events`, {
+        events: [{ type: 'assistant', message: { role: 'assistant', content: [] } }],
+      }),
+      400,
+      'invalid_request_error',
+      /only the agent/,
+    );
     assertError(await call(server, 'GET', `/v1/sessions/${id}/events?limit=0`), 400, 'invalid_request_error', /limit/);
     assertError(await call(server, 'GET', `/v1/sessions/${id}/events?limit=abc`), 400, 'invalid_request_error', /limit/);
     const huge = { events: [userMessageEvent('x'.repeat(2 * 1024 * 1024))] };
     assertError(await call(server, 'POST', `/v1/sessions/${id}/events`, huge), 413, 'request_too_large', /exceeds/);
-    assertError(await call(server, 'POST', '/v1/sessions', { ...createRequest(), padding: 'x'.repeat(2 * 1024 * 1024) }), 413, 'request_too_large', /exceeds/);
+    assertError(
+      await call(server, 'POST', '/v1/sessions', { ...createRequest(), padding: 'x'.repeat(2 * 1024 * 1024) }),
+      413,
+      'request_too_large',
+      /exceeds/,
+    );
     // Without a content-length (chunked), the limit holds too and the client still gets its 413.
     let chunks = 0;
     const chunked = await fetch(`${server.url}/v1/sessions/${id}/events`, {
@@ -109,7 +156,9 @@ describe('ultraplan-server over HTTP', function () {
     } as RequestInit);
     assertError({ status: chunked.status, body: await chunked.json() }, 413, 'request_too_large', /exceeds 1048576 bytes/);
     assertError(
-      await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [controlResponseEvent('req_unknown', { behavior: 'deny', message: 'no' })] }),
+      await call(server, 'POST', `/v1/sessions/${id}/events`, {
+        events: [controlResponseEvent('req_unknown', { behavior: 'deny', message: 'no' })],
+      }),
       400,
       'invalid_request_error',
       /no control_request req_unknown awaits an answer/,
@@ -125,7 +174,12 @@ describe('ultraplan-server over HTTP', function () {
 
     assert.equal((await call(server, 'POST', `/v1/sessions/${id}/archive`, {})).status, 200);
     const afterArchive = await allEvents(server, id);
-    assertError(await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [userMessageEvent('hello?')] }), 409, 'conflict_error', /archived/);
+    assertError(
+      await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [userMessageEvent('hello?')] }),
+      409,
+      'conflict_error',
+      /archived/,
+    );
     assertError(await call(server, 'POST', `/v1/sessions/${id}/archive`, {}), 409, 'conflict_error', /already archived/);
     assert.deepEqual(await allEvents(server, id), afterArchive);
   });
@@ -134,7 +188,10 @@ describe('ultraplan-server over HTTP', function () {
     const marker = `/v1/sessions/session_logline_${Date.now()}`;
     await call(server, 'GET', marker);
     await new Promise((r) => setTimeout(r, 50));
-    const lines = server.stderr().split('\n').filter((l) => l.includes(marker));
+    const lines = server
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes(marker));
     assert.equal(lines.length, 1);
     assert.match(lines[0]!, /GET \/v1\/sessions\/session_logline_\d+ 404 [\d.]+ms$/);
     assert.ok(server.token && !server.stderr().includes(server.token), 'the token never reaches the log');
@@ -166,7 +223,9 @@ describe('ultraplan-server CLI', function () {
     const unknownFlag = await runServerCli([...base, '--bogus'], { env: { ULTRAPLAN_SERVER_TOKEN: 't' } });
     assert.equal(unknownFlag.code, 2);
     assert.match(unknownFlag.stderr, /bogus/);
-    const badAgent = await runServerCli(['--port', '0', '--data-dir', dataDir, '--agent', 'telepathic:x'], { env: { ULTRAPLAN_SERVER_TOKEN: 't' } });
+    const badAgent = await runServerCli(['--port', '0', '--data-dir', dataDir, '--agent', 'telepathic:x'], {
+      env: { ULTRAPLAN_SERVER_TOKEN: 't' },
+    });
     assert.equal(badAgent.code, 2);
     assert.match(badAgent.stderr, /unknown agent "telepathic:x"; expected one of: scripted:FILE/);
   });
@@ -186,7 +245,10 @@ describe('ultraplan-server CLI', function () {
     try {
       assert.match(withFile.stderr(), /WARNING: --token-file \S+ can be read by other users \(mode 644\); chmod 600 it/);
       assertError(await call(withFile, 'GET', '/v1/sessions', undefined, { headers: {} }), 401, 'authentication_error', /missing/);
-      assert.equal((await call(withFile, 'GET', '/v1/sessions', undefined, { headers: { authorization: 'Bearer file-token-123' } })).status, 200);
+      assert.equal(
+        (await call(withFile, 'GET', '/v1/sessions', undefined, { headers: { authorization: 'Bearer file-token-123' } })).status,
+        200,
+      );
     } finally {
       await withFile.stop();
     }
@@ -239,11 +301,20 @@ describe('ultraplan-server restarts', function () {
         const afterRunning = await allEvents(second, running);
         assert.deepEqual(afterDone.slice(0, seenDone.length), seenDone, 'every event seen before the restart is still there, in order');
         assert.deepEqual(afterRunning.slice(0, seenRunning.length), seenRunning);
-        assert.ok(afterDone.some((e) => e.type === 'control_response'), 'the acknowledged decision survived');
+        assert.ok(
+          afterDone.some((e) => e.type === 'control_response'),
+          'the acknowledged decision survived',
+        );
         // The running session's agent resumes and reaches its plan.
         await waitForStatus(second, running, 'requires_action', 15_000);
-        const texts = (await allEvents(second, running)).flatMap((e) => (e.type === 'assistant' ? e.message.content.map((b: { text?: string }) => b.text ?? '') : []));
-        assert.deepEqual(texts.filter((t: string) => t.startsWith('Step')), ['Step one.', 'Step two, after a pause.'], 'no step repeated or skipped');
+        const texts = (await allEvents(second, running)).flatMap((e) =>
+          e.type === 'assistant' ? e.message.content.map((b: { text?: string }) => b.text ?? '') : [],
+        );
+        assert.deepEqual(
+          texts.filter((t: string) => t.startsWith('Step')),
+          ['Step one.', 'Step two, after a pause.'],
+          'no step repeated or skipped',
+        );
         // The denied session went on to its next step and finished its script.
         await waitForStatus(second, done, 'idle', 15_000);
       } finally {

@@ -36,7 +36,10 @@ describe('agents get no token of ours', function () {
     const pid = Number(started?.pid);
     assert.ok(pid > 0);
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    assert.ok(environ.some((entry) => entry.startsWith('PATH=')), 'the agent still gets the ordinary environment');
+    assert.ok(
+      environ.some((entry) => entry.startsWith('PATH=')),
+      'the agent still gets the ordinary environment',
+    );
     assert.ok(!environ.some((entry) => entry.startsWith('ULTRAPLAN_SERVER_TOKEN=')));
     assert.ok(!environ.join('\n').includes(token), 'the token reached the agent');
   });

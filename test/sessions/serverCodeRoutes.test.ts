@@ -23,14 +23,21 @@ describe('ultraplan-server: the /v1/code/sessions wire', function () {
   });
 
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
-    const response = await fetch(server.url + path, { method, headers: server.headers({ 'content-type': 'application/json' }), body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(server.url + path, {
+      method,
+      headers: server.headers({ 'content-type': 'application/json' }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: response.status, json: (await response.json()) as Record<string, unknown> };
   };
 
   async function create(): Promise<string> {
     const created = await call('POST', '/v1/code/sessions', {
       title: 'ultraplan: wire',
-      events: [{ payload: { ...setPlanModeEvent('set-mode-w'), uuid: 'c-1' } }, { payload: { ...userMessageEvent('Change the build target'), uuid: 'c-2' } }],
+      events: [
+        { payload: { ...setPlanModeEvent('set-mode-w'), uuid: 'c-1' } },
+        { payload: { ...userMessageEvent('Change the build target'), uuid: 'c-2' } },
+      ],
       config: { sources: [], outcomes: [], model: 'scripted' },
     });
     assert.equal(created.status, 200, JSON.stringify(created.json));
@@ -68,12 +75,22 @@ describe('ultraplan-server: the /v1/code/sessions wire', function () {
     }
     const { items, pages, cursors } = await readAll(id, 2);
     assert.ok(items.length >= 3 && pages >= 2, `${items.length} items in ${pages} pages`);
-    assert.deepEqual(items.map((i) => i.sequence_num), items.map((_, n) => n + 1), 'sequence numbers from 1, in order');
-    assert.deepEqual(items.slice(0, 2).map((i) => i.payload.uuid), ['c-1', 'c-2'], 'the uuids sent are kept');
+    assert.deepEqual(
+      items.map((i) => i.sequence_num),
+      items.map((_, n) => n + 1),
+      'sequence numbers from 1, in order',
+    );
+    assert.deepEqual(
+      items.slice(0, 2).map((i) => i.payload.uuid),
+      ['c-1', 'c-2'],
+      'the uuids sent are kept',
+    );
     assert.equal(cursors.at(-1), null);
     assert.equal('id' in items[0]!.payload, false, 'the payload is the event as sent, without our internal id');
 
-    const sent = await call('POST', `/v1/code/sessions/${id}/events`, { events: [{ payload: { ...userMessageEvent('Node 20'), uuid: 'r-1' } }] });
+    const sent = await call('POST', `/v1/code/sessions/${id}/events`, {
+      events: [{ payload: { ...userMessageEvent('Node 20'), uuid: 'r-1' } }],
+    });
     assert.equal(sent.status, 200);
     const results = sent.json.results as Array<{ sequence_num: number; duplicate: boolean }>;
     assert.equal(results.length, 1);
@@ -107,7 +124,10 @@ describe('ultraplan-server: the /v1/code/sessions wire', function () {
     const id = await create();
     const { items } = await readAll(id, 100);
     const controller = new AbortController();
-    const response = await fetch(`${server.url}/v1/code/sessions/${id}/events/stream?from_sequence_num=1`, { headers: server.headers({ accept: 'text/event-stream' }), signal: controller.signal });
+    const response = await fetch(`${server.url}/v1/code/sessions/${id}/events/stream?from_sequence_num=1`, {
+      headers: server.headers({ accept: 'text/event-stream' }),
+      signal: controller.signal,
+    });
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -121,7 +141,11 @@ describe('ultraplan-server: the /v1/code/sessions wire', function () {
     const frames = text.split('\n\n').filter((f) => f.includes('event: client_event'));
     const ids = frames.map((f) => Number(/^id: (\d+)$/m.exec(f)?.[1]));
     assert.ok(ids.length >= items.length - 1, `${ids.length} frames`);
-    assert.deepEqual(ids, ids.map((_, n) => n + 2), 'everything after sequence number 1, in order');
+    assert.deepEqual(
+      ids,
+      ids.map((_, n) => n + 2),
+      'everything after sequence number 1, in order',
+    );
     const first = frames[0]!;
     assert.match(first, /^event: client_event\nid: 2\ndata: /m);
     const data = JSON.parse(first.slice(first.indexOf('data: ') + 6)) as Item;

@@ -81,7 +81,10 @@ describe('FileSessionStore: a batch starts on a fresh line', () => {
     const store = new FileSessionStore(dataDir, { fsync: false, log: (l) => logLines.push(l) });
     const id = 'session_freshline';
     await store.create({ id, title: 't', created_at: new Date().toISOString(), environment_id: null, session_context: null });
-    const event = (n: number): LogRecord => ({ t: 'event', event: { type: 'user', id: `e_${String(n).padStart(12, '0')}`, message: { role: 'user', content: `m${n}` } } });
+    const event = (n: number): LogRecord => ({
+      t: 'event',
+      event: { type: 'user', id: `e_${String(n).padStart(12, '0')}`, message: { role: 'user', content: `m${n}` } },
+    });
     await store.append(id, [event(1)]);
     await fs.appendFile(journalOf(dataDir, id), '{"t":"event","event":{"type":"user","id":"e_0000000000');
     await store.append(id, [event(2), event(3)]);
@@ -152,12 +155,31 @@ describe('ultraplan-server journal: a line damaged on disk is detected', functio
     const createdAt = '2026-11-01T10:00:00.000Z';
     await fs.writeFile(
       path.join(dir, 'meta.json'),
-      JSON.stringify({ id, title: 'ultraplan: legacy', created_at: createdAt, environment_id: null, session_context: null, agent_label: 'old' }),
+      JSON.stringify({
+        id,
+        title: 'ultraplan: legacy',
+        created_at: createdAt,
+        environment_id: null,
+        session_context: null,
+        agent_label: 'old',
+      }),
     );
     const legacy = [
-      { t: 'event', event: { type: 'user', id: 'e_000000000001', message: { role: 'user', content: 'Plan the legacy thing' } }, at: createdAt },
+      {
+        t: 'event',
+        event: { type: 'user', id: 'e_000000000001', message: { role: 'user', content: 'Plan the legacy thing' } },
+        at: createdAt,
+      },
       { t: 'status', status: 'running', at: createdAt },
-      { t: 'event', event: { type: 'assistant', id: 'e_000000000002', message: { role: 'assistant', content: [{ type: 'text', text: 'Which version?' }] } }, at: createdAt },
+      {
+        t: 'event',
+        event: {
+          type: 'assistant',
+          id: 'e_000000000002',
+          message: { role: 'assistant', content: [{ type: 'text', text: 'Which version?' }] },
+        },
+        at: createdAt,
+      },
       { t: 'status', status: 'idle', at: createdAt },
       { t: 'checkpoint', state: null },
     ];
@@ -165,7 +187,10 @@ describe('ultraplan-server journal: a line damaged on disk is detected', functio
 
     const first = await startServer({ scenario: example('approve.json'), dataDir });
     try {
-      assert.deepEqual((await allEvents(first, id)).map((e) => e.id), ['e_000000000001', 'e_000000000002']);
+      assert.deepEqual(
+        (await allEvents(first, id)).map((e) => e.id),
+        ['e_000000000001', 'e_000000000002'],
+      );
       assert.equal((await call(first, 'GET', `/v1/sessions/${id}`)).body.session_status, 'idle');
       assert.doesNotMatch(first.stderr(), /damaged/);
       assert.equal((await call(first, 'POST', `/v1/sessions/${id}/archive`, {})).status, 200);

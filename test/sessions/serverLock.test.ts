@@ -37,7 +37,11 @@ describe('ultraplan-server: one server per data directory, however many start at
       if (round === 1) await fs.rm(path.join(dataDir, 'server.lock')); // one round on a fresh directory
       const { winners, refusals } = await race(dataDir, token);
       try {
-        assert.equal(winners.length, 1, `round ${round}: ${winners.length} servers serve one data directory (pids ${winners.map((w) => w.pid).join(', ')})`);
+        assert.equal(
+          winners.length,
+          1,
+          `round ${round}: ${winners.length} servers serve one data directory (pids ${winners.map((w) => w.pid).join(', ')})`,
+        );
         assert.equal(refusals.length, RACERS - 1);
         for (const refusal of refusals) assert.match(refusal, /is in use by another ultraplan-server \(pid \d+\)/, refusal);
         const winner = winners[0] as ServerProcess;

@@ -25,8 +25,15 @@ describe('ultraplan-server event stream (SSE)', function () {
     });
     assert.equal(status, 200);
     assert.match(contentType ?? '', /^text\/event-stream/);
-    assert.deepEqual(eventIds(frames), stored.map((e) => e.id));
-    assert.deepEqual(frames.filter((f) => f.kind === 'event').map((f) => f.data), stored, 'each data line is the stored event');
+    assert.deepEqual(
+      eventIds(frames),
+      stored.map((e) => e.id),
+    );
+    assert.deepEqual(
+      frames.filter((f) => f.kind === 'event').map((f) => f.data),
+      stored,
+      'each data line is the stored event',
+    );
     const statusIndex = frames.findIndex((f) => f.kind === 'status');
     assert.equal(statusIndex, stored.length, 'the status frame follows the backlog');
     assert.deepEqual(frames[statusIndex]!.data, { session_status: 'requires_action' });
@@ -40,9 +47,15 @@ describe('ultraplan-server event stream (SSE)', function () {
     const cursor = stored[3].id as string;
 
     const byQuery = await readStream(server, id, { afterId: cursor, until: (f) => f.some((x) => x.kind === 'status') });
-    assert.deepEqual(eventIds(byQuery.frames), stored.slice(4).map((e) => e.id));
+    assert.deepEqual(
+      eventIds(byQuery.frames),
+      stored.slice(4).map((e) => e.id),
+    );
     const byHeader = await readStream(server, id, { lastEventId: cursor, until: (f) => f.some((x) => x.kind === 'status') });
-    assert.deepEqual(eventIds(byHeader.frames), stored.slice(4).map((e) => e.id));
+    assert.deepEqual(
+      eventIds(byHeader.frames),
+      stored.slice(4).map((e) => e.id),
+    );
 
     // Live: open at the end of the log, then decide; the stream carries the rest and the statuses.
     const pending = pendingPlanRequest(stored);
@@ -57,7 +70,11 @@ describe('ultraplan-server event stream (SSE)', function () {
     assert.equal(sent.status, 200);
     const { frames } = await live;
     const after = await allEvents(server, id);
-    assert.deepEqual(eventIds(frames), after.slice(stored.length).map((e) => e.id), 'every new event once, in order');
+    assert.deepEqual(
+      eventIds(frames),
+      after.slice(stored.length).map((e) => e.id),
+      'every new event once, in order',
+    );
     assert.deepEqual(
       frames.filter((f) => f.kind === 'status').map((f) => f.data.session_status),
       ['requires_action', 'running', 'idle'],

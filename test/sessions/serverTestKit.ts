@@ -7,7 +7,7 @@ import { createRequest } from './hostTestKit';
 
 export interface Answer {
   status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+  body: any;
   headers: Headers;
 }
 

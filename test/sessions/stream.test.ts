@@ -21,7 +21,13 @@ async function eventually(check: () => boolean, what: string, boundMs = 5_000): 
 }
 
 /** Reads the way the poller does (status, events, wait) until `count` events have arrived. */
-async function readUntil(transport: StreamingTransport, sessionId: string, count: number, signal?: AbortSignal, from: string | null = null) {
+async function readUntil(
+  transport: StreamingTransport,
+  sessionId: string,
+  count: number,
+  signal?: AbortSignal,
+  from: string | null = null,
+) {
   const events: unknown[] = [];
   let cursor: string | null = from;
   for (let round = 0; round < 500 && events.length < count; round++) {
@@ -70,7 +76,11 @@ describe('StreamingTransport', () => {
     // The stream carries no status (as on the service): status reads stay on HTTP, event reads do not.
     server.setStatus('s1', 'idle');
     assert.equal(await transport.getStatus('s1'), 'idle');
-    assert.deepEqual(proxy.requests.map((r) => r.path), ['/v1/code/sessions/s1'], 'only the status went over HTTP while the stream is live');
+    assert.deepEqual(
+      proxy.requests.map((r) => r.path),
+      ['/v1/code/sessions/s1'],
+      'only the status went over HTTP while the stream is live',
+    );
     const stats = transport.streamStats('s1');
     assert.equal(stats?.readsOverHttp, 1);
     assert.equal(stats?.readsFromStream, 1);
@@ -81,7 +91,12 @@ describe('StreamingTransport', () => {
     server.addSession('s1');
     const read0 = await transport.readEvents('s1', null);
     await eventually(() => transport.streamStats('s1')?.mode === 'open', 'stream open');
-    const ids = server.append('s1', { type: 'control_response', response: { subtype: 'success', request_id: 'r' } }, { type: 'env_manager_log' }, assistant('kept'));
+    const ids = server.append(
+      's1',
+      { type: 'control_response', response: { subtype: 'success', request_id: 'r' } },
+      { type: 'env_manager_log' },
+      assistant('kept'),
+    );
     await eventually(() => transport.streamStats('s1') !== undefined && server.openStreams === 1, 'stream');
     const { events, cursor } = await (async () => {
       let got: { events: unknown[]; lastId: string | null } = { events: [], lastId: read0.lastId };
@@ -113,7 +128,10 @@ describe('StreamingTransport', () => {
       events.push(...read.events);
       cursor = read.cursor;
     }
-    assert.deepEqual(events.map(textOf), Array.from({ length: 12 }, (_, i) => `m${i}`));
+    assert.deepEqual(
+      events.map(textOf),
+      Array.from({ length: 12 }, (_, i) => `m${i}`),
+    );
     const streams = proxy.requests.filter((r) => r.path.endsWith('/events/stream'));
     assert.ok(streams.length >= 3, `reconnected (${streams.length} stream requests; ${JSON.stringify(transport.streamStats('s1'))})`);
     const ids = server.sessions.get('s1')?.events.map((e) => e.id) ?? [];

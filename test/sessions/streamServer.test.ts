@@ -47,7 +47,14 @@ describe('event stream against the real server', function () {
       assert.deepEqual(reviewer.failures, []);
       assert.equal(approved.rejectCount, 1);
       assert.match(approved.plan, /revision 2/);
-      const finished = await followUntilResult({ sessionId, transport: rig.backend.transport, scanner: approved.scanner, initialCursor: approved.cursor, timeoutMs: 30_000, onBatch: (events) => fed.push(...events) });
+      const finished = await followUntilResult({
+        sessionId,
+        transport: rig.backend.transport,
+        scanner: approved.scanner,
+        initialCursor: approved.cursor,
+        timeoutMs: 30_000,
+        onBatch: (events) => fed.push(...events),
+      });
       assert.equal(finished.subtype, 'success');
 
       // What the scanner was fed is exactly the log minus the skipped types: no gap, no duplicate.
@@ -69,7 +76,13 @@ describe('event stream against the real server', function () {
       rig.proxy.addFault({ path: '/events/stream', times: Infinity, fault: { kind: 'status', status: 404 } });
       const sessionId = await createPlanSession(rig);
       const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
-      const approved = await pollForApprovedPlan({ sessionId, transport: rig.backend.transport, pollIntervalMs: 100, timeoutMs: 20_000, onPhase: reviewer.onPhase });
+      const approved = await pollForApprovedPlan({
+        sessionId,
+        transport: rig.backend.transport,
+        pollIntervalMs: 100,
+        timeoutMs: 20_000,
+        onPhase: reviewer.onPhase,
+      });
       assert.match(approved.plan, /Add a CHANGELOG/);
       const stats = rig.backend.streamingTransport?.streamStats(sessionId);
       assert.equal(stats?.mode, 'polling');
@@ -85,7 +98,9 @@ describe('event stream against the real server', function () {
     try {
       const sessionId = await createPlanSession(rig);
       const stop = new AbortController();
-      const polling = pollForApprovedPlan({ sessionId, transport: rig.backend.transport, timeoutMs: 30_000, signal: stop.signal }).catch((e: unknown) => e);
+      const polling = pollForApprovedPlan({ sessionId, transport: rig.backend.transport, timeoutMs: 30_000, signal: stop.signal }).catch(
+        (e: unknown) => e,
+      );
       await eventually(() => rig.proxy.openStreams === 1, 'stream open');
       stop.abort();
       const result = await polling;

@@ -70,7 +70,8 @@ export async function startWireTestServer(options: WireTestServerOptions = {}): 
   const broadcast = (sessionId: string, frame: string): void => {
     for (const listener of listeners.get(sessionId) ?? []) listener(frame);
   };
-  const eventFrame = (e: Record<string, unknown> & { id: string }): string => `event: client_event\nid: ${e.id}\ndata: ${JSON.stringify(item(e))}\n\n`;
+  const eventFrame = (e: Record<string, unknown> & { id: string }): string =>
+    `event: client_event\nid: ${e.id}\ndata: ${JSON.stringify(item(e))}\n\n`;
 
   const api: Omit<WireTestServer, 'url' | 'close' | 'openStreams'> = {
     token,

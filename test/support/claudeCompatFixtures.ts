@@ -67,7 +67,10 @@ export async function makeClaudeHome(oauth: Partial<OauthFields> | null, organiz
       await utimes(credentialsFile, old, old);
     },
     async writeGlobalConfig(org) {
-      await writeFile(join(configDir, '.claude.json'), JSON.stringify(org ? { oauthAccount: { organizationUuid: org, emailAddress: 'ada@example.com' } } : { numStartups: 1 }));
+      await writeFile(
+        join(configDir, '.claude.json'),
+        JSON.stringify(org ? { oauthAccount: { organizationUuid: org, emailAddress: 'ada@example.com' } } : { numStartups: 1 }),
+      );
     },
     async snapshot() {
       return { content: await readFile(credentialsFile, 'utf8'), mtimeMs: (await stat(credentialsFile)).mtimeMs };
@@ -86,10 +89,14 @@ export async function assertUntouched(home: ClaudeHome, before: { content: strin
 }
 
 export async function git(cwd: string, ...args: string[]): Promise<string> {
-  const { stdout } = await exec('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
-  });
+  const { stdout } = await exec(
+    'git',
+    ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args],
+    {
+      cwd,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    },
+  );
   return stdout.trim();
 }
 

@@ -132,21 +132,26 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
   /** The headers every call carries, and the two that only some calls carry. */
   function checkHeaders(req: IncomingMessage, method: string, path: string): void {
     const token = bearer(req);
-    if (!token || !settings.validTokens.has(token)) throw new Refusal(401, errorBody('authentication_error', 'Invalid bearer token: expired or unknown.'));
+    if (!token || !settings.validTokens.has(token))
+      throw new Refusal(401, errorBody('authentication_error', 'Invalid bearer token: expired or unknown.'));
     if (req.headers['anthropic-version'] !== ANTHROPIC_VERSION) throw bad(`missing header anthropic-version (${ANTHROPIC_VERSION})`);
     if (!req.headers['anthropic-client-platform']) throw bad('missing header anthropic-client-platform');
     const agent = req.headers['user-agent'] ?? '';
-    if (!/^[a-z][\w.-]*\/\d+\.\d+\.\d+/i.test(agent) || /^(node|undici)\b/i.test(agent)) throw bad('missing header user-agent naming the product and its version');
-    if (method === 'POST' && !/^application\/json/i.test(req.headers['content-type'] ?? '')) throw bad('missing header content-type: application/json');
+    if (!/^[a-z][\w.-]*\/\d+\.\d+\.\d+/i.test(agent) || /^(node|undici)\b/i.test(agent))
+      throw bad('missing header user-agent naming the product and its version');
+    if (method === 'POST' && !/^application\/json/i.test(req.headers['content-type'] ?? ''))
+      throw bad('missing header content-type: application/json');
     const oldCreate = method === 'POST' && path === '/v1/sessions';
     const beta = req.headers['anthropic-beta'];
     if (oldCreate && beta !== CCR_BETA) throw bad(`missing header anthropic-beta (${CCR_BETA})`);
     if (!oldCreate && beta !== undefined) throw bad('unexpected header anthropic-beta: sent only on the older session create');
-    const wantsOrganization = (method === 'POST' && (path === '/v1/sessions' || path === '/v1/code/sessions')) || ORGANIZATION_PATHS.some((p) => p.test(path));
+    const wantsOrganization =
+      (method === 'POST' && (path === '/v1/sessions' || path === '/v1/code/sessions')) || ORGANIZATION_PATHS.some((p) => p.test(path));
     const org = req.headers['x-organization-uuid'];
     if (wantsOrganization && !org) throw bad('missing header x-organization-uuid');
     if (!wantsOrganization && org !== undefined) throw bad(`unexpected header x-organization-uuid on ${method} ${path}`);
-    if (org !== undefined && org !== settings.organizationUuid) throw new Refusal(403, errorBody('permission_error', 'Not a member of this organization.'));
+    if (org !== undefined && org !== settings.organizationUuid)
+      throw new Refusal(403, errorBody('permission_error', 'Not a member of this organization.'));
   }
 
   function checkQuery(url: URL, allowed: string[]): void {
@@ -170,14 +175,17 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
     if (!isRecord(body)) throw bad('missing body');
     if (typeof body.title !== 'string' || body.title === '') throw bad('missing field title');
     if (typeof body.environment_id !== 'string') throw bad('missing field environment_id');
-    if (!settings.environments.some((e) => e.environment_id === body.environment_id)) throw bad('environment_id must name one of your environments');
+    if (!settings.environments.some((e) => e.environment_id === body.environment_id))
+      throw bad('environment_id must name one of your environments');
     if (!Array.isArray(body.events) || body.events.length === 0) throw bad('missing field events');
     const context = wire === 'code' ? body.config : body.session_context;
     const contextName = wire === 'code' ? 'config' : 'session_context';
-    if (wire === 'code' && body.session_context !== undefined) throw bad('unexpected field session_context (the current create sends config)');
+    if (wire === 'code' && body.session_context !== undefined)
+      throw bad('unexpected field session_context (the current create sends config)');
     if (!isRecord(context)) throw bad(`missing field ${contextName}`);
     if (typeof context.model !== 'string' || context.model === '') throw bad(`missing field ${contextName}.model`);
-    if (!Array.isArray(context.sources) || !context.sources.some((s) => isRecord(s) && s.type === 'git_repository')) throw bad(`missing field ${contextName}.sources (a git_repository)`);
+    if (!Array.isArray(context.sources) || !context.sources.some((s) => isRecord(s) && s.type === 'git_repository'))
+      throw bad(`missing field ${contextName}.sources (a git_repository)`);
     body.events.forEach((event, index) => {
       if (wire === 'code') {
         if (!isRecord(event) || event.type !== undefined) throw bad(`events[${index}] must be {payload} (no type)`);
@@ -200,7 +208,14 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
     return { fresh };
   }
 
-  async function forward(req: IncomingMessage, res: ServerResponse, record: RecordedRequest, path: string, search: string, body: string | undefined): Promise<void> {
+  async function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    record: RecordedRequest,
+    path: string,
+    search: string,
+    body: string | undefined,
+  ): Promise<void> {
     const response = await fetch(upstream + path + search, {
       method: req.method,
       headers: {
@@ -213,7 +228,11 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
     record.status = response.status;
     const type = response.headers.get('content-type') ?? 'application/json';
     if (type.startsWith('text/event-stream') && response.body) {
-      res.writeHead(response.status, { 'content-type': type, 'cache-control': 'no-cache', date: response.headers.get('date') ?? new Date().toUTCString() });
+      res.writeHead(response.status, {
+        'content-type': type,
+        'cache-control': 'no-cache',
+        date: response.headers.get('date') ?? new Date().toUTCString(),
+      });
       const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
       res.on('close', () => stream.destroy());
       stream.on('error', () => res.destroy());
@@ -225,7 +244,14 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
     res.end(text);
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse, record: RecordedRequest, url: URL, text: string, body: unknown): Promise<void> {
+  async function route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    record: RecordedRequest,
+    url: URL,
+    text: string,
+    body: unknown,
+  ): Promise<void> {
     const method = req.method ?? 'GET';
     const path = url.pathname;
     const send = (status: number, answer: unknown): void => {
@@ -243,7 +269,10 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
     if (method === 'GET' && path === '/api/oauth/profile') {
       checkQuery(url, []);
       const org = settings.profileOrganizationUuid === undefined ? settings.organizationUuid : settings.profileOrganizationUuid;
-      return send(200, { account: { uuid: 'acct-1', email: 'ada@example.com' }, organization: org === null ? null : { uuid: org, name: 'Example Org' } });
+      return send(200, {
+        account: { uuid: 'acct-1', email: 'ada@example.com' },
+        organization: org === null ? null : { uuid: org, name: 'Example Org' },
+      });
     }
     if (method === 'GET' && path === '/v1/environment_providers') {
       checkQuery(url, ['limit', 'after_id']);
@@ -256,13 +285,17 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
     }
     const orgRoute = /^\/api\/oauth\/organizations\/([^/]+)\/code\/repos\/(.+)$/.exec(path);
     if (orgRoute) {
-      if (decodeURIComponent(orgRoute[1]!) !== settings.organizationUuid) return send(403, errorBody('permission_error', 'Not a member of this organization.'));
+      if (decodeURIComponent(orgRoute[1]!) !== settings.organizationUuid)
+        return send(403, errorBody('permission_error', 'Not a member of this organization.'));
       if (method === 'POST' && orgRoute[2] === 'resync') {
         if (!isRecord(body) || typeof body.owner !== 'string' || typeof body.repo !== 'string') throw bad('missing field owner or repo');
         const repo = settings.repos[`${body.owner}/${body.repo}`];
         if (!repo) return send(200, { app_installed: false, reason: 'installation_not_found' });
         if (repo.app === 'unknown') repo.app = repo.resyncTo ?? 'not_installed';
-        return send(200, { app_installed: repo.app === 'installed', ...(repo.app === 'installed' ? {} : { reason: 'installation_not_found' }) });
+        return send(200, {
+          app_installed: repo.app === 'installed',
+          ...(repo.app === 'installed' ? {} : { reason: 'installation_not_found' }),
+        });
       }
       const parts = orgRoute[2]!.split('/').map(decodeURIComponent);
       if (method !== 'GET' || parts.length !== 2) return send(404, errorBody('not_found_error', `No route ${method} ${path}.`));
@@ -276,7 +309,8 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
     if (path === '/v1/sessions' && method === 'POST') {
       checkCreate(body, 'v1');
       if (settings.v1Create === 'retired') return send(400, JSON.stringify({ error: { reason: 'sessions_v1_retired' } }));
-      if (!settings.remoteSessionsAllowed) return send(403, errorBody('permission_error', "Remote sessions are disabled by your organization's policy."));
+      if (!settings.remoteSessionsAllowed)
+        return send(403, errorBody('permission_error', "Remote sessions are disabled by your organization's policy."));
       return forward(req, res, record, '/v1/sessions', '', text);
     }
     if (path.startsWith('/v1/sessions')) {
@@ -288,7 +322,8 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
       checkQuery(url, []);
       checkCreate(body, 'code');
       rememberUuids((body as { events: unknown[] }).events);
-      if (!settings.remoteSessionsAllowed) return send(403, errorBody('permission_error', "Remote sessions are disabled by your organization's policy."));
+      if (!settings.remoteSessionsAllowed)
+        return send(403, errorBody('permission_error', "Remote sessions are disabled by your organization's policy."));
       return forward(req, res, record, path, '', text);
     }
     const session = /^\/v1\/code\/sessions\/([^/]+)(\/.*)?$/.exec(path);
@@ -315,7 +350,10 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
         // The service answers a uuid it has seen as a duplicate and stores nothing.
         return send(200, { results: body.events.map(() => ({ sequence_num: 0, duplicate: true })) });
       }
-      if (settings.refuseDecisions !== false && body.events.some((e) => isRecord(e) && isRecord(e.payload) && e.payload.type === 'control_response')) {
+      if (
+        settings.refuseDecisions !== false &&
+        body.events.some((e) => isRecord(e) && isRecord(e.payload) && e.payload.type === 'control_response')
+      ) {
         return send(settings.refuseDecisions, errorBody('invalid_request_error', 'This session does not take that control_response.'));
       }
       return forward(req, res, record, path, '', text);
@@ -352,7 +390,11 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
       method: req.method ?? 'GET',
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
-      headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'authorization').map(([k, v]) => [k, String(v)])),
+      headers: Object.fromEntries(
+        Object.entries(req.headers)
+          .filter(([k]) => k !== 'authorization')
+          .map(([k, v]) => [k, String(v)]),
+      ),
       token: bearer(req),
       body,
       status: 0,

@@ -105,7 +105,9 @@ export async function startFaultProxy(options: { target: string }): Promise<Faul
     }
     if (fault?.kind === 'status') {
       req.resume();
-      const body = JSON.stringify(fault.body ?? { type: 'error', error: { type: 'injected_fault', message: `fault proxy answered ${fault.status}` } });
+      const body = JSON.stringify(
+        fault.body ?? { type: 'error', error: { type: 'injected_fault', message: `fault proxy answered ${fault.status}` } },
+      );
       res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
       res.end(body);
       finish(fault.status);
@@ -122,9 +124,8 @@ export async function startFaultProxy(options: { target: string }): Promise<Faul
           return;
         }
         const headers = { ...req.headers, host: target.host };
-        const upstream = http.request(
-          { host: target.hostname, port: target.port, method, path: req.url, headers, agent },
-          (upRes) => relay(upRes),
+        const upstream = http.request({ host: target.hostname, port: target.port, method, path: req.url, headers, agent }, (upRes) =>
+          relay(upRes),
         );
         upstream.on('error', () => {
           if (!res.headersSent) {

@@ -66,7 +66,8 @@ export function processesWithHome(home: string): number[] {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`) && isAlive(Number(entry))) members.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`) && isAlive(Number(entry)))
+        members.push(Number(entry));
     } catch {
       /* gone, or not ours to read */
     }

@@ -19,8 +19,12 @@ export const CLAUDE_ADAPTER = path.join(REPO, 'node_modules', '.bin', 'claude-ag
 /** Installs a pinned agent into the per-machine cache when it is not there yet (once; see README). */
 export function ensurePinnedAgent(id: string): string {
   if (!existsSync(agentPaths.agentMarker(id))) {
-    const result = spawnSync(process.execPath, [path.join(REPO, 'scripts', 'setup-agents.mjs'), id], { stdio: 'inherit', timeout: 10 * 60_000 });
-    if (result.status !== 0) throw new Error(`node scripts/setup-agents.mjs ${id} failed (${result.status ?? result.signal}); the test needs the real agent`);
+    const result = spawnSync(process.execPath, [path.join(REPO, 'scripts', 'setup-agents.mjs'), id], {
+      stdio: 'inherit',
+      timeout: 10 * 60_000,
+    });
+    if (result.status !== 0)
+      throw new Error(`node scripts/setup-agents.mjs ${id} failed (${result.status ?? result.signal}); the test needs the real agent`);
   }
   return agentPaths.agentBin(id);
 }
@@ -89,7 +93,10 @@ export async function withRawAgent<T>(
     const app = acpSdk().client({ name: 'ultraplan-test' });
     setup(app);
     const connection = app.connect(
-      acpSdk().ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>),
+      acpSdk().ndJsonStream(
+        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      ),
     );
     try {
       return await use(connection);

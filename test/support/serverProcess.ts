@@ -188,7 +188,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
 }
 
 /** Runs the server CLI to completion (for refused starts and --help); kills it after timeoutMs. */
-export async function runServerCli(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<ServerRunResult> {
+export async function runServerCli(
+  args: string[],
+  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<ServerRunResult> {
   ensureServerBuilt();
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   if (!options.env?.ULTRAPLAN_SERVER_TOKEN) delete env.ULTRAPLAN_SERVER_TOKEN;

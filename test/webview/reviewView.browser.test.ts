@@ -3,7 +3,16 @@
 import * as assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { parseWebviewToHostMessage } from '../../src/core/panelMessages';
-import { launchChromium, openPanel, panelState, revision, startPanelServer, startRecordingServer, type PanelPage, type PanelServer } from './panelPage';
+import {
+  launchChromium,
+  openPanel,
+  panelState,
+  revision,
+  startPanelServer,
+  startRecordingServer,
+  type PanelPage,
+  type PanelServer,
+} from './panelPage';
 
 const PLAN_V1 = [
   '# Add a dark mode toggle', // 1
@@ -23,7 +32,10 @@ const PLAN_V1 = [
   'See https://example.com/design for the design.', // 15
 ].join('\n');
 
-const PLAN_V2 = PLAN_V1.replace('3. Persist the choice in localStorage', '3. Persist the choice in the user profile\n4. Add a test for the toggle');
+const PLAN_V2 = PLAN_V1.replace(
+  '3. Persist the choice in localStorage',
+  '3. Persist the choice in the user profile\n4. Add a test for the toggle',
+);
 
 const BUTTONS = ['Approve', 'Reject', 'Edit', 'Teleport'] as const;
 
@@ -132,7 +144,10 @@ describe('review panel webview (Chromium)', function () {
         assert.equal(await page.locator(`#plan ${tag}`).count(), 0, `no <${tag}> in the plan`);
       }
       const hrefs = await page.locator('#plan a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
-      assert.ok(hrefs.every((h) => h !== null && /^https?:\/\//.test(h)), `only http(s) links: ${hrefs.join(' ')}`);
+      assert.ok(
+        hrefs.every((h) => h !== null && /^https?:\/\//.test(h)),
+        `only http(s) links: ${hrefs.join(' ')}`,
+      );
       // The hostile text is shown as text, readable.
       const text = (await page.locator('#plan').textContent()) ?? '';
       assert.match(text, /<script>window.__canary = "script"; alert\("script"\)<\/script>/);
@@ -172,7 +187,10 @@ describe('review panel webview (Chromium)', function () {
     assert.equal(await cards.count(), 2);
     // Each thread sits after the block where its lines end: step 2's, then step 3's.
     // Labelled by the text the person clicked, as the panel shows it (not the Markdown source line).
-    assert.deepEqual(await page.locator('.comment-lines').allTextContents(), ['“Render a switch in SettingsPage.tsx”', '“Add a theme field to the settings store” and 2 more']);
+    assert.deepEqual(await page.locator('.comment-lines').allTextContents(), [
+      '“Render a switch in SettingsPage.tsx”',
+      '“Add a theme field to the settings store” and 2 more',
+    ]);
     // Edit one, remove nothing, then reject with feedback.
     await page.getByRole('button', { name: 'Edit comment on “Render a switch in SettingsPage.tsx”' }).click();
     await page.locator('.comment-composer textarea').fill('Use the existing <Switch> component');
@@ -193,7 +211,8 @@ describe('review panel webview (Chromium)', function () {
         {
           line: 7,
           endLine: 9,
-          quote: '1. Add a `theme` field to the settings store\n2. Render a switch in `SettingsPage.tsx`\n3. Persist the choice in localStorage',
+          quote:
+            '1. Add a `theme` field to the settings store\n2. Render a switch in `SettingsPage.tsx`\n3. Persist the choice in localStorage',
           text: 'Too many steps for one PR',
         },
         { line: 8, quote: '2. Render a switch in `SettingsPage.tsx`', text: 'Use the existing <Switch> component' },
@@ -225,7 +244,11 @@ describe('review panel webview (Chromium)', function () {
     const { page } = panel;
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
     const approve = await panel.waitForPosted('approve');
-    assert.deepEqual(withoutRequestId(approve), { type: 'approve', sessionKey: 'embedded:sess_1', binding: { sessionId: 'sess_1', toolUseId: 'toolu_1', planHash: state.revisions[0]?.planHash } });
+    assert.deepEqual(withoutRequestId(approve), {
+      type: 'approve',
+      sessionKey: 'embedded:sess_1',
+      binding: { sessionId: 'sess_1', toolUseId: 'toolu_1', planHash: state.revisions[0]?.planHash },
+    });
     assert.ok(allEnabled(await buttonStates(panel), false), 'disabled right after the click');
     // A state the host sent before it saw the click must not re-enable them.
     await panel.postState(state);
@@ -240,7 +263,12 @@ describe('review panel webview (Chromium)', function () {
     await panel.postState({ ...state, notice: { level: 'error', text: 'Could not send the approval: offline' } });
     assert.ok(allEnabled(await buttonStates(panel), false), 'only the answer to this request ends the lock');
     // The answer: refused (say the send failed), with the reason; enabled again.
-    await panel.postRaw({ type: 'answer', requestId: approve.requestId, result: 'refused', reason: 'Sending the decision failed: offline' });
+    await panel.postRaw({
+      type: 'answer',
+      requestId: approve.requestId,
+      result: 'refused',
+      reason: 'Sending the decision failed: offline',
+    });
     assert.ok(allEnabled(await buttonStates(panel), true), 'released by the answer');
     assert.equal(await page.locator('.notice').first().textContent(), 'Could not send the approval: offline');
     assert.equal(await page.locator('.notice-local').textContent(), 'Sending the decision failed: offline');
@@ -287,14 +315,27 @@ describe('review panel webview (Chromium)', function () {
 
   it('shows the revision list and the current revision as a diff against the previous one', async () => {
     panel = await openPanel(browser, server);
-    const state = panelState([revision(1, PLAN_V1, { status: 'rejected', feedback: 'Store it server side', comments: [{ line: 9, quote: '3. Persist the choice in localStorage', text: 'not local' }] }), revision(2, PLAN_V2)]);
+    const state = panelState([
+      revision(1, PLAN_V1, {
+        status: 'rejected',
+        feedback: 'Store it server side',
+        comments: [{ line: 9, quote: '3. Persist the choice in localStorage', text: 'not local' }],
+      }),
+      revision(2, PLAN_V2),
+    ]);
     await panel.postState(state);
     const { page } = panel;
     assert.equal(await page.locator('.revision-label').textContent(), 'Revision 2 of 2');
-    assert.deepEqual(await page.locator('.revision-list button').allTextContents(), ['Revision 1: rejected', 'Revision 2: waiting for review']);
+    assert.deepEqual(await page.locator('.revision-list button').allTextContents(), [
+      'Revision 1: rejected',
+      'Revision 2: waiting for review',
+    ]);
     await page.getByRole('button', { name: 'Show changes' }).click();
     assert.deepEqual(await page.locator('.diff-removed').allTextContents(), ['- 3. Persist the choice in localStorage']);
-    assert.deepEqual(await page.locator('.diff-added').allTextContents(), ['+ 3. Persist the choice in the user profile', '+ 4. Add a test for the toggle']);
+    assert.deepEqual(await page.locator('.diff-added').allTextContents(), [
+      '+ 3. Persist the choice in the user profile',
+      '+ 4. Add a test for the toggle',
+    ]);
     assert.match((await page.locator('.diff-summary').textContent()) ?? '', /2 lines added, 1 removed/);
     assert.ok(allEnabled(await buttonStates(panel), true), 'decisions allowed while viewing the diff of the current revision');
     await panel.screenshot('revision-diff');
@@ -346,13 +387,17 @@ describe('review panel webview (Chromium)', function () {
 
   it('bounds the diff of an 8k-line revision and shows the revision as text instead', async () => {
     panel = await openPanel(browser, server);
-    const lines = (word: string, stride: number) => Array.from({ length: 8000 }, (_, i) => `- step ${(i * stride) % 8000}: ${word}`).join('\n');
+    const lines = (word: string, stride: number) =>
+      Array.from({ length: 8000 }, (_, i) => `- step ${(i * stride) % 8000}: ${word}`).join('\n');
     const first = lines('alpha', 1);
     const second = lines('beta', 7);
     await panel.postState(panelState([revision(1, first, { status: 'rejected', feedback: 'redo it' }), revision(2, second)]));
     const { page } = panel;
     await page.getByRole('button', { name: 'Show changes' }).click();
-    assert.match((await page.locator('#plan .plan-bounded').textContent()) ?? '', /too large to show as a line diff .*Revision 2 is shown as plain text/);
+    assert.match(
+      (await page.locator('#plan .plan-bounded').textContent()) ?? '',
+      /too large to show as a line diff .*Revision 2 is shown as plain text/,
+    );
     assert.equal(await page.locator('#plan .diff-line').count(), 0, 'no partial diff is shown');
     assert.equal(await page.locator('#plan pre.plan-text').evaluate((element) => element.textContent ?? ''), second);
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
@@ -377,7 +422,11 @@ describe('review panel webview (Chromium)', function () {
 
   it('shows a question with a reply box and sends the reply once', async () => {
     panel = await openPanel(browser, server);
-    const state = panelState([], { phase: 'needs_input', question: 'Should the toggle be **per device** or per account?', canDecide: false });
+    const state = panelState([], {
+      phase: 'needs_input',
+      question: 'Should the toggle be **per device** or per account?',
+      canDecide: false,
+    });
     await panel.postState(state);
     const { page } = panel;
     assert.equal(await page.locator('.question strong').textContent(), 'per device');
@@ -388,7 +437,11 @@ describe('review panel webview (Chromium)', function () {
     assert.deepEqual(withoutRequestId(reply), { type: 'reply', sessionKey: 'embedded:sess_1', text: 'Per account, please.' });
     assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), false);
     await panel.postState(state);
-    assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), false, 'a stale state does not re-enable Reply');
+    assert.equal(
+      await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(),
+      false,
+      'a stale state does not re-enable Reply',
+    );
     await panel.postState({ ...state, question: 'And the default?' });
     assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), true);
   });
@@ -397,7 +450,10 @@ describe('review panel webview (Chromium)', function () {
     panel = await openPanel(browser, server);
     await panel.postState(panelState([revision(1, PLAN_V1)]));
     const { page } = panel;
-    await panel.postRaw({ type: 'state', state: { ...panelState([revision(1, '# Replaced')]), sessionLink: 'command:workbench.action.terminal.new' } });
+    await panel.postRaw({
+      type: 'state',
+      state: { ...panelState([revision(1, '# Replaced')]), sessionLink: 'command:workbench.action.terminal.new' },
+    });
     assert.equal(await page.locator('#plan h1').textContent(), 'Add a dark mode toggle', 'the plan was not replaced');
     assert.match((await page.locator('.notice-local').textContent()) ?? '', /did not pass validation/);
     await panel.postRaw({ type: 'run', command: 'alert(1)' });
@@ -416,7 +472,13 @@ describe('review panel webview (Chromium)', function () {
     await page.getByRole('button', { name: 'Add comment' }).click();
     await page.locator('#feedback').fill('draft feedback');
     const draft = await panel.waitForPosted('saveDraft');
-    assert.deepEqual(draft, { type: 'saveDraft', sessionKey: 'embedded:sess_1', toolUseId: 'toolu_1', feedback: 'draft feedback', comments: [{ line: 5, quote: '## Steps', text: 'Name the steps' }] });
+    assert.deepEqual(draft, {
+      type: 'saveDraft',
+      sessionKey: 'embedded:sess_1',
+      toolUseId: 'toolu_1',
+      feedback: 'draft feedback',
+      comments: [{ line: 5, quote: '## Steps', text: 'Name the steps' }],
+    });
     await page.waitForFunction(() => JSON.stringify(window.__saved ?? '').includes('draft feedback'));
     const saved = await panel.saved();
     await panel.close();
@@ -469,7 +531,10 @@ describe('review panel webview (Chromium)', function () {
     await page.mouse.down();
     await page.mouse.move(to.x + 60, to.y + to.height / 2, { steps: 5 });
     await page.mouse.up();
-    assert.equal(await page.locator('.comment-composer label').textContent(), 'Comment on “Add a theme field to the settings store” and 2 more');
+    assert.equal(
+      await page.locator('.comment-composer label').textContent(),
+      'Comment on “Add a theme field to the settings store” and 2 more',
+    );
     assert.equal(await page.locator('#plan li.block-selected').count(), 3);
     assert.equal(await page.locator('#plan p.block-selected, #plan h2.block-selected').count(), 0);
   });

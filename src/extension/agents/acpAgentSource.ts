@@ -60,7 +60,8 @@ export function checkEmbeddedAgent(settings: UltraplanSettings, log: vscode.LogO
   if (missing && plan.settingKey === 'ultraplan.agent.choice') {
     // A known agent that is not installed: offer its install (with the command shown) rather than only the error.
     void offerAgentInstall(missing, log).then((installed) => {
-      if (installed) void vscode.window.showInformationMessage(`Ultraplan: ${missing.label} is installed. Run "Ultraplan: Plan a Task…" again.`);
+      if (installed)
+        void vscode.window.showInformationMessage(`Ultraplan: ${missing.label} is installed. Run "Ultraplan: Plan a Task…" again.`);
     });
     return false;
   }
@@ -97,7 +98,9 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
       }
       case 'acp': {
         const cwd = workspaceFolder() as string; // planForSettings refused an ACP agent without a folder
-        log.info(`embedded agent: ${plan.label} (${plan.availability}): ${plan.argv.join(' ')} in ${cwd}; after approval: ${settings.afterApproval}`);
+        log.info(
+          `embedded agent: ${plan.label} (${plan.availability}): ${plan.argv.join(' ')} in ${cwd}; after approval: ${settings.afterApproval}`,
+        );
         const agentLog = (line: string) => log.info(`agent ${plan.label}: ${line}`);
         const factory = endsAfterApprovedResult(
           createAcpAgentFactory({

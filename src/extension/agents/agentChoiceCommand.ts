@@ -38,10 +38,14 @@ export function commandLineProblem(text: string, detection: AgentDetection): vsc
   } catch (err) {
     return { message: err instanceof Error ? err.message : String(err), severity: vscode.InputBoxValidationSeverity.Error };
   }
-  if (argv.length === 0) return { message: 'Type the command that starts the ACP agent.', severity: vscode.InputBoxValidationSeverity.Error };
+  if (argv.length === 0)
+    return { message: 'Type the command that starts the ACP agent.', severity: vscode.InputBoxValidationSeverity.Error };
   const detected = detection.custom(argv);
   if (detected.availability === 'missing') {
-    return { message: `${detected.installHint ?? `${argv[0]} was not found`}; saved anyway if you press Enter.`, severity: vscode.InputBoxValidationSeverity.Warning };
+    return {
+      message: `${detected.installHint ?? `${argv[0]} was not found`}; saved anyway if you press Enter.`,
+      severity: vscode.InputBoxValidationSeverity.Warning,
+    };
   }
   return { message: `Runs: ${JSON.stringify(argv)} (no shell)`, severity: vscode.InputBoxValidationSeverity.Info };
 }
@@ -67,7 +71,8 @@ export async function applyEmbeddedChoice(
   if (picked.choice === 'custom') {
     const typed = await vscode.window.showInputBox({
       title: 'Ultraplan: custom ACP agent command',
-      prompt: 'The command line that starts an ACP agent over stdio; run without a shell, in the workspace folder. Quote arguments with spaces.',
+      prompt:
+        'The command line that starts an ACP agent over stdio; run without a shell, in the workspace folder. Quote arguments with spaces.',
       placeHolder: 'e.g. my-agent --acp',
       value: joinCommandLine(current['agent.command']),
       ignoreFocusOut: true,
@@ -81,7 +86,9 @@ export async function applyEmbeddedChoice(
   }
   await writeSetting('agent.choice', picked.choice);
   await writeSetting('backend', 'embedded');
-  log.info(`backend: embedded, agent ${picked.choice}${picked.choice === 'custom' ? ` ${JSON.stringify(config.get('agent.command'))}` : ''}`);
+  log.info(
+    `backend: embedded, agent ${picked.choice}${picked.choice === 'custom' ? ` ${JSON.stringify(config.get('agent.command'))}` : ''}`,
+  );
   const viaNpx = picked.agent?.availability === 'npx' ? ' (through npx: the first session downloads it)' : '';
   void vscode.window.showInformationMessage(`Ultraplan: new sessions plan in the editor with ${label}${viaNpx}.`);
   return true;

@@ -12,13 +12,17 @@ const COPY = 'Copy Command';
 /** The `node` on PATH (the one npm will use), or undefined when there is none. */
 function nodeVersion(): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile('node', ['--version'], { timeout: 15_000, shell: process.platform === 'win32' }, (error, stdout) => resolve(error ? undefined : stdout.trim()));
+    execFile('node', ['--version'], { timeout: 15_000, shell: process.platform === 'win32' }, (error, stdout) =>
+      resolve(error ? undefined : stdout.trim()),
+    );
   });
 }
 
 async function copyCommand(agent: KnownAgent): Promise<void> {
   await vscode.env.clipboard.writeText(agent.installCommand);
-  void vscode.window.showInformationMessage(`Ultraplan: copied "${agent.installCommand}". Run it in a terminal, then choose ${agent.label} again.`);
+  void vscode.window.showInformationMessage(
+    `Ultraplan: copied "${agent.installCommand}". Run it in a terminal, then choose ${agent.label} again.`,
+  );
 }
 
 /**
@@ -42,7 +46,11 @@ export async function offerAgentInstall(agent: KnownAgent, log: vscode.LogOutput
   }
   log.info(`install: ${agent.installCommand}`);
   const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Installing ${agent.label} (${agent.pkg.package}@${agent.pkg.version}, Node.js ${agent.pkg.node})`, cancellable: true },
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Installing ${agent.label} (${agent.pkg.package}@${agent.pkg.version}, Node.js ${agent.pkg.node})`,
+      cancellable: true,
+    },
     (progress, token) => {
       const abort = new AbortController();
       token.onCancellationRequested(() => abort.abort());

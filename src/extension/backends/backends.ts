@@ -86,7 +86,9 @@ export class Backends implements vscode.Disposable {
    */
   async embedded(settings: UltraplanSettings): Promise<{ backend: EmbeddedBackend; agent: EmbeddedAgent }> {
     if (!vscode.workspace.isTrusted) {
-      throw new Error('The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.');
+      throw new Error(
+        'The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.',
+      );
     }
     const agent = await this.#options.embeddedAgent(settings);
     this.#embeddedAgent = agent;
@@ -96,7 +98,9 @@ export class Backends implements vscode.Disposable {
   /** For re-attached sessions: the host, with the settings' agent for the sessions it restarts. */
   async #embeddedRestored(settings: UltraplanSettings): Promise<EmbeddedBackend> {
     if (!vscode.workspace.isTrusted) {
-      throw new Error('The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.');
+      throw new Error(
+        'The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.',
+      );
     }
     if (!this.#embeddedAgent) {
       // A chosen agent that cannot run must not keep the sessions from re-attaching.
@@ -188,7 +192,9 @@ export class Backends implements vscode.Disposable {
   }
 
   /** The backend to start a new session on, per the settings. */
-  async forNewSession(settings: UltraplanSettings): Promise<{ backend: SessionBackend; demo: boolean; serverUrl?: string; agentLabel?: string }> {
+  async forNewSession(
+    settings: UltraplanSettings,
+  ): Promise<{ backend: SessionBackend; demo: boolean; serverUrl?: string; agentLabel?: string }> {
     switch (settings.backend) {
       case 'embedded': {
         const { backend, agent } = await this.embedded(settings);

@@ -67,7 +67,7 @@ async function answerChatRequest(
   }
   const settings = deps.settings.readForBackend();
   if (!settings) {
-    stream.markdown('Ultraplan\'s settings need fixing first (see the notification).');
+    stream.markdown("Ultraplan's settings need fixing first (see the notification).");
     return { errorDetails: { message: 'invalid settings' } };
   }
   for (const hint of keywordHints(text)) stream.markdown(new vscode.MarkdownString().appendText(`${hint}\n\n`));
@@ -133,7 +133,10 @@ export async function refinePlan(deps: LaunchDeps): Promise<SessionController | 
     );
     return undefined;
   }
-  const picked = await vscode.window.showQuickPick(items, { title: 'Ultraplan: Refine Plan', placeHolder: 'The plan to refine in a new planning session' });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Ultraplan: Refine Plan',
+    placeHolder: 'The plan to refine in a new planning session',
+  });
   if (!picked) return undefined;
   let plan: string;
   let source: string;
@@ -144,7 +147,9 @@ export async function refinePlan(deps: LaunchDeps): Promise<SessionController | 
     try {
       plan = new TextDecoder('utf-8', { fatal: true }).decode(await vscode.workspace.fs.readFile(picked.uri));
     } catch (err) {
-      void vscode.window.showErrorMessage(`Ultraplan: could not read ${vscode.workspace.asRelativePath(picked.uri)}: ${err instanceof Error ? err.message : String(err)}`);
+      void vscode.window.showErrorMessage(
+        `Ultraplan: could not read ${vscode.workspace.asRelativePath(picked.uri)}: ${err instanceof Error ? err.message : String(err)}`,
+      );
       return undefined;
     }
     source = vscode.workspace.asRelativePath(picked.uri);

@@ -22,7 +22,7 @@ export function claudeWebBackendOptions(
 ): ClaudeWebBackendOptions & { key: string } {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   if (!folder || folder.scheme !== 'file') {
-    throw new Error('Claude Code on the web plans in a GitHub repository: open the repository\'s folder first (File > Open Folder…).');
+    throw new Error("Claude Code on the web plans in a GitHub repository: open the repository's folder first (File > Open Folder…).");
   }
   const environmentId = settings['claudeWeb.environmentId'] || undefined;
   const baseUrl = settings['claudeWeb.baseUrl'];

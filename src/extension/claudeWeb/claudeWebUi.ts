@@ -97,7 +97,9 @@ export async function prepareClaudeWebLaunch(options: {
   const { backends, settings, log } = options;
   if (!vscode.workspace.isTrusted) {
     // The checks run git in the workspace, and a repository's own config can make git run programs.
-    void vscode.window.showWarningMessage('Ultraplan: Claude Code on the web reads this repository with git, which an untrusted workspace does not allow. Trust the workspace first.');
+    void vscode.window.showWarningMessage(
+      'Ultraplan: Claude Code on the web reads this repository with git, which an untrusted workspace does not allow. Trust the workspace first.',
+    );
     return false;
   }
   let warnings: string[];
@@ -122,7 +124,11 @@ export async function prepareClaudeWebLaunch(options: {
   const warning = launchWarning(warnings);
   if (!warning) return true;
   log.warn(`claude-web: before launch: ${warnings.join(' | ')}`);
-  const choice = await vscode.window.showWarningMessage(`Ultraplan: ${warning.message}`, { modal: true, detail: warning.detail }, LAUNCH_ANYWAY);
+  const choice = await vscode.window.showWarningMessage(
+    `Ultraplan: ${warning.message}`,
+    { modal: true, detail: warning.detail },
+    LAUNCH_ANYWAY,
+  );
   if (choice !== LAUNCH_ANYWAY) {
     log.info('claude-web: launch cancelled at the unpushed-work warning');
     return false;
@@ -154,7 +160,9 @@ export async function pickClaudeWebEnvironment(options: {
     );
   } catch (err) {
     if (!showBackendFailure(err, { log, retry: options.retry })) {
-      void vscode.window.showErrorMessage(`Ultraplan: reading the environments failed: ${err instanceof Error ? err.message : String(err)}`);
+      void vscode.window.showErrorMessage(
+        `Ultraplan: reading the environments failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     return undefined;
   }
@@ -172,11 +180,23 @@ export async function pickClaudeWebEnvironment(options: {
   const current = settings['claudeWeb.environmentId'];
   const automatic = listed.chosen ? `now: ${describeEnvironment(listed.chosen)}` : 'none usable';
   const items: Item[] = [
-    { label: 'Automatic', description: automatic, detail: 'Your first Anthropic cloud environment, as Claude Code chooses (no other kind is used unless you pick it).', id: '' },
-    ...usable.map((e: Environment) => ({ label: e.name?.trim() || e.environment_id, description: `${e.kind} · ${e.environment_id}`, id: e.environment_id })),
+    {
+      label: 'Automatic',
+      description: automatic,
+      detail: 'Your first Anthropic cloud environment, as Claude Code chooses (no other kind is used unless you pick it).',
+      id: '',
+    },
+    ...usable.map((e: Environment) => ({
+      label: e.name?.trim() || e.environment_id,
+      description: `${e.kind} · ${e.environment_id}`,
+      id: e.environment_id,
+    })),
   ];
   for (const i of items) if (i.id === current) i.label = `$(check) ${i.label}`;
-  const picked = await vscode.window.showQuickPick(items, { title: 'Ultraplan: Claude Code on the web environment', placeHolder: 'Where the remote session runs' });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Ultraplan: Claude Code on the web environment',
+    placeHolder: 'Where the remote session runs',
+  });
   return picked?.id;
 }
 

@@ -18,7 +18,12 @@ export function registerBackendCommands(services: ExtensionServices): void {
     const items: Array<Item | EmbeddedPickItem> = [
       // Embedded: each known agent (installed or not), a custom command, automatic, the demo.
       ...embeddedPickItems(current),
-      { label: 'Server', description: current['server.url'] || 'set its URL next', detail: 'A self-hosted ultraplan-server; the token is kept in secret storage.', backend: 'server' },
+      {
+        label: 'Server',
+        description: current['server.url'] || 'set its URL next',
+        detail: 'A self-hosted ultraplan-server; the token is kept in secret storage.',
+        backend: 'server',
+      },
       {
         label: 'Claude Code on the web',
         description: current['claudeWeb.environmentId'] || 'choose the environment next',
@@ -59,7 +64,9 @@ export function registerBackendCommands(services: ExtensionServices): void {
     const s = settings.read();
     if (!s['server.url']) {
       const open = 'Open Settings';
-      void vscode.window.showWarningMessage('Ultraplan: set ultraplan.server.url first; the token belongs to that server.', open).then((c) => c && vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.server.url'));
+      void vscode.window
+        .showWarningMessage('Ultraplan: set ultraplan.server.url first; the token belongs to that server.', open)
+        .then((c) => c && vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.server.url'));
       return;
     }
     const origin = new URL(s['server.url']).origin;
@@ -81,5 +88,4 @@ export function registerBackendCommands(services: ExtensionServices): void {
     log.info(`server token stored for ${origin}`);
     void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} saved.`);
   });
-
 }

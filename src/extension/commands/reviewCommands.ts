@@ -23,5 +23,4 @@ export function registerReviewCommands(services: ExtensionServices): void {
   register('ultraplan.review.reject', invoke('reject'));
   register('ultraplan.review.teleport', invoke('teleport'));
   register('ultraplan.approveEditedPlan', () => sessions.approveEdited());
-
 }

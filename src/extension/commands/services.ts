@@ -17,7 +17,11 @@ export interface ExtensionServices {
   launch(prompt: string, settings: UltraplanSettings): Promise<SessionController | undefined>;
 }
 
-export function registerCommand(services: Pick<ExtensionServices, 'context' | 'log'>, id: string, run: (...args: unknown[]) => unknown): void {
+export function registerCommand(
+  services: Pick<ExtensionServices, 'context' | 'log'>,
+  id: string,
+  run: (...args: unknown[]) => unknown,
+): void {
   services.context.subscriptions.push(
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
       try {

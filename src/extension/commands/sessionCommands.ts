@@ -63,7 +63,9 @@ export function registerSessionCommands(services: ExtensionServices): void {
     if (controller) sessions.show(controller);
     else if (typeof key !== 'string' && sessions.all.length === 0) {
       const plan = 'Plan a Task…';
-      void vscode.window.showInformationMessage('Ultraplan: no planning sessions yet.', plan).then((c) => c && vscode.commands.executeCommand('ultraplan.planTask'));
+      void vscode.window
+        .showInformationMessage('Ultraplan: no planning sessions yet.', plan)
+        .then((c) => c && vscode.commands.executeCommand('ultraplan.planTask'));
     }
   });
 
@@ -93,7 +95,10 @@ export function registerSessionCommands(services: ExtensionServices): void {
 
   register('ultraplan.openInBrowser', async (key?: unknown) => {
     await sessions.restored;
-    const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Open which session in the browser?', (c) => c.sessionLink !== undefined);
+    const controller =
+      typeof key === 'string'
+        ? sessions.get(key)
+        : await pickSession(sessions, 'Open which session in the browser?', (c) => c.sessionLink !== undefined);
     const link = controller?.sessionLink;
     if (!link) {
       void vscode.window.showInformationMessage('Ultraplan: no session with a browser page (Claude Code on the web sessions have one).');
@@ -101,8 +106,6 @@ export function registerSessionCommands(services: ExtensionServices): void {
     }
     await openSessionInBrowser(link, log);
   });
-
-
 }
 
 function checkTrustFor(backend: string): boolean {
@@ -135,4 +138,3 @@ async function pickSession(
   );
   return picked?.c;
 }
-

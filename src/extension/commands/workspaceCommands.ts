@@ -25,15 +25,25 @@ export function registerWorkspaceCommands(services: ExtensionServices): void {
     // Newest first by modification time (same-day names differ only by their -2, -3 suffix).
     const files = entries.filter(([name, type]) => type === vscode.FileType.File && name.endsWith('.md')).map(([name]) => name);
     const stamped = await Promise.all(
-      files.map(async (name) => ({ name, mtime: (await vscode.workspace.fs.stat(vscode.Uri.joinPath(folder, name)).then((st) => st.mtime, () => 0)) })),
+      files.map(async (name) => ({
+        name,
+        mtime: await vscode.workspace.fs.stat(vscode.Uri.joinPath(folder, name)).then(
+          (st) => st.mtime,
+          () => 0,
+        ),
+      })),
     );
     const plans = stamped.sort((a, b) => b.mtime - a.mtime || b.name.localeCompare(a.name)).map((p) => p.name);
     if (plans.length === 0) {
-      void vscode.window.showInformationMessage(`Ultraplan: no saved plans in ${vscode.workspace.asRelativePath(folder)} yet (teleport a plan to save one).`);
+      void vscode.window.showInformationMessage(
+        `Ultraplan: no saved plans in ${vscode.workspace.asRelativePath(folder)} yet (teleport a plan to save one).`,
+      );
       return;
     }
-    const picked = await vscode.window.showQuickPick(plans.map((name) => ({ label: name, description: path.basename(folder.fsPath) })), { title: 'Ultraplan: saved plans' });
+    const picked = await vscode.window.showQuickPick(
+      plans.map((name) => ({ label: name, description: path.basename(folder.fsPath) })),
+      { title: 'Ultraplan: saved plans' },
+    );
     if (picked) await vscode.window.showTextDocument(vscode.Uri.joinPath(folder, picked.label), { preview: false });
   });
-
 }

@@ -46,7 +46,10 @@ export class PlanEdits extends Disposable {
   /** The edit in the active editor (or the only open one), with its current text. */
   current(): (EditedPlan & { text: string; document: vscode.TextDocument }) | undefined {
     const active = vscode.window.activeTextEditor?.document;
-    const docs = active && this.#byUri.has(active.uri.toString()) ? [active] : vscode.workspace.textDocuments.filter((d) => this.#byUri.has(d.uri.toString()));
+    const docs =
+      active && this.#byUri.has(active.uri.toString())
+        ? [active]
+        : vscode.workspace.textDocuments.filter((d) => this.#byUri.has(d.uri.toString()));
     const doc = docs.length === 1 ? docs[0] : undefined;
     const edit = doc ? this.#byUri.get(doc.uri.toString()) : undefined;
     return doc && edit ? { ...edit, text: doc.getText(), document: doc } : undefined;

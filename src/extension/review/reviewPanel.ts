@@ -199,7 +199,9 @@ export class ReviewPanel extends Disposable {
   async #answer(request: PanelRequest): Promise<void> {
     let answer: PanelAnswer;
     try {
-      answer = this.#handler ? await this.#handler(request) : { result: 'refused', reason: 'The review is not connected to a session yet; nothing was sent.' };
+      answer = this.#handler
+        ? await this.#handler(request)
+        : { result: 'refused', reason: 'The review is not connected to a session yet; nothing was sent.' };
     } catch (err) {
       this.#options.log?.warn(`review panel: ${request.type} failed: ${String(err)}`);
       answer = { result: 'refused', reason: `Something went wrong, nothing was sent: ${err instanceof Error ? err.message : String(err)}` };
@@ -219,7 +221,9 @@ export class ReviewPanel extends Disposable {
     if (uri.scheme !== 'http' && uri.scheme !== 'https') return;
     this.#options.log?.info(`review panel: opening ${uri.scheme}://${uri.authority}/…`);
     const open = this.#options.openExternal ?? ((u: vscode.Uri) => vscode.env.openExternal(u));
-    void Promise.resolve(open(uri)).catch((error: unknown) => this.#options.log?.warn(`review panel: could not open link: ${String(error)}`));
+    void Promise.resolve(open(uri)).catch((error: unknown) =>
+      this.#options.log?.warn(`review panel: could not open link: ${String(error)}`),
+    );
   }
 
   #html(): string {

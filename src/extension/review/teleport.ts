@@ -75,7 +75,11 @@ export async function pickTeleportTarget(taskCommand: readonly string[]): Promis
   const taskProblem = targetProblem('task', taskCommand);
   const task: vscode.QuickPickItem & { target: ConcreteTarget } = taskProblem
     ? { label: '$(play) Task (not set up)', description: taskProblem, target: 'task' }
-    : { label: '$(play) Task', description: `Run ${taskCommand[0] ?? ''} with the plan file (ultraplan.teleport.taskCommand)`, target: 'task' };
+    : {
+        label: '$(play) Task',
+        description: `Run ${taskCommand[0] ?? ''} with the plan file (ultraplan.teleport.taskCommand)`,
+        target: 'task',
+      };
   const items: Array<vscode.QuickPickItem & { target: ConcreteTarget }> = [
     { label: '$(comment-discussion) Chat', description: 'Open VS Code Chat with the plan prefilled (not sent)', target: 'chat' },
     ...(taskProblem ? [] : [task]),
@@ -89,8 +93,10 @@ export async function pickTeleportTarget(taskCommand: readonly string[]): Promis
 /** Why a target cannot be used right now (checked before the plan is teleported), or undefined. */
 export function targetProblem(target: ConcreteTarget, taskCommand: readonly string[]): string | undefined {
   if (target !== 'task') return undefined;
-  if (!vscode.workspace.isTrusted) return 'Teleport to Task is not available in an untrusted workspace (it runs a program). Trust the workspace, or teleport to Chat or File.';
-  if (taskCommand.length === 0) return 'Set ultraplan.teleport.taskCommand (e.g. ["my-agent", "--plan", "${planFile}"]) to teleport to a task.';
+  if (!vscode.workspace.isTrusted)
+    return 'Teleport to Task is not available in an untrusted workspace (it runs a program). Trust the workspace, or teleport to Chat or File.';
+  if (taskCommand.length === 0)
+    return 'Set ultraplan.teleport.taskCommand (e.g. ["my-agent", "--plan", "${planFile}"]) to teleport to a task.';
   return undefined;
 }
 
@@ -122,9 +128,7 @@ export async function openTeleportTarget(
 
 async function openInChat(file: vscode.Uri, plan: string, shown: string, log: vscode.LogOutputChannel): Promise<OpenedTarget> {
   const query =
-    plan.length <= CHAT_INLINE_LIMIT
-      ? `Implement this plan (saved in ${shown}):\n\n${plan}`
-      : `Implement the plan in #file:${shown}`;
+    plan.length <= CHAT_INLINE_LIMIT ? `Implement this plan (saved in ${shown}):\n\n${plan}` : `Implement the plan in #file:${shown}`;
   const commands = await vscode.commands.getCommands(true);
   let failure: string | undefined;
   if (!commands.includes('workbench.action.chat.open')) {
@@ -165,14 +169,25 @@ function hasChatProvider(): boolean {
   });
 }
 
-async function runAsTask(file: vscode.Uri, taskCommand: readonly string[], shown: string, log: vscode.LogOutputChannel): Promise<OpenedTarget> {
+async function runAsTask(
+  file: vscode.Uri,
+  taskCommand: readonly string[],
+  shown: string,
+  log: vscode.LogOutputChannel,
+): Promise<OpenedTarget> {
   const { command, args } = taskArgv(taskCommand, file.fsPath);
   const folder = vscode.workspace.getWorkspaceFolder(file) ?? vscode.workspace.workspaceFolders?.[0];
   // No shell at all: the program gets the path as one argv entry. (ShellExecution's Strong
   // quoting wraps an argument in '…' without escaping a ' inside it, so a folder named
   // "it's $(cmd)" would run cmd.)
   const execution = new vscode.ProcessExecution(command, args, folder ? { cwd: folder.uri.fsPath } : {});
-  const task = new vscode.Task({ type: 'ultraplan', plan: shown }, folder ?? vscode.TaskScope.Workspace, `Run plan ${path.basename(file.fsPath)}`, 'Ultraplan', execution);
+  const task = new vscode.Task(
+    { type: 'ultraplan', plan: shown },
+    folder ?? vscode.TaskScope.Workspace,
+    `Run plan ${path.basename(file.fsPath)}`,
+    'Ultraplan',
+    execution,
+  );
   task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, panel: vscode.TaskPanelKind.New };
   log.info(`teleport: running task ${command} with ${args.length} argument(s)`);
   await vscode.tasks.executeTask(task);

@@ -16,12 +16,7 @@ import { voiceFor } from '../backends/backendVoice';
 import { SessionController, type DecisionOutcome } from './sessionController';
 import { vscodeNotifier } from './vscodeNotifier';
 import type { SessionNotifier } from './sessionNotifier';
-import {
-  PERSISTED_SESSIONS_KEY,
-  parsePersistedSessions,
-  trimPersistedSessions,
-  type PersistedSession,
-} from '../../core/persistedSessions';
+import { PERSISTED_SESSIONS_KEY, parsePersistedSessions, trimPersistedSessions, type PersistedSession } from '../../core/persistedSessions';
 import { REVIEW_PANEL_KEY } from '../../core/stateKeys';
 import { ReviewPanel } from '../review/reviewPanel';
 import type { SettingsReader } from '../settings/settings';
@@ -30,7 +25,14 @@ import { PhaseStatusBarItem } from '../status/statusBar';
 import { PermissionDetailsView } from './permissionPrompts';
 import { orderForStatus } from '../../core/statusSummary';
 import { PlanEdits } from '../review/planEdits';
-import { openTeleportTarget, pickTeleportTarget, plansFolderProblem, savePlanFile, targetProblem, type ConcreteTarget } from '../review/teleport';
+import {
+  openTeleportTarget,
+  pickTeleportTarget,
+  plansFolderProblem,
+  savePlanFile,
+  targetProblem,
+  type ConcreteTarget,
+} from '../review/teleport';
 
 export interface FollowedSessionsOptions {
   context: Pick<vscode.ExtensionContext, 'workspaceState' | 'extensionUri'>;
@@ -62,7 +64,11 @@ const ReviewPanelRecordSchema = z.strictObject({ sessionKey: z.string().min(1).m
 type ReviewPanelRecord = z.infer<typeof ReviewPanelRecordSchema>;
 
 export function titleFromPrompt(prompt: string): string {
-  const line = prompt.split(/\r?\n/).find((l) => l.trim().length > 0)?.trim() ?? 'plan';
+  const line =
+    prompt
+      .split(/\r?\n/)
+      .find((l) => l.trim().length > 0)
+      ?.trim() ?? 'plan';
   return line.length > MAX_TITLE ? `${line.slice(0, MAX_TITLE - 1)}…` : line;
 }
 
@@ -146,7 +152,10 @@ export class FollowedSessions extends Disposable {
         // The agent runs on this machine, which Restricted Mode does not allow: shown as it was,
         // and followed again once the person trusts the workspace.
         this.#waitingForTrust.set(s.key, s);
-        this.#addRestored(s, undefined, settings).setOutcome('Waiting for workspace trust: this session runs an agent on this machine. Trust the workspace to follow it again.', 'warning');
+        this.#addRestored(s, undefined, settings).setOutcome(
+          'Waiting for workspace trust: this session runs an agent on this machine. Trust the workspace to follow it again.',
+          'warning',
+        );
         log.info(`session ${s.sessionId} waits for workspace trust before it re-attaches`);
         continue;
       }
@@ -158,7 +167,12 @@ export class FollowedSessions extends Disposable {
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         log.error(`could not re-attach session ${s.sessionId}: ${message}`);
-        this.#addRestored({ ...s, finished: true, phase: 'failed' }, undefined, settings, `Could not re-attach after the reload: ${message}`);
+        this.#addRestored(
+          { ...s, finished: true, phase: 'failed' },
+          undefined,
+          settings,
+          `Could not re-attach after the reload: ${message}`,
+        );
         void vscode.window.showErrorMessage(`Ultraplan: could not re-attach "${s.title}": ${message}`);
       }
     }
@@ -214,12 +228,7 @@ export class FollowedSessions extends Disposable {
     await this.persistNow();
   }
 
-  #addRestored(
-    s: PersistedSession,
-    backend: SessionBackend | undefined,
-    settings: UltraplanSettings,
-    failure?: string,
-  ): SessionController {
+  #addRestored(s: PersistedSession, backend: SessionBackend | undefined, settings: UltraplanSettings, failure?: string): SessionController {
     const controller = this.#newController({ backend: backend ?? detachedBackend(s), settings, restored: s });
     if (failure) controller.setOutcome(failure, 'error');
     this.#controllers.set(s.key, controller);
@@ -305,7 +314,11 @@ export class FollowedSessions extends Disposable {
     this.#statusBar.update(live.length > 0 ? live : latestFinished ? [latestFinished] : []);
     void vscode.commands.executeCommand('setContext', 'ultraplan.hasSessions', all.length > 0);
     void vscode.commands.executeCommand('setContext', 'ultraplan.hasActiveSessions', live.length > 0);
-    void vscode.commands.executeCommand('setContext', 'ultraplan.hasPendingPlan', live.some((c) => c.canDecide));
+    void vscode.commands.executeCommand(
+      'setContext',
+      'ultraplan.hasPendingPlan',
+      live.some((c) => c.canDecide),
+    );
   }
 
   // -------------------------------------------------------------------------------------------
@@ -387,7 +400,9 @@ export class FollowedSessions extends Disposable {
           if (abort.signal.aborted) return undefined;
           const message = err instanceof Error ? err.message : String(err);
           log.error(`starting a session failed: ${message}`);
-          void vscode.window.showErrorMessage(`Ultraplan: could not start the planning session: ${message}`, 'Show Log').then((c) => c && log.show());
+          void vscode.window
+            .showErrorMessage(`Ultraplan: could not start the planning session: ${message}`, 'Show Log')
+            .then((c) => c && log.show());
           return undefined;
         }
       },
@@ -400,7 +415,9 @@ export class FollowedSessions extends Disposable {
   show(controller: SessionController, preserveFocus = false): ReviewPanel {
     this.#rememberShown(controller.key);
     const existed = ReviewPanel.current;
-    const panel = ReviewPanel.createOrShow({ extensionUri: this.#o.context.extensionUri, log: this.#o.log }, controller.panelState(), { preserveFocus });
+    const panel = ReviewPanel.createOrShow({ extensionUri: this.#o.context.extensionUri, log: this.#o.log }, controller.panelState(), {
+      preserveFocus,
+    });
     if (panel !== existed) this.#attachPanel(panel);
     return panel;
   }
@@ -519,7 +536,10 @@ export class FollowedSessions extends Disposable {
     const problem = (await plansFolderProblem(settings.plansDirectory)) ?? targetProblem(target, settings['teleport.taskCommand']);
     if (problem) {
       log.warn(`teleport refused: ${problem}`);
-      this.#notifier.say('warning', problem, { label: 'Open Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.teleport') });
+      this.#notifier.say('warning', problem, {
+        label: 'Open Settings',
+        run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.teleport'),
+      });
       return { result: 'refused', reason: problem };
     }
     const sent = await controller.teleport(binding);
@@ -581,4 +601,3 @@ function detachedBackend(s: PersistedSession): SessionBackend {
     dispose: async () => {},
   };
 }
-

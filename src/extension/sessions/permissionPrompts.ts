@@ -33,10 +33,16 @@ export class PermissionDetailsView extends Disposable {
 
   async show(sessionKey: string, request: ToolPermissionRequest): Promise<void> {
     const safe = (text: string) => text.replace(/[^\w.-]+/g, '-').slice(0, 80) || 'request';
-    const uri = vscode.Uri.from({ scheme: PERMISSION_DETAILS_SCHEME, path: `/${safe(sessionKey)}/${safe(request.toolName)}-${safe(request.requestId)}.json` });
+    const uri = vscode.Uri.from({
+      scheme: PERMISSION_DETAILS_SCHEME,
+      path: `/${safe(sessionKey)}/${safe(request.toolName)}-${safe(request.requestId)}.json`,
+    });
     const key = uri.toString();
     this.#contents.delete(key);
-    this.#contents.set(key, describeToolInput({ tool: request.toolName, tool_use_id: request.toolUseId, request_id: request.requestId, input: request.input }));
+    this.#contents.set(
+      key,
+      describeToolInput({ tool: request.toolName, tool_use_id: request.toolUseId, request_id: request.requestId, input: request.input }),
+    );
     while (this.#contents.size > MAX_DETAILS_DOCUMENTS) {
       const oldest = this.#contents.keys().next().value;
       if (oldest === undefined) break;
@@ -48,7 +54,6 @@ export class PermissionDetailsView extends Disposable {
     await vscode.window.showTextDocument(document, { preview: true, viewColumn: vscode.ViewColumn.Beside });
   }
 }
-
 
 export const ALLOW = 'Allow';
 export const DENY = 'Deny';
@@ -73,7 +78,9 @@ export async function promptPermission(
     if (choice === DETAILS && details) {
       await details.show(target.key, request);
       if (!target.isPermissionOpen(request.requestId)) {
-        void vscode.window.showInformationMessage('Ultraplan: that permission request is no longer open (answered elsewhere, or the agent moved on).');
+        void vscode.window.showInformationMessage(
+          'Ultraplan: that permission request is no longer open (answered elsewhere, or the agent moved on).',
+        );
         return;
       }
       continue;

@@ -121,7 +121,12 @@ export class SessionController implements PermissionAsker {
       }
       for (const d of r.drafts) this.#drafts.set(d.toolUseId, d);
       if (r.outcome !== undefined) this.#outcome = r.outcome;
-      const model: ConstructorParameters<typeof SessionModel>[0] = { initialPhase: r.phase, cursor: r.cursor, localDecisions: decided, at: r.phaseChangedAt };
+      const model: ConstructorParameters<typeof SessionModel>[0] = {
+        initialPhase: r.phase,
+        cursor: r.cursor,
+        localDecisions: decided,
+        at: r.phaseChangedAt,
+      };
       if (r.question !== undefined) model.initialQuestion = r.question;
       if (r.finished) model.ended = endedByFromPhase(r.phase);
       this.#model = new SessionModel(model);
@@ -187,7 +192,13 @@ export class SessionController implements PermissionAsker {
   /** True while the pending plan can still be decided from here. */
   get canDecide(): boolean {
     const p = this.pendingPlan;
-    return !this.finished && this.#inFlight === undefined && p !== undefined && p.requestId !== undefined && !this.#gate.isUsed(this.sessionId, p.toolUseId);
+    return (
+      !this.finished &&
+      this.#inFlight === undefined &&
+      p !== undefined &&
+      p.requestId !== undefined &&
+      !this.#gate.isUsed(this.sessionId, p.toolUseId)
+    );
   }
 
   /** Starts (or, after a reload, resumes) following the session. */
@@ -207,7 +218,9 @@ export class SessionController implements PermissionAsker {
       log.info(`[${this.key}] permission request ${request.requestId} (${clip(request.toolName, 80)}) closed: ${reason.replace('_', ' ')}`);
     }
     for (const request of change.opened) {
-      log.info(`[${this.key}] permission request ${request.requestId}: ${clip(request.toolName, 80)} ${clip(request.summary, 200)} (tool_use ${request.toolUseId})`);
+      log.info(
+        `[${this.key}] permission request ${request.requestId}: ${clip(request.toolName, 80)} ${clip(request.summary, 200)} (tool_use ${request.toolUseId})`,
+      );
       this.#ask(request);
     }
     if (change.planBecameReady) {
@@ -325,7 +338,11 @@ export class SessionController implements PermissionAsker {
    * Sends a decision on the plan `binding` names, if it is still the pending one and was not
    * decided before. Refusals and failures are shown to the person and returned.
    */
-  async decide(binding: DecisionBinding, decision: PlanDecision, extras?: { feedback: string; comments: LineComment[] }): Promise<DecisionOutcome> {
+  async decide(
+    binding: DecisionBinding,
+    decision: PlanDecision,
+    extras?: { feedback: string; comments: LineComment[] },
+  ): Promise<DecisionOutcome> {
     const log = this.#options.log;
     const kind: DecisionKind = decision.kind === 'approve_edited' ? 'edit' : decision.kind;
     const refuse = (message: string): DecisionOutcome => {
@@ -348,7 +365,9 @@ export class SessionController implements PermissionAsker {
     this.#inFlight = kind;
     this.#notice = undefined;
     this.#changed();
-    log.info(`[${this.key}] decision ${kind} on plan ${binding.toolUseId} (sha256 ${binding.planHash.slice(0, 12)}…) -> request ${pending.requestId}`);
+    log.info(
+      `[${this.key}] decision ${kind} on plan ${binding.toolUseId} (sha256 ${binding.planHash.slice(0, 12)}…) -> request ${pending.requestId}`,
+    );
     try {
       await this.backend.sendEvents(this.sessionId, [decisionEvent(pending.requestId, pending.plan, decision)]);
     } catch (err) {
@@ -360,13 +379,17 @@ export class SessionController implements PermissionAsker {
       // The backend says why in its own words; a decision the service refused is not sent, and the
       // plan stays pending here (the browser can decide it).
       const reading = this.#voice.read(err);
-      const message = reading.decisionNotDelivered && reading.message ? reading.message : `Sending the decision failed: ${reading.message ?? errorText(err)}`;
+      const message =
+        reading.decisionNotDelivered && reading.message
+          ? reading.message
+          : `Sending the decision failed: ${reading.message ?? errorText(err)}`;
       log.error(`[${this.key}] ${message}`);
       this.#notice = { level: 'error', text: message };
       this.#changed();
       // Retry sends the same bound decision (the gate checks it again); a teleport is retried from
       // the panel, which also saves the plan.
-      const retry = reading.decisionNotDelivered || decision.kind === 'teleport' ? {} : { retry: () => this.decide(binding, decision, extras) };
+      const retry =
+        reading.decisionNotDelivered || decision.kind === 'teleport' ? {} : { retry: () => this.decide(binding, decision, extras) };
       if (!this.#voice.show(err, { ...(reading.decisionNotDelivered ? {} : { prefix: 'Your decision was not sent:' }), ...retry })) {
         this.#options.notifier.say('error', message);
       }
@@ -526,7 +549,9 @@ export class SessionController implements PermissionAsker {
   #ask(request: ToolPermissionRequest): void {
     if (this.#prompting.has(request.requestId)) return;
     this.#prompting.add(request.requestId);
-    void this.#options.notifier.askPermission(this, request, this.permissionBinding(request)).finally(() => this.#prompting.delete(request.requestId));
+    void this.#options.notifier
+      .askPermission(this, request, this.permissionBinding(request))
+      .finally(() => this.#prompting.delete(request.requestId));
   }
 
   /** Shows every open request again (the status bar's click: a notification may have gone). */
@@ -659,4 +684,3 @@ export class SessionController implements PermissionAsker {
     await this.#loop;
   }
 }
-

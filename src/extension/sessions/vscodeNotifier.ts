@@ -10,7 +10,12 @@ import type { NotifierAction, PermissionAsker, SessionNotifier } from './session
 export function vscodeNotifier(permissionDetails?: PermissionDetailsView): SessionNotifier {
   return {
     say(level, text, ...actions: NotifierAction[]) {
-      const show = level === 'error' ? vscode.window.showErrorMessage : level === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      const show =
+        level === 'error'
+          ? vscode.window.showErrorMessage
+          : level === 'warning'
+            ? vscode.window.showWarningMessage
+            : vscode.window.showInformationMessage;
       void show(`Ultraplan: ${text}`, ...actions.map((a) => a.label)).then((picked) => actions.find((a) => a.label === picked)?.run());
     },
     showReview(key) {

@@ -45,10 +45,14 @@ export class PhaseStatusBarItem extends Disposable {
     md.appendMarkdown('**Ultraplan** · ');
     md.appendText(s.title);
     md.appendMarkdown('\n\n');
-    md.appendText(`Backend: ${s.backend.label}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`);
+    md.appendText(
+      `Backend: ${s.backend.label}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`,
+    );
     md.appendMarkdown('\n\n');
     const permissions = s.openPermissionCount;
-    md.appendText(`Phase: ${PHASE_LABELS.words[summary.primary.phase]} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`);
+    md.appendText(
+      `Phase: ${PHASE_LABELS.words[summary.primary.phase]} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`,
+    );
     const link = s.sessionLink;
     if (link) {
       // The session's page (claude.ai/code/<id>); parentheses escaped so the link cannot end early.
@@ -85,5 +89,4 @@ export class PhaseStatusBarItem extends Disposable {
           : undefined;
     this.#item.show();
   }
-
 }

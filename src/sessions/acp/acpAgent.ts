@@ -43,14 +43,7 @@ import {
   isCodex,
 } from './agents/codex';
 import { claudeApproval, claudeNotice, claudeRejectOption, isClaudeAdapter } from './agents/claude';
-import {
-  GEMINI_TRUST_HINT,
-  geminiModeAfterApproval,
-  geminiModeUpdate,
-  geminiPlanPath,
-  isGemini,
-  isGeminiPlanExit,
-} from './agents/gemini';
+import { GEMINI_TRUST_HINT, geminiModeAfterApproval, geminiModeUpdate, geminiPlanPath, isGemini, isGeminiPlanExit } from './agents/gemini';
 import {
   chooseApproveOption,
   chooseRejectOption,
@@ -70,7 +63,17 @@ import {
   type QuestionForm,
 } from './planReview';
 import { AgentFileAccess } from './agentFileAccess';
-import { accessDenial, agentDirs, isInside, LOOKING_TOOL_KINDS, lookedAtPaths, permissionRefusal, terminalRefusal, type OutsideAccess, type ReadVerdict } from './readOnlyPolicy';
+import {
+  accessDenial,
+  agentDirs,
+  isInside,
+  LOOKING_TOOL_KINDS,
+  lookedAtPaths,
+  permissionRefusal,
+  terminalRefusal,
+  type OutsideAccess,
+  type ReadVerdict,
+} from './readOnlyPolicy';
 
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 120_000;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 120_000;
@@ -274,7 +277,11 @@ export class AcpAgent implements Agent {
     // The agent's own folders follow the environment it runs with, not ours.
     const env = { ...(options.inheritEnv === false ? {} : process.env), ...options.env };
     this.home = options.home ?? env.HOME ?? homedir();
-    this.files = new AgentFileAccess({ workspace: this.workspace, home: agentDirs(this.home, env), secretFiles: options.secretFiles ?? [] });
+    this.files = new AgentFileAccess({
+      workspace: this.workspace,
+      home: agentDirs(this.home, env),
+      secretFiles: options.secretFiles ?? [],
+    });
   }
 
   /** The agent process id (for tests and diagnostics); undefined before start. */
@@ -410,7 +417,13 @@ export class AcpAgent implements Agent {
         `${this.label} did not answer initialize within ${seconds} s.`,
       );
       this.agentInfo = init.agentInfo;
-      this.agentKind = isCodex(init.agentInfo) ? 'codex' : isClaudeAdapter(init.agentInfo) ? 'claude' : isGemini(init.agentInfo) ? 'gemini' : 'other';
+      this.agentKind = isCodex(init.agentInfo)
+        ? 'codex'
+        : isClaudeAdapter(init.agentInfo)
+          ? 'claude'
+          : isGemini(init.agentInfo)
+            ? 'gemini'
+            : 'other';
       this.log(`initialized ${init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'an agent without agentInfo'}`);
       if (this.agentKind === 'codex') {
         step = 'authenticate';
@@ -519,7 +532,8 @@ export class AcpAgent implements Agent {
     this.armFirstEventTimer();
     connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }).then(
       (response) => this.onTurnEnd(response.stopReason),
-      (error: unknown) => void this.failFromError(`${this.label} failed while planning`, error, this.agentKind === 'codex' ? CODEX_LOGIN_HINT : undefined),
+      (error: unknown) =>
+        void this.failFromError(`${this.label} failed while planning`, error, this.agentKind === 'codex' ? CODEX_LOGIN_HINT : undefined),
     );
   }
 
@@ -571,9 +585,7 @@ export class AcpAgent implements Agent {
     this.firstEventTimer = setTimeout(() => {
       this.firstEventTimer = undefined;
       const chatter = this.statusChatter;
-      const what = chatter
-        ? `only reported "${chatter.last}"${chatter.count > 1 ? ` (${chatter.count} times)` : ''}`
-        : 'sent nothing';
+      const what = chatter ? `only reported "${chatter.last}"${chatter.count > 1 ? ` (${chatter.count} times)` : ''}` : 'sent nothing';
       this.fail(
         `${this.label} ${what} for ${Math.round(bound / 1000)} s after the prompt. It may be retrying a model ` +
           `it cannot reach (network, login or API key). Ultraplan stopped it: check the agent's login and ` +
@@ -685,7 +697,8 @@ export class AcpAgent implements Agent {
     const toolCall = request.toolCall;
     const translator = this.translator;
     if (!translator) return CANCELLED;
-    const otherModeIds = this.planTarget?.via === 'mode' ? this.availableModeIds.filter((id) => id !== planModeId(this.planTarget as PlanModeTarget)) : [];
+    const otherModeIds =
+      this.planTarget?.via === 'mode' ? this.availableModeIds.filter((id) => id !== planModeId(this.planTarget as PlanModeTarget)) : [];
     if (!this.approved && (isPlanExitRequest(request, { otherModeIds }) || (this.agentKind === 'gemini' && isGeminiPlanExit(toolCall)))) {
       this.log(`plan review requested (${toolCall.toolCallId})`);
       const plan = await this.planFor(toolCall);
@@ -715,7 +728,12 @@ export class AcpAgent implements Agent {
           this.log(`asked the person about "${title}" (${kind}) while planning: ${verdict.reason}`);
           translator.ensureToolUse(toolCall);
           return new Promise<RequestPermissionResponse>((answer) => {
-            this.openReview({ kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer }, toolCall.toolCallId, title, toolCall.rawInput ?? {});
+            this.openReview(
+              { kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer },
+              toolCall.toolCallId,
+              title,
+              toolCall.rawInput ?? {},
+            );
           });
         }
         message = verdict.message;
@@ -737,7 +755,9 @@ export class AcpAgent implements Agent {
       }
       const reject = chooseRejectOption(this.label, request.options);
       const meta = { ultraplan: { refused: message } };
-      return reject.ok ? { outcome: { outcome: 'selected', optionId: reject.option.optionId }, _meta: meta } : { ...CANCELLED, _meta: meta };
+      return reject.ok
+        ? { outcome: { outcome: 'selected', optionId: reject.option.optionId }, _meta: meta }
+        : { ...CANCELLED, _meta: meta };
     }
     if (this.afterApproval === 'acceptEdits' && kind === 'edit' && this.editsOnlyWorkspace(toolCall)) {
       // The person chose to accept edits; the agent may ask before its switch to that mode lands.
@@ -750,7 +770,12 @@ export class AcpAgent implements Agent {
     // After approval the agent executes; each permission it asks goes to the reviewer.
     translator.ensureToolUse(toolCall);
     return new Promise<RequestPermissionResponse>((answer) => {
-      this.openReview({ kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer }, toolCall.toolCallId, title, toolCall.rawInput ?? {});
+      this.openReview(
+        { kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer },
+        toolCall.toolCallId,
+        title,
+        toolCall.rawInput ?? {},
+      );
     });
   }
 
@@ -762,7 +787,10 @@ export class AcpAgent implements Agent {
     ];
     return (
       files.length > 0 &&
-      files.every((file) => path.isAbsolute(file) && isInside(this.workspace, path.resolve(file)) && !path.resolve(file).split(path.sep).includes('.git'))
+      files.every(
+        (file) =>
+          path.isAbsolute(file) && isInside(this.workspace, path.resolve(file)) && !path.resolve(file).split(path.sep).includes('.git'),
+      )
     );
   }
 
@@ -775,7 +803,11 @@ export class AcpAgent implements Agent {
     if (!form) {
       const question = questionForm(request);
       if (!question || this.pendingQuestion) {
-        this.report('acp_elicitation_declined', `${this.label} asked "${request.message}" in a way Ultraplan cannot show, so it declined.`, {});
+        this.report(
+          'acp_elicitation_declined',
+          `${this.label} asked "${request.message}" in a way Ultraplan cannot show, so it declined.`,
+          {},
+        );
         return { action: 'decline' };
       }
       // A question for the person: it goes to the log as the agent's message; their reply answers it.
@@ -817,7 +849,11 @@ export class AcpAgent implements Agent {
     if (kind === 'think') return { kind: 'allow' };
     const remembered = this.translator?.toolCall(toolCall.toolCallId);
     let result: ReadVerdict = { kind: 'allow' };
-    for (const looked of lookedAtPaths({ rawInput: toolCall.rawInput ?? remembered?.rawInput, locations: toolCall.locations }, this.workspace, this.home)) {
+    for (const looked of lookedAtPaths(
+      { rawInput: toolCall.rawInput ?? remembered?.rawInput, locations: toolCall.locations },
+      this.workspace,
+      this.home,
+    )) {
       const { verdict } = await this.files.readVerdict(looked);
       if (verdict.kind === 'refuse') return verdict;
       if (verdict.kind === 'ask' && result.kind === 'allow') result = verdict;
@@ -828,10 +864,15 @@ export class AcpAgent implements Agent {
   /** A question for the person, unless ultraplan's outside-access setting answers it. */
   private byOutsideAccess(verdict: ReadVerdict, what: string): ReadVerdict {
     if (verdict.kind !== 'ask' || this.outsideAccess === 'ask') return verdict;
-    this.log(`${this.outsideAccess === 'allow' ? 'allowed' : 'refused'} "${what}" without asking (outside access "${this.outsideAccess}"): ${verdict.reason}`);
+    this.log(
+      `${this.outsideAccess === 'allow' ? 'allowed' : 'refused'} "${what}" without asking (outside access "${this.outsideAccess}"): ${verdict.reason}`,
+    );
     return this.outsideAccess === 'allow'
       ? { kind: 'allow' }
-      : { kind: 'refuse', message: `Ultraplan refused "${what}": ${verdict.reason}, and reads outside the workspace and fetches are set to be refused.` };
+      : {
+          kind: 'refuse',
+          message: `Ultraplan refused "${what}": ${verdict.reason}, and reads outside the workspace and fetches are set to be refused.`,
+        };
   }
 
   private async onReadFile(
@@ -840,7 +881,13 @@ export class AcpAgent implements Agent {
   ): Promise<{ content: string }> {
     this.sawEvent();
     const outcome = await this.files.read(request.path, (real, reason) => this.askToRead(real, reason));
-    if (!outcome.ok && outcome.missing && this.agentKind === 'gemini' && this.approved && isInside(this.workspace, path.resolve(request.path))) {
+    if (
+      !outcome.ok &&
+      outcome.missing &&
+      this.agentKind === 'gemini' &&
+      this.approved &&
+      isInside(this.workspace, path.resolve(request.path))
+    ) {
       // Gemini's edit tools read a file before writing it and take any error for an unreadable
       // file (agents/gemini.ts): once it may edit, a file to be created reads as empty.
       return { content: '' };
@@ -872,8 +919,16 @@ export class AcpAgent implements Agent {
           kind: 'file_read',
           answer: (decision) => {
             const allowed = decision === 'allow';
-            this.log(decision === 'cancel' ? `the request to read ${real} ended unanswered` : `the person ${allowed ? 'allowed' : 'denied'} reading ${real}`);
-            this.translator?.toolResult(toolUseId, allowed ? `The person allowed reading ${real}.` : accessDenial(`reading ${real}`), !allowed);
+            this.log(
+              decision === 'cancel'
+                ? `the request to read ${real} ended unanswered`
+                : `the person ${allowed ? 'allowed' : 'denied'} reading ${real}`,
+            );
+            this.translator?.toolResult(
+              toolUseId,
+              allowed ? `The person allowed reading ${real}.` : accessDenial(`reading ${real}`),
+              !allowed,
+            );
             answer(allowed);
           },
         },
@@ -905,10 +960,15 @@ export class AcpAgent implements Agent {
     if (this.agentKind === 'gemini' && isGeminiPlanExit(toolCall)) return this.geminiPlan(toolCall);
     // An empty rawInput (Claude's adapter, when the model passed the plan inline) falls back to
     // what the same tool call announced in its update, which may come just after the request.
-    const ownInput = toolCall.rawInput && typeof toolCall.rawInput === 'object' && Object.keys(toolCall.rawInput).length ? toolCall.rawInput : undefined;
+    const ownInput =
+      toolCall.rawInput && typeof toolCall.rawInput === 'object' && Object.keys(toolCall.rawInput).length ? toolCall.rawInput : undefined;
     const textOrFile = toolCallText(toolCall).trim() !== '' || (toolCall.locations?.length ?? 0) > 0;
     const remembered =
-      ownInput !== undefined ? undefined : textOrFile ? this.translator?.toolCall(toolCall.toolCallId)?.rawInput : await this.announcedInput(toolCall.toolCallId);
+      ownInput !== undefined
+        ? undefined
+        : textOrFile
+          ? this.translator?.toolCall(toolCall.toolCallId)?.rawInput
+          : await this.announcedInput(toolCall.toolCallId);
     const source = planSource({
       rawInput: ownInput ?? remembered,
       content: toolCall.content,
@@ -928,7 +988,14 @@ export class AcpAgent implements Agent {
     const deadline = Date.now() + ANNOUNCED_INPUT_WAIT_MS;
     for (;;) {
       const input = this.translator?.toolCall(toolCallId)?.rawInput;
-      if (rawInputPlan({ rawInput: input }) || namedPlanFile({ rawInput: input }) || Date.now() > deadline || this.finished || this.stopping) return input;
+      if (
+        rawInputPlan({ rawInput: input }) ||
+        namedPlanFile({ rawInput: input }) ||
+        Date.now() > deadline ||
+        this.finished ||
+        this.stopping
+      )
+        return input;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -1023,7 +1090,10 @@ export class AcpAgent implements Agent {
     this.approved = true;
     this.translator?.toolResult(review.toolUseId, this.approvedText(edited, wasEdited), false);
     if (!preset || !connection || !sessionId || preset === this.currentSessionMode) {
-      if (!preset) this.log(`${this.label} offers no preset for ultraplan.afterApproval = ${this.afterApproval}; it keeps "${this.currentSessionMode}"`);
+      if (!preset)
+        this.log(
+          `${this.label} offers no preset for ultraplan.afterApproval = ${this.afterApproval}; it keeps "${this.currentSessionMode}"`,
+        );
       review.answer({ outcome: { outcome: 'selected', optionId: implement.optionId } });
       this.log(`approved the plan with "${implement.name}" (${implement.optionId}); the "${this.currentSessionMode}" preset stays`);
       if (wasEdited) this.queuePrompt(`The reviewer edited the plan before approving it. Follow this version:\n\n${edited}`);
@@ -1038,13 +1108,19 @@ export class AcpAgent implements Agent {
         if (leave) await connection.agent.request('session/set_config_option', { sessionId, configId: leave.configId, value: leave.value });
       } catch (error) {
         review.answer(CANCELLED);
-        this.fail(`Could not switch ${this.label} to its "${preset}" preset after approval, so the plan was not approved: ${errorMessage(error)}`);
+        this.fail(
+          `Could not switch ${this.label} to its "${preset}" preset after approval, so the plan was not approved: ${errorMessage(error)}`,
+        );
         return;
       }
       this.log(`set the "${preset}" preset after approval (ultraplan.afterApproval = ${this.afterApproval}) and left plan mode`);
       if (close.ok) {
         this.handingOver = true;
-        this.queuedPrompts.unshift(wasEdited ? `${CODEX_IMPLEMENT_PROMPT} The reviewer edited it before approving; follow this version:\n\n${edited}` : CODEX_IMPLEMENT_PROMPT);
+        this.queuedPrompts.unshift(
+          wasEdited
+            ? `${CODEX_IMPLEMENT_PROMPT} The reviewer edited it before approving; follow this version:\n\n${edited}`
+            : CODEX_IMPLEMENT_PROMPT,
+        );
       }
       review.answer({ outcome: { outcome: 'selected', optionId: close.ok ? close.option.optionId : implement.optionId } });
     })();
@@ -1061,7 +1137,11 @@ export class AcpAgent implements Agent {
         (error: unknown) => {
           const message = errorMessage(error);
           const hint = this.agentKind === 'gemini' && /untrusted/i.test(message) ? ` ${GEMINI_TRUST_HINT}` : '';
-          this.report('acp_decision_error', `Could not switch ${this.label} to "${modeId}" after approval: ${message.replace(/\.$/, '')}.${hint}`, {});
+          this.report(
+            'acp_decision_error',
+            `Could not switch ${this.label} to "${modeId}" after approval: ${message.replace(/\.$/, '')}.${hint}`,
+            {},
+          );
         },
       );
     }, 0);
@@ -1099,13 +1179,17 @@ export class AcpAgent implements Agent {
       // The plan runs locally: this turn has nothing more to do.
       this.cancelTurn();
     } else if (!feedbackInAnswer) {
-      this.queuePrompt(`The reviewer rejected the plan. Their feedback:\n\n${message}\n\nStay in plan mode, revise the plan, and ask again when it is ready.`);
+      this.queuePrompt(
+        `The reviewer rejected the plan. Their feedback:\n\n${message}\n\nStay in plan mode, revise the plan, and ask again when it is ready.`,
+      );
     }
   }
 
   private decideToolPermission(review: Extract<PendingReview, { kind: 'tool_permission' }>, decision: PermissionDecision): void {
     const choice =
-      decision.behavior === 'allow' ? chooseToolAllowOption(this.label, review.options) : chooseToolRejectOption(this.label, review.options);
+      decision.behavior === 'allow'
+        ? chooseToolAllowOption(this.label, review.options)
+        : chooseToolRejectOption(this.label, review.options);
     if (!choice.ok) {
       review.answer(CANCELLED);
       this.report('acp_decision_error', choice.message, {});
@@ -1113,7 +1197,9 @@ export class AcpAgent implements Agent {
       return;
     }
     review.answer({ outcome: { outcome: 'selected', optionId: choice.option.optionId } });
-    this.log(`${decision.behavior === 'allow' ? 'allowed' : 'denied'} ${review.toolUseId} with "${choice.option.name}" (${choice.option.optionId})`);
+    this.log(
+      `${decision.behavior === 'allow' ? 'allowed' : 'denied'} ${review.toolUseId} with "${choice.option.name}" (${choice.option.optionId})`,
+    );
     if (decision.behavior === 'deny') this.translator?.toolResult(review.toolUseId, decision.message, true);
     this.ctx?.setStatus(this.reviews.size ? 'requires_action' : 'running');
   }
@@ -1127,7 +1213,9 @@ export class AcpAgent implements Agent {
     const connection = this.connection;
     const sessionId = this.acpSessionId;
     if (!connection || !sessionId || !this.promptActive) return;
-    connection.agent.notify('session/cancel', { sessionId }).catch((error: unknown) => this.log(`session/cancel failed: ${errorMessage(error)}`));
+    connection.agent
+      .notify('session/cancel', { sessionId })
+      .catch((error: unknown) => this.log(`session/cancel failed: ${errorMessage(error)}`));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1164,12 +1252,7 @@ export class AcpAgent implements Agent {
     this.finished = true;
     this.disarmFirstEventTimer();
     this.translator?.flush();
-    const tail = this.proc
-      ?.stderrTail()
-      .slice(-STDERR_IN_MESSAGE_CHARS)
-      .split('\n')
-      .slice(-STDERR_IN_MESSAGE_LINES)
-      .join('\n');
+    const tail = this.proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
     const full = tail ? `${message}\n\n${this.label} stderr (last lines):\n${tail}` : message;
     this.emitResult('error_during_execution', full);
     this.ctx?.setStatus('idle');

@@ -4,7 +4,17 @@
 // an exit request names (read only when the agent created it here or it is in its own plans folder).
 import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
-import { AgentFileError, existingFile, fileIdentities, readAgentFile, realPathOf, realWriteTarget, writeAgentFile, MAX_AGENT_READ_BYTES, type FileIdentity } from './agentFiles';
+import {
+  AgentFileError,
+  existingFile,
+  fileIdentities,
+  readAgentFile,
+  realPathOf,
+  realWriteTarget,
+  writeAgentFile,
+  MAX_AGENT_READ_BYTES,
+  type FileIdentity,
+} from './agentFiles';
 import { isInside, readVerdict, writeVerdict, type AgentDirs, type ReadVerdict, type WriteVerdict } from './readOnlyPolicy';
 
 export interface AgentFileAccessOptions {
@@ -56,7 +66,9 @@ export class AgentFileAccess {
   }
 
   #realSecrets(): Promise<string[]> {
-    this.#secretReal ??= Promise.all(this.#secretFiles.map(async (file) => [file, (await realPathOf(file)) ?? file])).then((pairs) => pairs.flat());
+    this.#secretReal ??= Promise.all(this.#secretFiles.map(async (file) => [file, (await realPathOf(file)) ?? file])).then((pairs) =>
+      pairs.flat(),
+    );
     return this.#secretReal;
   }
 
@@ -116,7 +128,10 @@ export class AgentFileAccess {
     if (verdict.allowed) {
       const real = await realWriteTarget(resolved);
       if (real === undefined) {
-        verdict = { allowed: false, message: `Ultraplan refused to write ${resolved}: it is a symbolic link to a file that does not exist.` };
+        verdict = {
+          allowed: false,
+          message: `Ultraplan refused to write ${resolved}: it is a symbolic link to a file that does not exist.`,
+        };
       } else if (real !== resolved) {
         const sessionPlanFiles = this.#sessionPlans.has(resolved) ? new Set([...policy.sessionPlanFiles, real]) : policy.sessionPlanFiles;
         verdict = writeVerdict({ ...policy, workspace: await this.#realWorkspace(), sessionPlanFiles, filePath: real, existing });

@@ -66,7 +66,14 @@ export type FileIdentity = string;
 
 /** The identities of `files` that exist (a secret's other hard links share its identity). */
 export async function fileIdentities(files: readonly string[]): Promise<Set<FileIdentity>> {
-  const found = await Promise.all(files.map((file) => stat(file).then((s) => `${s.dev}:${s.ino}`, () => undefined)));
+  const found = await Promise.all(
+    files.map((file) =>
+      stat(file).then(
+        (s) => `${s.dev}:${s.ino}`,
+        () => undefined,
+      ),
+    ),
+  );
   return new Set(found.filter((id): id is string => id !== undefined));
 }
 
@@ -75,14 +82,19 @@ export async function fileIdentities(files: readonly string[]): Promise<Set<File
  * without blocking, refused unless fstat says a regular file of at most `maxBytes` that is none
  * of `refused` (by identity, so another hard link to a secret is refused too).
  */
-export async function readAgentFile(file: string, maxBytes = MAX_AGENT_READ_BYTES, refused: ReadonlySet<FileIdentity> = new Set()): Promise<string> {
+export async function readAgentFile(
+  file: string,
+  maxBytes = MAX_AGENT_READ_BYTES,
+  refused: ReadonlySet<FileIdentity> = new Set(),
+): Promise<string> {
   const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) {
       throw new AgentFileError(`${file} is not a regular file (a FIFO, a device or a folder); Ultraplan reads regular files only.`);
     }
-    if (refused.has(`${stats.dev}:${stats.ino}`)) throw new AgentFileError(`${file} is another name of a file that holds a secret of Ultraplan's.`);
+    if (refused.has(`${stats.dev}:${stats.ino}`))
+      throw new AgentFileError(`${file} is another name of a file that holds a secret of Ultraplan's.`);
     if (stats.size > maxBytes) {
       throw new AgentFileError(`${file} is ${stats.size} bytes; Ultraplan reads files of at most ${maxBytes} bytes for an agent.`);
     }

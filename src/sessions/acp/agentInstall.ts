@@ -97,7 +97,11 @@ export function installAgent(agent: KnownAgent, options: InstallOptions = {}): P
       spawnError = error.message;
     });
     child.on('close', (code) => {
-      if (options.signal?.aborted) resolve({ ok: false, message: `The install was cancelled; ${agent.pkg.package} may be partly installed. Run it again: ${agent.installCommand}` });
+      if (options.signal?.aborted)
+        resolve({
+          ok: false,
+          message: `The install was cancelled; ${agent.pkg.package} may be partly installed. Run it again: ${agent.installCommand}`,
+        });
       else if (code === 0 && !spawnError) resolve({ ok: true });
       else resolve({ ok: false, message: describeInstallFailure(agent, output, { code, ...(spawnError ? { spawnError } : {}) }) });
     });

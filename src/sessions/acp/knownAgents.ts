@@ -165,10 +165,14 @@ export function resolveAgentCommand(spec: string, env: NodeJS.ProcessEnv = proce
   if (known) return { argv: [...known.argv], label: known.label };
   const argv = splitCommandLine(trimmed);
   if (argv.length === 0) {
-    throw new Error(`acp needs a command or one of ${KNOWN_AGENTS.map((agent) => agent.id).join(', ')}: --agent "acp:npx -y @agentclientprotocol/claude-agent-acp"`);
+    throw new Error(
+      `acp needs a command or one of ${KNOWN_AGENTS.map((agent) => agent.id).join(', ')}: --agent "acp:npx -y @agentclientprotocol/claude-agent-acp"`,
+    );
   }
   const byProgram = KNOWN_AGENTS.find(
-    (agent) => agent.installed.program === path.basename(argv[0] as string) || argv.some((arg) => arg === agent.pkg.package || arg.startsWith(`${agent.pkg.package}@`)),
+    (agent) =>
+      agent.installed.program === path.basename(argv[0] as string) ||
+      argv.some((arg) => arg === agent.pkg.package || arg.startsWith(`${agent.pkg.package}@`)),
   );
   return { argv, label: byProgram?.label ?? labelFromArgv(argv) };
 }

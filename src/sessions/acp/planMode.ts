@@ -1,18 +1,15 @@
 // Finding an ACP agent's plan mode and following its mode afterwards. Pure: the answers of
 // session/new and the session/update notifications go in, decisions come out.
-import type {
-  NewSessionResponse,
-  SessionConfigOption,
-  SessionModeState,
-} from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
+import type { NewSessionResponse, SessionConfigOption, SessionModeState } from '@agentclientprotocol/sdk' with {
+  'resolution-mode': 'import',
+};
 
 /**
  * How the plan mode is switched on: a session mode, or a select config option (`mode`, or one
  * like Codex's `collaboration_mode`, whose session modes are permission presets instead).
  */
 export type PlanModeTarget =
-  | { via: 'mode'; modeId: string; name: string }
-  | { via: 'config_option'; configId: string; value: string; name: string };
+  { via: 'mode'; modeId: string; name: string } | { via: 'config_option'; configId: string; value: string; name: string };
 
 export type PlanModeChoice = { ok: true; target: PlanModeTarget } | { ok: false; message: string };
 
@@ -40,7 +37,9 @@ export function modeConfigOption(
 }
 
 /** Select config options about a mode: the `mode` option first, then any whose id or category says mode. */
-function modeLikeConfigOptions(options: readonly SessionConfigOption[] | null | undefined): Array<SessionConfigOption & { type: 'select' }> {
+function modeLikeConfigOptions(
+  options: readonly SessionConfigOption[] | null | undefined,
+): Array<SessionConfigOption & { type: 'select' }> {
   const selects = (options ?? []).filter((option): option is SessionConfigOption & { type: 'select' } => option.type === 'select');
   const first = modeConfigOption(selects);
   const rest = selects.filter((option) => option !== first && (/mode/i.test(option.id) || /mode/i.test(option.category ?? '')));

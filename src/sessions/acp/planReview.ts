@@ -1,11 +1,9 @@
 // Recognising an ACP agent's request to leave plan mode, reading the plan out of it, and choosing
 // the answer the reviewer's decision stands for. Pure: no I/O (a plan file is named here and read
 // by the caller).
-import type {
-  CreateElicitationRequest,
-  PermissionOption,
-  ToolCallUpdate,
-} from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
+import type { CreateElicitationRequest, PermissionOption, ToolCallUpdate } from '@agentclientprotocol/sdk' with {
+  'resolution-mode': 'import',
+};
 
 /**
  * What Approve selects: `default` leaves the agent asking before each edit, `acceptEdits` lets it
@@ -42,7 +40,17 @@ export function toolCallText(toolCall: Pick<ToolCallUpdate, 'content'>): string 
   return parts.join('\n');
 }
 
-const PLAN_PATH_KEYS = ['plan_path', 'planPath', 'plan_file', 'planFile', 'plan_file_path', 'planFilePath', 'file_path', 'filePath', 'path'];
+const PLAN_PATH_KEYS = [
+  'plan_path',
+  'planPath',
+  'plan_file',
+  'planFile',
+  'plan_file_path',
+  'planFilePath',
+  'file_path',
+  'filePath',
+  'path',
+];
 
 /** The plan file a tool call names: a plan-path key of rawInput, else its first location. */
 export function namedPlanFile(toolCall: Pick<ToolCallUpdate, 'rawInput' | 'locations'>): string | undefined {
@@ -127,11 +135,7 @@ const isReject = (option: PermissionOption): boolean => option.kind === 'reject_
  * The option Approve selects. The request's own options decide: when none fits `afterApproval`,
  * the answer is an error that lists what the agent offered, never a guess.
  */
-export function chooseApproveOption(
-  agentLabel: string,
-  options: readonly PermissionOption[],
-  afterApproval: AfterApproval,
-): OptionChoice {
+export function chooseApproveOption(agentLabel: string, options: readonly PermissionOption[], afterApproval: AfterApproval): OptionChoice {
   const allows = options.filter(isAllow);
   let chosen: PermissionOption | undefined;
   if (afterApproval === 'bypassPermissions') {
@@ -141,7 +145,11 @@ export function chooseApproveOption(
   } else {
     chosen =
       allows.find((option) => option.optionId === 'default') ??
-      allows.find((option) => (MANUAL_PATTERN.test(option.name) || MANUAL_PATTERN.test(option.optionId) || /-default$/.test(option.optionId)) && !isBypass(option));
+      allows.find(
+        (option) =>
+          (MANUAL_PATTERN.test(option.name) || MANUAL_PATTERN.test(option.optionId) || /-default$/.test(option.optionId)) &&
+          !isBypass(option),
+      );
     if (!chosen) {
       // A plain allow (Gemini's "Allow", Codex's "Yes"): one that neither bypasses, auto-accepts nor does more.
       const plain = allows.filter((option) => !isBypass(option) && !isAcceptEdits(option) && !isSpecial(option));
@@ -181,7 +189,10 @@ export function chooseRejectOption(agentLabel: string, options: readonly Permiss
 export function chooseToolAllowOption(agentLabel: string, options: readonly PermissionOption[]): OptionChoice {
   const chosen = options.find((option) => option.kind === 'allow_once' && !isBypass(option));
   if (chosen) return { ok: true, option: chosen };
-  return { ok: false, message: `Allow needs a one-time allow option, but ${agentLabel} offered: ${describeOptions(options)}. Nothing was allowed.` };
+  return {
+    ok: false,
+    message: `Allow needs a one-time allow option, but ${agentLabel} offered: ${describeOptions(options)}. Nothing was allowed.`,
+  };
 }
 
 export function chooseToolRejectOption(agentLabel: string, options: readonly PermissionOption[]): OptionChoice {
@@ -219,7 +230,9 @@ function choicesOf(property: Record<string, unknown>): Choice[] {
       .map((entry) => ({ value: entry.const as string, title: typeof entry.title === 'string' ? entry.title : (entry.const as string) }));
   }
   if (Array.isArray(property.enum)) {
-    return (property.enum as unknown[]).filter((value): value is string => typeof value === 'string').map((value) => ({ value, title: value }));
+    return (property.enum as unknown[])
+      .filter((value): value is string => typeof value === 'string')
+      .map((value) => ({ value, title: value }));
   }
   return [];
 }
@@ -240,7 +253,9 @@ export function planReviewForm(request: CreateElicitationRequest): PlanReviewFor
       continue;
     }
     const approve = choices.find((choice) => APPROVE_CHOICE_PATTERN.test(choice.title) || APPROVE_CHOICE_PATTERN.test(choice.value));
-    const keep = choices.find((choice) => KEEP_PLANNING_CHOICE_PATTERN.test(choice.title) || KEEP_PLANNING_CHOICE_PATTERN.test(choice.value));
+    const keep = choices.find(
+      (choice) => KEEP_PLANNING_CHOICE_PATTERN.test(choice.title) || KEEP_PLANNING_CHOICE_PATTERN.test(choice.value),
+    );
     if (approve && keep && !form) form = { choiceKey: key, approveValue: approve.value, keepPlanningValue: keep.value };
   }
   if (!form) return undefined;
@@ -309,7 +324,9 @@ export function answerQuestion(form: QuestionForm, reply: string): Record<string
   const free = form.fields.find((field) => field.choices.length === 0 && !field.multi);
   let picked = false;
   for (const field of selects) {
-    const choice = field.choices.find((candidate) => candidate.title.toLowerCase() === text.toLowerCase() || candidate.value.toLowerCase() === text.toLowerCase());
+    const choice = field.choices.find(
+      (candidate) => candidate.title.toLowerCase() === text.toLowerCase() || candidate.value.toLowerCase() === text.toLowerCase(),
+    );
     if (choice) {
       content[field.key] = field.multi ? [choice.value] : choice.value;
       picked = true;

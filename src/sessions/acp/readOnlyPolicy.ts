@@ -28,7 +28,10 @@ export function looksLikePlanFile(filePath: string): boolean {
   const base = path.basename(normalized);
   if (INSTRUCTION_FILE_NAMES.has(base.toLowerCase())) return false;
   if (PLAN_WORD.test(path.basename(base, path.extname(base)))) return true;
-  return path.dirname(normalized).split(path.sep).some((segment) => segment.toLowerCase() === 'plans');
+  return path
+    .dirname(normalized)
+    .split(path.sep)
+    .some((segment) => segment.toLowerCase() === 'plans');
 }
 
 function isMarkdown(filePath: string): boolean {
@@ -110,7 +113,10 @@ export function writeVerdict(options: {
     return { allowed: false, message: `Ultraplan refused to write ${resolved}: files under .git are never written by an agent.` };
   }
   if (existing?.symlink) {
-    return { allowed: false, message: `Ultraplan refused to write ${resolved}: it is a symbolic link; an agent writes only the file itself.` };
+    return {
+      allowed: false,
+      message: `Ultraplan refused to write ${resolved}: it is a symbolic link; an agent writes only the file itself.`,
+    };
   }
   if (existing && !existing.regular) {
     return { allowed: false, message: `Ultraplan refused to write ${resolved}: it is not a regular file.` };
@@ -129,7 +135,7 @@ export function writeVerdict(options: {
     const why =
       existing !== null && inside
         ? 'it already exists and this session did not create it'
-        : 'only a new Markdown plan file (PLAN.md, plans/<name>.md) or one in the agent\'s own plans folder may be written';
+        : "only a new Markdown plan file (PLAN.md, plans/<name>.md) or one in the agent's own plans folder may be written";
     return {
       allowed: false,
       message:
@@ -227,6 +233,7 @@ export function lookedAtPaths(
     }
   }
   // Agents' tools expand "~/" to the home folder: so do we, or ~/.ssh would pass as a workspace path.
-  const absolute = (item: string) => (item === '~' || item.startsWith('~/') ? path.join(home, item.slice(1)) : path.resolve(workspace, item));
+  const absolute = (item: string) =>
+    item === '~' || item.startsWith('~/') ? path.join(home, item.slice(1)) : path.resolve(workspace, item);
   return [...new Set(found.map(absolute))];
 }

@@ -10,7 +10,6 @@ type AcpSdk = typeof import('@agentclientprotocol/sdk', { with: { 'resolution-mo
 let loaded: AcpSdk | undefined;
 
 export function acpSdk(): AcpSdk {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   loaded ??= require('@agentclientprotocol/sdk') as AcpSdk;
   return loaded;
 }

@@ -56,7 +56,12 @@ interface CallSpec {
 }
 
 /** One call; undefined on 404; every other failure as a ClaudeWebError. */
-async function callJson<T extends z.ZodType>(options: AccountApiOptions, spec: CallSpec, schema: T, what: string): Promise<z.infer<T> | undefined> {
+async function callJson<T extends z.ZodType>(
+  options: AccountApiOptions,
+  spec: CallSpec,
+  schema: T,
+  what: string,
+): Promise<z.infer<T> | undefined> {
   const base = options.baseUrl.replace(/\/+$/, '');
   const headers: Record<string, string> = {
     authorization: `Bearer ${await options.getToken()}`,
@@ -82,7 +87,11 @@ async function callJson<T extends z.ZodType>(options: AccountApiOptions, spec: C
     text = await response.text();
   } catch (err) {
     if (options.signal?.aborted) throw options.signal.reason ?? err;
-    throw new ClaudeWebError('service_unreachable', `Could not reach ${base} to check ${what} (${describeNetworkError(err)}). Check the connection, then choose Retry.`, { cause: err });
+    throw new ClaudeWebError(
+      'service_unreachable',
+      `Could not reach ${base} to check ${what} (${describeNetworkError(err)}). Check the connection, then choose Retry.`,
+      { cause: err },
+    );
   }
   if (response.status === 404) return undefined;
   if (!response.ok) {
@@ -90,7 +99,10 @@ async function callJson<T extends z.ZodType>(options: AccountApiOptions, spec: C
     const detail = error?.message?.replace(/Bearer\s+\S+/gi, 'Bearer [redacted]').slice(0, 300);
     if (isPolicyRefusal(response.status, error?.type, error?.message)) throw policyError(detail);
     if (response.status === 401 || response.status === 403) throw tokenRefusedError(response.status, detail);
-    throw new ClaudeWebError('service_unreachable', `${base} could not answer ${what} (HTTP ${response.status}${detail ? `: ${detail}` : ''}). Choose Retry in a moment.`);
+    throw new ClaudeWebError(
+      'service_unreachable',
+      `${base} could not answer ${what} (HTTP ${response.status}${detail ? `: ${detail}` : ''}). Choose Retry in a moment.`,
+    );
   }
   let json: unknown;
   try {
@@ -119,7 +131,8 @@ function parseErrorBody(text: string): { type: string; message: string } | undef
 }
 
 function describeNetworkError(err: unknown): string {
-  if (err instanceof Error && (err.name === 'TimeoutError' || err.cause instanceof Error && err.cause.name === 'TimeoutError')) return 'no answer in time';
+  if (err instanceof Error && (err.name === 'TimeoutError' || (err.cause instanceof Error && err.cause.name === 'TimeoutError')))
+    return 'no answer in time';
   const cause = err instanceof Error && err.cause && typeof err.cause === 'object' ? err.cause : err;
   const code = (cause as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
@@ -130,7 +143,10 @@ export async function fetchProfile(options: AccountApiOptions): Promise<Profile 
 }
 
 const PolicyLimitsSchema = z.looseObject({
-  restrictions: z.record(z.string(), z.looseObject({ allowed: z.boolean() }).nullable()).nullable().optional(),
+  restrictions: z
+    .record(z.string(), z.looseObject({ allowed: z.boolean() }).nullable())
+    .nullable()
+    .optional(),
 });
 
 export const POLICY_UNREADABLE_MESSAGE = "Your organization's policy could not be read, so cloud sessions are unavailable.";
@@ -192,7 +208,11 @@ const ResyncSchema = z.looseObject({ app_installed: z.boolean().optional(), reas
  * (`status: null`) is asked again with the resync call; a repository it cannot see counts as not
  * installed.
  */
-export async function fetchGithubAppInstalled(options: AccountApiOptions & { organizationUuid: string }, owner: string, name: string): Promise<boolean> {
+export async function fetchGithubAppInstalled(
+  options: AccountApiOptions & { organizationUuid: string },
+  owner: string,
+  name: string,
+): Promise<boolean> {
   const org = encodeURIComponent(options.organizationUuid);
   const what = `the Claude GitHub app on ${owner}/${name}`;
   const answer = await callJson(

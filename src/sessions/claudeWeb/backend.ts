@@ -167,13 +167,25 @@ export class ClaudeWebBackend implements SessionBackend {
   /** The request Claude Code sends, for this repository and environment. */
   launchRequest(prompt: string, title?: string): CreateSessionRequest {
     const { repository, environment } = this.launchContext();
-    return buildLaunchRequest({ prompt, title, repository, environmentId: environment.environment_id, model: this.options.model ?? DEFAULT_CLOUD_MODEL });
+    return buildLaunchRequest({
+      prompt,
+      title,
+      repository,
+      environmentId: environment.environment_id,
+      model: this.options.model ?? DEFAULT_CLOUD_MODEL,
+    });
   }
 
-  private launchContext(): { repository: NonNullable<ClaudeWebEligibility['repository']>; environment: NonNullable<ClaudeWebEligibility['environment']> } {
+  private launchContext(): {
+    repository: NonNullable<ClaudeWebEligibility['repository']>;
+    environment: NonNullable<ClaudeWebEligibility['environment']>;
+  } {
     const { repository, environment } = this.eligibility;
     // A backend made to re-attach never launches: its checks did not cover a launch.
-    if (!repository || !environment) throw new Error('This Claude Code on the web backend was made to follow existing sessions; launching needs the full eligibility check.');
+    if (!repository || !environment)
+      throw new Error(
+        'This Claude Code on the web backend was made to follow existing sessions; launching needs the full eligibility check.',
+      );
     return { repository, environment };
   }
 
@@ -183,7 +195,11 @@ export class ClaudeWebBackend implements SessionBackend {
    */
   async createSession(request: CreateSessionRequest, signal?: AbortSignal): Promise<SessionResource> {
     const { repository, environment } = this.launchContext();
-    const complete = completeLaunchRequest(request, { repository, environmentId: environment.environment_id, model: this.options.model ?? DEFAULT_CLOUD_MODEL });
+    const complete = completeLaunchRequest(request, {
+      repository,
+      environmentId: environment.environment_id,
+      model: this.options.model ?? DEFAULT_CLOUD_MODEL,
+    });
     const session = await translated(() => this.http.createSession(complete, signal));
     this.log(`claude-web: session ${session.id} created · ${this.sessionLink(session.id)}`);
     return session;
@@ -202,7 +218,13 @@ export class ClaudeWebBackend implements SessionBackend {
     try {
       await this.http.sendEvents(sessionId, events, signal);
     } catch (err) {
-      if (!(err instanceof SessionsError) || !events.some(isDecision) || err.status === undefined || !DECISION_REFUSAL_STATUSES.has(err.status)) throw translate(err);
+      if (
+        !(err instanceof SessionsError) ||
+        !events.some(isDecision) ||
+        err.status === undefined ||
+        !DECISION_REFUSAL_STATUSES.has(err.status)
+      )
+        throw translate(err);
       // 404 also means "no such session": that stays not_found.
       if (err.status === 404) await this.getSession(sessionId, signal);
       const link = this.sessionLink(sessionId);
@@ -248,7 +270,8 @@ function translatingTransport(inner: SessionTransport): SessionTransport {
   const transport: SessionTransport = {
     readEvents: (sessionId: string, afterId: string | null, signal?: AbortSignal): Promise<EventRead> =>
       translated(() => inner.readEvents(sessionId, afterId, signal)),
-    getStatus: (sessionId: string, signal?: AbortSignal): Promise<SessionStatus | string> => translated(() => inner.getStatus(sessionId, signal)),
+    getStatus: (sessionId: string, signal?: AbortSignal): Promise<SessionStatus | string> =>
+      translated(() => inner.getStatus(sessionId, signal)),
   };
   if (inner.waitForActivity) {
     const wait = inner.waitForActivity.bind(inner);

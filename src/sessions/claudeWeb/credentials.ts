@@ -149,7 +149,10 @@ export async function readClaudeCredentials(options: CredentialsOptions = {}): P
         `Claude Code is not logged in with a Claude.ai account on this machine (no ${path}). ${RUN_CLAUDE_FIX}`,
       );
     }
-    throw new ClaudeWebError('credentials_malformed', `Claude Code's login in ${path} could not be read (${code ?? 'error'}). ${RUN_CLAUDE_FIX}`);
+    throw new ClaudeWebError(
+      'credentials_malformed',
+      `Claude Code's login in ${path} could not be read (${code ?? 'error'}). ${RUN_CLAUDE_FIX}`,
+    );
   }
   return fromStoredJson(text, 'file', path, now);
 }
@@ -166,7 +169,10 @@ function fromStoredJson(text: string, source: CredentialsSource, from: string, n
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` (field ${issue.path.join('.')})` : '';
-    throw new ClaudeWebError('credentials_malformed', `Claude Code's login in ${from} is not in the form Claude Code writes${where}. ${RUN_CLAUDE_FIX}`);
+    throw new ClaudeWebError(
+      'credentials_malformed',
+      `Claude Code's login in ${from} is not in the form Claude Code writes${where}. ${RUN_CLAUDE_FIX}`,
+    );
   }
   const oauth = parsed.data.claudeAiOauth;
   if (!oauth) {
@@ -222,10 +228,16 @@ function readKeychainEntry(service: string, account: string): Promise<string | u
         }
         const code: unknown = (err as { code?: unknown }).code;
         if (code === 44) resolve(undefined);
-        else if (code === 'ENOENT') resolve(undefined); // no `security` tool: fall back to the file
+        else if (code === 'ENOENT')
+          resolve(undefined); // no `security` tool: fall back to the file
         else {
           // stderr may name the item, never the secret; still, keep the message our own.
-          reject(new ClaudeWebError('credentials_malformed', `The macOS Keychain entry "${service}" could not be read (security exited with ${String(code)}). ${RUN_CLAUDE_FIX}`));
+          reject(
+            new ClaudeWebError(
+              'credentials_malformed',
+              `The macOS Keychain entry "${service}" could not be read (security exited with ${String(code)}). ${RUN_CLAUDE_FIX}`,
+            ),
+          );
         }
       },
     );

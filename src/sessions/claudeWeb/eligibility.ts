@@ -55,7 +55,10 @@ export function tokenReader(options: CredentialsOptions): () => Promise<string> 
 }
 
 /** The organization: CLAUDE_CODE_ORGANIZATION_UUID, Claude Code's global config, else the profile call. */
-export async function resolveOrganization(options: ClaudeWebAccessOptions, api: AccountApiOptions): Promise<{ uuid: string; from: 'env' | 'config' | 'profile' }> {
+export async function resolveOrganization(
+  options: ClaudeWebAccessOptions,
+  api: AccountApiOptions,
+): Promise<{ uuid: string; from: 'env' | 'config' | 'profile' }> {
   const fromEnv = (options.env ?? process.env).CLAUDE_CODE_ORGANIZATION_UUID?.trim();
   if (fromEnv) return { uuid: fromEnv, from: 'env' };
   const fromConfig = await readOrganizationFromConfig(options);
@@ -85,7 +88,12 @@ export async function checkClaudeWebLogin(options: ClaudeWebAccessOptions): Prom
   const organization = await resolveOrganization(options, apiOptions(options));
   (options.log ?? (() => {}))(`claude-web: re-attaching · login from ${credentials.from} · organization from ${organization.from}`);
   return {
-    login: { source: credentials.source, from: credentials.from, subscriptionType: credentials.subscriptionType, expiresAt: credentials.expiresAt },
+    login: {
+      source: credentials.source,
+      from: credentials.from,
+      subscriptionType: credentials.subscriptionType,
+      expiresAt: credentials.expiresAt,
+    },
     organizationUuid: organization.uuid,
     organizationFrom: organization.from,
     warnings: [],
@@ -113,7 +121,12 @@ export async function readAccess(options: ClaudeWebAccessOptions): Promise<{
   // 3. The cloud environments (paged).
   const environments = await fetchEnvironments(api);
   return {
-    login: { source: credentials.source, from: credentials.from, subscriptionType: credentials.subscriptionType, expiresAt: credentials.expiresAt },
+    login: {
+      source: credentials.source,
+      from: credentials.from,
+      subscriptionType: credentials.subscriptionType,
+      expiresAt: credentials.expiresAt,
+    },
     expiresSoon: credentials.expiresSoon,
     organizationUuid: organization.uuid,
     organizationFrom: organization.from,
@@ -130,7 +143,11 @@ export async function checkClaudeWebEligibility(options: EligibilityOptions): Pr
   // 4. and 5. A git repository with a GitHub remote.
   const repository = await detectGitRepository(options.workspaceFolder, { git: options.git, ssh: options.ssh });
   // 6. The Claude GitHub app on that repository.
-  const installed = await fetchGithubAppInstalled({ ...access.api, organizationUuid: access.organizationUuid }, repository.owner, repository.name);
+  const installed = await fetchGithubAppInstalled(
+    { ...access.api, organizationUuid: access.organizationUuid },
+    repository.owner,
+    repository.name,
+  );
   if (!installed) {
     throw new ClaudeWebError(
       'github_app_not_installed',
@@ -141,7 +158,9 @@ export async function checkClaudeWebEligibility(options: EligibilityOptions): Pr
   const warnings: string[] = [];
   if (access.expiresSoon && access.login.expiresAt !== undefined) {
     const minutes = Math.max(0, Math.round((access.login.expiresAt - (options.now ?? Date.now)()) / 60_000));
-    warnings.push(`Claude Code's login expires in about ${minutes} min; if Claude.ai refuses it, run \`claude\` once (it refreshes the login) and choose Retry.`);
+    warnings.push(
+      `Claude Code's login expires in about ${minutes} min; if Claude.ai refuses it, run \`claude\` once (it refreshes the login) and choose Retry.`,
+    );
   }
   warnings.push(...repository.warnings);
   log(

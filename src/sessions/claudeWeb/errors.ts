@@ -77,5 +77,4 @@ export class ClaudeWebError extends Error {
   }
 }
 
-export const RUN_CLAUDE_FIX =
-  'Run `claude` once in a terminal (log in with your Claude.ai account if it asks), then choose Retry.';
+export const RUN_CLAUDE_FIX = 'Run `claude` once in a terminal (log in with your Claude.ai account if it asks), then choose Retry.';

@@ -74,7 +74,11 @@ export function parseRemoteUrl(url: string): RemoteRepository | undefined {
     host = scp[1]!;
     path = scp[2]!;
   }
-  const parts = path.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/i, '').split('/');
+  const parts = path
+    .replace(/^\/+/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/i, '')
+    .split('/');
   if (parts.length !== 2) return undefined;
   const [owner, name] = parts as [string, string];
   if (!host || !owner || !name) return undefined;
@@ -91,7 +95,9 @@ export type SshConfigReader = (target: string) => Promise<string | undefined>;
 
 export const readSshConfig: SshConfigReader = (target) =>
   new Promise((resolve) => {
-    const child = execFile('ssh', ['-G', '--', target], { timeout: 3_000, maxBuffer: 1 << 20, encoding: 'utf8' }, (err, stdout) => resolve(err ? undefined : stdout));
+    const child = execFile('ssh', ['-G', '--', target], { timeout: 3_000, maxBuffer: 1 << 20, encoding: 'utf8' }, (err, stdout) =>
+      resolve(err ? undefined : stdout),
+    );
     child.stdin?.end();
   });
 
@@ -150,7 +156,10 @@ export async function detectGitRepository(folder: string, options: DetectOptions
 
   const branch = await tryGit(['symbolic-ref', '--quiet', '--short', 'HEAD']);
   const headSha = await tryGit(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
-  const remotes = ((await tryGit(['remote'])) ?? '').split('\n').map((r) => r.trim()).filter(Boolean);
+  const remotes = ((await tryGit(['remote'])) ?? '')
+    .split('\n')
+    .map((r) => r.trim())
+    .filter(Boolean);
   const upstreamRemote = branch ? await tryGit(['config', '--get', `branch.${branch}.remote`]) : undefined;
   const remoteName =
     (upstreamRemote && remotes.includes(upstreamRemote) ? upstreamRemote : undefined) ??
@@ -172,7 +181,9 @@ export async function detectGitRepository(folder: string, options: DetectOptions
   let aliasNote: string | undefined;
   if (parsed && parsed.host !== 'github.com') {
     const usesOtherSsh =
-      process.env.GIT_SSH_COMMAND !== undefined || process.env.GIT_SSH !== undefined || (await tryGit(['config', '--get', 'core.sshCommand'])) !== undefined;
+      process.env.GIT_SSH_COMMAND !== undefined ||
+      process.env.GIT_SSH !== undefined ||
+      (await tryGit(['config', '--get', 'core.sshCommand'])) !== undefined;
     const resolved = await resolveSshAlias(remoteUrl, options.ssh ?? readSshConfig, usesOtherSsh);
     if (resolved?.host === 'github.com') {
       aliasNote = `The remote names the host "${parsed.host}"; your SSH configuration points it at github.com, so the session starts from github.com/${resolved.owner}/${resolved.name}.`;
@@ -190,7 +201,9 @@ export async function detectGitRepository(folder: string, options: DetectOptions
   const warnings: string[] = aliasNote ? [aliasNote] : [];
   const changes = ((await tryGit(['status', '--porcelain', '--untracked-files=normal'])) ?? '').split('\n').filter(Boolean).length;
   if (changes > 0) {
-    warnings.push(`${changes} changed file${changes === 1 ? '' : 's'} not committed and pushed: the remote session will not see ${changes === 1 ? 'it' : 'them'}.`);
+    warnings.push(
+      `${changes} changed file${changes === 1 ? '' : 's'} not committed and pushed: the remote session will not see ${changes === 1 ? 'it' : 'them'}.`,
+    );
   }
   if (!headSha) {
     warnings.push('The repository has no commits yet: the remote session starts from what GitHub has.');
@@ -199,12 +212,19 @@ export async function detectGitRepository(folder: string, options: DetectOptions
   } else {
     const upstream =
       (await tryGit(['rev-parse', '--abbrev-ref', '--symbolic-full-name', `${branch}@{upstream}`])) ??
-      ((await tryGit(['rev-parse', '--verify', '--quiet', `refs/remotes/${remoteName}/${branch}`])) ? `${remoteName}/${branch}` : undefined);
+      ((await tryGit(['rev-parse', '--verify', '--quiet', `refs/remotes/${remoteName}/${branch}`]))
+        ? `${remoteName}/${branch}`
+        : undefined);
     if (!upstream) {
-      warnings.push(`The branch ${branch} is not on ${remoteName} (as far as this clone knows): push it (git push -u ${remoteName} ${branch}) or the remote session cannot start from it.`);
+      warnings.push(
+        `The branch ${branch} is not on ${remoteName} (as far as this clone knows): push it (git push -u ${remoteName} ${branch}) or the remote session cannot start from it.`,
+      );
     } else {
       const ahead = Number((await tryGit(['rev-list', '--count', `${upstream}..HEAD`])) ?? '0');
-      if (ahead > 0) warnings.push(`${ahead} local commit${ahead === 1 ? '' : 's'} on ${branch} not pushed to ${upstream}: the remote session will not see ${ahead === 1 ? 'it' : 'them'}.`);
+      if (ahead > 0)
+        warnings.push(
+          `${ahead} local commit${ahead === 1 ? '' : 's'} on ${branch} not pushed to ${upstream}: the remote session will not see ${ahead === 1 ? 'it' : 'them'}.`,
+        );
     }
   }
 

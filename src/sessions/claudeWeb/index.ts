@@ -16,7 +16,14 @@ export { chooseEnvironment, describeEnvironment } from './environment';
 export type { Environment } from './environment';
 export { CLAUDE_CODE_WEB_URL, CLAUDE_GITHUB_APP_URL, CLAUDE_WEB_FAILURE_REASONS, ClaudeWebError } from './errors';
 export type { ClaudeWebFailureReason, ClaudeWebRemedy } from './errors';
-export { readClaudeCredentials, credentialsFilePath, claudeConfigDir, keychainService, secureStorageDir, SESSIONS_SCOPE } from './credentials';
+export {
+  readClaudeCredentials,
+  credentialsFilePath,
+  claudeConfigDir,
+  keychainService,
+  secureStorageDir,
+  SESSIONS_SCOPE,
+} from './credentials';
 export { detectGitRepository, parseRemoteUrl } from './git';
 export type { GitRepositoryInfo } from './git';
 export { buildLaunchRequest, claudeSessionLink, completeLaunchRequest, outcomeBranch, ultraplanTitle } from './launch';

@@ -3,12 +3,7 @@
 // claude/<slug> branch as the outcome. Pure.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { toLinkSessionId } from '../../core/codeSessions';
-import {
-  CreateSessionRequestSchema,
-  setPlanModeEvent,
-  userMessageEvent,
-  type CreateSessionRequest,
-} from '../../core/protocol';
+import { CreateSessionRequestSchema, setPlanModeEvent, userMessageEvent, type CreateSessionRequest } from '../../core/protocol';
 
 export const TITLE_PREFIX = 'ultraplan: ';
 const TITLE_TEXT_MAX = 80;
@@ -47,7 +42,11 @@ export function outcomeBranch(title: string, suffix: string = randomBytes(3).toS
   return `claude/${cut ? `${cut}-` : ''}${suffix}`;
 }
 
-export function sessionContextFor(repository: LaunchRepository, branch: string, model?: string): NonNullable<CreateSessionRequest['session_context']> {
+export function sessionContextFor(
+  repository: LaunchRepository,
+  branch: string,
+  model?: string,
+): NonNullable<CreateSessionRequest['session_context']> {
   return {
     sources: [
       {

@@ -7,12 +7,18 @@ import * as z from 'zod';
 import { claudeConfigDir, type Env } from './credentials';
 
 const GlobalConfigSchema = z.looseObject({
-  oauthAccount: z.looseObject({ organizationUuid: z.string().min(1).optional() }).nullable().optional(),
+  oauthAccount: z
+    .looseObject({ organizationUuid: z.string().min(1).optional() })
+    .nullable()
+    .optional(),
 });
 
 export const ProfileSchema = z.looseObject({
   account: z.looseObject({ uuid: z.string().optional(), email: z.string().optional() }).nullable().optional(),
-  organization: z.looseObject({ uuid: z.string().min(1), name: z.string().nullable().optional() }).nullable().optional(),
+  organization: z
+    .looseObject({ uuid: z.string().min(1), name: z.string().nullable().optional() })
+    .nullable()
+    .optional(),
 });
 export type Profile = z.infer<typeof ProfileSchema>;
 

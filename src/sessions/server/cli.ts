@@ -8,7 +8,13 @@ import { AGENT_KINDS, createAgentFactory } from '../agentSpec';
 import { DEFAULT_HOST_LIMITS, SessionHost } from '../host';
 import { DataDirLockError, lockDataDir } from '../dataDirLock';
 import { hostHeaderName, normalizeHostName } from '../requestGuard';
-import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_SESSION, SessionsServer } from './server';
+import {
+  DEFAULT_KEEP_ALIVE_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_STREAMS,
+  DEFAULT_MAX_STREAMS_PER_SESSION,
+  SessionsServer,
+} from './server';
 import { FileSessionStore } from '../store';
 import { SECRET_ENV_NAMES } from '../acp/agentProcess';
 
@@ -54,7 +60,8 @@ class UsageError extends Error {}
 
 function positiveInt(name: string, value: string | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || Number(value) < min)
+    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -102,7 +109,12 @@ async function main(argv: string[]): Promise<void> {
   const port = positiveInt('port', values.port, 8787, 0);
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   if (!values['data-dir']) throw new UsageError('--data-dir DIR is required (where sessions are stored)');
-  if (!values.agent) throw new UsageError(`--agent is required, one of: ${Object.values(AGENT_KINDS).map((k) => k.usage).join(', ')}`);
+  if (!values.agent)
+    throw new UsageError(
+      `--agent is required, one of: ${Object.values(AGENT_KINDS)
+        .map((k) => k.usage)
+        .join(', ')}`,
+    );
   const limits = {
     maxSessions: positiveInt('max-sessions', values['max-sessions'], DEFAULT_HOST_LIMITS.maxSessions),
     maxEventsPerAppend: positiveInt('max-events-per-append', values['max-events-per-append'], DEFAULT_HOST_LIMITS.maxEventsPerAppend),
@@ -111,13 +123,20 @@ async function main(argv: string[]): Promise<void> {
   for (const name of allowedHosts) {
     // Compared with the name part of a Host header, so a port or a scheme here would never match.
     if (hostHeaderName(name) !== normalizeHostName(name)) {
-      throw new UsageError(`--allowed-host takes a host name without scheme or port (IPv6 in brackets), e.g. plans.internal; got ${JSON.stringify(name)}`);
+      throw new UsageError(
+        `--allowed-host takes a host name without scheme or port (IPv6 in brackets), e.g. plans.internal; got ${JSON.stringify(name)}`,
+      );
     }
   }
   const maxStreams = positiveInt('max-streams', values['max-streams'], DEFAULT_MAX_STREAMS);
   const maxStreamsPerSession = positiveInt('max-streams-per-session', values['max-streams-per-session'], DEFAULT_MAX_STREAMS_PER_SESSION);
   const maxBodyBytes = positiveInt('max-body-bytes', values['max-body-bytes'], DEFAULT_MAX_BODY_BYTES, 64);
-  const keepAliveMs = positiveInt('keep-alive-ms', values['keep-alive-ms'] ?? process.env.ULTRAPLAN_SERVER_KEEPALIVE_MS, DEFAULT_KEEP_ALIVE_MS, 10);
+  const keepAliveMs = positiveInt(
+    'keep-alive-ms',
+    values['keep-alive-ms'] ?? process.env.ULTRAPLAN_SERVER_KEEPALIVE_MS,
+    DEFAULT_KEEP_ALIVE_MS,
+    10,
+  );
 
   const token = await readToken(values['token-file'], log);
   // Read once, then gone from our environment, so nothing we start (agents) inherits it.
@@ -127,7 +146,9 @@ async function main(argv: string[]): Promise<void> {
       throw new UsageError('no token: set ULTRAPLAN_SERVER_TOKEN or pass --token-file FILE (or --insecure-no-auth on a loopback host)');
     }
     if (!isLoopbackHost(host)) {
-      throw new UsageError(`refusing --insecure-no-auth on ${host}: without a token the server only binds a loopback address (127.0.0.1, ::1, localhost)`);
+      throw new UsageError(
+        `refusing --insecure-no-auth on ${host}: without a token the server only binds a loopback address (127.0.0.1, ::1, localhost)`,
+      );
     }
     log('ultraplan-server: WARNING: --insecure-no-auth: requests are not authenticated');
   } else if (values['insecure-no-auth']) {
@@ -135,7 +156,13 @@ async function main(argv: string[]): Promise<void> {
   }
 
   const workspace = values.workspace === undefined ? undefined : path.resolve(values.workspace);
-  if (workspace !== undefined && !(await fs.stat(workspace).then((stat) => stat.isDirectory(), () => false))) {
+  if (
+    workspace !== undefined &&
+    !(await fs.stat(workspace).then(
+      (stat) => stat.isDirectory(),
+      () => false,
+    ))
+  ) {
     throw new UsageError(`--workspace ${workspace} is not a directory`);
   }
   let agent;
@@ -206,7 +233,9 @@ async function readToken(tokenFile: string | undefined, log: (line: string) => v
       // Loopback is shared by every local user: a token they can read opens the server to them.
       const { mode } = await fs.stat(tokenFile);
       if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
-        log(`ultraplan-server: WARNING: --token-file ${tokenFile} can be read by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
+        log(
+          `ultraplan-server: WARNING: --token-file ${tokenFile} can be read by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`,
+        );
       }
     } catch (err) {
       throw new UsageError(`--token-file: cannot read ${tokenFile} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);

@@ -356,10 +356,18 @@ export class SessionsServer {
   openEventStream(res: http.ServerResponse, id: string, onEnd: () => void, headers: Record<string, string> = {}): EventStreamWriter {
     const onSession = this.streamsPerSession.get(id) ?? 0;
     if (this.streams.size >= this.maxStreams) {
-      throw new HttpError(429, `the server holds its limit of ${this.maxStreams} event streams; poll the session's events instead, or retry later`, { 'retry-after': '5' });
+      throw new HttpError(
+        429,
+        `the server holds its limit of ${this.maxStreams} event streams; poll the session's events instead, or retry later`,
+        { 'retry-after': '5' },
+      );
     }
     if (onSession >= this.maxStreamsPerSession) {
-      throw new HttpError(429, `session ${id} has its limit of ${this.maxStreamsPerSession} event streams open; close one or poll instead`, { 'retry-after': '5' });
+      throw new HttpError(
+        429,
+        `session ${id} has its limit of ${this.maxStreamsPerSession} event streams open; close one or poll instead`,
+        { 'retry-after': '5' },
+      );
     }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -404,7 +412,6 @@ export class SessionsServer {
       },
     };
   }
-
 }
 
 /** Whether JSON text opens more than `max` arrays or objects inside one another. */
@@ -414,7 +421,8 @@ export function jsonNestingExceeds(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;
@@ -442,7 +450,8 @@ function decodeSegment(segment: string): string {
 function parseLimit(value: string | null): number | undefined {
   if (value === null || value === '') return undefined;
   const limit = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(limit)) throw new HttpError(400, `limit must be an integer from 1 to 1000, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(limit))
+    throw new HttpError(400, `limit must be an integer from 1 to 1000, got ${JSON.stringify(value)}`);
   return limit;
 }
 

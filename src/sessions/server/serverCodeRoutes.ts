@@ -30,7 +30,14 @@ export interface CodeRouteContext {
 const MAX_PAGE = 1000;
 
 /** Handles `/v1/code/sessions…`; `parts` are the decoded path segments after `/v1/code/sessions`. */
-export async function handleCodeRoute(ctx: CodeRouteContext, req: http.IncomingMessage, res: http.ServerResponse, method: string, url: URL, parts: string[]): Promise<void> {
+export async function handleCodeRoute(
+  ctx: CodeRouteContext,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  method: string,
+  url: URL,
+  parts: string[],
+): Promise<void> {
   const [rawId, ...rest] = parts;
   const tail = rest.join('/');
   if (rawId === undefined) {
@@ -50,7 +57,10 @@ export async function handleCodeRoute(ctx: CodeRouteContext, req: http.IncomingM
     if (method === 'POST') {
       const body = CodeSendRequestSchema.safeParse(await ctx.readJson(req));
       if (!body.success) throw schemaError('invalid events request', body.error);
-      const stored = await ctx.host.appendEvents(id, body.data.events.map((e) => e.payload));
+      const stored = await ctx.host.appendEvents(
+        id,
+        body.data.events.map((e) => e.payload),
+      );
       return ctx.send(res, 200, { results: stored.map((e) => ({ sequence_num: sequenceOf(e), duplicate: false })) });
     }
     throw notAllowed('GET, POST');
@@ -98,18 +108,24 @@ function item(event: StoredEvent): { sequence_num: number; payload: Record<strin
 
 function parseSequence(value: string | null, name: string): number | null {
   if (value === null || value === '') return null;
-  if (!/^\d{1,15}$/.test(value)) throw new SessionsError('bad_request', `${name} must be a sequence number, got ${JSON.stringify(value.slice(0, 40))}`, 400);
+  if (!/^\d{1,15}$/.test(value))
+    throw new SessionsError('bad_request', `${name} must be a sequence number, got ${JSON.stringify(value.slice(0, 40))}`, 400);
   return Number(value);
 }
 
 function readPage(host: SessionHost, id: string, query: URLSearchParams): { data: unknown[]; next_cursor: string | null } {
   const order = query.get('sort_order');
-  if (order !== null && order !== 'asc') throw new SessionsError('bad_request', `sort_order must be "asc", got ${JSON.stringify(order.slice(0, 20))}`, 400);
+  if (order !== null && order !== 'asc')
+    throw new SessionsError('bad_request', `sort_order must be "asc", got ${JSON.stringify(order.slice(0, 20))}`, 400);
   const cursor = parseSequence(query.get('cursor'), 'cursor');
   const limitText = query.get('limit');
   const limit = limitText === null || limitText === '' ? undefined : Number(limitText);
   if (limit !== undefined && (!/^\d+$/.test(limitText ?? '') || limit < 1 || limit > MAX_PAGE)) {
-    throw new SessionsError('bad_request', `limit must be an integer from 1 to ${MAX_PAGE}, got ${JSON.stringify((limitText ?? '').slice(0, 20))}`, 400);
+    throw new SessionsError(
+      'bad_request',
+      `limit must be an integer from 1 to ${MAX_PAGE}, got ${JSON.stringify((limitText ?? '').slice(0, 20))}`,
+      400,
+    );
   }
   const page = host.readEvents(id, cursor === null ? null : formatEventId(cursor), limit);
   const last = page.data[page.data.length - 1];
@@ -123,7 +139,10 @@ function readPage(host: SessionHost, id: string, query: URLSearchParams): { data
  */
 function stream(ctx: CodeRouteContext, req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): void {
   const lastEventId = req.headers['last-event-id'];
-  const from = parseSequence(url.searchParams.get('from_sequence_num') ?? (typeof lastEventId === 'string' ? lastEventId : null), 'from_sequence_num');
+  const from = parseSequence(
+    url.searchParams.get('from_sequence_num') ?? (typeof lastEventId === 'string' ? lastEventId : null),
+    'from_sequence_num',
+  );
   ctx.host.getSession(id); // 404 before any stream header is written
   let cursor: string | null = from === null ? null : formatEventId(from);
   let unsubscribe = (): void => {};
@@ -134,7 +153,9 @@ function stream(ctx: CodeRouteContext, req: http.IncomingMessage, res: http.Serv
     if (cursor !== null && event.id <= cursor) return;
     cursor = event.id;
     const frame = item(event);
-    stream.write(`event: ${STREAM_EVENT_FRAME}\nid: ${frame.sequence_num}\ndata: ${JSON.stringify({ ...frame, event_type: frame.payload.type })}\n\n`);
+    stream.write(
+      `event: ${STREAM_EVENT_FRAME}\nid: ${frame.sequence_num}\ndata: ${JSON.stringify({ ...frame, event_type: frame.payload.type })}\n\n`,
+    );
   };
   // Backlog and subscription in one synchronous run, so no event commits between them.
   for (let guard = 0; guard < 1_000_000; guard++) {

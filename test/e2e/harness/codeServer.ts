@@ -158,7 +158,13 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const logStream = fs.createWriteStream(path.join(logDir, 'code-server.log'), { flags: 'a' });
   const startOnce = async (): Promise<{ child: ChildProcess; port: number; exited: Promise<void> }> => {
     const port = await freePort();
-    const args = codeServerArgs({ port, userDataDir, extensionsDir, workspace: options.workspace, workspaceTrust: options.workspaceTrust ?? false });
+    const args = codeServerArgs({
+      port,
+      userDataDir,
+      extensionsDir,
+      workspace: options.workspace,
+      workspaceTrust: options.workspaceTrust ?? false,
+    });
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const collect = (chunk: Buffer) => {

@@ -58,8 +58,13 @@ export class HostProbe {
     return waitFor(
       async () => {
         const current = this.announcement();
-        if (!current || (options.after && current.startedAt === options.after.startedAt && current.pid === options.after.pid)) return undefined;
-        return (await this.post(current, { op: 'ping' }, 2_000).then(() => current).catch(() => undefined)) ?? undefined;
+        if (!current || (options.after && current.startedAt === options.after.startedAt && current.pid === options.after.pid))
+          return undefined;
+        return (
+          (await this.post(current, { op: 'ping' }, 2_000)
+            .then(() => current)
+            .catch(() => undefined)) ?? undefined
+        );
       },
       { timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 250, message: 'the extension host (test runner probe) to answer' },
     );

@@ -7,7 +7,10 @@ import { outputDir } from './paths';
 import { waitFor } from './waitFor';
 
 /** Waits (bounded) for the results file of the env-started in-host suite; keeps a copy in test-output. */
-export async function readHostResults(resultsFile: string | undefined, options: { suite?: string; timeoutMs?: number } = {}): Promise<HostSuiteResults> {
+export async function readHostResults(
+  resultsFile: string | undefined,
+  options: { suite?: string; timeoutMs?: number } = {},
+): Promise<HostSuiteResults> {
   if (!resultsFile) throw new Error('no in-host suite was started: pass hostSuite to startCodeServer/startWorkbench');
   const text = await waitFor(() => (fs.existsSync(resultsFile) ? fs.readFileSync(resultsFile, 'utf8') : undefined), {
     timeoutMs: options.timeoutMs ?? 5 * 60_000,
@@ -15,12 +18,17 @@ export async function readHostResults(resultsFile: string | undefined, options: 
     message: `in-host suite results in ${resultsFile}`,
   });
   const results = hostSuiteResultsSchema.parse(JSON.parse(text));
-  fs.writeFileSync(path.join(outputDir(options.suite ?? 'e2e'), `host-results-${results.suite.replace(/\W+/g, '_')}.json`), JSON.stringify(results, null, 2));
+  fs.writeFileSync(
+    path.join(outputDir(options.suite ?? 'e2e'), `host-results-${results.suite.replace(/\W+/g, '_')}.json`),
+    JSON.stringify(results, null, 2),
+  );
   return results;
 }
 
 export function formatHostResults(results: HostSuiteResults): string {
-  const lines = [`in-host suite ${results.suite}: ${results.passed} passed, ${results.failed} failed, ${results.pending} pending (${results.durationMs} ms)`];
+  const lines = [
+    `in-host suite ${results.suite}: ${results.passed} passed, ${results.failed} failed, ${results.pending} pending (${results.durationMs} ms)`,
+  ];
   if (results.loadError) lines.push(`  could not run: ${results.loadError}`);
   for (const test of results.tests) {
     const mark = test.state === 'passed' ? 'ok  ' : test.state === 'failed' ? 'FAIL' : 'skip';

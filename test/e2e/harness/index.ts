@@ -9,4 +9,13 @@ export * from './testWindow';
 export * from './waitFor';
 export * from './workbench';
 export * from './workspace';
-export type { EditorState, ExtensionState, HostSuiteResults, HostTestResult, ProbeFile, TabState, TaskExecutionState, TerminalState } from '../runner-extension/src/wire';
+export type {
+  EditorState,
+  ExtensionState,
+  HostSuiteResults,
+  HostTestResult,
+  ProbeFile,
+  TabState,
+  TaskExecutionState,
+  TerminalState,
+} from '../runner-extension/src/wire';

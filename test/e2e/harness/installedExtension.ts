@@ -49,7 +49,15 @@ async function install(): Promise<InstalledExtension> {
   const vsix = process.env[VSIX_ENV] || (await packageVsix(path.join(root, 'ultraplan.vsix')));
   if (!fs.existsSync(vsix)) throw new Error(`${VSIX_ENV}=${vsix}: no such file`);
   const extensionsDir = path.join(root, 'extensions');
-  const args = [codeServerEntry(), '--install-extension', vsix, '--extensions-dir', extensionsDir, '--user-data-dir', path.join(root, 'user-data')];
+  const args = [
+    codeServerEntry(),
+    '--install-extension',
+    vsix,
+    '--extensions-dir',
+    extensionsDir,
+    '--user-data-dir',
+    path.join(root, 'user-data'),
+  ];
   const env = { ...codeServerEnv(process.env), XDG_CONFIG_HOME: path.join(root, 'config') };
   let output: string;
   try {
@@ -60,6 +68,9 @@ async function install(): Promise<InstalledExtension> {
     throw new Error(`code-server --install-extension ${vsix} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
   }
   const folders = fs.readdirSync(extensionsDir).filter((name) => name.toLowerCase().startsWith(`${EXTENSION_ID}-`));
-  if (folders.length !== 1) throw new Error(`code-server --install-extension left ${JSON.stringify(fs.readdirSync(extensionsDir))} in its extensions folder:\n${output}`);
+  if (folders.length !== 1)
+    throw new Error(
+      `code-server --install-extension left ${JSON.stringify(fs.readdirSync(extensionsDir))} in its extensions folder:\n${output}`,
+    );
   return { vsix, folder: path.join(extensionsDir, folders[0]!) };
 }

@@ -10,7 +10,10 @@ export interface WaitOptions {
  * Polls `check` until it returns something other than undefined, null or false, and returns that.
  * An error thrown by `check` ends the wait at once (use it for "this can no longer happen").
  */
-export async function waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, options: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  options: WaitOptions = {},
+): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const intervalMs = options.intervalMs ?? 100;
   const deadline = Date.now() + timeoutMs;

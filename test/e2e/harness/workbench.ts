@@ -47,7 +47,10 @@ async function openPalette(page: Page): Promise<Locator> {
 
 /** A quick-input row whose label is exactly `label`. */
 function quickInputRow(page: Page, label: string): Locator {
-  return page.locator(QUICK_INPUT_ROW).filter({ has: page.locator('.label-name', { hasText: exactText(label) }) }).first();
+  return page
+    .locator(QUICK_INPUT_ROW)
+    .filter({ has: page.locator('.label-name', { hasText: exactText(label) }) })
+    .first();
 }
 
 /**
@@ -87,7 +90,10 @@ export async function answerQuickPick(page: Page, label: string, options: Timeou
 }
 
 /** What the open quick input shows: its title, placeholder, message (validation or hint) and items. */
-export async function readQuickInput(page: Page, options: TimeoutOption = {}): Promise<{ title: string; placeholder: string; value: string; message: string; items: string[] }> {
+export async function readQuickInput(
+  page: Page,
+  options: TimeoutOption = {},
+): Promise<{ title: string; placeholder: string; value: string; message: string; items: string[] }> {
   await page.locator(QUICK_INPUT_BOX).waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
   const input = page.locator(QUICK_INPUT_BOX);
   const title = page.locator(`${QUICK_INPUT} .quick-input-title`);
@@ -105,10 +111,17 @@ export async function readQuickInput(page: Page, options: TimeoutOption = {}): P
  * Types `text` into the open input box (showInputBox) and presses Enter. With `title`, waits for
  * the box with that title: one box closing while the next opens would otherwise take the answer.
  */
-export async function answerInputBox(page: Page, text: string, options: TimeoutOption & { submit?: boolean; title?: string } = {}): Promise<void> {
+export async function answerInputBox(
+  page: Page,
+  text: string,
+  options: TimeoutOption & { submit?: boolean; title?: string } = {},
+): Promise<void> {
   const input = page.locator(QUICK_INPUT_BOX);
   await input.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
-  if (options.title) await page.locator(`${QUICK_INPUT} .quick-input-title`, { hasText: options.title }).waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
+  if (options.title)
+    await page
+      .locator(`${QUICK_INPUT} .quick-input-title`, { hasText: options.title })
+      .waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
   await input.fill(text);
   if (options.submit ?? true) await input.press('Enter');
 }
@@ -187,7 +200,10 @@ export async function waitForNotification(page: Page, text: string, options: Tim
 /** Clicks the button labelled `button` on the notification containing `text`. */
 export async function clickNotificationButton(page: Page, text: string, button: string, options: TimeoutOption = {}): Promise<void> {
   const toast = await waitForNotification(page, text, options);
-  await toast.locator('.monaco-button', { hasText: exactText(button) }).first().click();
+  await toast
+    .locator('.monaco-button', { hasText: exactText(button) })
+    .first()
+    .click();
 }
 
 /** Clears every notification, so toasts do not cover the status bar or the panel. */

@@ -24,7 +24,13 @@ export async function createWorkspace(options: WorkspaceOptions = {}): Promise<s
       execFileSync('git', args, {
         cwd: root,
         stdio: 'ignore',
-        env: { ...process.env, GIT_AUTHOR_NAME: 'e2e', GIT_AUTHOR_EMAIL: 'e2e@example.invalid', GIT_COMMITTER_NAME: 'e2e', GIT_COMMITTER_EMAIL: 'e2e@example.invalid' },
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: 'e2e',
+          GIT_AUTHOR_EMAIL: 'e2e@example.invalid',
+          GIT_COMMITTER_NAME: 'e2e',
+          GIT_COMMITTER_EMAIL: 'e2e@example.invalid',
+        },
       });
     git('init', '-q', '-b', 'main');
     git('add', '-A');

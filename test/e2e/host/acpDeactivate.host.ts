@@ -65,7 +65,7 @@ describe('extension deactivate ends the embedded ACP agents', function () {
 
     // The very module the extension host loaded (same path, same require cache): its real deactivate.
     const main = path.join(extension.extensionPath, (extension.packageJSON as { main: string }).main);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+
     const loaded = require(main) as { deactivate?: () => Promise<void> };
     assert.equal(typeof loaded.deactivate, 'function', `${main} exports deactivate`);
     await loaded.deactivate!();

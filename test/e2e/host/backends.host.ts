@@ -61,7 +61,7 @@ describe('Backends (real VS Code API)', function () {
     assert.equal(first.serverUrl, 'http://127.0.0.1:8787');
     assert.equal(first.demo, false);
     const restored = await backends!.forRestored('server', settings, 'http://127.0.0.1:9999');
-    assert.notEqual(restored, first.backend, 'a stored session is not re-pointed by today\'s setting');
+    assert.notEqual(restored, first.backend, "a stored session is not re-pointed by today's setting");
     await assert.rejects(backends!.forRestored('server', settings, undefined), /no server address/);
   });
 

@@ -62,7 +62,11 @@ function persisted(key: string, backendKind: PersistedSession['backendKind']): P
 function exitPlanEvents(id: string, plan: string) {
   return [
     { type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id, name: 'ExitPlanMode', input: { plan } }] } },
-    { type: 'control_request', request_id: `req-${id}`, request: { subtype: 'can_use_tool', tool_name: 'ExitPlanMode', tool_use_id: id, input: { plan } } },
+    {
+      type: 'control_request',
+      request_id: `req-${id}`,
+      request: { subtype: 'can_use_tool', tool_name: 'ExitPlanMode', tool_use_id: id, input: { plan } },
+    },
   ];
 }
 
@@ -118,11 +122,14 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     assert.equal(waiting.finished, false, 'not given up on');
     trust.grant();
     await waitFor(() => (calls.includes('forRestored embedded') ? true : undefined), { timeoutMs: 10_000, message: 'the re-attach' });
-    const followedNow = await waitFor(() => (sessions.get('embedded:s_trust')?.phase === 'plan_ready' ? sessions.get('embedded:s_trust') : undefined), {
-      timeoutMs: 20_000,
-      intervalMs: 50,
-      message: 'the re-attached session to reach its plan',
-    });
+    const followedNow = await waitFor(
+      () => (sessions.get('embedded:s_trust')?.phase === 'plan_ready' ? sessions.get('embedded:s_trust') : undefined),
+      {
+        timeoutMs: 20_000,
+        intervalMs: 50,
+        message: 'the re-attached session to reach its plan',
+      },
+    );
     assert.equal(followedNow.panelState().outcome, undefined, 'the waiting notice is gone');
     const stored = state.get<PersistedSession[]>(PERSISTED_SESSIONS_KEY) ?? [];
     assert.equal(stored.find((s) => s.key === 'embedded:s_trust')?.finished, false);
@@ -143,7 +150,9 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     const binding = bindingFor(controller.sessionId, 'toolu_p', '# Panel plan');
     const unknown = await sessions.answer({ type: 'approve', requestId: 'r0', sessionKey: 'server:nobody', binding });
     assert.equal(unknown.result, 'refused');
-    assert.deepEqual(await sessions.answer({ type: 'approve', requestId: 'r1', sessionKey: 'server:s_panel', binding }), { result: 'sent' });
+    assert.deepEqual(await sessions.answer({ type: 'approve', requestId: 'r1', sessionKey: 'server:s_panel', binding }), {
+      result: 'sent',
+    });
     const again = await sessions.answer({ type: 'approve', requestId: 'r2', sessionKey: 'server:s_panel', binding });
     assert.equal(again.result, 'refused');
     assert.match(again.result === 'refused' ? again.reason : '', /already/);

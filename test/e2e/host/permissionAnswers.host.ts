@@ -45,7 +45,9 @@ describe('answering tool permission requests (SessionController, real embedded h
     writeFileSync(path.join(dir, 'src', 'app.ts'), 'export const original = true;\n');
     record = path.join(dir, 'record.jsonl');
     const argv = fakeAgentCommand('execute-with-permission.json', record);
-    const host = new SessionHost({ agentFactory: createAcpAgentFactory({ argv, cwd: dir, label: 'Fake (ACP)', afterApproval: 'default', stopGraceMs: 500 }) });
+    const host = new SessionHost({
+      agentFactory: createAcpAgentFactory({ argv, cwd: dir, label: 'Fake (ACP)', afterApproval: 'default', stopGraceMs: 500 }),
+    });
     backend = new EmbeddedBackend({ host, label: 'Embedded · Fake (ACP)' });
     log = vscode.window.createOutputChannel('Ultraplan permission answers (test)', { log: true });
   });
@@ -78,15 +80,26 @@ describe('answering tool permission requests (SessionController, real embedded h
     });
     controllers.push(controller);
     controller.start();
-    const plan = await waitFor(() => (controller.pendingPlan?.requestId ? controller.pendingPlan : undefined), { timeoutMs: 20_000, intervalMs: 50, message: 'the plan' });
+    const plan = await waitFor(() => (controller.pendingPlan?.requestId ? controller.pendingPlan : undefined), {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+      message: 'the plan',
+    });
     assert.deepEqual(await controller.approve(bindingFor(resource.id, plan.toolUseId, plan.plan)), { sent: true });
-    await waitFor(() => controller.openPermissions.length === 1, { timeoutMs: 20_000, intervalMs: 50, message: 'the edit permission request' });
+    await waitFor(() => controller.openPermissions.length === 1, {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+      message: 'the edit permission request',
+    });
     assert.equal(controller.statusPhase, 'needs_permission');
     assert.equal(controller.openPermissions[0]?.toolUseId, 'edit-1');
     return controller;
   }
 
-  const editOutcomes = () => readRecord(record).filter((e) => e.kind === 'permission_outcome' && e.toolCallId === 'edit-1').map((e) => e.outcome);
+  const editOutcomes = () =>
+    readRecord(record)
+      .filter((e) => e.kind === 'permission_outcome' && e.toolCallId === 'edit-1')
+      .map((e) => e.outcome);
 
   it('one answer goes out; the same answer again is refused with a message; a finished session refuses answers', async () => {
     const controller = await sessionAskingPermission(1);

@@ -16,7 +16,16 @@ function state(plan: string): PanelState {
     title: 'panel host test',
     backendLabel: 'Memory',
     phase: 'plan_ready',
-    revisions: [{ revision: 1, toolUseId: 'toolu_1', plan, planHash: createHash('sha256').update(plan).digest('hex'), status: 'pending', comments: [] }],
+    revisions: [
+      {
+        revision: 1,
+        toolUseId: 'toolu_1',
+        plan,
+        planHash: createHash('sha256').update(plan).digest('hex'),
+        status: 'pending',
+        comments: [],
+      },
+    ],
     canDecide: true,
   };
 }

@@ -45,7 +45,10 @@ export async function buildRunnerExtension(): Promise<{ suites: string[] }> {
       {
         name: 'acp-sdk-vendor-file',
         setup(build) {
-          build.onResolve({ filter: /^@agentclientprotocol\/sdk$/ }, () => ({ path: path.join(REPO_DIST, 'vendor-acp-sdk.js'), external: true }));
+          build.onResolve({ filter: /^@agentclientprotocol\/sdk$/ }, () => ({
+            path: path.join(REPO_DIST, 'vendor-acp-sdk.js'),
+            external: true,
+          }));
         },
       },
     ],

@@ -10,7 +10,13 @@ import { fakeRun, readRecord, waitForRecord, type FakeRun } from '../../sessions
 import { isAlive, waitGone } from '../../support/processes';
 import { allEvents, createRequest } from '../../sessions/hostTestKit';
 
-async function waitForEvent(host: SessionHost, id: string, match: (e: AnyEvent & { id: string }) => boolean, what: string, count = 1): Promise<Array<AnyEvent & { id: string }>> {
+async function waitForEvent(
+  host: SessionHost,
+  id: string,
+  match: (e: AnyEvent & { id: string }) => boolean,
+  what: string,
+  count = 1,
+): Promise<Array<AnyEvent & { id: string }>> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const found = (allEvents(host, id) as Array<AnyEvent & { id: string }>).filter(match);
@@ -68,7 +74,7 @@ describe('embedded ACP agent lifetime', function () {
     ]);
     const results = await waitForEvent(host, session.id, (e) => e.type === 'result', 'the approved turn to end', 2);
     assert.equal((results[1] as { subtype?: string }).subtype, 'success');
-    assert.ok(await waitGone(pid), 'the agent process ended after the approved plan\'s result');
+    assert.ok(await waitGone(pid), "the agent process ended after the approved plan's result");
     assert.deepEqual(lines, [`session ${session.id}: the approved plan's turn ended; stopping Fake (ACP)`]);
     // Stopping after the result adds nothing to the session's log: the outcome stays the last word.
     const last = allEvents(host, session.id).at(-1) as AnyEvent;

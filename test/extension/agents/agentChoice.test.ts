@@ -86,7 +86,10 @@ describe('embedded agent choice', () => {
     // Without the program and without npx: missing is an error with the exact command, never a silent demo.
     const missing = planEmbeddedAgent('gemini', [], await machineWith([]), workspace);
     assert.ok(missing.kind === 'unavailable');
-    assert.match(missing.message, /Gemini CLI \(ACP\) is not installed here\. Install it with: npm install -g @google\/gemini-cli@0\.61\.0 \(needs Node\.js >=20/);
+    assert.match(
+      missing.message,
+      /Gemini CLI \(ACP\) is not installed here\. Install it with: npm install -g @google\/gemini-cli@0\.61\.0 \(needs Node\.js >=20/,
+    );
     assert.equal(missing.settingKey, 'ultraplan.agent.choice');
   });
 
@@ -130,16 +133,26 @@ describe('embedded agent choice', () => {
     assert.equal(byChoice.get('auto')?.description, 'now: Gemini CLI (ACP)');
     assert.match(byChoice.get('gemini')?.description ?? '', /^installed \(.*gemini\)$/);
     assert.match(byChoice.get('claude')?.description ?? '', /runs through npx/);
-    assert.match(byChoice.get('codex')?.description ?? '', /runs through npx \(downloads @agentclientprotocol\/codex-acp@2\.6\.0 on first use\)/);
+    assert.match(
+      byChoice.get('codex')?.description ?? '',
+      /runs through npx \(downloads @agentclientprotocol\/codex-acp@2\.6\.0 on first use\)/,
+    );
     assert.equal(byChoice.get('custom')?.description, 'now: my-agent a b');
-    assert.deepEqual(items.filter((i) => i.current).map((i) => i.choice), ['gemini']);
+    assert.deepEqual(
+      items.filter((i) => i.current).map((i) => i.choice),
+      ['gemini'],
+    );
 
     const none = embeddedChoiceItems(await machineWith([]), { backendIsEmbedded: false, choice: 'auto', customCommand: [] });
     assert.equal(none.find((i) => i.choice === 'auto')?.description, 'now: Demo (scripted), no agent found');
     const gemini = none.find((i) => i.choice === 'gemini');
     assert.equal(gemini?.description, 'not found');
     assert.match(gemini?.detail ?? '', /install: npm install -g @google\/gemini-cli/);
-    assert.equal(none.some((i) => i.current), false, 'nothing marked while another backend is selected');
+    assert.equal(
+      none.some((i) => i.current),
+      false,
+      'nothing marked while another backend is selected',
+    );
   });
 
   it('a stored argv is shown as a command line that splits back to the same argv', () => {
@@ -167,7 +180,12 @@ describe('agent settings', () => {
   });
 
   it('accepts valid values, including an explicit bypass', () => {
-    const r = read({ 'agent.choice': 'custom', 'agent.command': ['node', 'a.mjs'], afterApproval: 'bypassPermissions', 'agent.firstEventTimeoutSeconds': 30 });
+    const r = read({
+      'agent.choice': 'custom',
+      'agent.command': ['node', 'a.mjs'],
+      afterApproval: 'bypassPermissions',
+      'agent.firstEventTimeoutSeconds': 30,
+    });
     assert.deepEqual(r.problems, []);
     assert.equal(r.settings['agent.choice'], 'custom');
     assert.deepEqual(r.settings['agent.command'], ['node', 'a.mjs']);
@@ -176,7 +194,12 @@ describe('agent settings', () => {
   });
 
   it('bad values are reported against their keys with what was given, and fall back to the defaults', () => {
-    const r = read({ 'agent.choice': 'copilot', 'agent.command': 'node a.mjs', afterApproval: 'yolo', 'agent.firstEventTimeoutSeconds': 1 });
+    const r = read({
+      'agent.choice': 'copilot',
+      'agent.command': 'node a.mjs',
+      afterApproval: 'yolo',
+      'agent.firstEventTimeoutSeconds': 1,
+    });
     assert.deepEqual(
       r.problems.map((p) => p.key),
       ['ultraplan.agent.choice', 'ultraplan.agent.command', 'ultraplan.afterApproval', 'ultraplan.agent.firstEventTimeoutSeconds'],

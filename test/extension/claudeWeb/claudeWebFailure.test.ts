@@ -7,7 +7,14 @@ const labels = (err: ClaudeWebError, canRetry = true) => claudeWebActions(err, c
 
 describe('claude-web failures in the editor', () => {
   it('a login problem offers a terminal for `claude`, then Retry', () => {
-    for (const reason of ['not_logged_in', 'credentials_malformed', 'missing_scope', 'token_expired', 'token_refused', 'organization_unknown'] as const) {
+    for (const reason of [
+      'not_logged_in',
+      'credentials_malformed',
+      'missing_scope',
+      'token_expired',
+      'token_refused',
+      'organization_unknown',
+    ] as const) {
       const err = new ClaudeWebError(reason, 'msg');
       assert.deepEqual(labels(err), ['Open Terminal', 'Retry'], reason);
       assert.equal(isLoginFailure(err), true, reason);
@@ -17,7 +24,10 @@ describe('claude-web failures in the editor', () => {
   it('no environment opens claude.ai/code (its link), Retry, Choose Backend', () => {
     const err = new ClaudeWebError('no_environment', 'msg', { url: 'https://claude.ai/code' });
     const actions = claudeWebActions(err);
-    assert.deepEqual(actions.map((a) => a.label), ['Open claude.ai/code', 'Retry', 'Choose Backend…']);
+    assert.deepEqual(
+      actions.map((a) => a.label),
+      ['Open claude.ai/code', 'Retry', 'Choose Backend…'],
+    );
     assert.equal(actions[0]?.url, 'https://claude.ai/code');
     assert.equal(isLoginFailure(err), false);
   });
@@ -30,10 +40,13 @@ describe('claude-web failures in the editor', () => {
   it('the GitHub app: the install link from the error, then Retry', () => {
     const err = new ClaudeWebError('github_app_not_installed', 'msg', { url: 'https://github.com/apps/claude' });
     const actions = claudeWebActions(err);
-    assert.deepEqual(actions.map((a) => [a.label, a.kind, a.url]), [
-      ['Install the GitHub App', 'open_url', 'https://github.com/apps/claude'],
-      ['Retry', 'retry', undefined],
-    ]);
+    assert.deepEqual(
+      actions.map((a) => [a.label, a.kind, a.url]),
+      [
+        ['Install the GitHub App', 'open_url', 'https://github.com/apps/claude'],
+        ['Retry', 'retry', undefined],
+      ],
+    );
   });
 
   it('a refused decision offers the browser and never Retry', () => {
@@ -65,7 +78,10 @@ describe('claude-web failures in the editor', () => {
   it('warnings before launch become one question; none, no question', () => {
     assert.equal(launchWarning([]), undefined);
     assert.equal(launchWarning(['  ']), undefined);
-    const w = launchWarning(['2 changed files not committed and pushed: the remote session will not see them.', '1 local commit on main not pushed to origin/main.']);
+    const w = launchWarning([
+      '2 changed files not committed and pushed: the remote session will not see them.',
+      '1 local commit on main not pushed to origin/main.',
+    ]);
     assert.ok(w);
     assert.match(w.message, /starts from what is on GitHub/);
     assert.match(w.detail, /2 changed files[\s\S]*1 local commit[\s\S]*Launch anyway, or cancel/);
@@ -92,7 +108,10 @@ describe('claude-web settings', () => {
 
   it('refuses a bad environment id or address against its own key, keeping the default', () => {
     const r = read({ 'claudeWeb.environmentId': 'my env', 'claudeWeb.baseUrl': 'ftp://x' });
-    assert.deepEqual(r.problems.map((p) => p.key), ['ultraplan.claudeWeb.environmentId', 'ultraplan.claudeWeb.baseUrl']);
+    assert.deepEqual(
+      r.problems.map((p) => p.key),
+      ['ultraplan.claudeWeb.environmentId', 'ultraplan.claudeWeb.baseUrl'],
+    );
     assert.equal(r.settings['claudeWeb.environmentId'], '');
     assert.equal(r.settings['claudeWeb.baseUrl'], 'https://api.anthropic.com');
     assert.match(read({ 'claudeWeb.baseUrl': '' }).problems[0]?.message ?? '', /must not be empty/);

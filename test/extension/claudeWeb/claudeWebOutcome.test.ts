@@ -33,7 +33,9 @@ describe('what an approved session reports at its end', () => {
   });
 
   it('reports nothing when nothing is there (no invented pull request)', () => {
-    const report = findExecutionReport(['CHANGELOG.md added and linked from the README.', 'see github.com/acme/widgets/issues/3'], { sources: [] });
+    const report = findExecutionReport(['CHANGELOG.md added and linked from the README.', 'see github.com/acme/widgets/issues/3'], {
+      sources: [],
+    });
     assert.deepEqual(report, { pullRequests: [], branches: [] });
     assert.equal(describeExecutionReport(report), undefined);
   });
@@ -57,6 +59,16 @@ describe('what an approved session reports at its end', () => {
   it('reads outcomes defensively: unknown shapes give no branch', () => {
     assert.deepEqual(outcomeBranches(undefined), []);
     assert.deepEqual(outcomeBranches({ outcomes: 'x' }), []);
-    assert.deepEqual(outcomeBranches({ outcomes: [{ type: 'other', git_info: { branches: ['a'] } }, 7, null, { type: 'git_repository', git_info: { branches: [' ', 'claude/y'] } }] }), ['claude/y']);
+    assert.deepEqual(
+      outcomeBranches({
+        outcomes: [
+          { type: 'other', git_info: { branches: ['a'] } },
+          7,
+          null,
+          { type: 'git_repository', git_info: { branches: [' ', 'claude/y'] } },
+        ],
+      }),
+      ['claude/y'],
+    );
   });
 });

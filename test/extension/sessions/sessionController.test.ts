@@ -28,7 +28,11 @@ class RecordingNotifier implements SessionNotifier {
 }
 
 function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
-  return { type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input } };
+  return {
+    type: 'control_request',
+    request_id: requestId,
+    request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input },
+  };
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -47,7 +51,11 @@ describe('SessionController (follower, decisions, projections)', () => {
     controller = undefined;
   });
 
-  function follow(backend: MemoryBackend, notifier: SessionNotifier, extra: { voice?: BackendVoice; onChange?: () => void } = {}): SessionController {
+  function follow(
+    backend: MemoryBackend,
+    notifier: SessionNotifier,
+    extra: { voice?: BackendVoice; onChange?: () => void } = {},
+  ): SessionController {
     const options: ConstructorParameters<typeof SessionController>[0] = {
       backend,
       log: quietLog,
@@ -72,11 +80,18 @@ describe('SessionController (follower, decisions, projections)', () => {
     const before = changes;
     const readsBefore = backend.reads;
     backend.status = 'requires_action';
-    backend.push(assistantText('Here is my plan'), exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
+    backend.push(
+      assistantText('Here is my plan'),
+      exitPlan('toolu_1', '# Plan'),
+      canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }),
+    );
     await until(() => c.phase === 'plan_ready', 'plan_ready');
     await until(() => backend.reads > readsBefore + 3, 'a few more polls');
     assert.equal(changes - before, 1, 'three events in one batch, then quiet polls: one change');
-    assert.deepEqual(notifier.said.map((s) => s.text), ['plan ready for "dark mode".']);
+    assert.deepEqual(
+      notifier.said.map((s) => s.text),
+      ['plan ready for "dark mode".'],
+    );
     const state = c.panelState();
     assert.equal(c.panelState(), state, 'the same projection until something changes');
     assert.equal(state.revisions[0]?.status, 'pending');
@@ -103,7 +118,11 @@ describe('SessionController (follower, decisions, projections)', () => {
     assert.deepEqual(await c.approve(binding), { sent: true });
     assert.equal(c.phase, 'approved');
     assert.equal(backend.sent.length, 1);
-    assert.deepEqual((backend.sent[0] as unknown as { response: unknown }).response, { subtype: 'success', request_id: 'req_1', response: { behavior: 'allow', updatedInput: { plan: '# Plan' } } });
+    assert.deepEqual((backend.sent[0] as unknown as { response: unknown }).response, {
+      subtype: 'success',
+      request_id: 'req_1',
+      response: { behavior: 'allow', updatedInput: { plan: '# Plan' } },
+    });
     const again = await c.approve(binding);
     assert.equal(again.sent, false);
     assert.match(!again.sent ? again.message : '', /already/);
@@ -144,9 +163,16 @@ describe('SessionController (follower, decisions, projections)', () => {
     await until(() => c.canDecide, 'a decidable plan');
     backend.failNextSend = new Error('401');
     const outcome = await c.approve(bindingFor('s1', 'toolu_1', '# Plan'));
-    assert.deepEqual(outcome, { sent: false, message: 'Sending the decision failed: Your Claude login expired. Run `claude`, then Retry.' });
+    assert.deepEqual(outcome, {
+      sent: false,
+      message: 'Sending the decision failed: Your Claude login expired. Run `claude`, then Retry.',
+    });
     assert.equal(shown.length, 1, 'the voice showed it');
-    assert.deepEqual(notifier.said.filter((s) => s.level === 'error'), [], 'not said a second time');
+    assert.deepEqual(
+      notifier.said.filter((s) => s.level === 'error'),
+      [],
+      'not said a second time',
+    );
     assert.equal(c.canDecide, true, 'not delivered: the plan can be decided again');
   });
 

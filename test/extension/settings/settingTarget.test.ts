@@ -5,7 +5,10 @@ import { settingTarget } from '../../../src/extension/settings/settingTarget';
 
 describe('where a picked setting is written', () => {
   it('the workspace folder, then the workspace, where they set it; else the user settings', () => {
-    assert.equal(settingTarget({ globalValue: 'server', workspaceValue: 'embedded', workspaceFolderValue: 'claude-web' }), 'workspaceFolder');
+    assert.equal(
+      settingTarget({ globalValue: 'server', workspaceValue: 'embedded', workspaceFolderValue: 'claude-web' }),
+      'workspaceFolder',
+    );
     assert.equal(settingTarget({ globalValue: 'server', workspaceValue: 'embedded' }), 'workspace');
     assert.equal(settingTarget({ globalValue: 'server' }), 'global');
     assert.equal(settingTarget({}), 'global');

@@ -46,7 +46,7 @@ describe('settings parsing', () => {
     assert.equal(read({ plansDirectory: '' }).problems.length, 1);
   });
 
-  it('outside access is ask, allow or deny, and only the user\'s settings can set it (a workspace\'s files are not trusted)', () => {
+  it("outside access is ask, allow or deny, and only the user's settings can set it (a workspace's files are not trusted)", () => {
     assert.equal(read({}).settings['agent.outsideAccess'], 'ask');
     assert.equal(read({ 'agent.outsideAccess': 'deny' }).settings['agent.outsideAccess'], 'deny');
     const bad = read({ 'agent.outsideAccess': 'always' });

@@ -5,7 +5,15 @@
 // the scenario: the session title (a request with no tools) and the next-prompt suggestion it asks
 // after a turn ("[SUGGESTION MODE: …", answered with silence). Every request is logged.
 import type { ServerResponse } from 'node:http';
-import { isErrorReply, isHangReply, textOf, type ModelApiFamily, type ModelReply, type ModelRequestView, type ToolResultView } from './scenario';
+import {
+  isErrorReply,
+  isHangReply,
+  textOf,
+  type ModelApiFamily,
+  type ModelReply,
+  type ModelRequestView,
+  type ToolResultView,
+} from './scenario';
 
 interface AnthropicBlock {
   type: string;
@@ -56,7 +64,10 @@ export function anthropicView(request: AnthropicRequest): Omit<ModelRequestView,
     .filter((block) => block.type === 'text')
     .map((block) => block.text ?? '')
     .join('\n');
-  const allText = [textOf(request.system), ...messages.flatMap((message) => blocks(message).map((block) => textOf(block.text ?? block.content ?? block.input ?? '')))].join('\n');
+  const allText = [
+    textOf(request.system),
+    ...messages.flatMap((message) => blocks(message).map((block) => textOf(block.text ?? block.content ?? block.input ?? ''))),
+  ].join('\n');
   return {
     model: request.model ?? '',
     allText,
@@ -73,7 +84,8 @@ let toolIds = 0;
 function replyBlocks(reply: Exclude<ModelReply, { error: unknown } | { hang: true }>): AnthropicBlock[] {
   const out: AnthropicBlock[] = [];
   if (reply.text) out.push({ type: 'text', text: reply.text });
-  for (const call of reply.toolCalls ?? []) out.push({ type: 'tool_use', id: call.id ?? `toolu_scripted_${++toolIds}`, name: call.name, input: call.input });
+  for (const call of reply.toolCalls ?? [])
+    out.push({ type: 'tool_use', id: call.id ?? `toolu_scripted_${++toolIds}`, name: call.name, input: call.input });
   return out;
 }
 
@@ -84,7 +96,16 @@ function writeStream(response: ServerResponse, model: string, content: Anthropic
     response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   };
   send('message_start', {
-    message: { id: `msg_scripted_${Date.now()}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } },
+    message: {
+      id: `msg_scripted_${Date.now()}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 1 },
+    },
   });
   content.forEach((block, index) => {
     if (block.type === 'text') {
@@ -105,12 +126,22 @@ function writeJson(response: ServerResponse, model: string, content: AnthropicBl
   const stopReason = content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn';
   response.writeHead(200, { 'content-type': 'application/json' });
   response.end(
-    JSON.stringify({ id: `msg_scripted_${Date.now()}`, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } }),
+    JSON.stringify({
+      id: `msg_scripted_${Date.now()}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 5 },
+    }),
   );
 }
 
 function writeError(response: ServerResponse, status: number, message: string): void {
-  const type = status === 401 ? 'authentication_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+  const type =
+    status === 401 ? 'authentication_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
   response.writeHead(status, { 'content-type': 'application/json' });
   response.end(JSON.stringify({ type: 'error', error: { type, message } }));
 }
@@ -128,7 +159,8 @@ export const anthropicApi: ModelApiFamily = {
     if (path !== '/v1/messages') return false;
     const request = (logged.body ?? {}) as AnthropicRequest;
     const model = request.model ?? 'claude-scripted';
-    const write = (content: AnthropicBlock[]): void => (request.stream ? writeStream(response, model, content) : writeJson(response, model, content));
+    const write = (content: AnthropicBlock[]): void =>
+      request.stream ? writeStream(response, model, content) : writeJson(response, model, content);
     // The title of the session: asked with no tools, outside the conversation.
     if (!request.tools || request.tools.length === 0) {
       write([{ type: 'text', text: 'Scripted session' }]);

@@ -4,7 +4,15 @@
 // back as functionResponse parts. Its side calls (the model router's generateContent with a JSON
 // schema, token counts) are answered outside the scenario; every request is logged.
 import type { ServerResponse } from 'node:http';
-import { isErrorReply, isHangReply, textOf, type ModelApiFamily, type ModelReply, type ModelRequestView, type ToolResultView } from './scenario';
+import {
+  isErrorReply,
+  isHangReply,
+  textOf,
+  type ModelApiFamily,
+  type ModelReply,
+  type ModelRequestView,
+  type ToolResultView,
+} from './scenario';
 
 interface GeminiPart {
   text?: string;
@@ -46,17 +54,24 @@ export function geminiView(model: string, request: GeminiRequest): Omit<ModelReq
     .filter((part) => typeof part.text === 'string' && !part.thought)
     .map((part) => part.text)
     .join('\n');
-  const system = typeof request.systemInstruction === 'string' ? request.systemInstruction : (request.systemInstruction?.parts ?? []).map((part) => part.text ?? '').join('\n');
+  const system =
+    typeof request.systemInstruction === 'string'
+      ? request.systemInstruction
+      : (request.systemInstruction?.parts ?? []).map((part) => part.text ?? '').join('\n');
   const allText = [
     system,
     ...(request.tools ?? []).flatMap((tool) => (tool.functionDeclarations ?? []).map((declaration) => JSON.stringify(declaration))),
-    ...contents.flatMap((content) => (content.parts ?? []).map((part) => part.text ?? textOf(part.functionResponse?.response ?? part.functionCall ?? ''))),
+    ...contents.flatMap((content) =>
+      (content.parts ?? []).map((part) => part.text ?? textOf(part.functionResponse?.response ?? part.functionCall ?? '')),
+    ),
   ].join('\n');
   return {
     model,
     allText,
     lastUser: { text, toolResults },
-    toolNames: (request.tools ?? []).flatMap((tool) => (tool.functionDeclarations ?? []).map((declaration) => declaration.name ?? '')).filter(Boolean),
+    toolNames: (request.tools ?? [])
+      .flatMap((tool) => (tool.functionDeclarations ?? []).map((declaration) => declaration.name ?? ''))
+      .filter(Boolean),
   };
 }
 
@@ -96,7 +111,16 @@ function fillSchema(schema: unknown): unknown {
 }
 
 function writeError(response: ServerResponse, status: number, message: string): void {
-  const statusName = status === 400 ? 'INVALID_ARGUMENT' : status === 401 ? 'UNAUTHENTICATED' : status === 403 ? 'PERMISSION_DENIED' : status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL';
+  const statusName =
+    status === 400
+      ? 'INVALID_ARGUMENT'
+      : status === 401
+        ? 'UNAUTHENTICATED'
+        : status === 403
+          ? 'PERMISSION_DENIED'
+          : status === 429
+            ? 'RESOURCE_EXHAUSTED'
+            : 'INTERNAL';
   response.writeHead(status, { 'content-type': 'application/json' });
   response.end(JSON.stringify({ error: { code: status, message, status: statusName } }));
 }

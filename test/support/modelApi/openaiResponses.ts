@@ -92,7 +92,14 @@ function outputItems(reply: { text?: string; calls?: ScriptedCall[] }): Array<Re
   for (const call of reply.calls ?? []) {
     const callId = call.callId ?? nextId('call');
     if (call.type === 'function') {
-      items.push({ type: 'function_call', id: nextId('fc'), call_id: callId, name: call.name, arguments: JSON.stringify(call.arguments), status: 'completed' });
+      items.push({
+        type: 'function_call',
+        id: nextId('fc'),
+        call_id: callId,
+        name: call.name,
+        arguments: JSON.stringify(call.arguments),
+        status: 'completed',
+      });
     } else {
       items.push({ type: 'custom_tool_call', id: nextId('ctc'), call_id: callId, name: call.name, input: call.input, status: 'completed' });
     }
@@ -124,14 +131,21 @@ function streamReply(response: ServerResponse, reply: { text?: string; calls?: S
     response: {
       id: responseId,
       status: 'completed',
-      usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 20 },
+      usage: {
+        input_tokens: 10,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 10,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 20,
+      },
     },
   });
   response.end();
 }
 
 function isTitleRequest(body: unknown): boolean {
-  const format = (body as { text?: { format?: { type?: unknown; schema?: { properties?: Record<string, unknown> } } } } | undefined)?.text?.format;
+  const format = (body as { text?: { format?: { type?: unknown; schema?: { properties?: Record<string, unknown> } } } } | undefined)?.text
+    ?.format;
   return format?.type === 'json_schema' && !!format.schema?.properties && 'title' in format.schema.properties;
 }
 
@@ -163,7 +177,9 @@ export async function startScriptedResponses(rounds: Round[] = []): Promise<Scri
       requests.push(logged);
       const isModelCall = logged.method === 'POST' && /\/responses(\?|$)/.test(url);
       if (!isModelCall) {
-        response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `not scripted: ${logged.method} ${url}` } }));
+        response
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `not scripted: ${logged.method} ${url}` } }));
         for (const wake of waiters) wake();
         return;
       }
@@ -182,7 +198,11 @@ export async function startScriptedResponses(rounds: Round[] = []): Promise<Scri
       if (round === undefined) {
         response
           .writeHead(500, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ error: { message: `the scripted model has no round ${used} (the scenario has ${script.length})`, type: 'server_error' } }));
+          .end(
+            JSON.stringify({
+              error: { message: `the scripted model has no round ${used} (the scenario has ${script.length})`, type: 'server_error' },
+            }),
+          );
         return;
       }
       const reply = typeof round === 'function' ? round(logged) : round;
@@ -263,7 +283,9 @@ function itemText(item: InputItem): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+    .map((part) =>
+      part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '',
+    )
     .join('');
 }
 

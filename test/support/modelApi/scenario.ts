@@ -40,10 +40,7 @@ export interface ToolCallReply {
  * What the model answers: text and/or tool calls (stop reason "tool use" when there are calls),
  * an HTTP error, or no answer at all until the server closes.
  */
-export type ModelReply =
-  | { text?: string; toolCalls?: ToolCallReply[] }
-  | { error: { status: number; message: string } }
-  | { hang: true };
+export type ModelReply = { text?: string; toolCalls?: ToolCallReply[] } | { error: { status: number; message: string } } | { hang: true };
 
 /** One round: the request in, the reply out. */
 export type ScenarioRound = (request: ModelRequestView) => ModelReply;
@@ -70,7 +67,11 @@ export interface ModelApiFamily {
    * Handles a request. Returns false when the path is not this API's (the server answers 404).
    * `nextRound` runs the scenario for a model call and logs it as a round.
    */
-  handle(request: LoggedRequest, response: ServerResponse, nextRound: (view: Omit<ModelRequestView, 'round'>) => { round: number; reply: ModelReply }): boolean | Promise<boolean>;
+  handle(
+    request: LoggedRequest,
+    response: ServerResponse,
+    nextRound: (view: Omit<ModelRequestView, 'round'>) => { round: number; reply: ModelReply },
+  ): boolean | Promise<boolean>;
 }
 
 /** Rounds played in order; past the end, the model says so in plain text (and the log shows it). */
@@ -156,7 +157,9 @@ export class ScriptedModelServer {
 
   /** One line per request, for failure messages. */
   describe(): string {
-    return this.requests.map((request) => `#${request.seq} ${request.method} ${request.url}${request.round === undefined ? '' : ` round ${request.round}`}`).join('; ');
+    return this.requests
+      .map((request) => `#${request.seq} ${request.method} ${request.url}${request.round === undefined ? '' : ` round ${request.round}`}`)
+      .join('; ');
   }
 
   async close(): Promise<void> {
@@ -195,7 +198,11 @@ export class ScriptedModelServer {
       }
     } catch (error) {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `the scripted ${this.family.name} API failed: ${error instanceof Error ? error.message : String(error)}` } }));
+      res.end(
+        JSON.stringify({
+          error: { message: `the scripted ${this.family.name} API failed: ${error instanceof Error ? error.message : String(error)}` },
+        }),
+      );
     } finally {
       for (const waiter of [...this.waiters]) waiter();
     }

@@ -35,7 +35,10 @@ export function isClaudeAdapter(agentInfo: InitializeResponse['agentInfo']): boo
  * Approve on Claude's exit request: the option to select and the mode to switch to afterwards;
  * undefined when the request does not carry today's option ids (the generic choice then applies).
  */
-export function claudeApproval(options: readonly PermissionOption[], afterApproval: AfterApproval): { option: PermissionOption; thenMode?: string } | undefined {
+export function claudeApproval(
+  options: readonly PermissionOption[],
+  afterApproval: AfterApproval,
+): { option: PermissionOption; thenMode?: string } | undefined {
   const byId = (id: string): PermissionOption | undefined => options.find((option) => option.optionId === id);
   if (afterApproval === 'bypassPermissions') {
     const option = byId(CLAUDE_EXIT_OPTIONS.bypass);

@@ -58,7 +58,12 @@ export const CODEX_LOGIN_HINT =
  * does not offer that preset.
  */
 export function codexPresetAfterApproval(afterApproval: AfterApproval, availableModeIds: readonly string[]): string | undefined {
-  const preset = afterApproval === 'acceptEdits' ? 'workspace-write' : afterApproval === 'bypassPermissions' ? 'agent-full-access' : CODEX_READ_ONLY_PRESET;
+  const preset =
+    afterApproval === 'acceptEdits'
+      ? 'workspace-write'
+      : afterApproval === 'bypassPermissions'
+        ? 'agent-full-access'
+        : CODEX_READ_ONLY_PRESET;
   return availableModeIds.includes(preset) ? preset : undefined;
 }
 
@@ -67,7 +72,9 @@ export const CODEX_IMPLEMENT_PROMPT = 'Implement the approved plan.';
 
 /** The config change that leaves plan mode (`collaboration_mode` back to `default`), when plan mode is that option. */
 export function codexLeavePlanMode(target: PlanModeTarget | undefined): { configId: string; value: string } | undefined {
-  return target?.via === 'config_option' && target.configId === 'collaboration_mode' ? { configId: target.configId, value: 'default' } : undefined;
+  return target?.via === 'config_option' && target.configId === 'collaboration_mode'
+    ? { configId: target.configId, value: 'default' }
+    : undefined;
 }
 
 /** The option that approves Codex's plan. */
@@ -81,5 +88,7 @@ export function codexStatusText(update: Record<string, unknown>): string | undef
   const meta = update._meta as { codex?: { error?: { message?: unknown; additionalDetails?: unknown } } } | undefined;
   const error = meta?.codex?.error;
   if (!error || typeof error.message !== 'string') return undefined;
-  return typeof error.additionalDetails === 'string' && error.additionalDetails ? `${error.message} (${error.additionalDetails})` : error.message;
+  return typeof error.additionalDetails === 'string' && error.additionalDetails
+    ? `${error.message} (${error.additionalDetails})`
+    : error.message;
 }

@@ -45,7 +45,8 @@ export function reviveArgs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reviveArgs);
   if (value && typeof value === 'object') {
     const entries = Object.entries(value);
-    if (entries.length === 1 && entries[0]?.[0] === URI_ARG_KEY && typeof entries[0][1] === 'string') return vscode.Uri.parse(entries[0][1]);
+    if (entries.length === 1 && entries[0]?.[0] === URI_ARG_KEY && typeof entries[0][1] === 'string')
+      return vscode.Uri.parse(entries[0][1]);
     return Object.fromEntries(entries.map(([k, v]) => [k, reviveArgs(v)]));
   }
   return value;
@@ -102,22 +103,24 @@ async function answer(body: unknown, handlers: ProbeHandlers): Promise<unknown> 
     }
     case 'editors': {
       const active = vscode.window.activeTextEditor?.document.uri.toString();
-      return vscode.window.visibleTextEditors.map(
-        (e): EditorState => ({
-          uri: e.document.uri.toString(),
-          languageId: e.document.languageId,
-          text: e.document.getText(),
-          isDirty: e.document.isDirty,
-          active: e.document.uri.toString() === active,
-        }),
-      );
+      return vscode.window.visibleTextEditors.map((e): EditorState => ({
+        uri: e.document.uri.toString(),
+        languageId: e.document.languageId,
+        text: e.document.getText(),
+        isDirty: e.document.isDirty,
+        active: e.document.uri.toString() === active,
+      }));
     }
     case 'tabs':
       return vscode.window.tabGroups.all.flatMap((group, index) => group.tabs.map((tab) => tabState(tab, index)));
     case 'terminals':
       return vscode.window.terminals.map((t): TerminalState => ({ name: t.name, exitCode: t.exitStatus?.code ?? null }));
     case 'taskExecutions':
-      return vscode.tasks.taskExecutions.map((t): TaskExecutionState => ({ name: t.task.name, source: t.task.source, definition: toJsonSafe(t.task.definition) }));
+      return vscode.tasks.taskExecutions.map((t): TaskExecutionState => ({
+        name: t.task.name,
+        source: t.task.source,
+        definition: toJsonSafe(t.task.definition),
+      }));
     case 'getConfiguration':
       return toJsonSafe(vscode.workspace.getConfiguration(request.section).get(request.key) ?? null);
     case 'updateConfiguration': {
@@ -149,7 +152,12 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 }
 
 /** Listens on 127.0.0.1 (a free port) and announces the port in probeFile. */
-export async function startProbe(options: { probeFile: string; token: string; handlers: ProbeHandlers; log: (line: string) => void }): Promise<vscode.Disposable> {
+export async function startProbe(options: {
+  probeFile: string;
+  token: string;
+  handlers: ProbeHandlers;
+  log: (line: string) => void;
+}): Promise<vscode.Disposable> {
   const server = http.createServer((req, res) => {
     const reply = (status: number, payload: ProbeResponse) => {
       res.writeHead(status, { 'content-type': 'application/json' });

@@ -30,7 +30,16 @@ async function autorun(suite: string, resultsFile: string): Promise<void> {
     results = await runNamedSuite(suite, process.env[RUNNER_ENV.grep] || undefined);
   } catch (err) {
     const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    results = { suite, file: resolveSuiteFile(suite, __dirname), passed: 0, failed: 1, pending: 0, durationMs: 0, tests: [], loadError: message };
+    results = {
+      suite,
+      file: resolveSuiteFile(suite, __dirname),
+      passed: 0,
+      failed: 1,
+      pending: 0,
+      durationMs: 0,
+      tests: [],
+      loadError: message,
+    };
   }
   writeResultsFile(resultsFile, results);
   log(`suite ${suite}: ${results.passed} passed, ${results.failed} failed, ${results.pending} pending`);

@@ -27,11 +27,20 @@ function errorParts(err: unknown): { message: string; stack?: string } {
   return { message: String(err) };
 }
 
-export async function runSuiteFile(suite: string, file: string, options: { grep?: string; timeoutMs?: number } = {}): Promise<HostSuiteResults> {
+export async function runSuiteFile(
+  suite: string,
+  file: string,
+  options: { grep?: string; timeoutMs?: number } = {},
+): Promise<HostSuiteResults> {
   const started = Date.now();
   const base = { suite, file, passed: 0, failed: 0, pending: 0, tests: [] as HostTestResult[] };
   if (!fs.existsSync(file)) {
-    return { ...base, failed: 1, durationMs: 0, loadError: `in-host suite bundle not found: ${file} (is there a test/e2e/host/${suite}.host.ts, and was the runner built?)` };
+    return {
+      ...base,
+      failed: 1,
+      durationMs: 0,
+      loadError: `in-host suite bundle not found: ${file} (is there a test/e2e/host/${suite}.host.ts, and was the runner built?)`,
+    };
   }
   // A suite may run twice in one host (probe runSuite); a cached module would register no tests.
   delete require.cache[require.resolve(file)];
@@ -48,7 +57,12 @@ export async function runSuiteFile(suite: string, file: string, options: { grep?
       });
       // Also fires for failing hooks (before/after), whose "test" is the hook.
       runner.on(EVENT_TEST_FAIL, (test: Mocha.Runnable, err: unknown) => {
-        tests.push({ fullTitle: test.fullTitle(), state: 'failed', error: errorParts(err), ...(test.duration !== undefined ? { durationMs: test.duration } : {}) });
+        tests.push({
+          fullTitle: test.fullTitle(),
+          state: 'failed',
+          error: errorParts(err),
+          ...(test.duration !== undefined ? { durationMs: test.duration } : {}),
+        });
       });
       runner.on(EVENT_TEST_PENDING, (test: Mocha.Test) => {
         tests.push({ fullTitle: test.fullTitle(), state: 'pending' });

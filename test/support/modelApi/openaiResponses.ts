@@ -196,13 +196,11 @@ export async function startScriptedResponses(rounds: Round[] = []): Promise<Scri
       used += 1;
       for (const wake of waiters) wake();
       if (round === undefined) {
-        response
-          .writeHead(500, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              error: { message: `the scripted model has no round ${used} (the scenario has ${script.length})`, type: 'server_error' },
-            }),
-          );
+        response.writeHead(500, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: { message: `the scripted model has no round ${used} (the scenario has ${script.length})`, type: 'server_error' },
+          }),
+        );
         return;
       }
       const reply = typeof round === 'function' ? round(logged) : round;

@@ -18,7 +18,6 @@ export const BUNDLES = [
   'bootstrap.js',
   'extension.js',
   'vendor-acp-sdk.js',
-  'vendor-ws.js',
   'webview.js',
   'webview.css',
   'core.js',

@@ -8,7 +8,7 @@ import { SessionsError, type SessionsErrorKind } from '../../core/errors';
 import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../../core/protocol';
 import type { SessionHost, SessionNotice, StoredEvent } from '../host';
 import { allowedHostNames, refuseRequest } from '../requestGuard';
-import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
+import { handleCodeRoute, type CodeRouteContext, type EventStreamWriter } from './serverCodeRoutes';
 import { toLinkSessionId } from '../../core/codeSessions';
 import * as z from 'zod';
 
@@ -63,13 +63,6 @@ const KIND_STATUS: Record<SessionsErrorKind, number> = {
   transient: 503,
   bad_response: 500,
 };
-
-/** One open event stream: frames are written until it ends. */
-export interface EventStreamWriter {
-  write(frame: string): void;
-  end(): void;
-  readonly ended: boolean;
-}
 
 /** An HTTP answer we decided on (as opposed to a bug). */
 class HttpError extends Error {

@@ -16,9 +16,15 @@ import {
 import { SessionsError } from '../../core/errors';
 import type { SessionResource } from '../../core/protocol';
 import { formatEventId, type SessionHost, type StoredEvent } from '../host';
-import type { EventStreamWriter } from './server';
 
 /** What the route handlers need from the server that owns the socket and its limits. */
+/** One open event stream: frames are written until it ends. */
+export interface EventStreamWriter {
+  write(frame: string): void;
+  end(): void;
+  readonly ended: boolean;
+}
+
 export interface CodeRouteContext {
   host: SessionHost;
   readJson(req: http.IncomingMessage, optional?: boolean): Promise<unknown>;

@@ -21,7 +21,6 @@ const common = {
 // neither weighs on loading the extension nor shares module state with it.
 const vendors = {
   '@agentclientprotocol/sdk': 'vendor-acp-sdk',
-  ws: 'vendor-ws',
 };
 /** @type {esbuild.Plugin} */
 const vendorFiles = {

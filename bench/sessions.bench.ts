@@ -13,13 +13,14 @@
 //    default interval, from the server's own per-request log lines over a 9 s window.
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { pollForApprovedPlan, DEFAULT_POLL_INTERVAL_MS, type PollPhase } from '../src/core/poller';
+import { pollForApprovedPlan, DEFAULT_POLL_INTERVAL_MS } from '../src/core/poller';
 import { setPlanModeEvent, userMessageEvent } from '../src/core/protocol';
 import { SessionsClient } from '../src/sessions/client';
 import { HttpBackend } from '../src/sessions/httpBackend';
 import { startFaultProxy } from '../test/support/faultProxy';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../test/support/serverProcess';
 import { result, type BenchResult } from './measure';
+import { followForReplies, sleep, waitUntil } from './replyLatency';
 
 export const title = 'Sessions over HTTP: stream vs polling (3 s), idle request rate, server response time under load';
 
@@ -36,15 +37,6 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[index] as number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitUntil(check: () => boolean, boundMs: number, what: string): Promise<void> {
-  const until = Date.now() + boundMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`bench: ${what} did not happen within ${boundMs} ms`);
-    await sleep(20);
-  }
-}
 
 /** Creates sessions a few at a time (a burst of a thousand POSTs would measure the burst). */
 async function createSessions(backend: HttpBackend, count: number): Promise<string[]> {
@@ -93,22 +85,7 @@ async function followMode(server: ServerProcess, mode: Mode): Promise<ModeRun> {
   setMaxListeners(0, stop.signal);
   try {
     const ids = await createSessions(backend, LATENCY_SESSIONS);
-    const state = ids.map(() => ({ ready: false, sentAt: 0, latency: -1 }));
-    const polls = ids.map((sessionId, i) =>
-      pollForApprovedPlan({
-        sessionId,
-        transport: backend.transport,
-        pollIntervalMs: DEFAULT_POLL_INTERVAL_MS,
-        timeoutMs: 120_000,
-        signal: stop.signal,
-        onPhase: (phase: PollPhase) => {
-          const s = state[i]!;
-          if (s.sentAt > 0) {
-            if (s.latency < 0) s.latency = performance.now() - s.sentAt;
-          } else if (phase === 'needs_input') s.ready = true;
-        },
-      }).catch(() => undefined),
-    );
+    const { state, polls } = followForReplies(ids, backend.transport, stop.signal);
     await waitUntil(() => state.every((s) => s.ready), 60_000, `${mode}: every session waiting on its question`);
 
     // Idle: nobody replies; count what the client sends.

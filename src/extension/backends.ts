@@ -10,7 +10,7 @@ import type { AgentFactory } from '../sessions/agent';
 import type { BackendKind, SessionBackend } from '../sessions/backend';
 import { SessionsClient } from '../sessions/client';
 import { claudeWebBackendOptions, type PreparedClaudeWeb } from './claudeWebBackend';
-import { createClaudeWebBackend, type ClaudeWebBackend } from '../sessions/claudeWeb';
+import { attachClaudeWebBackend, createClaudeWebBackend, type ClaudeWebBackend } from '../sessions/claudeWeb';
 import { EmbeddedBackend } from '../sessions/embeddedBackend';
 import { SessionHost } from '../sessions/host';
 import { HttpBackend } from '../sessions/httpBackend';
@@ -224,9 +224,13 @@ export class Backends implements vscode.Disposable {
         if (!serverUrl) throw new Error('the stored session has no server address');
         return this.server(serverUrl);
       case 'claude-web': {
-        // One check for every re-attached session; a failed one is not kept, so a retry checks again.
+        // Re-attaching checks only the login and the organization, once for every re-attached
+        // session; a failed check is not kept, so a retry checks again.
         if (!this.#claudeWebRestored) {
-          const opening = this.prepareClaudeWeb(settings).then((p) => p.backend);
+          const opening = attachClaudeWebBackend(claudeWebBackendOptions(settings, this.#options.log)).then((backend) => {
+            this.#claudeWeb.add(backend);
+            return backend;
+          });
           this.#claudeWebRestored = opening;
           opening.catch(() => {
             if (this.#claudeWebRestored === opening) this.#claudeWebRestored = undefined;

@@ -172,7 +172,7 @@ export async function pickClaudeWebEnvironment(options: {
   const current = settings['claudeWeb.environmentId'];
   const automatic = listed.chosen ? `now: ${describeEnvironment(listed.chosen)}` : 'none usable';
   const items: Item[] = [
-    { label: 'Automatic', description: automatic, detail: 'Your first Anthropic cloud environment, else the first that is not a bridge (as Claude Code chooses).', id: '' },
+    { label: 'Automatic', description: automatic, detail: 'Your first Anthropic cloud environment, as Claude Code chooses (no other kind is used unless you pick it).', id: '' },
     ...usable.map((e: Environment) => ({ label: e.name?.trim() || e.environment_id, description: `${e.kind} · ${e.environment_id}`, id: e.environment_id })),
   ];
   for (const i of items) if (i.id === current) i.label = `$(check) ${i.label}`;

@@ -404,8 +404,8 @@ export class SessionController implements vscode.Disposable, PermissionPromptTar
       if (!(err instanceof SessionsError && err.kind === 'conflict')) this.#gate.release(binding);
       this.#inFlight = undefined;
       this.#editing = undefined;
-      // Claude Code on the web says why in its own words; a decision neither HTTP nor the session
-      // WebSocket took is not sent, and the plan stays pending here (the browser can decide it).
+      // Claude Code on the web says why in its own words; a decision the service refused is not
+      // sent, and the plan stays pending here (the browser can decide it).
       const claudeWeb = claudeWebFailureOf(err);
       const notDelivered = claudeWeb?.reason === 'decision_not_delivered';
       const message = notDelivered && claudeWeb ? claudeWeb.message : `Sending the decision failed: ${claudeWeb?.message ?? errorText(err)}`;

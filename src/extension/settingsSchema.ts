@@ -83,7 +83,7 @@ export const SETTING_DEFAULTS: { [K in SettingKey]: z.output<(typeof SETTING_SCH
   backend: 'embedded',
   'server.url': '',
   pollIntervalMs: 3000,
-  timeoutMinutes: 30,
+  timeoutMinutes: 90,
   plansDirectory: '.ultraplan/plans',
   'teleport.target': 'ask',
   'teleport.taskCommand': [],

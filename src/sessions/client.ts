@@ -1,44 +1,71 @@
-// The one HTTP client for the Sessions API (PROTOCOL.md section 1), used for both our own server
-// and Claude Code on the web. Every answer is checked with zod and every failure becomes a
-// SessionsError whose kind the poller switches on; messages are for people and never hold a token.
+// The one HTTP client for the Sessions API, for our own server and for Claude Code on the web: the
+// current wire, `/v1/code/sessions` (PROTOCOL.md section 9), with the headers Claude Code sends.
+// Every answer is checked with zod and every failure becomes a SessionsError whose kind the poller
+// switches on; messages are for people and never hold a token.
+import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
+import {
+  CLIENT_PLATFORM,
+  CodeEventItemSchema,
+  CodeEventPageSchema,
+  CodeSessionEnvelopeSchema,
+  CodeSessionSchema,
+  USER_AGENT_PRODUCT,
+  codeSessionStatus,
+  toCodeCreateRequest,
+  toCodeSessionId,
+  toSessionResource,
+  toV1CreateRequest,
+  withUuid,
+  type CodeEventPage,
+} from '../core/codeSessions';
 import {
   ANTHROPIC_VERSION,
   AnyEventSchema,
   CCR_BETA,
   ErrorBodySchema,
-  EventPageSchema,
   SKIPPED_EVENT_TYPES,
-  SessionListSchema,
   SessionResourceSchema,
   type AnyEvent,
   type CreateSessionRequest,
-  type EventPage,
   type SessionResource,
   type SessionStatus,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import type { EventRead, SessionTransport } from '../core/transport';
+import { version as PRODUCT_VERSION } from '../../package.json';
 
-/** At most this many pages in one read (PROTOCOL.md section 1); the rest waits for the next poll. */
+/** At most this many pages in one read (PROTOCOL.md section 9); the rest waits for the next poll. */
 export const MAX_EVENT_PAGES_PER_READ = 50;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Waits before repeating an archive answered 409, as Claude Code does; then it is a failure. */
+export const ARCHIVE_CONFLICT_RETRY_MS: readonly number[] = [250, 750];
+export const DEFAULT_USER_AGENT = `${USER_AGENT_PRODUCT}/${PRODUCT_VERSION}`;
 
 export interface SessionsClientOptions {
   /** e.g. http://127.0.0.1:8787 or https://api.anthropic.com (a path prefix is kept). */
   baseUrl: string;
   /** Called before every request, so a token refreshed meanwhile is picked up. */
   getToken: () => Promise<string>;
-  /** Added to every request (x-organization-uuid for Claude Code on the web). */
-  extraHeaders?: () => Promise<Record<string, string>> | Record<string, string>;
+  /**
+   * Claude Code on the web: the organization, sent as x-organization-uuid on the session create
+   * only (as Claude Code does); the create is tried on the older `/v1/sessions` first when
+   * `createOnV1First` is set, and repeated once on `/v1/code/sessions` after `sessions_v1_retired`.
+   */
+  organizationUuid?: string;
+  createOnV1First?: boolean;
   /** Bound on each request, from sending to the last byte of the answer. */
   requestTimeoutMs?: number;
+  /** The archive 409 retry waits; tests shorten them. */
+  archiveRetryMs?: readonly number[];
+  /** Default `ultraplan-vscode/<version>`. */
+  userAgent?: string;
   fetch?: typeof fetch;
   /** Diagnostic lines (never a token). */
   log?: (line: string) => void;
+  /** Tests fix the uuids given to the events we send. */
+  newUuid?: () => string;
 }
-
-export type SessionList = z.infer<typeof SessionListSchema>;
 
 /** What one multi-page read brought, beyond what the poller needs. */
 export interface EventsReadResult extends EventRead {
@@ -48,18 +75,18 @@ export interface EventsReadResult extends EventRead {
   hasMore: boolean;
   /** Items left out because their type is skipped (env_manager_log, control_response). */
   skipped: number;
-  /** Items left out because they are not objects with a string `type`. */
+  /** Items left out because they are not `{sequence_num, payload}` with an object payload with a string `type`. */
   invalid: number;
 }
 
 export interface ReadEventsOptions {
   signal?: AbortSignal;
-  /** Page size; only tests need it (the server's default is 100). */
+  /** Page size; only tests against our own server use it (Claude Code never sends one). */
   limit?: number;
   maxPages?: number;
 }
 
-/** Splits raw page items into kept events and counts of the skipped and the invalid. */
+/** Splits raw payloads into kept events and counts of the skipped and the invalid. */
 export function sortEventItems(items: readonly unknown[]): { events: unknown[]; skipped: number; invalid: number } {
   const events: unknown[] = [];
   let skipped = 0;
@@ -91,6 +118,8 @@ interface RequestSpec {
   signal?: AbortSignal;
   /** For messages: what the call was about ("session abc"). */
   subject?: string;
+  /** Headers this call adds (the organization on create, the beta on the older create). */
+  headers?: Record<string, string>;
 }
 
 const MIN_REDACTED_TOKEN_CHARS = 8;
@@ -101,6 +130,8 @@ export class SessionsClient implements SessionTransport {
   readonly requestTimeoutMs: number;
   private readonly fetchImpl: typeof fetch;
   private readonly log: (line: string) => void;
+  private readonly newUuid: () => string;
+  private readonly userAgent: string;
   /** The tokens this client sent lately, so an answer that echoes one is redacted before we show it. */
   private readonly sentTokens: string[] = [];
 
@@ -113,116 +144,148 @@ export class SessionsClient implements SessionTransport {
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.log = options.log ?? (() => {});
+    this.newUuid = options.newUuid ?? randomUUID;
+    this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Section 1 calls
+  // Section 9 calls
 
+  /**
+   * Creates a session. The body is the current one (`events:[{payload}]`, `config`); with
+   * createOnV1First the older `/v1/sessions` is asked first, as Claude Code still does.
+   */
   async createSession(request: CreateSessionRequest, signal?: AbortSignal): Promise<SessionResource> {
-    const body = await this.requestJson({ method: 'POST', path: '/v1/sessions', body: request, signal, subject: 'a new session' });
-    return this.check(SessionResourceSchema, body, 'session resource');
+    const body = toCodeCreateRequest(request, this.newUuid);
+    const organization: Record<string, string> = this.options.organizationUuid ? { 'x-organization-uuid': this.options.organizationUuid } : {};
+    if (this.options.createOnV1First) {
+      try {
+        const answer = await this.requestJson({
+          method: 'POST',
+          path: '/v1/sessions',
+          body: toV1CreateRequest(body),
+          signal,
+          subject: 'a new session',
+          headers: { ...organization, 'anthropic-beta': CCR_BETA },
+        });
+        return this.check(SessionResourceSchema, answer, 'session resource');
+      } catch (err) {
+        if (serverErrorReason(err) !== 'sessions_v1_retired') throw err;
+        this.log('POST /v1/sessions answered sessions_v1_retired; repeating the create on /v1/code/sessions');
+      }
+    }
+    const answer = await this.requestJson({ method: 'POST', path: '/v1/code/sessions', body, signal, subject: 'a new session', headers: organization });
+    return toSessionResource(this.check(CodeSessionEnvelopeSchema, answer, 'session envelope').session);
   }
 
   async getSession(sessionId: string, signal?: AbortSignal): Promise<SessionResource> {
     const body = await this.requestJson({ method: 'GET', path: sessionPath(sessionId), signal, subject: `session ${sessionId}` });
-    return this.check(SessionResourceSchema, body, 'session resource');
+    return toSessionResource(this.check(CodeSessionEnvelopeSchema, body, 'session envelope').session);
   }
 
-  async listSessions(signal?: AbortSignal): Promise<SessionList> {
-    const body = await this.requestJson({ method: 'GET', path: '/v1/sessions', signal, subject: 'the session list' });
-    return this.check(SessionListSchema, body, 'session list');
-  }
-
-  /** One page of events after `afterId` (null: from the start), unfiltered. */
-  async readEventsPage(sessionId: string, afterId: string | null, options: { signal?: AbortSignal; limit?: number } = {}): Promise<EventPage> {
+  /** One page of events after the cursor (null: from the start), unfiltered. */
+  async readEventsPage(sessionId: string, cursor: string | null, options: { signal?: AbortSignal; limit?: number } = {}): Promise<CodeEventPage> {
     const body = await this.requestJson({
       method: 'GET',
       path: `${sessionPath(sessionId)}/events`,
-      query: { after_id: afterId ?? undefined, limit: options.limit === undefined ? undefined : String(options.limit) },
+      query: { sort_order: 'asc', cursor: cursor ?? undefined, limit: options.limit === undefined ? undefined : String(options.limit) },
       signal: options.signal,
       subject: `session ${sessionId}`,
     });
-    return this.check(EventPageSchema, body, 'event page');
+    return this.check(CodeEventPageSchema, body, 'event page');
   }
 
   /**
-   * Pages through events after `afterId` until `has_more` is false or the page cap is hit.
-   * Skipped types and invalid items are left out (and counted); the cursor still moves past them.
+   * Pages through events after `cursor` until `next_cursor` is empty or the page cap is hit. The
+   * cursor is the last item's sequence number; skipped types and invalid items are left out (and
+   * counted) while the cursor still moves past them.
    */
-  async readEventsPages(sessionId: string, afterId: string | null, options: ReadEventsOptions = {}): Promise<EventsReadResult> {
+  async readEventsPages(sessionId: string, cursor: string | null, options: ReadEventsOptions = {}): Promise<EventsReadResult> {
     const maxPages = options.maxPages ?? MAX_EVENT_PAGES_PER_READ;
-    const events: unknown[] = [];
-    let cursor = afterId;
+    const payloads: unknown[] = [];
+    let position = cursor;
     let pages = 0;
-    let skipped = 0;
     let invalid = 0;
     let hasMore = true;
     while (hasMore && pages < maxPages) {
-      const page = await this.readEventsPage(sessionId, cursor, { signal: options.signal, limit: options.limit });
+      const requested = position;
+      const page = await this.readEventsPage(sessionId, requested, { signal: options.signal, limit: options.limit });
       pages++;
-      const sorted = sortEventItems(page.data);
-      events.push(...sorted.events);
-      skipped += sorted.skipped;
-      invalid += sorted.invalid;
-      hasMore = page.has_more;
-      const lastId = page.last_id ?? null;
-      if (page.data.length > 0 && lastId === null) {
-        throw this.badResponse(`an event page with ${page.data.length} items but no last_id`);
+      for (const raw of page.data) {
+        const item = CodeEventItemSchema.safeParse(raw);
+        if (!item.success) {
+          invalid++;
+          continue;
+        }
+        position = String(item.data.sequence_num);
+        payloads.push(item.data.payload);
       }
+      const next = page.next_cursor ?? '';
+      hasMore = next !== '';
       // A server that says "more" without moving the cursor would keep us here forever.
-      if (hasMore && (lastId === null || lastId === cursor)) {
-        throw this.badResponse('an event page that says has_more but does not advance last_id');
-      }
-      if (lastId !== null) cursor = lastId;
+      if (hasMore && next === requested) throw this.badResponse('an event page whose next_cursor does not move past the cursor it was asked for');
+      if (hasMore) position = next;
     }
-    if (invalid > 0) this.log(`session ${sessionId}: left out ${invalid} event item(s) that are not objects with a string type`);
-    return { events, lastId: cursor, pages, hasMore, skipped, invalid };
+    const sorted = sortEventItems(payloads);
+    invalid += sorted.invalid;
+    if (invalid > 0) this.log(`session ${sessionId}: left out ${invalid} event item(s) that are not {sequence_num, payload} with a typed payload`);
+    return { events: sorted.events, lastId: position, pages, hasMore, skipped: sorted.skipped, invalid };
   }
 
   /** SessionTransport: the poller's read. */
-  readEvents(sessionId: string, afterId: string | null, signal?: AbortSignal): Promise<EventsReadResult> {
-    return this.readEventsPages(sessionId, afterId, { signal });
+  readEvents(sessionId: string, cursor: string | null, signal?: AbortSignal): Promise<EventsReadResult> {
+    return this.readEventsPages(sessionId, cursor, { signal });
   }
 
-  /** SessionTransport: the session's status, read from the session resource. */
+  /** SessionTransport: `archived`, else the worker's status. */
   async getStatus(sessionId: string, signal?: AbortSignal): Promise<SessionStatus | string> {
-    return (await this.getSession(sessionId, signal)).session_status;
+    const body = await this.requestJson({ method: 'GET', path: sessionPath(sessionId), signal, subject: `session ${sessionId}` });
+    return codeSessionStatus(this.check(z.looseObject({ session: CodeSessionSchema }), body, 'session envelope').session);
   }
 
-  /** Sends events as `{events:[…]}` (not wrapped in `{type:"event"}`). */
+  /** Sends events as `{events:[{payload:{uuid, …}}]}`, each with a fresh uuid. */
   async sendEvents(sessionId: string, events: AnyEvent[], signal?: AbortSignal): Promise<void> {
     if (events.length === 0) return;
-    await this.requestJson({ method: 'POST', path: `${sessionPath(sessionId)}/events`, body: { events }, signal, subject: `session ${sessionId}` });
+    const body = { events: events.map((event) => ({ payload: withUuid(event, this.newUuid) })) };
+    await this.requestJson({ method: 'POST', path: `${sessionPath(sessionId)}/events`, body, signal, subject: `session ${sessionId}` });
   }
 
-  /** Archives a session; already archived (409) counts as done. */
+  /** Archives a session; a 409 is repeated after 250 ms and 750 ms, then it is a failure. */
   async archive(sessionId: string, signal?: AbortSignal): Promise<void> {
-    try {
-      await this.requestJson({ method: 'POST', path: `${sessionPath(sessionId)}/archive`, body: {}, signal, subject: `session ${sessionId}` });
-    } catch (err) {
-      if (err instanceof SessionsError && err.kind === 'conflict') return;
-      throw err;
+    const waits = this.options.archiveRetryMs ?? ARCHIVE_CONFLICT_RETRY_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.requestJson({ method: 'POST', path: `${sessionPath(sessionId)}/archive`, body: {}, signal, subject: `session ${sessionId}` });
+        return;
+      } catch (err) {
+        const wait = waits[attempt];
+        if (!(err instanceof SessionsError) || err.kind !== 'conflict' || wait === undefined) throw err;
+        this.log(`session ${sessionId}: archive answered 409; trying again in ${wait} ms`);
+        await sleep(wait, signal);
+      }
     }
   }
 
   /**
-   * Opens GET …/events/stream (PROTOCOL.md section 6) and returns the response once its headers
-   * are in. The request timeout covers only the wait for headers: the body is meant to stay open,
-   * bounded by `signal`. Non-2xx answers throw the same SessionsError kinds as every other call.
+   * Opens GET …/events/stream (SSE, resumed with `from_sequence_num`) and returns the response
+   * once its headers are in. The request timeout covers only the wait for headers: the body is
+   * meant to stay open, bounded by `signal`. Non-2xx answers throw the same SessionsError kinds
+   * as every other call.
    */
-  async openEventStream(sessionId: string, afterId: string | null, signal: AbortSignal): Promise<Response> {
+  async openEventStream(sessionId: string, cursor: string | null, signal: AbortSignal): Promise<Response> {
     const headersTimeout = new AbortController();
     const timer = setTimeout(() => headersTimeout.abort(new DOMException('headers timeout', 'TimeoutError')), this.requestTimeoutMs);
+    const extra: Record<string, string> = { accept: 'text/event-stream' };
+    if (cursor !== null) extra['last-event-id'] = cursor;
     const spec: RequestSpec = {
       method: 'GET',
       path: `${sessionPath(sessionId)}/events/stream`,
-      query: { after_id: afterId ?? undefined },
+      query: { from_sequence_num: cursor ?? undefined },
       subject: `session ${sessionId}`,
+      headers: extra,
     };
-    const extra: Record<string, string> = { accept: 'text/event-stream' };
-    if (afterId !== null) extra['last-event-id'] = afterId;
     try {
-      const response = await this.send(spec, AbortSignal.any([signal, headersTimeout.signal]), signal, extra);
+      const response = await this.send(spec, AbortSignal.any([signal, headersTimeout.signal]), signal);
       if (!response.ok) throw await this.errorFor(response, spec);
       const type = response.headers.get('content-type') ?? '';
       if (!type.toLowerCase().startsWith('text/event-stream')) {
@@ -257,11 +320,11 @@ export class SessionsClient implements SessionTransport {
     }
   }
 
-  private async send(spec: RequestSpec, signal: AbortSignal, callerSignal: AbortSignal | undefined, extra: Record<string, string> = {}): Promise<Response> {
+  private async send(spec: RequestSpec, signal: AbortSignal, callerSignal: AbortSignal | undefined): Promise<Response> {
     callerSignal?.throwIfAborted();
     const url = new URL(this.baseUrl + spec.path);
     for (const [key, value] of Object.entries(spec.query ?? {})) if (value !== undefined) url.searchParams.set(key, value);
-    const headers = await this.headers(extra);
+    const headers = await this.headers(spec.headers ?? {});
     try {
       return await this.fetchImpl(url, {
         method: spec.method,
@@ -283,19 +346,14 @@ export class SessionsClient implements SessionTransport {
       throw new SessionsError('unauthorized', `Could not read the token for ${this.baseUrl}: ${err instanceof Error ? err.message : String(err)}`, undefined, undefined, { cause: err });
     }
     this.rememberSentToken(token);
-    const fromCaller = this.options.extraHeaders ? await this.options.extraHeaders() : {};
-    const headers: Record<string, string> = {};
-    for (const [key, value] of Object.entries(fromCaller)) {
-      // The caller adds headers; it never replaces the protocol's own.
-      if (!PROTOCOL_HEADERS.has(key.toLowerCase())) headers[key.toLowerCase()] = value;
-    }
+    // The headers Claude Code sends on every call; a call adds its own (organization, beta).
     return {
-      ...headers,
       ...extra,
       authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       'anthropic-version': ANTHROPIC_VERSION,
-      'anthropic-beta': CCR_BETA,
+      'anthropic-client-platform': CLIENT_PLATFORM,
+      'user-agent': this.userAgent,
     };
   }
 
@@ -311,27 +369,32 @@ export class SessionsClient implements SessionTransport {
 
   private async errorFor(response: Response, spec: RequestSpec): Promise<SessionsError> {
     const status = response.status;
-    const serverSays = await this.serverMessage(response);
+    const server = await this.serverError(response);
+    const serverSays = server?.message;
     const detail = serverSays ? `: ${serverSays}` : '';
     const subject = spec.subject ?? spec.path;
     if (status === 401 || status === 403) {
       return new SessionsError('unauthorized', `The session server at ${this.baseUrl} refused the token (HTTP ${status}${detail}). Check the token or sign in again.`, status);
     }
     if (status === 404) return new SessionsError('not_found', `${capitalize(subject)} was not found at ${this.baseUrl} (HTTP 404${detail}).`, status);
-    if (status === 409) return new SessionsError('conflict', `${capitalize(subject)} is archived and accepts no more changes (HTTP 409${detail}).`, status);
+    if (status === 409) return new SessionsError('conflict', `${capitalize(subject)} refused the change as conflicting (HTTP 409${detail}); an archived session accepts no more changes.`, status);
     if (status === 429 || status >= 500) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       const wait = retryAfterMs === undefined ? '' : ` It asks to retry after ${formatMs(retryAfterMs)}.`;
       const what = status === 429 ? 'is busy' : 'had an error';
       return new SessionsError('transient', `The session server at ${this.baseUrl} ${what} on ${spec.method} ${spec.path} (HTTP ${status}${detail}).${wait}`, status, retryAfterMs);
     }
-    if (status >= 400) return new SessionsError('bad_request', `The session server at ${this.baseUrl} refused ${spec.method} ${spec.path} (HTTP ${status}${detail}).`, status);
+    if (status >= 400) {
+      const refused = new SessionsError('bad_request', `The session server at ${this.baseUrl} refused ${spec.method} ${spec.path} (HTTP ${status}${detail}).`, status);
+      if (server?.reason) SERVER_REASONS.set(refused, server.reason);
+      return refused;
+    }
     // 1xx/3xx reaching us means a redirect we did not follow or a broken proxy.
     return this.badResponse(`HTTP ${status} for ${spec.method} ${spec.path}`, status);
   }
 
-  /** The server's own error message, if the body is the protocol's error shape. */
-  private async serverMessage(response: Response): Promise<string | undefined> {
+  /** The server's own error message and reason, if the body is the protocol's error shape. */
+  private async serverError(response: Response): Promise<{ message: string; reason: string | undefined } | undefined> {
     let text: string;
     try {
       text = await response.text();
@@ -339,8 +402,12 @@ export class SessionsClient implements SessionTransport {
       return undefined;
     }
     try {
-      const parsed = ErrorBodySchema.safeParse(JSON.parse(text));
-      if (parsed.success) return this.redact(parsed.data.error.message).slice(0, 300);
+      const json: unknown = JSON.parse(text);
+      // The service may answer only `{error:{reason}}` (sessions_v1_retired): the reason alone counts.
+      const reason = ErrorReasonSchema.safeParse(json).data?.error.reason;
+      const parsed = ErrorBodySchema.safeParse(json);
+      const message = parsed.success ? this.redact(parsed.data.error.message).slice(0, 300) : reason;
+      if (message !== undefined) return { message, reason };
     } catch {
       // Not JSON: a proxy's HTML page or similar; its text would not help a person.
     }
@@ -375,10 +442,35 @@ export class SessionsClient implements SessionTransport {
   }
 }
 
-const PROTOCOL_HEADERS = new Set(['authorization', 'content-type', 'anthropic-version', 'anthropic-beta']);
+/** `error.reason` of a refusal (e.g. `sessions_v1_retired`), kept beside the error we throw. */
+const ErrorReasonSchema = z.looseObject({ error: z.looseObject({ reason: z.string() }) });
+
+const SERVER_REASONS = new WeakMap<SessionsError, string>();
+
+export function serverErrorReason(err: unknown): string | undefined {
+  return err instanceof SessionsError ? SERVER_REASONS.get(err) : undefined;
+}
 
 function sessionPath(sessionId: string): string {
-  return `/v1/sessions/${encodeURIComponent(sessionId)}`;
+  return `/v1/code/sessions/${encodeURIComponent(toCodeSessionId(sessionId))}`;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function isTimeout(err: unknown): boolean {

@@ -1,11 +1,12 @@
-// The streaming transport (PROTOCOL.md section 6): one Server-Sent Events connection per session,
-// opened lazily after the first HTTP read, buffering events and status frames so the poller's reads
-// and status checks cost no request and its waits end on each frame. After a drop it resumes from
-// the last id it saw; where the server has no stream (404/405) or a session's stream keeps failing
-// it falls back to plain polling. The poller is fed the same batches either way: the buffer is only
-// served when it provably continues the poller's cursor, otherwise the read goes over HTTP.
+// The streaming transport: one live stream per session (`GET /v1/code/sessions/{id}/events/stream`,
+// PROTOCOL.md section 9), opened lazily after the first HTTP read, buffering `client_event` frames
+// so the poller's reads cost no request and its waits end on each frame. The stream carries no
+// session status, so status reads stay on HTTP. After a drop it resumes from the last sequence
+// number it saw; where the server has no stream (404/405) or a session's stream keeps failing it
+// falls back to plain polling (3 s). The poller is fed the same batches either way: the buffer is
+// only served when it provably continues the poller's cursor, otherwise the read goes over HTTP.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import * as z from 'zod';
+import { CodeEventItemSchema, STREAM_EVENT_FRAME, sequenceAfter } from '../core/codeSessions';
 import { SessionsError } from '../core/errors';
 import type { SessionStatus } from '../core/protocol';
 import type { SessionTransport } from '../core/transport';
@@ -52,15 +53,13 @@ export interface StreamStats {
   fallbackReason?: string;
 }
 
-const StatusFrameSchema = z.looseObject({ session_status: z.string() });
-
 interface BufferedFrame {
   id: string;
   /** The parsed event; undefined when the frame's data was not JSON (counted as invalid on read). */
   item: unknown;
 }
 
-/** One session's stream: connection loop, buffer, latest status, and waiters. */
+/** One session's stream: connection loop, buffer and waiters. */
 class SessionEventStream {
   mode: StreamMode = 'idle';
   readonly stats: StreamStats = {
@@ -77,12 +76,6 @@ class SessionEventStream {
   private frames: BufferedFrame[] = [];
   /** The newest id received (or the base); where a reconnect resumes. */
   private lastSeenId: string | null = null;
-  /** Latest status from this connection; unset while disconnected so status reads go over HTTP. */
-  private status: string | undefined;
-  /** Latest status ever received, kept across drops (an archived session's stream is not retried). */
-  private lastStatus: string | undefined;
-  /** A status frame arrived since the last status read. */
-  private statusUnseen = false;
   private readonly waiters = new Set<() => void>();
   private controller: AbortController | undefined;
 
@@ -93,15 +86,9 @@ class SessionEventStream {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** Serving from the buffer is only right while connected with a fresh status. */
+  /** Serving from the buffer is only right while connected. */
   get live(): boolean {
-    return this.mode === 'open' && this.status !== undefined;
-  }
-
-  /** The streamed status, if live; marks it seen either way (the caller reads over HTTP if not). */
-  readStatus(): string | undefined {
-    this.statusUnseen = false;
-    return this.live ? this.status : undefined;
+    return this.mode === 'open';
   }
 
   canServe(afterId: string | null): boolean {
@@ -131,9 +118,9 @@ class SessionEventStream {
       this.start();
       return;
     }
-    // Our server's ids grow in byte order (contracts.md): a cursor past everything buffered means
-    // the buffer is stale; continuing from the cursor drops the overlap the stream will resend.
-    if (cursor !== null && (this.lastSeenId === null || cursor > this.lastSeenId)) {
+    // Sequence numbers grow: a cursor past everything buffered means the buffer is stale;
+    // continuing from the cursor drops the overlap the stream will resend.
+    if (cursor !== null && sequenceAfter(cursor, this.lastSeenId)) {
       this.base = cursor;
       this.lastSeenId = cursor;
       this.frames = [];
@@ -141,11 +128,11 @@ class SessionEventStream {
   }
 
   /**
-   * Resolves at once if events are buffered or a status is unseen (whatever order the reader
+   * Resolves at once if events are buffered (whatever order the reader
    * reads them in), else on the next frame, after timeoutMs, or when signal aborts.
    */
   waitForActivity(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.frames.length > 0 || this.statusUnseen || signal?.aborted) return Promise.resolve();
+    if (this.frames.length > 0 || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -164,7 +151,6 @@ class SessionEventStream {
     this.controller?.abort(new DOMException('stream closed', 'AbortError'));
     this.controller = undefined;
     this.frames = [];
-    this.status = undefined;
     this.setMode(to);
     if (to === 'polling' && reason) {
       this.stats.fallbackReason = reason;
@@ -198,14 +184,9 @@ class SessionEventStream {
       }
       if (signal.aborted) return;
       this.stats.drops++;
-      this.status = undefined;
       if (failure instanceof SessionsError && (failure.status === 404 || failure.status === 405)) {
         this.transport.markStreamUnavailable(`the server has no event stream (HTTP ${failure.status})`);
         this.stop('polling', `the server has no event stream (HTTP ${failure.status})`);
-        return;
-      }
-      if (this.lastStatus === 'archived') {
-        this.stop('polling', 'the session is archived');
         return;
       }
       const healthy = gotEvent || Date.now() - openedAt >= this.settings.stableAfterMs;
@@ -259,40 +240,25 @@ class SessionEventStream {
 
   /** Handles one SSE message; true when it was a new event. */
   private onFrame(message: EventSourceMessage): boolean {
-    if (message.event === 'status') {
-      let data: unknown;
-      try {
-        data = JSON.parse(message.data);
-      } catch {
-        data = undefined;
-      }
-      const parsed = StatusFrameSchema.safeParse(data);
-      if (!parsed.success) {
-        this.log(`session ${this.sessionId}: ignored a status frame that is not {session_status}`);
-        return false;
-      }
-      if (parsed.data.session_status !== this.status) this.statusUnseen = true;
-      this.status = parsed.data.session_status;
-      this.lastStatus = parsed.data.session_status;
-      this.wake();
+    if (message.event !== STREAM_EVENT_FRAME) return false;
+    let data: unknown;
+    try {
+      data = JSON.parse(message.data);
+    } catch {
+      data = undefined;
+    }
+    const frame = CodeEventItemSchema.safeParse(data);
+    const id = message.id || (frame.success ? String(frame.data.sequence_num) : '');
+    if (id === '') {
+      this.log(`session ${this.sessionId}: ignored a stream event without a sequence number (it could not be resumed)`);
       return false;
     }
-    if (message.event !== undefined && message.event !== 'message') return false;
-    const id = message.id;
-    if (id === undefined || id === '') {
-      this.log(`session ${this.sessionId}: ignored a stream event without an id (it could not be resumed)`);
-      return false;
-    }
-    if (this.lastSeenId !== null && id <= this.lastSeenId) {
+    if (!sequenceAfter(id, this.lastSeenId)) {
       this.stats.duplicateFrames++;
       return false;
     }
-    let item: unknown;
-    try {
-      item = JSON.parse(message.data);
-    } catch {
-      item = undefined;
-    }
+    // A frame without a payload is kept as an invalid item, so the cursor still moves past it.
+    const item: unknown = frame.success ? frame.data.payload : undefined;
     this.frames.push({ id, item });
     this.lastSeenId = id;
     if (this.frames.length > this.settings.maxBufferedEvents) {
@@ -353,8 +319,7 @@ export class StreamingTransport implements SessionTransport {
   }
 
   async getStatus(sessionId: string, signal?: AbortSignal): Promise<SessionStatus | string> {
-    const status = this.sessions.get(sessionId)?.readStatus();
-    if (status !== undefined) return status;
+    // The stream carries no status: it is read over HTTP, where the service keeps it.
     return this.client.getStatus(sessionId, signal);
   }
 

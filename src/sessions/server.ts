@@ -8,6 +8,8 @@ import { SessionsError, type SessionsErrorKind } from '../core/errors';
 import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../core/protocol';
 import type { SessionHost, SessionNotice, StoredEvent } from './host';
 import { allowedHostNames, refuseRequest } from './requestGuard';
+import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
+import { toLinkSessionId } from '../core/codeSessions';
 import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -95,6 +97,8 @@ export class SessionsServer {
   /** Set by listen(): the names a Host header may carry. Empty (nothing passes) before it. */
   private allowedHosts: ReadonlySet<string> = new Set();
   private closing = false;
+  /** The current wire (`/v1/code/sessions`), served beside the older routes. */
+  private readonly codeRoutes: CodeRouteContext;
 
   constructor(options: SessionsServerOptions) {
     this.host = options.host;
@@ -105,6 +109,12 @@ export class SessionsServer {
     this.extraHosts = options.allowedHosts ?? [];
     this.maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
     this.maxStreamsPerSession = options.maxStreamsPerSession ?? DEFAULT_MAX_STREAMS_PER_SESSION;
+    this.codeRoutes = {
+      host: this.host,
+      readJson: (req, optional) => this.readJson(req, optional),
+      send: (res, status, body) => this.send(res, status, body),
+      openEventStream: (res, id, onEnd, headers) => this.openEventStream(res, id, onEnd, headers),
+    };
     const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // How often node checks the request timeout set below (its default, 30 s, would dwarf a short bound).
     const connectionsCheckingInterval = Math.max(50, Math.min(30_000, Math.floor(requestTimeoutMs / 4)));
@@ -168,8 +178,12 @@ export class SessionsServer {
     this.authenticate(req);
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
+    if (parts[0] === 'v1' && parts[1] === 'code' && parts[2] === 'sessions' && parts.length <= 6) {
+      return handleCodeRoute(this.codeRoutes, req, res, method, url, parts.slice(3));
+    }
     if (parts[0] !== 'v1' || parts[1] !== 'sessions' || parts.length > 5) throw notFound(url.pathname);
-    const id = parts[2];
+    // `cse_X` names the same session as `session_X` on either wire.
+    const id = parts[2] === undefined ? undefined : toLinkSessionId(parts[2]);
     const tail = parts.slice(3).join('/');
 
     if (id === undefined) {

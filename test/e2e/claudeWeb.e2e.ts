@@ -4,8 +4,9 @@
 // CLAUDE_CONFIG_DIR; the workspace is a git repository with a github.com remote.
 // plan -> the panel shows the plan and the session link -> approve -> executed, not archived, the
 // pull request shown; teleport -> archived, plan file saved; the GitHub app missing -> its message,
-// Retry after installing -> the unpushed-work question -> plan; a decision neither HTTP nor the
-// WebSocket takes -> said plainly, still pending; stop -> archived. The login file is never written
+// Retry after installing -> the unpushed-work question -> plan; a decision the service refuses ->
+// said plainly, still pending; stop -> archived. The proxy is the strict server: the current
+// /v1/code/sessions wire only, as Claude Code 2.1.332 sends it. The login file is never written
 // and the token reaches no log.
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -92,7 +93,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
       upstreamToken: server.token,
       validTokens: [token],
       organizationUuid: ORG,
-      repos: { [REPO]: { appInstalled: true } },
+      repos: { [REPO]: { app: 'installed' } },
     });
     workspace = await makeGitRepo(`https://github.com/${REPO}.git`);
     window = await openTestWindow({
@@ -143,15 +144,24 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     firstId = sessions[0]!.id;
     const link = `https://claude.ai/code/${firstId}`;
 
-    const create = proxy!.requests.find((r) => r.method === 'POST' && r.path === '/v1/sessions');
+    // The older create is tried first and answered sessions_v1_retired; the repeat is the current one.
+    assert.deepEqual(
+      proxy!.requests.filter((r) => r.method === 'POST' && /^\/v1(\/code)?\/sessions$/.test(r.path)).map((r) => `${r.path} ${r.status}`),
+      ['/v1/sessions 400', '/v1/code/sessions 200'],
+    );
+    const create = proxy!.requests.find((r) => r.method === 'POST' && r.path === '/v1/code/sessions');
     assert.ok(create, 'the session was created through the Claude-compatible API');
     assert.equal(create.headers['x-organization-uuid'], ORG);
-    const body = create.body as { title: string; environment_id: string; session_context: { sources: Array<{ url: string; revision?: string }> }; events: Array<{ data: { request?: { mode?: string; ultraplan?: boolean } } }> };
+    assert.equal(create.headers['anthropic-client-platform'], 'ultraplan_vscode');
+    assert.match(create.headers['user-agent'] ?? '', /^ultraplan-vscode\/\d+\.\d+\.\d+/);
+    const body = create.body as { title: string; environment_id: string; config: { model: string; sources: Array<{ url: string; revision?: string }> }; events: Array<{ payload: { uuid: string; request?: { mode?: string; ultraplan?: boolean } } }> };
     assert.equal(body.title, 'ultraplan: plan add a changelog');
     assert.equal(body.environment_id, 'env_cloud_default');
-    assert.deepEqual(body.session_context.sources[0], { type: 'git_repository', url: `https://github.com/${REPO}`, revision: 'main' });
-    assert.equal(body.events[0]?.data.request?.mode, 'plan');
-    assert.equal(body.events[0]?.data.request?.ultraplan, true);
+    assert.ok(body.config.model);
+    assert.deepEqual(body.config.sources[0], { type: 'git_repository', url: `https://github.com/${REPO}`, revision: 'main' });
+    assert.equal(body.events[0]?.payload.request?.mode, 'plan');
+    assert.equal(body.events[0]?.payload.request?.ultraplan, true);
+    assert.ok(body.events.every((e) => typeof e.payload.uuid === 'string'));
 
     const frame = await reviewFrame(page, '#plan li');
     assert.match((await frame.locator('#plan').textContent()) ?? '', /Link it from README\.md/);
@@ -206,7 +216,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
       timeoutMs: 20_000,
       message: 'the teleported session to be archived',
     });
-    assert.ok(proxy!.requests.some((r) => r.method === 'POST' && r.path === `/v1/sessions/${second.id}/archive`));
+    assert.ok(proxy!.requests.some((r) => r.method === 'POST' && r.path === `/v1/code/sessions/cse_${second.id.slice('session_'.length)}/archive` && r.status === 200));
     const plansDir = path.join(workspace, '.ultraplan', 'plans');
     const files = fs.readdirSync(plansDir).filter((f) => f.endsWith('.md'));
     assert.equal(files.length, 1, files.join(', '));
@@ -224,7 +234,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
   it('the GitHub app not installed: its cause and fix; Retry after installing asks about unpushed work, then plans', async function () {
     const { page } = window!;
     const before = (await listSessions(server!)).length;
-    proxy!.settings.repos[REPO] = { appInstalled: false };
+    proxy!.settings.repos[REPO] = { app: 'not_installed' };
     await runCommandSettled(page, 'Ultraplan: Plan a Task…');
     await answerInputBox(page, 'add a license file');
     const toast = await waitForNotification(page, 'The Claude GitHub app is not installed on acme/widgets', { timeoutMs: 30_000 });
@@ -234,7 +244,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     await screenshot(page, 'github-app-missing');
     assert.equal((await listSessions(server!)).length, before, 'no session was created');
 
-    proxy!.settings.repos[REPO] = { appInstalled: true };
+    proxy!.settings.repos[REPO] = { app: 'installed' };
     await clickNotificationButton(page, 'The Claude GitHub app is not installed', 'Retry');
     // The teleported plan file is untracked: the remote will not see it, so the launch asks first.
     const dialog = page.locator('.monaco-dialog-box');
@@ -247,19 +257,30 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     await clearNotifications(window!);
   });
 
-  it('after a reload, a decision neither HTTP nor the WebSocket takes is said plainly, offers the browser and stays pending', async function () {
+  it('after a reload, a decision the service refuses is said plainly, offers the browser and stays pending', async function () {
     const { page } = window!;
     const third = (await listSessions(server!)).at(-1)!;
-    // After a window reload the session is re-attached on this backend (its checks run again).
+    const expectedLink = `https://claude.ai/code/${third.id}`; // session_X: links use that form
+    // The panel shows the new session before the reload (the extension keeps what it follows in
+    // workspace state, written shortly after each change; a reload in the same instant can lose it).
+    await waitFor(
+      async () => {
+        const shown = await reviewFrame(page, '#plan li');
+        return (await shown.locator('a.session-link').getAttribute('href', { timeout: 2000 }).catch(() => null)) === expectedLink || undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, message: 'the new session in the panel before the reload' },
+    );
+    // After a window reload the session is re-attached on this backend: only the login and the
+    // organization are checked (no policy, environment or GitHub call).
     const reloadedAt = Date.now();
+    const requestsBefore = proxy!.requests.length;
     await window!.reload();
-    // Re-attaching runs this backend's checks again (login, organization, environments, git, the
-    // GitHub app), which on a loaded 2-core machine can take a while.
-    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 120_000 });
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 60_000 });
+    const sinceReload = proxy!.requests.slice(requestsBefore).map((r) => r.path);
+    assert.ok(!sinceReload.some((p) => /policy_limits|environment_providers|code\/repos/.test(p)), sinceReload.join(', '));
     console.log(`      reload -> re-attached session at "plan ready": ${Date.now() - reloadedAt} ms`);
     // The restored panel may paint its saved state before the session is re-attached; the link
     // arrives with the first state from the re-attached session.
-    const expectedLink = `https://claude.ai/code/${third.id}`;
     const revivedLink = await waitFor(
       async () => {
         const revived = await reviewFrame(page, '#plan li');
@@ -269,8 +290,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
       { timeoutMs: 30_000, intervalMs: 250, message: 'the session link in the re-attached panel' },
     );
     assert.equal(revivedLink, expectedLink);
-    proxy!.settings.refuseControlResponseOverHttp = 405;
-    proxy!.settings.webSocket = 'refuse';
+    proxy!.settings.refuseDecisions = 422;
     const frame = await reviewFrame(page, '#plan li');
     await frame.getByRole('button', { name: 'Approve', exact: true }).click();
     const toast = await waitForNotification(page, 'Your decision was NOT sent', { timeoutMs: 30_000 });
@@ -284,8 +304,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     });
     assert.match((await frame.locator('.notice').first().textContent()) ?? '', /NOT sent/);
     assert.equal((await sessionEvents(server!, third.id)).filter((e) => e.type === 'control_response').length, 0);
-    proxy!.settings.refuseControlResponseOverHttp = false;
-    proxy!.settings.webSocket = 'accept';
+    proxy!.settings.refuseDecisions = false;
     await clearNotifications(window!);
 
     await runCommandSettled(page, 'Ultraplan: Stop Session');
@@ -312,7 +331,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const refined = sessions.at(-1)!;
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 60_000 });
     assert.equal(refined.title, 'ultraplan: Refine the plan "add a changelog".');
-    const create = proxy!.requests.filter((r) => r.method === 'POST' && r.path === '/v1/sessions').at(-1)!;
+    const create = proxy!.requests.filter((r) => r.method === 'POST' && r.path === '/v1/code/sessions').at(-1)!;
     const prompt = JSON.stringify((create.body as { events: unknown[] }).events[1]);
     assert.ok(prompt.includes(`(from .ultraplan/plans/${planFile})`), prompt);
     assert.match(prompt, /<draft-plan>\\n# Plan: add a changelog/);

@@ -21,7 +21,6 @@ const EXPECTED = [
   'dist/codicon.ttf',
   'dist/extension.js',
   'dist/vendor-acp-sdk.js',
-  'dist/vendor-ws.js',
   'dist/webview.css',
   'dist/webview.js',
   'examples/demo.json',

@@ -60,7 +60,9 @@ export async function readRecord(file: string): Promise<RecordEntry[]> {
   } catch {
     return [];
   }
-  return text
+  // The fake appends while tests read: a line without its newline is still being written.
+  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  return complete
     .split('\n')
     .filter((line) => line.trim())
     .map((line) => JSON.parse(line) as RecordEntry);

@@ -1,13 +1,16 @@
 // The claude-web backend end to end: the real session server (a child process with the scripted
-// agent) behind the strict Claude-compatibility proxy, followed by the real poller. Launch shape,
-// approve (remote executes, not archived), teleport (archived), the WebSocket decision fallback,
-// neither path working, and a login that goes bad mid-session.
+// agent) behind the strict Claude-compatibility server, followed by the real poller, on the
+// current wire: launch (the older create retired, then /v1/code/sessions), plan, reply, reject
+// with comments, edited approve, approve (not archived), teleport (archived), 409s on archive,
+// a refused decision, an expired login, the stream and the 3 s poll.
 import { strict as assert } from 'node:assert';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SessionsError, UltraplanPollError } from '../../src/core/errors';
 import { followUntilResult, pollForApprovedPlan } from '../../src/core/poller';
+import { CLIENT_PLATFORM } from '../../src/core/codeSessions';
 import {
+  APPROVED_PLAN_EDITED_MARKER,
   APPROVED_PLAN_MARKER,
   controlResponseEvent,
   setPlanModeEvent,
@@ -16,11 +19,12 @@ import {
   type CreateSessionRequest,
 } from '../../src/core/protocol';
 import type { PendingPlan } from '../../src/core/scanner';
-import { claudeWebFailureOf, createClaudeWebBackend, DECISION_REFUSAL_STATUSES, type ClaudeWebBackend } from '../../src/sessions/claudeWeb/backend';
+import { attachClaudeWebBackend, claudeWebFailureOf, createClaudeWebBackend, DECISION_REFUSAL_STATUSES, DEFAULT_CLOUD_MODEL, type ClaudeWebBackend, type ClaudeWebBackendOptions } from '../../src/sessions/claudeWeb/backend';
 import { ClaudeWebError } from '../../src/sessions/claudeWeb/errors';
 import { buildLaunchRequest, outcomeBranch, ultraplanTitle } from '../../src/sessions/claudeWeb/launch';
-import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../support/claudeCompatProxy';
+import { startClaudeCompatProxy, type ClaudeCompatProxy, type RecordedRequest } from '../support/claudeCompatProxy';
 import { assertUntouched, makeClaudeHome, makeGitRepo, type ClaudeHome } from '../support/claudeCompatFixtures';
+import { DEFAULT_USER_AGENT } from '../../src/sessions/client';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../support/serverProcess';
 
 const ORG = 'org-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
@@ -51,6 +55,11 @@ describe('claude-web launch request (pure)', () => {
     });
   });
 
+  it('the model: given, or the default, always in the context', () => {
+    const request = buildLaunchRequest({ prompt: 'p', repository, environmentId: 'e', branch: 'claude/b', model: 'claude-sonnet-5' });
+    assert.equal(request.session_context?.model, 'claude-sonnet-5');
+  });
+
   it('titles and branch slugs', () => {
     assert.equal(ultraplanTitle('  fix the login flow  '), 'ultraplan: fix the login flow');
     assert.equal(ultraplanTitle('ultraplan: already titled'), 'ultraplan: already titled');
@@ -68,50 +77,47 @@ describe('claude-web launch request (pure)', () => {
   });
 });
 
-describe('claude-web backend through the real server (strict Claude-compatibility proxy)', function () {
+
+type Scenario = 'approve' | 'question' | 'revise';
+
+describe('claude-web backend through the real server (strict Claude-compatibility server)', function () {
   this.timeout(60_000);
-  let server: ServerProcess;
-  let proxy: ClaudeCompatProxy;
+  const servers = new Map<Scenario, { server: ServerProcess; proxy: ClaudeCompatProxy }>();
   let home: ClaudeHome;
   let repo: string;
   let backend: ClaudeWebBackend | undefined;
+  let rig: { server: ServerProcess; proxy: ClaudeCompatProxy };
   const logLines: string[] = [];
 
   before(async () => {
-    server = await startServer({ scenario: join(EXAMPLES_DIR, 'approve.json') });
-    proxy = await startClaudeCompatProxy({
-      upstreamUrl: server.url,
-      upstreamToken: server.token,
-      validTokens: ['token-valid'],
-      organizationUuid: ORG,
-      repos: { 'acme/widgets': { appInstalled: true } },
-    });
+    for (const name of ['approve', 'question', 'revise'] as const) {
+      const server = await startServer({ scenario: join(EXAMPLES_DIR, `${name}.json`) });
+      const proxy = await startClaudeCompatProxy({
+        upstreamUrl: server.url,
+        upstreamToken: server.token,
+        validTokens: ['token-valid'],
+        organizationUuid: ORG,
+        repos: { 'acme/widgets': { app: 'installed' } },
+      });
+      servers.set(name, { server, proxy });
+    }
   });
   after(async () => {
-    await proxy?.close();
-    await server?.stop();
+    for (const { server, proxy } of servers.values()) {
+      await proxy.close();
+      await server.stop();
+    }
   });
 
   beforeEach(async () => {
-    proxy.requests.length = 0;
-    proxy.socketFrames.length = 0;
-    proxy.settings.validTokens = new Set(['token-valid']);
-    proxy.settings.refuseControlResponseOverHttp = false;
-    proxy.settings.webSocket = 'accept';
-    proxy.settings.policyDisablesRemoteSessions = false;
+    for (const { proxy } of servers.values()) {
+      proxy.requests.length = 0;
+      proxy.uuids.length = 0;
+      Object.assign(proxy.settings, { validTokens: new Set(['token-valid']), v1Create: 'retired', archiveConflicts: 0, stream: 'serve', refuseDecisions: false, remoteSessionsAllowed: true });
+    }
     home = await makeClaudeHome({ accessToken: 'token-valid' }, ORG);
     repo = await makeGitRepo('https://github.com/acme/widgets.git');
     logLines.length = 0;
-    const created = await createClaudeWebBackend({
-      env: home.env,
-      homeDir: home.homeDir,
-      platform: 'linux',
-      baseUrl: proxy.url,
-      workspaceFolder: repo,
-      log: (line) => logLines.push(line),
-      socket: { connectTimeoutMs: 5000, confirmWindowMs: 1000 },
-    });
-    backend = created.backend;
   });
   afterEach(async () => {
     await backend?.dispose();
@@ -119,6 +125,23 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     await home.remove();
     await rm(repo, { recursive: true, force: true });
   });
+
+  async function open(scenario: Scenario = 'approve', extra: Partial<ClaudeWebBackendOptions> = {}): Promise<ClaudeWebBackend> {
+    rig = servers.get(scenario)!;
+    const created = await createClaudeWebBackend({
+      env: home.env,
+      homeDir: home.homeDir,
+      platform: 'linux',
+      baseUrl: rig.proxy.url,
+      workspaceFolder: repo,
+      log: (line) => logLines.push(line),
+      archiveRetryMs: [20, 40],
+      stream: { initialBackoffMs: 20, maxBackoffMs: 100 },
+      ...extra,
+    });
+    backend = created.backend;
+    return backend;
+  }
 
   /** What the extension sends without knowing the backend: a title and the two events. */
   function genericRequest(prompt: string): CreateSessionRequest {
@@ -131,85 +154,199 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     };
   }
 
-  async function launchAndWaitForPlan(b: ClaudeWebBackend): Promise<{ sessionId: string; pending: PendingPlan }> {
-    const session = await b.createSession(genericRequest('Add a changelog'));
-    const planReady = new AbortController();
+  /** Follows the session until `want`; returns the pending plan when the phase is plan_ready. */
+  async function until(b: ClaudeWebBackend, sessionId: string, want: 'plan_ready' | 'needs_input', cursor?: { initialCursor: string | null }): Promise<PendingPlan | null> {
+    const reached = new AbortController();
     let pending: PendingPlan | null = null;
     await pollForApprovedPlan({
-      sessionId: session.id,
+      sessionId,
       transport: b.transport,
       ...FAST,
-      signal: planReady.signal,
+      ...(cursor ?? {}),
+      signal: reached.signal,
       onPhase: (phase, detail) => {
+        if (phase !== want) return;
+        if (want === 'plan_ready' && !detail.pendingPlan?.plan) return;
+        pending = detail.pendingPlan ?? null;
+        reached.abort();
+      },
+    }).catch((err: unknown) => {
+      if (!(err instanceof UltraplanPollError && err.reason === 'stopped')) throw err;
+    });
+    assert.ok(reached.signal.aborted, `the session never reached ${want}`);
+    return pending;
+  }
+
+  async function launchAndWaitForPlan(b: ClaudeWebBackend): Promise<{ sessionId: string; pending: PendingPlan }> {
+    const session = await b.createSession(genericRequest('Add a changelog'));
+    const pending = await until(b, session.id, 'plan_ready');
+    assert.ok(pending);
+    return { sessionId: session.id, pending };
+  }
+
+  function decide(b: ClaudeWebBackend, sessionId: string, pending: PendingPlan, behavior: 'allow' | 'teleport' | 'deny', text?: string) {
+    assert.ok(pending.requestId, 'the pending plan has no control_request id');
+    const plan = pending.plan ?? '';
+    const decision =
+      behavior === 'allow'
+        ? { behavior: 'allow' as const, updatedInput: { plan: text ?? plan } }
+        : { behavior: 'deny' as const, message: behavior === 'teleport' ? teleportDenyMessage(plan) : (text ?? 'no') };
+    return b.sendEvents(sessionId, [controlResponseEvent(pending.requestId, decision)]);
+  }
+
+  it('launch: the older create answers sessions_v1_retired, the one repeat on /v1/code/sessions carries what Claude Code sends', async () => {
+    const b = await open();
+    assert.equal(b.kind, 'claude-web');
+    assert.equal(b.lifecycle.archiveOnApprove, false);
+    assert.match(b.label, /Claude Code on the web · acme\/widgets · Default/);
+    const session = await b.createSession(genericRequest('Add a changelog'));
+    const creates = rig.proxy.requests.filter((r) => r.method === 'POST' && (r.path === '/v1/sessions' || r.path === '/v1/code/sessions'));
+    assert.deepEqual(creates.map((r) => `${r.path} ${r.status}`), ['/v1/sessions 400', '/v1/code/sessions 200']);
+    const [old, current] = creates as [RecordedRequest, RecordedRequest];
+    assert.equal(old.headers['anthropic-beta'], 'ccr-byoc-2025-07-29', 'the beta header only on the older create');
+    assert.equal(current.headers['anthropic-beta'], undefined);
+    for (const r of creates) {
+      assert.equal(r.token, 'token-valid');
+      assert.equal(r.headers['anthropic-version'], '2023-06-01');
+      assert.equal(r.headers['anthropic-client-platform'], CLIENT_PLATFORM);
+      assert.equal(r.headers['user-agent'], DEFAULT_USER_AGENT);
+      assert.equal(r.headers['x-organization-uuid'], ORG);
+    }
+    const body = current.body as { title: string; environment_id: string; events: Array<{ payload: Record<string, unknown> }>; config: { sources: unknown; outcomes: Array<{ git_info: { branches: string[] } }>; model: string } };
+    assert.equal(body.title, 'ultraplan: Add a changelog');
+    assert.equal(body.environment_id, 'env_cloud_default');
+    assert.equal(body.config.model, DEFAULT_CLOUD_MODEL);
+    assert.deepEqual(body.config.sources, [{ type: 'git_repository', url: 'https://github.com/acme/widgets', revision: 'main' }]);
+    assert.match(body.config.outcomes[0]!.git_info.branches[0]!, /^claude\/add-a-changelog-[0-9a-f]{5}$/);
+    assert.deepEqual(body.events[0]!.payload.request, { subtype: 'set_permission_mode', mode: 'plan', ultraplan: true });
+    assert.equal(new Set(body.events.map((e) => e.payload.uuid)).size, 2, 'each create event has its own uuid');
+    // Ids: the wire says cse_X; links say session_X.
+    assert.match(session.id, /^cse_/);
+    assert.equal(b.sessionLink(session.id), `https://claude.ai/code/session_${session.id.slice(4)}`);
+    assert.match(logLines.join('\n'), /sessions_v1_retired; repeating the create on \/v1\/code\/sessions/);
+    // Only the create carries the organization.
+    await b.getSession(session.id);
+    assert.equal(rig.proxy.requests.at(-1)?.headers['x-organization-uuid'], undefined);
+  });
+
+  it('launch: where the older create is still answered, it is the only create', async () => {
+    const b = await open();
+    rig.proxy.settings.v1Create = 'accept';
+    const session = await b.createSession(genericRequest('Add a changelog'));
+    assert.match(session.id, /^session_/);
+    assert.deepEqual(rig.proxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('sessions')).map((r) => r.path), ['/v1/sessions']);
+    // Every later call is on the current wire, with the cse_ id.
+    const pending = await until(b, session.id, 'plan_ready');
+    assert.ok(pending?.plan);
+    const sessionCalls = rig.proxy.requests.filter((r) => r.path.includes('sessions')).slice(1);
+    assert.ok(sessionCalls.length > 0 && sessionCalls.every((r) => r.path.startsWith(`/v1/code/sessions/cse_${session.id.slice('session_'.length)}`)));
+  });
+
+  /** One poll that answers the question at needs_input and ends at the plan, as the panel would. */
+  async function answerThenPlan(b: ClaudeWebBackend, sessionId: string): Promise<PendingPlan> {
+    const reached = new AbortController();
+    let pending: PendingPlan | null = null;
+    let answered = false;
+    await pollForApprovedPlan({
+      sessionId,
+      transport: b.transport,
+      ...FAST,
+      signal: reached.signal,
+      onPhase: (phase, detail) => {
+        if (phase === 'needs_input' && !answered) {
+          answered = true;
+          void b.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]);
+        }
         if (phase === 'plan_ready' && detail.pendingPlan?.plan) {
           pending = detail.pendingPlan;
-          planReady.abort();
+          reached.abort();
         }
       },
     }).catch((err: unknown) => {
       if (!(err instanceof UltraplanPollError && err.reason === 'stopped')) throw err;
     });
     assert.ok(pending, 'the plan never became ready');
-    return { sessionId: session.id, pending };
+    return pending;
   }
 
-  function decide(b: ClaudeWebBackend, sessionId: string, pending: PendingPlan, behavior: 'allow' | 'teleport') {
-    assert.ok(pending.requestId, 'the pending plan has no control_request id');
-    const plan = pending.plan ?? '';
-    const decision = behavior === 'allow' ? { behavior: 'allow' as const, updatedInput: { plan } } : { behavior: 'deny' as const, message: teleportDenyMessage(plan) };
-    return b.sendEvents(sessionId, [controlResponseEvent(pending.requestId, decision)]);
+  for (const mode of ['stream', 'poll'] as const) {
+    it(`reply and plan over the ${mode === 'stream' ? 'live stream' : '3 s poll (no stream)'}: the events after the reply reach the phase`, async () => {
+      const b = await open('question', { preferStream: mode === 'stream' });
+      const session = await b.createSession(genericRequest('Change the build target'));
+      const pending = await answerThenPlan(b, session.id);
+      assert.match(pending.plan ?? '', /Target Node 20/);
+      const streams = rig.proxy.requests.filter((r) => r.path.endsWith('/events/stream'));
+      if (mode === 'stream') {
+        assert.ok(streams.length >= 1 && streams.every((r) => r.status === 200), `followed on the stream: ${JSON.stringify(streams.map((r) => r.status))}`);
+        const stats = b.http.streamingTransport?.streamStats(session.id);
+        assert.ok(stats && stats.readsFromStream >= 1, `events were read from the stream: ${JSON.stringify(stats)}`);
+        assert.equal(stats.mode, 'idle', 'the stream closed with the poll');
+      } else {
+        assert.equal(streams.length, 0);
+      }
+      const reads = rig.proxy.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/events'));
+      assert.ok(reads.length > 0 && reads.every((r) => r.query.sort_order === 'asc'));
+      assert.equal(reads[0]!.query.cursor, undefined, 'no cursor on the first read');
+    });
   }
 
-  it('launches with the Claude Code request: headers, organization, title, source, outcome, environment', async () => {
-    const b = backend!;
-    assert.equal(b.kind, 'claude-web');
-    assert.equal(b.lifecycle.archiveOnApprove, false);
-    assert.match(b.label, /Claude Code on the web · acme\/widgets · Default/);
-    const session = await b.createSession(genericRequest('Add a changelog'));
-    const create = proxy.requests.find((r) => r.method === 'POST' && r.path === '/v1/sessions');
-    assert.ok(create);
-    assert.ok(create.status >= 200 && create.status < 300, `creation answered ${create.status}`);
-    assert.equal(create.token, 'token-valid');
-    assert.equal(create.headers['anthropic-version'], '2023-06-01');
-    assert.equal(create.headers['anthropic-beta'], 'ccr-byoc-2025-07-29');
-    assert.equal(create.headers['x-organization-uuid'], ORG);
-    const body = create.body as CreateSessionRequest & { session_context: { outcomes: Array<{ git_info: { branches: string[] } }> } };
-    assert.equal(body.title, 'ultraplan: Add a changelog');
-    assert.equal(body.environment_id, 'env_cloud_default');
-    assert.deepEqual(body.session_context.sources, [{ type: 'git_repository', url: 'https://github.com/acme/widgets', revision: 'main' }]);
-    assert.match(body.session_context.outcomes[0]!.git_info.branches[0]!, /^claude\/add-a-changelog-[0-9a-f]{5}$/);
-    assert.deepEqual((body.events[0]!.data as unknown as { request: unknown }).request, { subtype: 'set_permission_mode', mode: 'plan', ultraplan: true });
-    assert.equal(b.sessionLink(session.id), `https://claude.ai/code/${session.id}`);
-    assert.match(logLines.join('\n'), new RegExp(`session ${session.id} created · https://claude\\.ai/code/`));
-    // The service has no SSE stream; the backend polls, as Claude Code does.
-    assert.equal(proxy.requests.some((r) => r.path.endsWith('/events/stream')), false);
+  it('a service without the stream: the backend falls back to the poll and still gets the plan', async () => {
+    const b = await open('question');
+    rig.proxy.settings.stream = 'absent';
+    const session = await b.createSession(genericRequest('Change the build target'));
+    assert.match((await answerThenPlan(b, session.id)).plan ?? '', /Target Node 20/);
+    assert.deepEqual(rig.proxy.requests.filter((r) => r.path.endsWith('/events/stream')).map((r) => r.status), [404], 'asked once, then polled');
   });
 
-  it('approve: the remote executes to its result and the session is not archived; the login is never written', async () => {
+  it('approve: the approval carries updatedInput.plan, the remote executes, the session is not archived; the login is never written', async () => {
     const before = await home.snapshot();
-    const b = backend!;
+    const b = await open();
     const { sessionId, pending } = await launchAndWaitForPlan(b);
     await decide(b, sessionId, pending, 'allow');
+    const sent = rig.proxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/events')).at(-1)!;
+    const payload = (sent.body as { events: Array<{ payload: { uuid: string; response: { response: { updatedInput: { plan: string } } } } }> }).events[0]!.payload;
+    assert.equal(payload.response.response.updatedInput.plan, pending.plan);
+    assert.match(payload.uuid, /^[0-9a-f-]{36}$/);
     const approved = await pollForApprovedPlan({ sessionId, transport: b.transport, ...FAST });
     assert.equal(approved.executionTarget, 'remote');
     assert.match(approved.plan, /Add a CHANGELOG\.md/);
     const result = await followUntilResult({ sessionId, transport: b.transport, ...FAST, initialCursor: approved.cursor, scanner: approved.scanner });
     assert.equal(result.subtype, 'success');
-    // The extension honours the lifecycle: approve does not archive.
-    if (b.lifecycle.archiveOnApprove) await b.archive(sessionId);
-    const session = await b.getSession(sessionId);
-    assert.notEqual(session.session_status, 'archived');
-    assert.equal(proxy.requests.some((r) => r.path.endsWith('/archive')), false);
-    // The tool_result the agent received carries the approval marker.
-    const events = await fetch(`${server.url}/v1/sessions/${sessionId}/events`, { headers: server.headers() }).then((r) => r.json() as Promise<{ data: Array<{ type: string; message?: { content?: unknown } }> }>);
-    assert.ok(JSON.stringify(events.data).includes(JSON.stringify(APPROVED_PLAN_MARKER).slice(1, -1)));
+    assert.notEqual((await b.getSession(sessionId)).session_status, 'archived');
+    assert.equal(rig.proxy.requests.some((r) => r.path.endsWith('/archive')), false);
+    assert.ok(rig.proxy.uuids.length >= 3 && new Set(rig.proxy.uuids).size === rig.proxy.uuids.length, 'every event sent had a fresh uuid');
+    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, { headers: rig.server.headers() }).then((r) => r.text());
+    assert.ok(raw.includes(JSON.stringify(APPROVED_PLAN_MARKER).slice(1, -1)), 'the tool_result carries the approval marker');
     await assertUntouched(home, before);
-    assert.ok(logLines.length > 0);
     assert.doesNotMatch(logLines.join('\n'), /token-valid|refresh-secret/, 'a token reached the log');
   });
 
+  it('edited approve: the edited plan is what the remote approves', async () => {
+    const b = await open();
+    const { sessionId, pending } = await launchAndWaitForPlan(b);
+    const edited = `${pending.plan}\n4. Also link it from the README.`;
+    await decide(b, sessionId, pending, 'allow', edited);
+    const approved = await pollForApprovedPlan({ sessionId, transport: b.transport, ...FAST });
+    assert.equal(approved.executionTarget, 'remote');
+    assert.match(approved.plan, /Also link it from the README/);
+    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, { headers: rig.server.headers() }).then((r) => r.text());
+    assert.ok(raw.includes(JSON.stringify(APPROVED_PLAN_EDITED_MARKER).slice(1, -1)), 'the tool_result carries the edited marker');
+  });
+
+  it('an approval without updatedInput.plan is refused by the strict server, naming the field', async () => {
+    const b = await open();
+    const { sessionId, pending } = await launchAndWaitForPlan(b);
+    const response = await fetch(`${rig.proxy.url}/v1/code/sessions/${sessionId}/events`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer token-valid', 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-client-platform': CLIENT_PLATFORM, 'user-agent': DEFAULT_USER_AGENT },
+      body: JSON.stringify({ events: [{ payload: { uuid: 'u-1', ...controlResponseEvent(pending.requestId!, { behavior: 'allow', updatedInput: {} }) } }] }),
+    });
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /updatedInput\.plan/);
+  });
+
   it('teleport: the plan comes back for local execution and the session is archived', async () => {
-    const b = backend!;
+    const b = await open();
     const { sessionId, pending } = await launchAndWaitForPlan(b);
     await decide(b, sessionId, pending, 'teleport');
     const teleported = await pollForApprovedPlan({ sessionId, transport: b.transport, ...FAST });
@@ -218,145 +355,141 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     assert.equal(b.lifecycle.archiveOnTeleport, true);
     await b.archive(sessionId);
     assert.equal((await b.getSession(sessionId)).session_status, 'archived');
-    // Archiving twice counts as done (409 from the server).
-    await b.archive(sessionId);
+    const archive = rig.proxy.requests.find((r) => r.path.endsWith('/archive'))!;
+    assert.deepEqual(archive.body, {});
   });
 
-  it('a decision refused over HTTP goes over the session WebSocket and is applied', async () => {
-    proxy.settings.refuseControlResponseOverHttp = 405;
-    const b = backend!;
-    const { sessionId, pending } = await launchAndWaitForPlan(b);
-    await decide(b, sessionId, pending, 'allow');
-    const refused = proxy.requests.find((r) => r.method === 'POST' && r.path.endsWith('/events'));
-    assert.equal(refused?.status, 405);
-    assert.equal(proxy.socketFrames.length, 1);
-    assert.equal(proxy.socketFrames[0]!.sessionId, sessionId);
-    assert.equal((proxy.socketFrames[0]!.frame as { type: string }).type, 'control_response');
-    const approved = await pollForApprovedPlan({ sessionId, transport: b.transport, ...FAST });
-    assert.equal(approved.executionTarget, 'remote');
-    assert.match(logLines.join('\n'), /HTTP refused the decision .*\(HTTP 405\); sending it over the session WebSocket/);
-    assert.match(logLines.join('\n'), /sent over the WebSocket \(echoed back\)/);
+  it('409 on archive: repeated after the waits and then done; three in a row are a failure', async () => {
+    const b = await open();
+    const session = await b.createSession(genericRequest('Add a changelog'));
+    rig.proxy.settings.archiveConflicts = 2;
+    await b.archive(session.id);
+    assert.deepEqual(rig.proxy.requests.filter((r) => r.path.endsWith('/archive')).map((r) => r.status), [409, 409, 200]);
+    assert.equal((await b.getSession(session.id)).session_status, 'archived');
+    const second = await b.createSession(genericRequest('Add a changelog'));
+    rig.proxy.settings.archiveConflicts = 3;
+    await assert.rejects(b.archive(second.id), (err: unknown) => err instanceof SessionsError && err.kind === 'conflict');
   });
 
-  it('every refusal status in the list takes the WebSocket path (400 too)', async () => {
-    assert.deepEqual([...DECISION_REFUSAL_STATUSES].sort(), [400, 404, 405, 415, 422, 501]);
-    proxy.settings.refuseControlResponseOverHttp = 400;
-    const b = backend!;
-    const { sessionId, pending } = await launchAndWaitForPlan(b);
-    await decide(b, sessionId, pending, 'teleport');
-    assert.equal((await pollForApprovedPlan({ sessionId, transport: b.transport, ...FAST })).executionTarget, 'local');
+  it('reply: a clarifying question is needs_input; the answer goes as a user message and the plan follows', async () => {
+    const b = await open('question');
+    const session = await b.createSession(genericRequest('Change the build target'));
+    await until(b, session.id, 'needs_input');
+    await b.sendEvents(session.id, [userMessageEvent('Node 20, please.')]);
+    const pending = await until(b, session.id, 'plan_ready');
+    assert.match(pending?.plan ?? '', /Target Node 20/);
+    const reply = rig.proxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/events')).at(-1)!;
+    const payload = (reply.body as { events: Array<{ payload: { type: string; uuid: string; message: { content: string } } }> }).events[0]!.payload;
+    assert.equal(payload.type, 'user');
+    assert.equal(payload.message.content, 'Node 20, please.');
+    assert.match(payload.uuid, /^[0-9a-f-]{36}$/);
   });
 
-  it('neither HTTP nor the WebSocket: a plain decision_not_delivered error, and nothing was decided', async () => {
-    proxy.settings.refuseControlResponseOverHttp = 405;
-    proxy.settings.webSocket = 'refuse';
-    const b = backend!;
+  it('reject with comments: the feedback reaches the agent, which revises; the revision is approved', async () => {
+    const b = await open('revise');
     const { sessionId, pending } = await launchAndWaitForPlan(b);
-    let caught: unknown;
-    try {
-      await decide(b, sessionId, pending, 'allow');
-    } catch (err) {
-      caught = err;
-    }
-    assert.ok(caught instanceof ClaudeWebError, String(caught));
-    assert.equal(caught.reason, 'decision_not_delivered');
-    assert.equal(caught.remedy, 'review_in_browser');
-    assert.equal(caught.url, `https://claude.ai/code/${sessionId}`);
-    assert.match(caught.message, /^Your decision was NOT sent: .*HTTP 405.*WebSocket was refused \(HTTP 404\).*Review this plan in the browser/);
-    // The plan is still pending on the server: no tool_result for it.
-    const stillPending = new AbortController();
-    let phase = '';
-    await pollForApprovedPlan({
+    assert.match(pending.plan ?? '', /Plan v1/);
+    await decide(b, sessionId, pending, 'deny', 'Line 3: do not rewrite the parser; fix the tokenizer instead.');
+    let revised: PendingPlan | null = null;
+    const seen = new AbortController();
+    const approvedRun = pollForApprovedPlan({
       sessionId,
       transport: b.transport,
       ...FAST,
-      signal: stillPending.signal,
-      onPhase: (p) => {
-        phase = p;
-        stillPending.abort();
+      onPhase: (phase, detail) => {
+        if (phase === 'plan_ready' && /Plan v2/.test(detail.pendingPlan?.plan ?? '') && !seen.signal.aborted) {
+          seen.abort();
+          revised = detail.pendingPlan ?? null;
+          void decide(b, sessionId, revised!, 'allow');
+        }
       },
-    }).catch(() => undefined);
-    assert.equal(phase, 'plan_ready');
+    });
+    const approved = await approvedRun;
+    assert.equal(approved.rejectCount, 1);
+    assert.match(approved.plan, /Plan v2/);
+    const raw = await fetch(`${rig.server.url}/v1/code/sessions/${sessionId}/events?sort_order=asc`, { headers: rig.server.headers() }).then((r) => r.text());
+    assert.ok(raw.includes('fix the tokenizer instead'), 'the comment is in the tool_result');
   });
 
-  it('a WebSocket that takes the frame but closes with an error is not counted as sent', async () => {
-    proxy.settings.refuseControlResponseOverHttp = 405;
-    const b = backend!;
+  it('a decision the service refuses: decision_not_delivered with the browser link, and the plan stays pending', async () => {
+    assert.deepEqual([...DECISION_REFUSAL_STATUSES].sort(), [400, 404, 405, 415, 422]);
+    const b = await open();
     const { sessionId, pending } = await launchAndWaitForPlan(b);
-    // Archived meanwhile (say, from the browser): the service refuses the decision behind the socket.
-    await b.archive(sessionId);
+    rig.proxy.settings.refuseDecisions = 422;
     await assert.rejects(decide(b, sessionId, pending, 'allow'), (err: unknown) => {
       assert.ok(err instanceof ClaudeWebError, String(err));
       assert.equal(err.reason, 'decision_not_delivered');
-      assert.match(err.message, /NOT sent.*WebSocket closed before taking the decision \(code 4409/);
+      assert.equal(err.remedy, 'review_in_browser');
+      assert.equal(err.url, `https://claude.ai/code/session_${sessionId.slice(4)}`);
+      assert.match(err.message, /^Your decision was NOT sent: .*HTTP 422.*Review this plan in the browser/);
       return true;
     });
-    assert.equal(proxy.socketFrames.length, 1, 'the frame did reach the socket');
+    assert.ok(await until(b, sessionId, 'plan_ready'), 'still pending');
   });
 
-  it('a user message refused over HTTP does not take the WebSocket path', async () => {
-    const b = backend!;
-    let caught: unknown;
-    try {
-      await b.sendEvents('no-such-session', [userMessageEvent('hello')]);
-    } catch (err) {
-      caught = err;
-    }
-    assert.ok(caught instanceof SessionsError && caught.kind === 'not_found', String(caught));
-    assert.equal(proxy.socketFrames.length, 0);
-  });
-
-  it('a decision for a session that does not exist is not_found, not a WebSocket attempt', async () => {
-    const b = backend!;
+  it('a decision for a session that does not exist is not_found', async () => {
+    const b = await open();
     await assert.rejects(
-      b.sendEvents('no-such-session', [controlResponseEvent('req-1', { behavior: 'deny', message: 'no' })]),
+      b.sendEvents('cse_nosuchsession', [controlResponseEvent('req-1', { behavior: 'deny', message: 'no' })]),
       (err: unknown) => err instanceof SessionsError && err.kind === 'not_found',
     );
-    assert.equal(proxy.socketFrames.length, 0);
   });
 
-  it('a token the service stops accepting: the poll fails as unauthorized with the run-claude fix', async () => {
-    const b = backend!;
+  it('expired login: a token the service stops accepting fails the poll as unauthorized with the run-claude fix', async () => {
+    const b = await open();
     const session = await b.createSession(genericRequest('Add a changelog'));
-    proxy.settings.validTokens = new Set();
-    let caught: unknown;
-    try {
-      await pollForApprovedPlan({ sessionId: session.id, transport: b.transport, ...FAST });
-    } catch (err) {
-      caught = err;
-    }
+    rig.proxy.settings.validTokens = new Set();
+    const caught = await pollForApprovedPlan({ sessionId: session.id, transport: b.transport, ...FAST }).catch((err: unknown) => err);
     assert.ok(caught instanceof UltraplanPollError, String(caught));
     assert.equal(caught.reason, 'unauthorized');
-    const failure = claudeWebFailureOf(caught);
-    assert.equal(failure?.reason, 'token_refused');
-    assert.match(caught.cause instanceof Error ? caught.cause.message : '', /refused Claude Code's login \(HTTP 401.*Run `claude` once/);
+    assert.equal(claudeWebFailureOf(caught)?.reason, 'token_refused');
   });
 
-  it('a login that expires mid-session: unauthorized, token_expired, no request sent with it', async () => {
-    const b = backend!;
+  it('expired login on disk mid-session: token_expired, no request sent with it; the refreshed login is picked up', async () => {
+    const b = await open();
     const session = await b.createSession(genericRequest('Add a changelog'));
     await home.writeCredentials({ accessToken: 'token-valid', expiresAt: Date.now() - 60_000 });
-    const sent = proxy.requests.length;
+    const sent = rig.proxy.requests.length;
     await assert.rejects(b.transport.getStatus(session.id), (err: unknown) => {
       assert.ok(err instanceof SessionsError && err.kind === 'unauthorized', String(err));
       assert.equal(claudeWebFailureOf(err)?.reason, 'token_expired');
       return true;
     });
-    assert.equal(proxy.requests.length, sent);
-    // Claude Code refreshes it; the next read picks the new token up without a new backend.
-    proxy.settings.validTokens.add('token-refreshed');
+    assert.equal(rig.proxy.requests.length, sent);
+    rig.proxy.settings.validTokens.add('token-refreshed');
     await home.writeCredentials({ accessToken: 'token-refreshed' });
     assert.ok(await b.transport.getStatus(session.id));
-    assert.equal(proxy.requests.at(-1)?.token, 'token-refreshed');
+    assert.equal(rig.proxy.requests.at(-1)?.token, 'token-refreshed');
   });
 
-  it('the organization policy at session creation is reported as such', async () => {
-    const b = backend!;
-    proxy.settings.policyDisablesRemoteSessions = true;
-    await assert.rejects(b.createSession(genericRequest('x')), (err: unknown) => {
-      assert.equal(claudeWebFailureOf(err)?.reason, 'org_policy');
-      assert.match((err as Error).message, /organization's policy disables/);
-      return true;
-    });
+  it('re-attach after a reload checks only the login and the organization', async () => {
+    const b = await open();
+    const session = await b.createSession(genericRequest('Add a changelog'));
+    rig.proxy.requests.length = 0;
+    const attached = await attachClaudeWebBackend({ env: home.env, homeDir: home.homeDir, platform: 'linux', baseUrl: rig.proxy.url, workspaceFolder: '/nonexistent', log: () => {} });
+    try {
+      assert.equal(rig.proxy.requests.length, 0, 'no policy, environment or GitHub call (the organization came from .claude.json)');
+      assert.ok(await until(attached, session.id, 'plan_ready'));
+      assert.throws(() => attached.launchRequest('x'), /follow existing sessions/);
+    } finally {
+      await attached.dispose();
+    }
+  });
+
+  it('the strict server refuses what today\'s client never sends', async () => {
+    const b = await open();
+    const session = await b.createSession(genericRequest('Add a changelog'));
+    const headers = { authorization: 'Bearer token-valid', 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-client-platform': CLIENT_PLATFORM, 'user-agent': DEFAULT_USER_AGENT };
+    const get = (path: string, h: Record<string, string> = headers) => fetch(rig.proxy.url + path, { headers: h }).then(async (r) => ({ status: r.status, text: await r.text() }));
+    const legacy = await get(`/v1/sessions/session_${session.id.slice(4)}/events`);
+    assert.equal(legacy.status, 400);
+    assert.match(legacy.text, /sessions_v1_retired/);
+    const { 'anthropic-client-platform': _platform, ...noPlatform } = headers;
+    assert.match((await get(`/v1/code/sessions/${session.id}`, noPlatform)).text, /missing header anthropic-client-platform/);
+    assert.match((await get(`/v1/code/sessions/${session.id}`, { ...headers, 'user-agent': 'node' })).text, /missing header user-agent/);
+    assert.match((await get(`/v1/code/sessions/${session.id}`, { ...headers, 'anthropic-beta': 'ccr-byoc-2025-07-29' })).text, /unexpected header anthropic-beta/);
+    assert.match((await get(`/v1/code/sessions/${session.id}`, { ...headers, 'x-organization-uuid': ORG })).text, /unexpected header x-organization-uuid/);
+    assert.match((await get(`/v1/code/sessions/${session.id}/events`)).text, /sort_order=asc/);
+    assert.match((await get(`/v1/code/sessions/${session.id}/events?sort_order=asc&limit=5`)).text, /unexpected query parameter limit/);
   });
 });

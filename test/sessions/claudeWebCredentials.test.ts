@@ -1,8 +1,9 @@
 import { strict as assert } from 'node:assert';
+import { createHash } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readClaudeCredentials, SESSIONS_SCOPE, type CredentialsOptions } from '../../src/sessions/claudeWeb/credentials';
+import { keychainService, readClaudeCredentials, secureStorageDir, SESSIONS_SCOPE, type CredentialsOptions } from '../../src/sessions/claudeWeb/credentials';
 import { ClaudeWebError } from '../../src/sessions/claudeWeb/errors';
 import { readOrganizationFromConfig } from '../../src/sessions/claudeWeb/organization';
 
@@ -133,12 +134,44 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
     );
   });
 
-  it('CLAUDE_CODE_OAUTH_TOKEN takes precedence and carries no expiry', async () => {
-    await writeFile(file, credentialsJson({ expiresAt: NOW - 1 }));
-    const creds = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_CODE_OAUTH_TOKEN: ' env-token ' } });
+  it('CLAUDE_CODE_OAUTH_TOKEN is not a sessions login: the stored login is used; without one, why and what to do', async () => {
+    await writeFile(file, credentialsJson({ accessToken: 'file-token' }));
+    const stored = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_CODE_OAUTH_TOKEN: 'env-token' } });
+    assert.equal(stored.accessToken, 'file-token');
+    assert.equal(stored.source, 'file');
+    await rm(file);
+    await expectFailure(
+      { ...options(), env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_CODE_OAUTH_TOKEN: 'env-token' } },
+      'missing_scope',
+      /CLAUDE_CODE_OAUTH_TOKEN .* carries only the user:inference scope, so it cannot start or follow cloud sessions.*\/login with your Claude\.ai account/,
+    );
+  });
+
+  it('CLAUDE_CODE_OAUTH_TOKEN with CLAUDE_CODE_OAUTH_SCOPES naming the sessions scope is used, with no expiry', async () => {
+    const creds = await readClaudeCredentials({
+      ...options(),
+      env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_CODE_OAUTH_TOKEN: ' env-token ', CLAUDE_CODE_OAUTH_SCOPES: 'user:inference user:sessions:claude_code' },
+    });
     assert.equal(creds.accessToken, 'env-token');
     assert.equal(creds.source, 'env');
     assert.equal(creds.expiresAt, undefined);
+  });
+
+  it('CLAUDE_SECURESTORAGE_CONFIG_DIR holds the login; the Keychain service takes the folder suffix', async () => {
+    const secure = join(dir, 'secure');
+    await mkdir(secure);
+    await writeFile(join(secure, '.credentials.json'), credentialsJson({ accessToken: 'secure-token' }));
+    const env = { CLAUDE_CONFIG_DIR: configDir, CLAUDE_SECURESTORAGE_CONFIG_DIR: secure };
+    assert.equal(secureStorageDir({ env }), secure);
+    assert.equal((await readClaudeCredentials({ ...options(), env })).accessToken, 'secure-token');
+    const suffix = (folder: string) => createHash('sha256').update(folder).digest('hex').slice(0, 8);
+    assert.equal(keychainService({ env }), `Claude Code-credentials-${suffix(secure)}`);
+    assert.equal(keychainService({ env: { CLAUDE_CONFIG_DIR: configDir } }), `Claude Code-credentials-${suffix(configDir)}`);
+    assert.equal(keychainService({ env: {} }), 'Claude Code-credentials');
+    assert.equal(keychainService({ env: { CLAUDE_CONFIG_DIR: configDir, CLAUDE_SECURESTORAGE_CONFIG_DIR: '' } }), 'Claude Code-credentials');
+    const services: string[] = [];
+    await readClaudeCredentials({ ...options(), env: { ...env, USER: 'ada' }, platform: 'darwin', readKeychain: async (service) => (services.push(service), undefined) });
+    assert.deepEqual(services, [`Claude Code-credentials-${suffix(secure)}`]);
   });
 
   it('on macOS the Keychain entry is read first, for the user, and the file is the fallback', async () => {
@@ -148,7 +181,7 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
       ...options(),
       env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada' },
       platform: 'darwin',
-      readKeychain: async (account) => {
+      readKeychain: async (_service, account) => {
         accounts.push(account);
         return credentialsJson({ accessToken: 'keychain-token' });
       },
@@ -172,11 +205,12 @@ describe('claude-web credentials (a temporary CLAUDE_CONFIG_DIR)', () => {
     try {
       await writeFile(file, credentialsJson({ accessToken: 'file-token' }));
       // No entry (exit 44): the file is the fallback.
+      // A user name that is not a plain name is written as claude-code-user, as Claude Code does.
       const fallback = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada lovelace' }, platform: 'darwin' });
       assert.equal(fallback.accessToken, 'file-token');
-      assert.deepEqual((await readFile(argsFile, 'utf8')).trim().split('\n'), ['find-generic-password', '-s', 'Claude Code-credentials', '-a', 'ada lovelace', '-w']);
+      assert.deepEqual((await readFile(argsFile, 'utf8')).trim().split('\n'), ['find-generic-password', '-s', keychainService({ env: { CLAUDE_CONFIG_DIR: configDir } }), '-a', 'claude-code-user', '-w']);
       await writeFile(entryFile, credentialsJson({ accessToken: 'keychain-token' }));
-      const fromKeychain = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada lovelace' }, platform: 'darwin' });
+      const fromKeychain = await readClaudeCredentials({ ...options(), env: { CLAUDE_CONFIG_DIR: configDir, USER: 'ada' }, platform: 'darwin' });
       assert.equal(fromKeychain.accessToken, 'keychain-token');
       assert.equal(fromKeychain.source, 'keychain');
     } finally {

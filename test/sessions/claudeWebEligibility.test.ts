@@ -1,5 +1,7 @@
 // Every reason Claude Code on the web can refuse a launch, in Claude Code's order, each with its
-// message, against the strict Claude-compatibility proxy (real HTTP on 127.0.0.1) and real git.
+// message, against the strict Claude-compatibility server (real HTTP on 127.0.0.1) and real git:
+// policy first, paged environments (the first anthropic_cloud, no fallback), the GitHub app with its
+// resync, ssh host aliases resolved with `ssh -G`, CLAUDE_CODE_ORGANIZATION_UUID.
 import { strict as assert } from 'node:assert';
 import { rm } from 'node:fs/promises';
 import { checkClaudeWebEligibility, type EligibilityOptions } from '../../src/sessions/claudeWeb/eligibility';
@@ -23,7 +25,7 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
       upstreamToken: null,
       validTokens: ['token-valid'],
       organizationUuid: ORG,
-      repos: { 'acme/widgets': { appInstalled: true }, 'acme/noapp': { appInstalled: false } },
+      repos: { 'acme/widgets': { app: 'installed' }, 'acme/noapp': { app: 'not_installed' }, 'acme/fresh': { app: 'unknown', resyncTo: 'installed' }, 'acme/fresh-noapp': { app: 'unknown', resyncTo: 'not_installed' } },
     });
   });
   after(async () => {
@@ -32,7 +34,7 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
 
   beforeEach(async () => {
     proxy.requests.length = 0;
-    proxy.settings.policyDisablesRemoteSessions = false;
+    proxy.settings.remoteSessionsAllowed = true;
     proxy.settings.profileOrganizationUuid = undefined;
     proxy.settings.environments = [
       { kind: 'bridge', environment_id: 'env_bridge', name: 'laptop' },
@@ -82,12 +84,19 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     assert.equal(result.login.source, 'file');
     assert.deepEqual(result.warnings, []);
     assert.ok(!('accessToken' in result.login), 'the eligibility result must not hold the token');
-    // The account calls carried the token, the CCR headers and the organization.
-    const paths = proxy.requests.map((r) => r.path);
-    assert.deepEqual(paths, ['/v1/environment_providers', `/api/oauth/organizations/${ORG}/code/repos/acme/widgets`]);
+    // Policy first; the environments paged (two a page here) with limit=100 and after_id.
+    const calls = proxy.requests.map((r) => `${r.path}${r.query.after_id ? `?after_id=${r.query.after_id}` : ''}`);
+    assert.deepEqual(calls, [
+      '/api/claude_code/policy_limits',
+      '/v1/environment_providers',
+      '/v1/environment_providers?after_id=env_byoc',
+      `/api/oauth/organizations/${ORG}/code/repos/acme/widgets`,
+    ]);
     for (const request of proxy.requests) {
       assert.equal(request.token, 'token-valid');
-      assert.equal(request.headers['x-organization-uuid'], ORG);
+      assert.equal(request.status, 200, `${request.path}: ${request.status}`);
+      assert.equal(request.headers['anthropic-beta'], undefined);
+      assert.equal(request.headers['x-organization-uuid'], request.path.includes('policy_limits') ? undefined : ORG);
     }
     await assertUntouched(home, before);
   });
@@ -97,7 +106,14 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     const result = await checkClaudeWebEligibility(options());
     assert.equal(result.organizationFrom, 'profile');
     assert.equal(result.organizationUuid, ORG);
-    assert.equal(proxy.requests[0]?.path, '/api/oauth/profile');
+    assert.equal(proxy.requests[1]?.path, '/api/oauth/profile');
+  });
+
+  it('CLAUDE_CODE_ORGANIZATION_UUID names the organization before .claude.json and the profile', async () => {
+    await home.writeGlobalConfig(undefined);
+    const result = await checkClaudeWebEligibility(options({ env: { ...home.env, CLAUDE_CODE_ORGANIZATION_UUID: ORG } }));
+    assert.equal(result.organizationFrom, 'env');
+    assert.equal(proxy.requests.some((r) => r.path === '/api/oauth/profile'), false);
   });
 
   it('no organization anywhere: organization_unknown, run claude', async () => {
@@ -130,6 +146,7 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     await home.writeCredentials({ accessToken: 'token-stale' });
     const err = await expectReason('token_refused', /refused Claude Code's login \(HTTP 401.*Run `claude` once/);
     assert.equal(err.remedy, 'run_claude');
+    assert.equal(proxy.requests[0]?.path, '/api/claude_code/policy_limits');
     assert.equal(proxy.requests[0]?.status, 401);
   });
 
@@ -139,23 +156,27 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     assert.match(result.warnings.join('\n'), /login expires in about 2 min/);
   });
 
-  it('2. the organization policy (a 403 naming the policy) comes before every later check', async () => {
-    proxy.settings.policyDisablesRemoteSessions = true;
+  it('policy off: policy_limits says no, before every other call and check', async () => {
+    proxy.settings.remoteSessionsAllowed = false;
     const notRepo = await makeGitRepo(undefined);
     cleanup.push(notRepo);
-    const err = await expectReason('org_policy', /organization's policy disables Claude Code remote sessions.*admin/, { workspaceFolder: notRepo });
+    const err = await expectReason('org_policy', /Cloud sessions are disabled by your organization's policy\. Contact your organization admin/, { workspaceFolder: notRepo });
     assert.equal(err.remedy, 'contact_admin');
+    assert.deepEqual(proxy.requests.map((r) => r.path), ['/api/claude_code/policy_limits']);
   });
 
-  it('3. no cloud environment (only a bridge): no_environment, set one up at claude.ai/code', async () => {
-    proxy.settings.environments = [{ kind: 'bridge', environment_id: 'env_bridge', name: 'laptop' }];
-    const err = await expectReason('no_environment', /no Claude Code cloud environment.*https:\/\/claude\.ai\/code/);
+  it('no environment: no anthropic_cloud (a bridge and a byoc are no fallback) says how to create one', async () => {
+    proxy.settings.environments = [
+      { kind: 'bridge', environment_id: 'env_bridge', name: 'laptop' },
+      { kind: 'byoc', environment_id: 'env_byoc', name: 'our runners' },
+    ];
+    const err = await expectReason('no_environment', /no Anthropic cloud environment.*only laptop \(bridge\), our runners \(byoc\).*Create one at https:\/\/claude\.ai\/code/);
     assert.equal(err.url, 'https://claude.ai/code');
   });
 
-  it('3. no environment at all', async () => {
+  it('no environment at all', async () => {
     proxy.settings.environments = [];
-    await expectReason('no_environment', /no Claude Code cloud environment\. Set one up/);
+    await expectReason('no_environment', /no Anthropic cloud environment for Claude Code\. Create one/);
   });
 
   it('3. the setting names the environment to use; an unknown one is refused with the picker as fix', async () => {
@@ -165,12 +186,14 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     assert.equal(err.remedy, 'choose_environment');
   });
 
-  it('3. without anthropic_cloud, the first environment that is not a bridge', async () => {
+  it('environments on many pages: the first anthropic_cloud is found on a later page', async () => {
     proxy.settings.environments = [
-      { kind: 'bridge', environment_id: 'env_bridge', name: 'laptop' },
-      { kind: 'byoc', environment_id: 'env_byoc', name: 'our runners' },
+      ...Array.from({ length: 5 }, (_, i) => ({ kind: 'bridge', environment_id: `env_b${i}`, name: `laptop ${i}` })),
+      { kind: 'anthropic_cloud', environment_id: 'env_late', name: 'Late' },
+      { kind: 'anthropic_cloud', environment_id: 'env_later', name: 'Later' },
     ];
-    assert.equal((await checkClaudeWebEligibility(options())).environment.environment_id, 'env_byoc');
+    assert.equal((await checkClaudeWebEligibility(options())).environment.environment_id, 'env_late');
+    assert.equal(proxy.requests.filter((r) => r.path === '/v1/environment_providers').length, 4);
   });
 
   it('4. not a git repository', async () => {
@@ -196,6 +219,37 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
     await expectReason('github_app_not_installed', /acme\/unknown/, { workspaceFolder: unknown });
   });
 
+  it('app not installed then resynced: an unknown status asks for the resync, which says installed', async () => {
+    const fresh = await makeGitRepo('https://github.com/acme/fresh.git');
+    cleanup.push(fresh);
+    const result = await checkClaudeWebEligibility(options({ workspaceFolder: fresh }));
+    assert.equal(result.repository.name, 'fresh');
+    const resync = proxy.requests.find((r) => r.path.endsWith('/code/repos/resync'));
+    assert.deepEqual(resync?.body, { owner: 'acme', repo: 'fresh' });
+    assert.equal(resync?.method, 'POST');
+    assert.equal(resync?.headers['x-organization-uuid'], ORG);
+    const freshNoApp = await makeGitRepo('https://github.com/acme/fresh-noapp.git');
+    cleanup.push(freshNoApp);
+    await expectReason('github_app_not_installed', /acme\/fresh-noapp/, { workspaceFolder: freshNoApp });
+  });
+
+  it('an ssh host alias resolved with ssh -G to github.com counts as GitHub', async () => {
+    const aliased = await makeGitRepo('git@github.com-work:acme/widgets.git');
+    cleanup.push(aliased);
+    const asked: string[] = [];
+    const ssh = async (target: string) => {
+      asked.push(target);
+      return target === 'git@github.com-work' ? 'user git\nhostname github.com\nport 22\n' : undefined;
+    };
+    const result = await checkClaudeWebEligibility(options({ workspaceFolder: aliased, ssh }));
+    assert.equal(`${result.repository.host}/${result.repository.owner}/${result.repository.name}`, 'github.com/acme/widgets');
+    assert.deepEqual(asked, ['git@github.com-work']);
+    assert.match(result.warnings.join('\n'), /points it at github\.com/);
+    const elsewhere = await makeGitRepo('git@gitlab-work:acme/widgets.git');
+    cleanup.push(elsewhere);
+    await expectReason('no_github_remote', /gitlab-work, not github\.com/, { workspaceFolder: elsewhere, ssh: async () => 'hostname gitlab.com\n' });
+  });
+
   it('local changes not pushed: eligible, with warnings', async () => {
     await git(repo, 'commit', '-q', '--allow-empty', '-m', 'local');
     const result = await checkClaudeWebEligibility(options());
@@ -203,7 +257,7 @@ describe('claude-web eligibility (strict Claude-compatibility proxy)', () => {
   });
 
   it('the service unreachable: service_unreachable with Retry', async () => {
-    const err = await expectReason('service_unreachable', /Could not reach http:\/\/127\.0\.0\.1:9/, { baseUrl: 'http://127.0.0.1:9' });
+    const err = await expectReason('service_unreachable', /policy could not be read.*Could not reach http:\/\/127\.0\.0\.1:9/, { baseUrl: 'http://127.0.0.1:9' });
     assert.equal(err.remedy, 'retry');
   });
 

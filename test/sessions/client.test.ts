@@ -2,8 +2,9 @@
 // front for the failure classes. The same classes against the real server: client.server.test.ts.
 import { strict as assert } from 'node:assert';
 import { SessionsError } from '../../src/core/errors';
-import { ANTHROPIC_VERSION, CCR_BETA, userMessageEvent } from '../../src/core/protocol';
-import { SessionsClient, parseRetryAfter, sortEventItems } from '../../src/sessions/client';
+import { CLIENT_PLATFORM } from '../../src/core/codeSessions';
+import { ANTHROPIC_VERSION, userMessageEvent } from '../../src/core/protocol';
+import { DEFAULT_USER_AGENT, SessionsClient, parseRetryAfter, sortEventItems } from '../../src/sessions/client';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startWireTestServer, type WireTestServer } from './wireTestServer';
 
@@ -41,7 +42,7 @@ describe('SessionsClient', () => {
         tokenReads++;
         return server.token;
       },
-      extraHeaders: () => ({ 'x-organization-uuid': 'org-1', Authorization: 'Bearer must-not-win' }),
+      archiveRetryMs: [10, 20],
       requestTimeoutMs: 1_000,
     });
   });
@@ -51,7 +52,7 @@ describe('SessionsClient', () => {
     await server.close();
   });
 
-  it('sends the protocol headers, the extra headers and a freshly read token on every request', async () => {
+  it('sends the headers Claude Code sends and a freshly read token on every request (no organization, no beta)', async () => {
     server.addSession('s1');
     await client.getSession('s1');
     await client.readEvents('s1', null);
@@ -62,31 +63,40 @@ describe('SessionsClient', () => {
       assert.equal(r.headers.authorization, `Bearer ${server.token}`);
       assert.equal(r.headers['content-type'], 'application/json');
       assert.equal(r.headers['anthropic-version'], ANTHROPIC_VERSION);
-      assert.equal(r.headers['anthropic-beta'], CCR_BETA);
-      assert.equal(r.headers['x-organization-uuid'], 'org-1');
+      assert.equal(r.headers['anthropic-client-platform'], CLIENT_PLATFORM);
+      assert.equal(r.headers['user-agent'], DEFAULT_USER_AGENT);
+      assert.match(DEFAULT_USER_AGENT, /^ultraplan-vscode\/\d+\.\d+\.\d+/);
+      assert.equal(r.headers['anthropic-beta'], undefined);
+      assert.equal(r.headers['x-organization-uuid'], undefined);
     }
   });
 
-  it('creates, gets, lists, sends unwrapped events and archives (twice is fine)', async () => {
+  it('creates, gets, sends wrapped payloads with fresh uuids and archives (twice is fine)', async () => {
     const created = await client.createSession({
       title: 'ultraplan: t',
       events: [{ type: 'event', data: userMessageEvent('plan it') }],
     });
     assert.equal(created.title, 'ultraplan: t');
     assert.equal((await client.getSession(created.id)).id, created.id);
-    assert.deepEqual((await client.listSessions()).data.map((s) => s.id), [created.id]);
-    await client.sendEvents(created.id, [userMessageEvent('more')]);
-    const posted = server.requests.at(-1);
-    assert.deepEqual(JSON.parse(posted?.body ?? ''), { events: [userMessageEvent('more')] });
+    await client.sendEvents(created.id, [userMessageEvent('more'), userMessageEvent('again')]);
+    const posted = JSON.parse(server.requests.at(-1)?.body ?? '') as { events: Array<{ payload: { uuid: string } }> };
+    assert.equal(posted.events.length, 2);
+    const [a, b] = posted.events.map((e) => e.payload.uuid);
+    assert.match(a ?? '', /^[0-9a-f-]{36}$/);
+    assert.notEqual(a, b, 'every event gets its own uuid');
+    assert.deepEqual({ ...posted.events[0]?.payload, uuid: 'x' }, { ...userMessageEvent('more'), uuid: 'x' });
     await client.archive(created.id);
-    await client.archive(created.id); // 409 already archived counts as done
+    // A second archive answers 409 here: repeated after the waits, then a failure.
+    const before = server.requests.length;
+    await sessionsError(client.archive(created.id), 'conflict');
+    assert.equal(server.requests.length - before, 3, 'the 409 was asked twice more');
     assert.equal(await client.getStatus(created.id), 'archived');
     const conflict = await sessionsError(client.sendEvents(created.id, [userMessageEvent('late')]), 'conflict');
     assert.equal(conflict.status, 409);
     assert.match(conflict.message, /archived/);
   });
 
-  it('pages with last_id until has_more is false, skipping env_manager_log and control_response', async () => {
+  it('pages with sort_order=asc&cursor= until next_cursor is empty, skipping env_manager_log and control_response', async () => {
     server.addSession('s1');
     server.append('s1', assistant('a'), { type: 'env_manager_log', line: 'x' }, assistant('b'));
     server.append('s1', { type: 'control_response', response: { subtype: 'success', request_id: 'r' } }, assistant('c'));
@@ -96,7 +106,10 @@ describe('SessionsClient', () => {
     assert.equal(read.skipped, 2);
     assert.equal(read.hasMore, false);
     assert.equal(read.lastId, server.sessions.get('s1')?.events.at(-1)?.id);
-    const afterPages = server.requests.filter((r) => r.url.includes('/events?')).map((r) => new URL(r.url, 'http://x').searchParams.get('after_id'));
+    const pageReads = server.requests.filter((r) => r.url.includes('/events?')).map((r) => new URL(r.url, 'http://x').searchParams);
+    assert.ok(pageReads.every((q) => q.get('sort_order') === 'asc'));
+    assert.equal(pageReads[0]?.get('cursor'), null, 'no cursor on the first read');
+    const afterPages = pageReads.map((q) => q.get('cursor'));
     assert.deepEqual(afterPages.slice(1), [server.sessions.get('s1')?.events[1]?.id, server.sessions.get('s1')?.events[3]?.id]);
     // Nothing new: the cursor stays where it was.
     const again = await client.readEventsPages('s1', read.lastId, { limit: 2 });
@@ -193,7 +206,7 @@ describe('SessionsClient', () => {
     assert.match(reset.message, /Could not reach/);
     proxy.addFault({ fault: { kind: 'delay', ms: 1_500 } });
     const slow = await sessionsError(client.getSession('s1'), 'transient');
-    assert.match(slow.message, /did not answer GET \/v1\/sessions\/s1 within 1 s/);
+    assert.match(slow.message, /did not answer GET \/v1\/code\/sessions\/s1 within 1 s/);
     // The client recovers on the next call.
     assert.equal((await client.getSession('s1')).id, 's1');
   });
@@ -205,10 +218,11 @@ describe('SessionsClient', () => {
     assert.match(malformed.message, /malformed JSON/);
     proxy.addFault({ fault: { kind: 'status', status: 200, body: { type: 'session', id: 's1' } } });
     const notResource = await sessionsError(client.getSession('s1'), 'bad_response');
-    assert.match(notResource.message, /not a valid session resource/);
-    proxy.addFault({ path: '/events', fault: { kind: 'status', status: 200, body: { data: [], has_more: true, first_id: null, last_id: null } } });
+    assert.match(notResource.message, /not a valid session envelope/);
+    proxy.addFault({ path: '/events', fault: { kind: 'status', status: 200, body: { data: [], next_cursor: '7' } } });
+    proxy.addFault({ path: '/events', fault: { kind: 'status', status: 200, body: { data: [], next_cursor: '7' } } });
     const stuck = await sessionsError(client.readEvents('s1', null), 'bad_response');
-    assert.match(stuck.message, /does not advance/);
+    assert.match(stuck.message, /does not move past the cursor/);
   });
 
   it("hands back the caller's abort as an abort, not as a server failure", async () => {

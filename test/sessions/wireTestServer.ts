@@ -1,5 +1,5 @@
-// A minimal Sessions API server (PROTOCOL.md sections 1 and 6) for the client's unit tests: real
-// HTTP on 127.0.0.1, events appended by the test. It exists so the client's edges (headers, ids,
+// A minimal server of the current Sessions wire (`/v1/code/sessions`, PROTOCOL.md section 9) for
+// the client's unit tests: real HTTP on 127.0.0.1, events appended by the test. It exists so the client's edges (headers, ids,
 // SSE framing, a server without a stream) can be driven exactly; the integration tests run the
 // real dist/server.js instead.
 import * as http from 'node:http';
@@ -35,15 +35,23 @@ export interface WireTestServerOptions {
 }
 
 const resource = (s: WireSession) => ({
-  type: 'session',
-  id: s.id,
-  title: s.title,
-  session_status: s.status,
-  environment_id: null,
-  created_at: '2025-01-01T00:00:00Z',
-  updated_at: '2025-01-01T00:00:00Z',
-  session_context: {},
+  session: {
+    id: s.id,
+    title: s.title,
+    status: s.status === 'archived' ? 'archived' : 'active',
+    worker_status: s.status === 'archived' ? 'idle' : s.status,
+    environment_id: null,
+    created_at: '2025-01-01T00:00:00Z',
+    updated_at: '2025-01-01T00:00:00Z',
+    config: {},
+  },
 });
+
+/** `{sequence_num, payload}`: the stored id is the sequence number. */
+const item = (e: Record<string, unknown> & { id: string }) => {
+  const { id, ...payload } = e;
+  return { sequence_num: Number(id), payload };
+};
 
 export async function startWireTestServer(options: WireTestServerOptions = {}): Promise<WireTestServer> {
   const token = options.token ?? 'test-token-123';
@@ -62,8 +70,7 @@ export async function startWireTestServer(options: WireTestServerOptions = {}): 
   const broadcast = (sessionId: string, frame: string): void => {
     for (const listener of listeners.get(sessionId) ?? []) listener(frame);
   };
-  const eventFrame = (e: { id: string }): string => `id: ${e.id}\ndata: ${JSON.stringify(e)}\n\n`;
-  const statusFrame = (status: string): string => `event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`;
+  const eventFrame = (e: Record<string, unknown> & { id: string }): string => `event: client_event\nid: ${e.id}\ndata: ${JSON.stringify(item(e))}\n\n`;
 
   const api: Omit<WireTestServer, 'url' | 'close' | 'openStreams'> = {
     token,
@@ -78,7 +85,7 @@ export async function startWireTestServer(options: WireTestServerOptions = {}): 
       const session = sessions.get(sessionId);
       if (!session) throw new Error(`no session ${sessionId}`);
       return events.map((event) => {
-        const stored = { ...event, id: `e_${String(++seq).padStart(12, '0')}` };
+        const stored = { ...event, id: String(++seq) };
         session.events.push(stored);
         broadcast(sessionId, eventFrame(stored));
         return stored.id;
@@ -88,7 +95,6 @@ export async function startWireTestServer(options: WireTestServerOptions = {}): 
       const session = sessions.get(sessionId);
       if (!session) throw new Error(`no session ${sessionId}`);
       session.status = status;
-      broadcast(sessionId, statusFrame(status));
     },
   };
 
@@ -101,16 +107,13 @@ export async function startWireTestServer(options: WireTestServerOptions = {}): 
       if (req.headers.authorization !== `Bearer ${token}`) return error(res, 401, 'authentication_error', 'invalid token');
       const url = new URL(req.url ?? '/', 'http://x');
       const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-      if (parts[0] !== 'v1' || parts[1] !== 'sessions') return error(res, 404, 'not_found', 'no such route');
-      if (parts.length === 2 && req.method === 'GET') {
-        const data = [...sessions.values()].map(resource);
-        return send(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
-      }
+      if (parts[0] !== 'v1' || parts[1] !== 'code' || parts[2] !== 'sessions') return error(res, 404, 'not_found', 'no such route');
+      parts.splice(1, 1);
       if (parts.length === 2 && req.method === 'POST') {
-        const parsed = JSON.parse(body) as { title: string; events: Array<{ data: Record<string, unknown> }> };
-        const session = api.addSession(`s_${++seq}`);
+        const parsed = JSON.parse(body) as { title: string; events: Array<{ payload: Record<string, unknown> }> };
+        const session = api.addSession(`cse_${++seq}`);
         session.title = parsed.title;
-        api.append(session.id, ...parsed.events.map((e) => e.data));
+        api.append(session.id, ...parsed.events.map((e) => e.payload));
         return send(res, 201, resource(session));
       }
       const session = sessions.get(parts[2] ?? '');
@@ -122,24 +125,24 @@ export async function startWireTestServer(options: WireTestServerOptions = {}): 
         return send(res, 200, resource(session));
       }
       if (parts[3] === 'events' && parts.length === 4 && req.method === 'GET') {
-        const after = url.searchParams.get('after_id');
+        const after = url.searchParams.get('cursor');
         const limit = Number(url.searchParams.get('limit') ?? '100');
-        const rest = session.events.filter((e) => after === null || e.id > after);
+        const rest = session.events.filter((e) => after === null || Number(e.id) > Number(after));
         const data = rest.slice(0, limit);
-        return send(res, 200, { data, has_more: rest.length > limit, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+        return send(res, 200, { data: data.map(item), next_cursor: rest.length > limit ? (data.at(-1)?.id ?? null) : null });
       }
       if (parts[3] === 'events' && parts.length === 4 && req.method === 'POST') {
         if (session.status === 'archived') return error(res, 409, 'conflict', 'session is archived');
-        const parsed = JSON.parse(body) as { events: Array<Record<string, unknown>> };
-        api.append(session.id, ...parsed.events);
-        return send(res, 200, {});
+        const parsed = JSON.parse(body) as { events: Array<{ payload: Record<string, unknown> }> };
+        const ids = api.append(session.id, ...parsed.events.map((e) => e.payload));
+        return send(res, 200, { results: ids.map((id) => ({ sequence_num: Number(id), duplicate: false })) });
       }
       if (parts[3] === 'events' && parts[4] === 'stream' && req.method === 'GET') {
         if (options.stream === false) return error(res, options.streamOffStatus ?? 404, 'not_found', 'no stream here');
-        const after = url.searchParams.get('after_id') ?? (req.headers['last-event-id'] as string | undefined) ?? null;
+        const after = url.searchParams.get('from_sequence_num') ?? (req.headers['last-event-id'] as string | undefined) ?? null;
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
-        res.write(statusFrame(session.status));
-        for (const e of session.events) if (after === null || e.id > after) res.write(eventFrame(e));
+        res.write(': open\n\n');
+        for (const e of session.events) if (after === null || Number(e.id) > Number(after)) res.write(eventFrame(e));
         const listener = (frame: string): void => void res.write(frame);
         let set = listeners.get(session.id);
         if (!set) listeners.set(session.id, (set = new Set()));

@@ -1,17 +1,26 @@
 // Claude Code on the web as a SessionBackend: eligibility first, then the same SessionsClient and
-// HttpBackend as our own server, with Claude's organization header, a token read afresh before
-// every request, the launch request Claude Code sends, and decisions that fall back to the
-// session's WebSocket where HTTP refuses them. Failures keep their SessionsError kind (the poller
-// switches on it) and carry a ClaudeWebError as their cause (the extension picks its button).
+// HttpBackend as our own server (the current `/v1/code/sessions` wire), with a token read afresh
+// before every request, the organization on the create, the launch request Claude Code sends, and
+// decisions over HTTP only. Failures keep their SessionsError kind (the poller switches on it) and
+// carry a ClaudeWebError as their cause (the extension picks its button).
+import { toLinkSessionId } from '../../core/codeSessions';
 import { SessionsError } from '../../core/errors';
-import { ANTHROPIC_VERSION, CCR_BETA, type AnyEvent, type CreateSessionRequest, type SessionResource, type SessionStatus } from '../../core/protocol';
+import type { AnyEvent, CreateSessionRequest, SessionResource, SessionStatus } from '../../core/protocol';
 import type { EventRead, SessionTransport } from '../../core/transport';
 import type { BackendLifecycle, SessionBackend } from '../backend';
 import { SessionsClient } from '../client';
 import { HttpBackend } from '../httpBackend';
 import { DEFAULT_CLAUDE_API_URL, isPolicyRefusal, policyError, tokenRefusedError } from './accountApi';
-import { sendEventsOverSessionSocket } from './decisionSocket';
-import { checkClaudeWebEligibility, readAccess, tokenReader, type ClaudeWebAccessOptions, type ClaudeWebEligibility, type EligibilityOptions } from './eligibility';
+import {
+  checkClaudeWebEligibility,
+  checkClaudeWebLogin,
+  readAccess,
+  tokenReader,
+  type ClaudeWebAccessOptions,
+  type ClaudeWebEligibility,
+  type ClaudeWebLogin,
+  type EligibilityOptions,
+} from './eligibility';
 import { chooseEnvironment, type Environment } from './environment';
 import { ClaudeWebError } from './errors';
 import { buildLaunchRequest, claudeSessionLink, completeLaunchRequest } from './launch';
@@ -24,15 +33,22 @@ export const CLAUDE_WEB_LIFECYCLE: BackendLifecycle = Object.freeze({
   archiveOnFailure: true,
 });
 
-/** HTTP answers to POST events that mean "not over HTTP" rather than "not this session". */
-export const DECISION_REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 404, 405, 415, 422, 501]);
+/** HTTP answers to a decision that mean the service did not take it (the session itself exists). */
+export const DECISION_REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 404, 405, 415, 422]);
+
+/** Sent when the caller names none: the model is always sent (PROTOCOL.md section 9). */
+export const DEFAULT_CLOUD_MODEL = 'claude-opus-5';
 
 export interface ClaudeWebBackendOptions extends EligibilityOptions {
   log: (line: string) => void;
-  /** Try our SSE stream first; Claude's service has none, so the default is plain polling (3 s). */
+  /** Follow the phase on the live stream, falling back to the 3 s poll (default true). */
   preferStream?: boolean;
-  /** The WebSocket fallback's bounds. */
-  socket?: { connectTimeoutMs?: number; confirmWindowMs?: number };
+  /** The model the remote session runs (default DEFAULT_CLOUD_MODEL). */
+  model?: string;
+  /** The archive 409 retry waits (tests shorten them). */
+  archiveRetryMs?: readonly number[];
+  /** Stream tuning (tests). */
+  stream?: { initialBackoffMs?: number; maxBackoffMs?: number; maxConsecutiveFailures?: number };
 }
 
 export interface ClaudeWebBackendResult {
@@ -47,6 +63,16 @@ export async function createClaudeWebBackend(options: ClaudeWebBackendOptions): 
   const eligibility = await checkClaudeWebEligibility(options);
   const backend = new ClaudeWebBackend(options, eligibility);
   return { backend, eligibility, warnings: eligibility.warnings };
+}
+
+/**
+ * A backend for re-attaching to sessions that already exist (after a reload): only the login and
+ * the organization are checked. Environments, the repository and the GitHub app mattered for the
+ * launch, not for following a session that runs.
+ */
+export async function attachClaudeWebBackend(options: ClaudeWebBackendOptions): Promise<ClaudeWebBackend> {
+  const login = await checkClaudeWebLogin(options);
+  return new ClaudeWebBackend(options, login);
 }
 
 /** The environments for a picker, and the one the rules would choose. */
@@ -91,7 +117,7 @@ export class ClaudeWebBackend implements SessionBackend {
 
   constructor(
     private readonly options: ClaudeWebBackendOptions,
-    readonly eligibility: ClaudeWebEligibility,
+    readonly eligibility: ClaudeWebLogin,
   ) {
     this.baseUrl = (options.baseUrl ?? DEFAULT_CLAUDE_API_URL).replace(/\/+$/, '');
     this.log = options.log;
@@ -107,19 +133,25 @@ export class ClaudeWebBackend implements SessionBackend {
           throw err;
         }
       },
-      extraHeaders: () => ({ 'x-organization-uuid': eligibility.organizationUuid }),
+      organizationUuid: eligibility.organizationUuid,
+      createOnV1First: true,
+      archiveRetryMs: options.archiveRetryMs,
       requestTimeoutMs: options.requestTimeoutMs,
       fetch: options.fetch,
       log: options.log,
     });
     const { repository, environment } = eligibility;
-    this.label = `Claude Code on the web · ${repository.owner}/${repository.name} · ${environment.name?.trim() || environment.environment_id}`;
+    this.label =
+      repository && environment
+        ? `Claude Code on the web · ${repository.owner}/${repository.name} · ${environment.name?.trim() || environment.environment_id}`
+        : 'Claude Code on the web';
     this.http = new HttpBackend({
       client,
-      preferStream: options.preferStream ?? false,
+      preferStream: options.preferStream ?? true,
       kind: 'claude-web',
       label: this.label,
       sessionLink: claudeSessionLink,
+      stream: { ...options.stream, log: options.log },
     });
     this.transport = translatingTransport(this.http.transport);
   }
@@ -129,13 +161,20 @@ export class ClaudeWebBackend implements SessionBackend {
   }
 
   sessionLink(sessionId: string): string {
-    return claudeSessionLink(sessionId);
+    return claudeSessionLink(toLinkSessionId(sessionId));
   }
 
   /** The request Claude Code sends, for this repository and environment. */
   launchRequest(prompt: string, title?: string): CreateSessionRequest {
+    const { repository, environment } = this.launchContext();
+    return buildLaunchRequest({ prompt, title, repository, environmentId: environment.environment_id, model: this.options.model ?? DEFAULT_CLOUD_MODEL });
+  }
+
+  private launchContext(): { repository: NonNullable<ClaudeWebEligibility['repository']>; environment: NonNullable<ClaudeWebEligibility['environment']> } {
     const { repository, environment } = this.eligibility;
-    return buildLaunchRequest({ prompt, title, repository, environmentId: environment.environment_id });
+    // A backend made to re-attach never launches: its checks did not cover a launch.
+    if (!repository || !environment) throw new Error('This Claude Code on the web backend was made to follow existing sessions; launching needs the full eligibility check.');
+    return { repository, environment };
   }
 
   /**
@@ -143,8 +182,8 @@ export class ClaudeWebBackend implements SessionBackend {
    * the `ultraplan: ` title, the repository source and outcome, and the environment.
    */
   async createSession(request: CreateSessionRequest, signal?: AbortSignal): Promise<SessionResource> {
-    const { repository, environment } = this.eligibility;
-    const complete = completeLaunchRequest(request, { repository, environmentId: environment.environment_id });
+    const { repository, environment } = this.launchContext();
+    const complete = completeLaunchRequest(request, { repository, environmentId: environment.environment_id, model: this.options.model ?? DEFAULT_CLOUD_MODEL });
     const session = await translated(() => this.http.createSession(complete, signal));
     this.log(`claude-web: session ${session.id} created · ${this.sessionLink(session.id)}`);
     return session;
@@ -155,45 +194,21 @@ export class ClaudeWebBackend implements SessionBackend {
   }
 
   /**
-   * Sends events over HTTP. control_responses the service refuses over HTTP go over the session's
-   * WebSocket; if that fails too, a ClaudeWebError decision_not_delivered says so: nothing is
-   * ever reported as sent that was not.
+   * Sends events over HTTP, the only way the service takes a decision. A decision it refuses is
+   * a ClaudeWebError decision_not_delivered that sends the person to the browser: nothing is ever
+   * reported as sent that was not.
    */
   async sendEvents(sessionId: string, events: AnyEvent[], signal?: AbortSignal): Promise<void> {
-    let refusal: SessionsError;
     try {
       await this.http.sendEvents(sessionId, events, signal);
-      return;
     } catch (err) {
-      if (!(err instanceof SessionsError) || !events.some(isDecision) || !refusedOverHttp(err)) throw translate(err);
-      if (err.status === 404) {
-        // 404 also means "no such session"; only a session that exists refused the route.
-        await this.getSession(sessionId, signal);
-      }
-      refusal = err;
-    }
-    const decisions = events.filter(isDecision);
-    const others = events.filter((e) => !isDecision(e));
-    if (others.length > 0) await translated(() => this.http.sendEvents(sessionId, others, signal));
-    this.log(`claude-web: HTTP refused the decision for session ${sessionId} (HTTP ${refusal.status ?? '?'}); sending it over the session WebSocket`);
-    try {
-      const delivery = await sendEventsOverSessionSocket({
-        baseUrl: this.baseUrl,
-        sessionId,
-        organizationUuid: this.eligibility.organizationUuid,
-        headers: () => this.socketHeaders(),
-        events: decisions,
-        connectTimeoutMs: this.options.socket?.connectTimeoutMs,
-        confirmWindowMs: this.options.socket?.confirmWindowMs,
-        signal,
-      });
-      this.log(`claude-web: decision for session ${sessionId} sent over the WebSocket${delivery.confirmed ? ' (echoed back)' : ' (not echoed; the event stream will show it)'}`);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason ?? err;
+      if (!(err instanceof SessionsError) || !events.some(isDecision) || err.status === undefined || !DECISION_REFUSAL_STATUSES.has(err.status)) throw translate(err);
+      // 404 also means "no such session": that stays not_found.
+      if (err.status === 404) await this.getSession(sessionId, signal);
       const link = this.sessionLink(sessionId);
       throw new ClaudeWebError(
         'decision_not_delivered',
-        `Your decision was NOT sent: Claude Code on the web refused it over HTTP (HTTP ${refusal.status ?? '?'}) and ${err instanceof Error ? err.message : String(err)}. Review this plan in the browser instead: ${link}`,
+        `Your decision was NOT sent: Claude Code on the web refused it (HTTP ${err.status}). Review this plan in the browser instead: ${link}`,
         { url: link, cause: err },
       );
     }
@@ -206,30 +221,10 @@ export class ClaudeWebBackend implements SessionBackend {
   dispose(): Promise<void> {
     return this.http.dispose();
   }
-
-  private async socketHeaders(): Promise<Record<string, string>> {
-    let token: string;
-    try {
-      token = await tokenReader(this.options)();
-    } catch (err) {
-      // The WebSocket path must say why too, without a token.
-      throw err instanceof ClaudeWebError ? new Error(err.message) : err;
-    }
-    return {
-      authorization: `Bearer ${token}`,
-      'anthropic-version': ANTHROPIC_VERSION,
-      'anthropic-beta': CCR_BETA,
-      'x-organization-uuid': this.eligibility.organizationUuid,
-    };
-  }
 }
 
 function isDecision(event: AnyEvent): boolean {
   return event.type === 'control_response';
-}
-
-function refusedOverHttp(err: SessionsError): boolean {
-  return err.status !== undefined && DECISION_REFUSAL_STATUSES.has(err.status);
 }
 
 /** 401/403 from Claude's service, reworded with the fix; the kind stays for the poller. */

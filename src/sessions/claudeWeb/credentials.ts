@@ -3,6 +3,7 @@
 // login sends the user to `claude`, which refreshes it. Callers read again before every request,
 // since Claude Code may have refreshed the file meanwhile. No token ever reaches a message.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -42,14 +43,14 @@ export interface ClaudeCredentials {
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export interface CredentialsOptions {
-  /** Claude Code's config folder; default $CLAUDE_CONFIG_DIR, else ~/.claude. */
+  /** Claude Code's config folder; default $CLAUDE_CONFIG_DIR, else ~/.claude. Its login may live elsewhere: see secureStorageDir. */
   configDir?: string;
   env?: Env;
   homeDir?: string;
   platform?: NodeJS.Platform;
   now?: () => number;
   /** The Keychain entry's text, or undefined when there is none. Default: the `security` tool. */
-  readKeychain?: (account: string) => Promise<string | undefined>;
+  readKeychain?: (service: string, account: string) => Promise<string | undefined>;
 }
 
 export function claudeConfigDir(options: Pick<CredentialsOptions, 'configDir' | 'env' | 'homeDir'> = {}): string {
@@ -57,9 +58,49 @@ export function claudeConfigDir(options: Pick<CredentialsOptions, 'configDir' | 
   return options.configDir ?? env.CLAUDE_CONFIG_DIR ?? join(options.homeDir ?? homedir(), '.claude');
 }
 
-export function credentialsFilePath(options: Pick<CredentialsOptions, 'configDir' | 'env' | 'homeDir'> = {}): string {
-  return join(claudeConfigDir(options), '.credentials.json');
+/**
+ * Where Claude Code keeps its login: $CLAUDE_SECURESTORAGE_CONFIG_DIR when set (set but empty:
+ * ~/.claude), else the config folder.
+ */
+export function secureStorageDir(options: Pick<CredentialsOptions, 'configDir' | 'env' | 'homeDir'> = {}): string {
+  const env = options.env ?? process.env;
+  const secure = env.CLAUDE_SECURESTORAGE_CONFIG_DIR;
+  if (secure !== undefined) return (secure || join(options.homeDir ?? homedir(), '.claude')).normalize('NFC');
+  return claudeConfigDir(options);
 }
+
+export function credentialsFilePath(options: Pick<CredentialsOptions, 'configDir' | 'env' | 'homeDir'> = {}): string {
+  return join(secureStorageDir(options), '.credentials.json');
+}
+
+/**
+ * The macOS Keychain service: `Claude Code-credentials`, plus `-<first 8 hex of sha256(folder)>`
+ * when the login's folder is not the default (CLAUDE_SECURESTORAGE_CONFIG_DIR set and not empty,
+ * or, without it, a config folder set).
+ */
+export function keychainService(options: Pick<CredentialsOptions, 'configDir' | 'env' | 'homeDir'> = {}): string {
+  const env = options.env ?? process.env;
+  const secure = env.CLAUDE_SECURESTORAGE_CONFIG_DIR;
+  const isDefault = secure !== undefined ? secure === '' : options.configDir === undefined && env.CLAUDE_CONFIG_DIR === undefined;
+  if (isDefault) return KEYCHAIN_SERVICE;
+  const folder = secure !== undefined ? secure.normalize('NFC') : claudeConfigDir(options);
+  return `${KEYCHAIN_SERVICE}-${createHash('sha256').update(folder).digest('hex').slice(0, 8)}`;
+}
+
+/** The Keychain account: the user name when it is a plain name, as Claude Code writes it. */
+function keychainAccount(env: Env): string {
+  let name: string;
+  try {
+    name = env.USER || userInfo().username;
+  } catch {
+    name = 'claude-code-user';
+  }
+  return /^[a-zA-Z0-9._-]+$/.test(name) ? name : 'claude-code-user';
+}
+
+/** Why CLAUDE_CODE_OAUTH_TOKEN cannot start cloud sessions, and what to do. */
+export const OAUTH_TOKEN_ENV_NOTE =
+  'CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`) carries only the user:inference scope, so it cannot start or follow cloud sessions';
 
 /**
  * The login to use now. Throws ClaudeWebError: not_logged_in, credentials_malformed,
@@ -68,13 +109,14 @@ export function credentialsFilePath(options: Pick<CredentialsOptions, 'configDir
 export async function readClaudeCredentials(options: CredentialsOptions = {}): Promise<ClaudeCredentials> {
   const env = options.env ?? process.env;
   const now = (options.now ?? Date.now)();
-  // Claude Code itself gives the environment variable precedence over the stored login.
   const envToken = env.CLAUDE_CODE_OAUTH_TOKEN?.trim();
-  if (envToken) {
+  // The environment token is a sessions login only when its scopes were widened to include it.
+  const envScopes = env.CLAUDE_CODE_OAUTH_SCOPES?.split(/[\s,]+/).filter(Boolean);
+  if (envToken && envScopes?.includes(SESSIONS_SCOPE)) {
     return {
       accessToken: envToken,
       expiresAt: undefined,
-      scopes: undefined,
+      scopes: envScopes,
       subscriptionType: undefined,
       source: 'env',
       from: 'CLAUDE_CODE_OAUTH_TOKEN',
@@ -84,9 +126,9 @@ export async function readClaudeCredentials(options: CredentialsOptions = {}): P
 
   const platform = options.platform ?? process.platform;
   if (platform === 'darwin') {
-    const account = env.USER ?? userInfo().username;
-    const text = await (options.readKeychain ?? readKeychainEntry)(account);
-    if (text !== undefined) return fromStoredJson(text, 'keychain', 'the macOS Keychain entry "Claude Code-credentials"', now);
+    const service = keychainService(options);
+    const text = await (options.readKeychain ?? readKeychainEntry)(service, keychainAccount(env));
+    if (text !== undefined) return fromStoredJson(text, 'keychain', `the macOS Keychain entry "${service}"`, now);
   }
 
   const path = credentialsFilePath(options);
@@ -96,6 +138,12 @@ export async function readClaudeCredentials(options: CredentialsOptions = {}): P
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
+      if (envToken) {
+        throw new ClaudeWebError(
+          'missing_scope',
+          `${OAUTH_TOKEN_ENV_NOTE}, and Claude Code has no Claude.ai login stored on this machine (no ${path}). Run \`claude\`, use /login with your Claude.ai account (the stored login is used; the variable can stay for other tools), then choose Retry.`,
+        );
+      }
       throw new ClaudeWebError(
         'not_logged_in',
         `Claude Code is not logged in with a Claude.ai account on this machine (no ${path}). ${RUN_CLAUDE_FIX}`,
@@ -161,11 +209,11 @@ function describeAgo(ms: number): string {
 }
 
 /** The `security` tool, without a shell. Exit 44 means no such item. */
-function readKeychainEntry(account: string): Promise<string | undefined> {
+function readKeychainEntry(service: string, account: string): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     execFile(
       'security',
-      ['find-generic-password', '-s', KEYCHAIN_SERVICE, '-a', account, '-w'],
+      ['find-generic-password', '-s', service, '-a', account, '-w'],
       { timeout: 10_000, maxBuffer: 1 << 20, encoding: 'utf8' },
       (err, stdout) => {
         if (!err) {
@@ -177,7 +225,7 @@ function readKeychainEntry(account: string): Promise<string | undefined> {
         else if (code === 'ENOENT') resolve(undefined); // no `security` tool: fall back to the file
         else {
           // stderr may name the item, never the secret; still, keep the message our own.
-          reject(new ClaudeWebError('credentials_malformed', `The macOS Keychain entry "${KEYCHAIN_SERVICE}" could not be read (security exited with ${String(code)}). ${RUN_CLAUDE_FIX}`));
+          reject(new ClaudeWebError('credentials_malformed', `The macOS Keychain entry "${service}" could not be read (security exited with ${String(code)}). ${RUN_CLAUDE_FIX}`));
         }
       },
     );

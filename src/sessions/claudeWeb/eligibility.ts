@@ -1,11 +1,13 @@
 // Can this workspace launch a remote ultraplan? The checks run in Claude Code's order, and the
-// first that fails names its cause and its fix (PROTOCOL.md section 9): the Claude.ai login, the
-// organization's policy, a cloud environment, a git repository, a GitHub remote, the GitHub app.
-import { fetchEnvironments, fetchGithubAppInstalled, fetchProfile, type AccountApiOptions } from './accountApi';
+// first that fails names its cause and its fix (PROTOCOL.md section 9): the organization's policy
+// (once a login can ask for it), the login and the organization, a cloud environment, a git
+// repository with a GitHub remote, the GitHub app. Re-attaching to a running session checks only
+// the login and the organization.
+import { checkRemoteSessionsPolicy, fetchEnvironments, fetchGithubAppInstalled, fetchProfile, type AccountApiOptions } from './accountApi';
 import { readClaudeCredentials, type CredentialsOptions, type CredentialsSource } from './credentials';
 import { chooseEnvironment, type Environment } from './environment';
 import { CLAUDE_GITHUB_APP_URL, ClaudeWebError, RUN_CLAUDE_FIX } from './errors';
-import { detectGitRepository, type GitRepositoryInfo, type GitRunner } from './git';
+import { detectGitRepository, type GitRepositoryInfo, type GitRunner, type SshConfigReader } from './git';
 import { readOrganizationFromConfig } from './organization';
 
 export interface ClaudeWebAccessOptions extends CredentialsOptions {
@@ -22,13 +24,24 @@ export interface EligibilityOptions extends ClaudeWebAccessOptions {
   /** The setting ultraplan.claudeWeb.environmentId. */
   environmentId?: string;
   git?: GitRunner;
+  /** `ssh -G <host>` for resolving host aliases (tests give their own). */
+  ssh?: SshConfigReader;
+}
+
+/** The login and organization: enough to follow a session. Holds no token. */
+export interface ClaudeWebLogin {
+  login: { source: CredentialsSource; from: string; subscriptionType: string | undefined; expiresAt: number | undefined };
+  organizationUuid: string;
+  organizationFrom: 'env' | 'config' | 'profile';
+  /** Absent when only the login was checked (re-attach). */
+  environment?: Environment;
+  environments?: Environment[];
+  repository?: GitRepositoryInfo;
+  warnings: string[];
 }
 
 /** What a launch needs, all checked. Holds no token: the token is read again for every request. */
-export interface ClaudeWebEligibility {
-  login: { source: CredentialsSource; from: string; subscriptionType: string | undefined; expiresAt: number | undefined };
-  organizationUuid: string;
-  organizationFrom: 'config' | 'profile';
+export interface ClaudeWebEligibility extends ClaudeWebLogin {
   environment: Environment;
   environments: Environment[];
   repository: GitRepositoryInfo;
@@ -41,8 +54,10 @@ export function tokenReader(options: CredentialsOptions): () => Promise<string> 
   return async () => (await readClaudeCredentials(options)).accessToken;
 }
 
-/** The organization: Claude Code's global config, else the profile call. */
-export async function resolveOrganization(options: ClaudeWebAccessOptions, api: AccountApiOptions): Promise<{ uuid: string; from: 'config' | 'profile' }> {
+/** The organization: CLAUDE_CODE_ORGANIZATION_UUID, Claude Code's global config, else the profile call. */
+export async function resolveOrganization(options: ClaudeWebAccessOptions, api: AccountApiOptions): Promise<{ uuid: string; from: 'env' | 'config' | 'profile' }> {
+  const fromEnv = (options.env ?? process.env).CLAUDE_CODE_ORGANIZATION_UUID?.trim();
+  if (fromEnv) return { uuid: fromEnv, from: 'env' };
   const fromConfig = await readOrganizationFromConfig(options);
   if (fromConfig) return { uuid: fromConfig, from: 'config' };
   const profile = await fetchProfile(api);
@@ -54,27 +69,48 @@ export async function resolveOrganization(options: ClaudeWebAccessOptions, api: 
   );
 }
 
-/** Login, organization and the environments list: enough for a picker. */
-export async function readAccess(options: ClaudeWebAccessOptions): Promise<{
-  login: ClaudeWebEligibility['login'];
-  expiresSoon: boolean;
-  organizationUuid: string;
-  organizationFrom: 'config' | 'profile';
-  environments: Environment[];
-  api: AccountApiOptions;
-}> {
-  // 1. A Claude.ai login (not_logged_in, credentials_malformed, missing_scope, token_expired).
-  const credentials = await readClaudeCredentials(options);
-  const api: AccountApiOptions = {
+function apiOptions(options: ClaudeWebAccessOptions): AccountApiOptions {
+  return {
     baseUrl: options.baseUrl ?? 'https://api.anthropic.com',
     getToken: tokenReader(options),
     fetch: options.fetch,
     requestTimeoutMs: options.requestTimeoutMs,
     signal: options.signal,
   };
+}
+
+/** The login and the organization, nothing else: what re-attaching to a running session needs. */
+export async function checkClaudeWebLogin(options: ClaudeWebAccessOptions): Promise<ClaudeWebLogin> {
+  const credentials = await readClaudeCredentials(options);
+  const organization = await resolveOrganization(options, apiOptions(options));
+  (options.log ?? (() => {}))(`claude-web: re-attaching · login from ${credentials.from} · organization from ${organization.from}`);
+  return {
+    login: { source: credentials.source, from: credentials.from, subscriptionType: credentials.subscriptionType, expiresAt: credentials.expiresAt },
+    organizationUuid: organization.uuid,
+    organizationFrom: organization.from,
+    warnings: [],
+  };
+}
+
+/** Policy, login, organization and the environments list: enough for a picker. */
+export async function readAccess(options: ClaudeWebAccessOptions): Promise<{
+  login: ClaudeWebEligibility['login'];
+  expiresSoon: boolean;
+  organizationUuid: string;
+  organizationFrom: 'env' | 'config' | 'profile';
+  environments: Environment[];
+  api: AccountApiOptions;
+}> {
+  // A Claude.ai login first: the policy call needs its token (not_logged_in, credentials_malformed,
+  // missing_scope, token_expired).
+  const credentials = await readClaudeCredentials(options);
+  const api = apiOptions(options);
+  // 1. The organization's policy, before any session or account call.
+  await checkRemoteSessionsPolicy(api);
+  // 2. The organization.
   const organization = await resolveOrganization(options, api);
   api.organizationUuid = organization.uuid;
-  // 2. and 3. The policy refusal surfaces here as a 403 (see accountApi.isPolicyRefusal).
+  // 3. The cloud environments (paged).
   const environments = await fetchEnvironments(api);
   return {
     login: { source: credentials.source, from: credentials.from, subscriptionType: credentials.subscriptionType, expiresAt: credentials.expiresAt },
@@ -92,7 +128,7 @@ export async function checkClaudeWebEligibility(options: EligibilityOptions): Pr
   const access = await readAccess(options);
   const environment = chooseEnvironment(access.environments, options.environmentId);
   // 4. and 5. A git repository with a GitHub remote.
-  const repository = await detectGitRepository(options.workspaceFolder, { git: options.git });
+  const repository = await detectGitRepository(options.workspaceFolder, { git: options.git, ssh: options.ssh });
   // 6. The Claude GitHub app on that repository.
   const installed = await fetchGithubAppInstalled({ ...access.api, organizationUuid: access.organizationUuid }, repository.owner, repository.name);
   if (!installed) {

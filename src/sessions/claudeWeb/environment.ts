@@ -11,11 +11,16 @@ export const EnvironmentSchema = z.looseObject({
 });
 export type Environment = z.infer<typeof EnvironmentSchema>;
 
-export const EnvironmentListSchema = z.looseObject({ environments: z.array(EnvironmentSchema) });
+/** One page of GET /v1/environment_providers (paged with `after_id` while `has_more`). */
+export const EnvironmentPageSchema = z.looseObject({
+  environments: z.array(EnvironmentSchema),
+  has_more: z.boolean().nullable().optional(),
+  last_id: z.string().nullable().optional(),
+});
 
 /**
- * The user's setting if it names a listed environment, else the first anthropic_cloud, else the
- * first that is not a bridge (a bridge runs on someone's own machine, not in the cloud).
+ * The user's setting if it names a listed environment, else the first anthropic_cloud (as Claude
+ * Code chooses; other kinds are never a fallback).
  */
 export function chooseEnvironment(environments: readonly Environment[], configuredId?: string): Environment {
   const wanted = configuredId?.trim();
@@ -30,13 +35,13 @@ export function chooseEnvironment(environments: readonly Environment[], configur
       { remedy: 'choose_environment' },
     );
   }
-  const chosen = environments.find((e) => e.kind === 'anthropic_cloud') ?? environments.find((e) => e.kind !== 'bridge');
+  const chosen = environments.find((e) => e.kind === 'anthropic_cloud');
   if (chosen) return chosen;
   throw new ClaudeWebError(
     'no_environment',
-    `You have no Claude Code cloud environment${
-      environments.length > 0 ? ' (only bridges to local machines, which cannot host a remote plan)' : ''
-    }. Set one up at ${CLAUDE_CODE_WEB_URL}, then choose Retry.`,
+    `You have no Anthropic cloud environment for Claude Code${
+      environments.length > 0 ? ` (only ${environments.map(describeEnvironment).join(', ')}, which Ultraplan does not launch on)` : ''
+    }. Create one at ${CLAUDE_CODE_WEB_URL} (open it once and start a session; it makes a "Default" environment), then choose Retry.`,
     { url: CLAUDE_CODE_WEB_URL },
   );
 }

@@ -17,7 +17,7 @@ export const CLAUDE_WEB_FAILURE_REASONS = [
   'no_github_remote',
   'github_app_not_installed',
   // After launch.
-  'decision_not_delivered', // neither HTTP nor the session WebSocket took the decision
+  'decision_not_delivered', // the service refused the decision (HTTP is the only way)
   'service_unreachable', // network failure or 5xx while checking eligibility
 ] as const;
 export type ClaudeWebFailureReason = (typeof CLAUDE_WEB_FAILURE_REASONS)[number];

@@ -86,8 +86,38 @@ export function redactRemoteUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]+@/i, '$1');
 }
 
+/** `ssh -G -- <target>`'s output (the effective client config), or undefined when it gave none. */
+export type SshConfigReader = (target: string) => Promise<string | undefined>;
+
+export const readSshConfig: SshConfigReader = (target) =>
+  new Promise((resolve) => {
+    const child = execFile('ssh', ['-G', '--', target], { timeout: 3_000, maxBuffer: 1 << 20, encoding: 'utf8' }, (err, stdout) => resolve(err ? undefined : stdout));
+    child.stdin?.end();
+  });
+
+/** Host names that are GitHub's ssh front for github.com. */
+const SSH_HOST_ALIASES: ReadonlyMap<string, string> = new Map([['ssh.github.com', 'github.com']]);
+
+/**
+ * An ssh remote whose host is an alias (`git@github.com-work:owner/repo`) resolved the way ssh
+ * resolves it, with `ssh -G`: its `hostname` line. Only when git uses plain ssh (no
+ * GIT_SSH_COMMAND, GIT_SSH or core.sshCommand), as Claude Code does.
+ */
+export async function resolveSshAlias(url: string, ssh: SshConfigReader, usesOtherSsh: boolean): Promise<RemoteRepository | undefined> {
+  const scp = /^((?:[\w.-]+@)?([\w.-]+)):([\w.-]+)\/([\w.-]+?)(?:\.git)?\/?$/.exec(url.trim());
+  const sshUrl = /^ssh:\/\/((?:[\w.-]+@)?([\w.-]+))(?::\d{1,5})?\/([\w.-]+)\/([\w.-]+?)(?:\.git)?\/?$/.exec(url.trim());
+  const match = scp ?? sshUrl;
+  if (!match || usesOtherSsh) return undefined;
+  const [, target, , owner, name] = match as unknown as [string, string, string, string, string];
+  const out = await ssh(target);
+  const host = out ? /^hostname (\S+)/m.exec(out)?.[1]?.toLowerCase() : undefined;
+  if (!host) return undefined;
+  return { host: SSH_HOST_ALIASES.get(host) ?? host, owner, name };
+}
+
 export interface DetectOptions {
   git?: GitRunner;
+  ssh?: SshConfigReader;
 }
 
 /**
@@ -138,7 +168,17 @@ export async function detectGitRepository(folder: string, options: DetectOptions
     (await tryGit(['config', '--get', `remote.${remoteName}.url`])) ?? '',
   ];
   const remoteUrl = candidates.find((url) => parseRemoteUrl(url)?.host === 'github.com') ?? candidates[0] ?? '';
-  const parsed = parseRemoteUrl(remoteUrl);
+  let parsed = parseRemoteUrl(remoteUrl);
+  let aliasNote: string | undefined;
+  if (parsed && parsed.host !== 'github.com') {
+    const usesOtherSsh =
+      process.env.GIT_SSH_COMMAND !== undefined || process.env.GIT_SSH !== undefined || (await tryGit(['config', '--get', 'core.sshCommand'])) !== undefined;
+    const resolved = await resolveSshAlias(remoteUrl, options.ssh ?? readSshConfig, usesOtherSsh);
+    if (resolved?.host === 'github.com') {
+      aliasNote = `The remote names the host "${parsed.host}"; your SSH configuration points it at github.com, so the session starts from github.com/${resolved.owner}/${resolved.name}.`;
+      parsed = resolved;
+    }
+  }
   if (!parsed || parsed.host !== 'github.com') {
     const where = parsed ? `${parsed.host}, not github.com` : `"${redactRemoteUrl(remoteUrl)}", which is not a GitHub repository URL`;
     throw new ClaudeWebError(
@@ -147,7 +187,7 @@ export async function detectGitRepository(folder: string, options: DetectOptions
     );
   }
 
-  const warnings: string[] = [];
+  const warnings: string[] = aliasNote ? [aliasNote] : [];
   const changes = ((await tryGit(['status', '--porcelain', '--untracked-files=normal'])) ?? '').split('\n').filter(Boolean).length;
   if (changes > 0) {
     warnings.push(`${changes} changed file${changes === 1 ? '' : 's'} not committed and pushed: the remote session will not see ${changes === 1 ? 'it' : 'them'}.`);

@@ -2,6 +2,7 @@
 // plan mode with the ultraplan flag, then the prompt; the repository as the source; a fresh
 // claude/<slug> branch as the outcome. Pure.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { toLinkSessionId } from '../../core/codeSessions';
 import {
   CreateSessionRequestSchema,
   setPlanModeEvent,
@@ -93,16 +94,16 @@ export function buildLaunchRequest(input: LaunchInput): CreateSessionRequest {
 
 /**
  * A request built without knowing the backend (title and events only) made into one Claude Code
- * on the web accepts: prefixed title, the repository source and outcome, the environment. What
- * the caller already set (a model, its own sources) is kept.
+ * on the web accepts: prefixed title, the repository source and outcome, the environment, the
+ * model (always sent). What the caller already set (a model, its own sources) is kept.
  */
 export function completeLaunchRequest(
   request: CreateSessionRequest,
-  context: { repository: LaunchRepository; environmentId: string; branch?: string },
+  context: { repository: LaunchRepository; environmentId: string; branch?: string; model: string },
 ): CreateSessionRequest {
   const title = ultraplanTitle(request.title);
   const own = request.session_context ?? {};
-  const built = sessionContextFor(context.repository, context.branch ?? outcomeBranch(title), own.model);
+  const built = sessionContextFor(context.repository, context.branch ?? outcomeBranch(title), own.model ?? context.model);
   return CreateSessionRequestSchema.parse({
     ...request,
     title,
@@ -110,11 +111,13 @@ export function completeLaunchRequest(
       ...own,
       sources: own.sources && own.sources.length > 0 ? own.sources : built.sources,
       outcomes: own.outcomes && own.outcomes.length > 0 ? own.outcomes : built.outcomes,
+      model: built.model,
     },
     environment_id: request.environment_id ?? context.environmentId,
   });
 }
 
+/** Links name the session `session_X`, whichever id form the wire gave. */
 export function claudeSessionLink(sessionId: string): string {
-  return `https://claude.ai/code/${encodeURIComponent(sessionId)}`;
+  return `https://claude.ai/code/${encodeURIComponent(toLinkSessionId(sessionId))}`;
 }

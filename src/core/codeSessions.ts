@@ -1,0 +1,136 @@
+// The current Sessions wire, `/v1/code/sessions` (PROTOCOL.md section 9), as Claude Code 2.1.332
+// sends and reads it: wrapped event payloads with sequence numbers and a cursor, the session in a
+// `{session}` envelope with `status` and `worker_status`. Our own server serves the same shapes,
+// so one client speaks to both. Pure: schemas and conversions only.
+import * as z from 'zod';
+import { AnyEventSchema, SessionContextSchema, type AnyEvent, type CreateSessionRequest, type SessionResource } from './protocol';
+
+/** `anthropic-client-platform` names the calling product (Claude Code sends `claude_code_vscode`). */
+export const CLIENT_PLATFORM = 'ultraplan_vscode';
+/** The User-Agent's product name; the version follows a slash. */
+export const USER_AGENT_PRODUCT = 'ultraplan-vscode';
+
+// ---------------------------------------------------------------------------------------------
+// Ids: `session_X` and `cse_X` name the same session; the current wire uses `cse_`, links `session_`.
+
+export function toCodeSessionId(id: string): string {
+  return id.startsWith('session_') ? `cse_${id.slice('session_'.length)}` : id;
+}
+
+export function toLinkSessionId(id: string): string {
+  return id.startsWith('cse_') ? `session_${id.slice('cse_'.length)}` : id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+
+export const WORKER_STATUSES = ['idle', 'running', 'requires_action'] as const;
+
+export const CodeSessionSchema = z.looseObject({
+  id: z.string().min(1),
+  title: z.string().nullable().optional(),
+  /** active, archived, paused, …; only `archived` changes the phase. */
+  status: z.string().optional(),
+  worker_status: z.string().nullable().optional(),
+  environment_id: z.string().nullable().optional(),
+  created_at: z.string().optional(),
+  updated_at: z.string().optional(),
+  last_event_at: z.string().optional(),
+  config: SessionContextSchema.nullable().optional(),
+});
+export type CodeSession = z.infer<typeof CodeSessionSchema>;
+
+export const CodeSessionEnvelopeSchema = z.looseObject({ session: CodeSessionSchema });
+
+/** The phase input, as Claude Code derives it: archived, else the worker's status (idle when absent). */
+export function codeSessionStatus(session: Pick<CodeSession, 'status' | 'worker_status'>): string {
+  return session.status === 'archived' ? 'archived' : (session.worker_status ?? 'idle');
+}
+
+/** The session as the rest of the product sees it (the resource of the older wire). */
+export function toSessionResource(session: CodeSession): SessionResource {
+  const at = session.created_at ?? new Date(0).toISOString();
+  return {
+    type: 'session',
+    id: session.id,
+    title: session.title ?? '',
+    session_status: codeSessionStatus(session),
+    environment_id: session.environment_id ?? null,
+    created_at: at,
+    updated_at: session.updated_at ?? session.last_event_at ?? at,
+    session_context: session.config ?? null,
+  };
+}
+
+/** POST /v1/code/sessions. The model is always sent; events are wrapped as `{payload}`. */
+export const CodeCreateRequestSchema = z.looseObject({
+  title: z.string().min(1).max(500),
+  environment_id: z.string().min(1).optional(),
+  events: z.array(z.looseObject({ payload: AnyEventSchema })),
+  config: SessionContextSchema.optional(),
+});
+export type CodeCreateRequest = z.infer<typeof CodeCreateRequestSchema>;
+
+/** The older create body made into the current one (same title, events, context, environment). */
+export function toCodeCreateRequest(request: CreateSessionRequest, newUuid: () => string): CodeCreateRequest {
+  const { session_context: context, environment_id: environmentId, events, title, ...rest } = request;
+  return {
+    ...rest,
+    title,
+    ...(environmentId ? { environment_id: environmentId } : {}),
+    events: events.map((e) => ({ payload: withUuid(e.data, newUuid) })),
+    ...(context ? { config: context } : {}),
+  };
+}
+
+/** The current create body made into the older one: `{type:"event", data}` and `session_context`. */
+export function toV1CreateRequest(request: CodeCreateRequest): CreateSessionRequest {
+  const { config, events, title, environment_id: environmentId, ...rest } = request;
+  return {
+    ...rest,
+    title,
+    events: events.map((e) => ({ type: 'event' as const, data: e.payload })),
+    ...(config ? { session_context: config } : {}),
+    ...(environmentId ? { environment_id: environmentId } : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+export const CodeEventItemSchema = z.looseObject({
+  sequence_num: z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)]),
+  payload: z.unknown(),
+});
+
+export const CodeEventPageSchema = z.looseObject({
+  data: z.array(z.unknown()),
+  next_cursor: z.string().nullable().optional(),
+});
+export type CodeEventPage = z.infer<typeof CodeEventPageSchema>;
+
+export const CodeSendRequestSchema = z.looseObject({
+  events: z.array(z.looseObject({ payload: AnyEventSchema })).min(1),
+});
+
+export const CodeSendResultSchema = z.looseObject({
+  results: z.array(z.looseObject({ sequence_num: z.union([z.number(), z.string()]).optional(), duplicate: z.boolean().optional() })).optional(),
+});
+
+/** Every event we send carries a uuid; a fresh one unless the event already has its own. */
+export function withUuid(event: AnyEvent, newUuid: () => string): AnyEvent & { uuid: string } {
+  const uuid = (event as { uuid?: unknown }).uuid;
+  return { ...event, uuid: typeof uuid === 'string' && uuid !== '' ? uuid : newUuid() };
+}
+
+/** Cursor order: sequence numbers compare as numbers ("10" is after "9"). */
+export function sequenceAfter(a: string, b: string | null): boolean {
+  if (b === null) return true;
+  const x = Number(a);
+  const y = Number(b);
+  if (Number.isFinite(x) && Number.isFinite(y)) return x > y;
+  return a > b;
+}
+
+/** An SSE frame of the live stream: `event: client_event`, `id: <sequence_num>`, data `{sequence_num, payload}`. */
+export const STREAM_EVENT_FRAME = 'client_event';

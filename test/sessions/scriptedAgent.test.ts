@@ -12,7 +12,7 @@ import {
 import { ScenarioError, loadScenarioFile, parseScenario, taskFromPrompt } from '../../src/sessions/scriptedAgent';
 import { runServerCli, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import { EXAMPLES, assistantTexts, example, pendingPlanRequest, toolResults, types } from './hostTestKit';
-import { allEvents, call, createSession, waitForEvents, waitForStatus } from './serverTestKit';
+import { allEvents, call, createSession, waitForEvents, waitForStatus } from './server/serverTestKit';
 
 const planRequests = (events: any[]) => events.filter((e) => e.type === 'control_request' && e.request.subtype === 'can_use_tool').length;
 

@@ -3,8 +3,8 @@
 // stream's client_event frames, and the older routes still answering for the same session.
 import { strict as assert } from 'node:assert';
 import { join } from 'node:path';
-import { setPlanModeEvent, userMessageEvent } from '../../src/core/protocol';
-import { EXAMPLES_DIR, startServer, type ServerProcess } from '../support/serverProcess';
+import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
+import { EXAMPLES_DIR, startServer, type ServerProcess } from '../../support/serverProcess';
 
 interface Item {
   sequence_num: number;

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { controlResponseEvent } from '../../src/core/protocol';
-import { startServer, type ServerProcess } from '../support/serverProcess';
-import { example, pendingPlanRequest } from './hostTestKit';
+import { controlResponseEvent } from '../../../src/core/protocol';
+import { startServer, type ServerProcess } from '../../support/serverProcess';
+import { example, pendingPlanRequest } from '../hostTestKit';
 import { allEvents, call, createSession, readStream, waitForStatus, type StreamFrame } from './serverTestKit';
 
 const eventIds = (frames: StreamFrame[]) => frames.filter((f) => f.kind === 'event').map((f) => f.id);

@@ -5,9 +5,9 @@ import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
-import { runServerCli, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
-import { createRequest, example, pendingPlanRequest } from './hostTestKit';
+import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
+import { runServerCli, startServer, tempDir, type ServerProcess } from '../../support/serverProcess';
+import { createRequest, example, pendingPlanRequest } from '../hostTestKit';
 import { allEvents, assertError, call, createSession, readStream, waitForEvents, waitForStatus } from './serverTestKit';
 
 interface RawAnswer {

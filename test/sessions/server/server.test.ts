@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
-import { runServerCli, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
-import { createRequest, example, pendingPlanRequest } from './hostTestKit';
+import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
+import { runServerCli, startServer, tempDir, type ServerProcess } from '../../support/serverProcess';
+import { createRequest, example, pendingPlanRequest } from '../hostTestKit';
 import { allEvents, assertError, call, createSession, waitForStatus } from './serverTestKit';
 
 describe('ultraplan-server over HTTP', function () {

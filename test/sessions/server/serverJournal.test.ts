@@ -4,11 +4,11 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
-import { JOURNAL_DAMAGED_SUBTYPE } from '../../src/sessions/host';
-import { FileSessionStore, type LogRecord } from '../../src/sessions/store';
-import { startServer, tempDir } from '../support/serverProcess';
-import { example, pendingPlanRequest } from './hostTestKit';
+import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
+import { JOURNAL_DAMAGED_SUBTYPE } from '../../../src/sessions/host';
+import { FileSessionStore, type LogRecord } from '../../../src/sessions/store';
+import { startServer, tempDir } from '../../support/serverProcess';
+import { example, pendingPlanRequest } from '../hostTestKit';
 import { allEvents, call, createSession, waitForStatus } from './serverTestKit';
 
 const journalOf = (dataDir: string, id: string) => path.join(dataDir, 'sessions', id, 'log.jsonl');

@@ -3,9 +3,9 @@
 // connection that never speaks, are all closed within a bound, while a long event stream is not.
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { SessionHost } from '../../src/sessions/host';
-import { SessionsServer } from '../../src/sessions/server/server';
-import { createRequest, scenarioFactory } from './hostTestKit';
+import { SessionHost } from '../../../src/sessions/host';
+import { SessionsServer } from '../../../src/sessions/server/server';
+import { createRequest, scenarioFactory } from '../hostTestKit';
 
 const TOKEN = 'timeouts-test-token';
 

@@ -4,8 +4,8 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { startServer, tempDir, type ServerProcess } from '../support/serverProcess';
-import { example } from './hostTestKit';
+import { startServer, tempDir, type ServerProcess } from '../../support/serverProcess';
+import { example } from '../hostTestKit';
 
 const RACERS = 15;
 const ROUNDS = 4;

@@ -4,10 +4,10 @@
 // environment from /proc while it is waiting for a decision.
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
-import { agentEnvironment } from '../../src/sessions/acp/agentProcess';
-import { startServer, type ServerProcess } from '../support/serverProcess';
-import { fakeRun, readRecord, type FakeRun } from './acpTestSupport';
-import { createRequest } from './hostTestKit';
+import { agentEnvironment } from '../../../src/sessions/acp/agentProcess';
+import { startServer, type ServerProcess } from '../../support/serverProcess';
+import { fakeRun, readRecord, type FakeRun } from '../acpTestSupport';
+import { createRequest } from '../hostTestKit';
 import { call, waitForStatus } from './serverTestKit';
 
 describe('agents get no token of ours', function () {

@@ -6,9 +6,9 @@ import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/harness/browser';
-import { startServer, type ServerProcess } from '../support/serverProcess';
-import { createRequest, example, pendingPlanRequest } from './hostTestKit';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../e2e/harness/browser';
+import { startServer, type ServerProcess } from '../../support/serverProcess';
+import { createRequest, example, pendingPlanRequest } from '../hostTestKit';
 import { allEvents, call, createSession, waitForStatus } from './serverTestKit';
 
 const ATTACKER_HOST = 'attacker.test';

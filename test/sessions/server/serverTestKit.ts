@@ -2,8 +2,8 @@
 // these tests check the wire itself).
 import { strict as assert } from 'node:assert';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { ServerProcess } from '../support/serverProcess';
-import { createRequest } from './hostTestKit';
+import type { ServerProcess } from '../../support/serverProcess';
+import { createRequest } from '../hostTestKit';
 
 export interface Answer {
   status: number;

@@ -726,15 +726,7 @@ export class AcpAgent implements Agent {
         }
         if (verdict.kind === 'ask') {
           this.log(`asked the person about "${title}" (${kind}) while planning: ${verdict.reason}`);
-          translator.ensureToolUse(toolCall);
-          return new Promise<RequestPermissionResponse>((answer) => {
-            this.openReview(
-              { kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer },
-              toolCall.toolCallId,
-              title,
-              toolCall.rawInput ?? {},
-            );
-          });
+          return this.askPerson(translator, toolCall, title, request.options);
         }
         message = verdict.message;
       }
@@ -768,10 +760,20 @@ export class AcpAgent implements Agent {
       }
     }
     // After approval the agent executes; each permission it asks goes to the reviewer.
+    return this.askPerson(translator, toolCall, title, request.options);
+  }
+
+  /** A permission request put to the person in the review; answered by their choice. */
+  private askPerson(
+    translator: AcpEventTranslator,
+    toolCall: RequestPermissionRequest['toolCall'],
+    title: string,
+    options: RequestPermissionRequest['options'],
+  ): Promise<RequestPermissionResponse> {
     translator.ensureToolUse(toolCall);
     return new Promise<RequestPermissionResponse>((answer) => {
       this.openReview(
-        { kind: 'tool_permission', toolUseId: toolCall.toolCallId, options: request.options, answer },
+        { kind: 'tool_permission', toolUseId: toolCall.toolCallId, options, answer },
         toolCall.toolCallId,
         title,
         toolCall.rawInput ?? {},

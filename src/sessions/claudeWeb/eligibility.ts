@@ -82,18 +82,23 @@ function apiOptions(options: ClaudeWebAccessOptions): AccountApiOptions {
   };
 }
 
+/** What the rest of the extension may know of the login: never the token. */
+function loginSummary(credentials: Awaited<ReturnType<typeof readClaudeCredentials>>): ClaudeWebEligibility['login'] {
+  return {
+    source: credentials.source,
+    from: credentials.from,
+    subscriptionType: credentials.subscriptionType,
+    expiresAt: credentials.expiresAt,
+  };
+}
+
 /** The login and the organization, nothing else: what re-attaching to a running session needs. */
 export async function checkClaudeWebLogin(options: ClaudeWebAccessOptions): Promise<ClaudeWebLogin> {
   const credentials = await readClaudeCredentials(options);
   const organization = await resolveOrganization(options, apiOptions(options));
   (options.log ?? (() => {}))(`claude-web: re-attaching · login from ${credentials.from} · organization from ${organization.from}`);
   return {
-    login: {
-      source: credentials.source,
-      from: credentials.from,
-      subscriptionType: credentials.subscriptionType,
-      expiresAt: credentials.expiresAt,
-    },
+    login: loginSummary(credentials),
     organizationUuid: organization.uuid,
     organizationFrom: organization.from,
     warnings: [],
@@ -121,12 +126,7 @@ export async function readAccess(options: ClaudeWebAccessOptions): Promise<{
   // 3. The cloud environments (paged).
   const environments = await fetchEnvironments(api);
   return {
-    login: {
-      source: credentials.source,
-      from: credentials.from,
-      subscriptionType: credentials.subscriptionType,
-      expiresAt: credentials.expiresAt,
-    },
+    login: loginSummary(credentials),
     expiresSoon: credentials.expiresSoon,
     organizationUuid: organization.uuid,
     organizationFrom: organization.from,

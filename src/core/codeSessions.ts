@@ -42,6 +42,21 @@ export type CodeSession = z.infer<typeof CodeSessionSchema>;
 
 export const CodeSessionEnvelopeSchema = z.looseObject({ session: CodeSessionSchema });
 
+/**
+ * GET /v1/code/sessions: a page of sessions, newest first, as Claude Code reads it (`?limit=` and
+ * `&cursor=<next_cursor>`). Items are kept loosely: one malformed item is left out by the reader,
+ * not fatal to the list.
+ */
+export const CodeSessionListSchema = z.looseObject({
+  data: z.array(z.unknown()),
+  next_cursor: z.string().nullable().optional(),
+});
+export type CodeSessionList = z.infer<typeof CodeSessionListSchema>;
+
+/** A listed session: the session, plus where the service runs it (`bridge`: someone's own machine). */
+export const ListedCodeSessionSchema = CodeSessionSchema.extend({ environment_kind: z.string().nullable().optional() });
+export type ListedCodeSession = z.infer<typeof ListedCodeSessionSchema>;
+
 /** The phase input, as Claude Code derives it: archived, else the worker's status (idle when absent). */
 export function codeSessionStatus(session: Pick<CodeSession, 'status' | 'worker_status'>): string {
   return session.status === 'archived' ? 'archived' : (session.worker_status ?? 'idle');

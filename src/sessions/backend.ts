@@ -32,6 +32,11 @@ export interface SessionBackend {
   archive(sessionId: string, signal?: AbortSignal): Promise<void>;
   /** When to archive; absent: the extension's defaults. */
   readonly lifecycle?: BackendLifecycle;
+  /**
+   * The sessions this backend knows, newest first and bounded (for "Attach to Session…"); absent
+   * where the backend has no list.
+   */
+  listSessions?(signal?: AbortSignal): Promise<SessionResource[]>;
   /** A link a person can open, where the backend has one (claude.ai/code/<id>). */
   sessionLink?(sessionId: string): string | undefined;
   dispose(): Promise<void>;

@@ -9,7 +9,9 @@ import {
   CodeEventItemSchema,
   CodeEventPageSchema,
   CodeSessionEnvelopeSchema,
+  CodeSessionListSchema,
   CodeSessionSchema,
+  ListedCodeSessionSchema,
   USER_AGENT_PRODUCT,
   codeSessionStatus,
   toCodeCreateRequest,
@@ -32,6 +34,7 @@ import {
   type SessionStatus,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
+import { SESSION_ID_PATTERN } from '../core/attachTarget';
 import type { EventRead, SessionTransport } from '../core/transport';
 import { version as PRODUCT_VERSION } from '../../package.json';
 
@@ -41,6 +44,20 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Waits before repeating an archive answered 409, as Claude Code does; then it is a failure. */
 export const ARCHIVE_CONFLICT_RETRY_MS: readonly number[] = [250, 750];
 export const DEFAULT_USER_AGENT = `${USER_AGENT_PRODUCT}/${PRODUCT_VERSION}`;
+
+/** The session list Claude Code reads: pages of 100, at most 10 of them; we stop at 100 sessions. */
+export const LIST_PAGE_SIZE = 100;
+export const MAX_LIST_PAGES = 10;
+export const MAX_LISTED_SESSIONS = 100;
+
+export interface ListSessionsOptions {
+  signal?: AbortSignal;
+  /** Page size sent as `limit` (default LIST_PAGE_SIZE). */
+  limit?: number;
+  maxPages?: number;
+  /** Stop once this many sessions are read (default MAX_LISTED_SESSIONS). */
+  maxSessions?: number;
+}
 
 export interface SessionsClientOptions {
   /** e.g. http://127.0.0.1:8787 or https://api.anthropic.com (a path prefix is kept). */
@@ -190,6 +207,46 @@ export class SessionsClient implements SessionTransport {
   async getSession(sessionId: string, signal?: AbortSignal): Promise<SessionResource> {
     const body = await this.requestJson({ method: 'GET', path: sessionPath(sessionId), signal, subject: `session ${sessionId}` });
     return toSessionResource(this.check(CodeSessionEnvelopeSchema, body, 'session envelope').session);
+  }
+
+  /**
+   * The sessions the server lists, newest first: `GET /v1/code/sessions?limit=` paged with
+   * `&cursor=<next_cursor>` (as Claude Code lists them), bounded in pages and sessions. An item that
+   * is not a session, or whose id is outside the id alphabet, is left out and counted in the log.
+   */
+  async listSessions(options: ListSessionsOptions = {}): Promise<SessionResource[]> {
+    const maxPages = options.maxPages ?? MAX_LIST_PAGES;
+    const maxSessions = options.maxSessions ?? MAX_LISTED_SESSIONS;
+    const sessions: SessionResource[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    let invalid = 0;
+    for (let page = 0; page < maxPages && sessions.length < maxSessions; page++) {
+      const body = await this.requestJson({
+        method: 'GET',
+        path: '/v1/code/sessions',
+        query: { limit: String(options.limit ?? LIST_PAGE_SIZE), cursor },
+        signal: options.signal,
+        subject: 'the session list',
+      });
+      const list = this.check(CodeSessionListSchema, body, 'session list');
+      for (const raw of list.data) {
+        const item = ListedCodeSessionSchema.safeParse(raw);
+        if (!item.success || !SESSION_ID_PATTERN.test(item.data.id)) {
+          invalid++;
+          continue;
+        }
+        const resource = toSessionResource(item.data);
+        if (seen.has(resource.id)) continue;
+        seen.add(resource.id);
+        if (sessions.length < maxSessions) sessions.push(resource);
+      }
+      const next = list.next_cursor ?? '';
+      if (next === '' || next === cursor) break;
+      cursor = next;
+    }
+    if (invalid > 0) this.log(`session list: left out ${invalid} item(s) that are not sessions with a valid id`);
+    return sessions;
   }
 
   /** One page of events after the cursor (null: from the start), unfiltered. */

@@ -6,7 +6,8 @@ import { SKIPPED_EVENT_TYPES, type AnyEvent, type CreateSessionRequest, type Ses
 import type { EventRead, SessionTransport } from '../core/transport';
 import type { AgentFactory } from './agent';
 import type { BackendLifecycle, SessionBackend } from './backend';
-import { MAX_EVENT_PAGE_SIZE, type SessionHost } from './host';
+import { MAX_EVENT_PAGE_SIZE, newestFirst, type SessionHost } from './host';
+import { MAX_LISTED_SESSIONS } from './client';
 
 /** Pages read in one readEvents call, as the HTTP client caps it (docs/protocol.md section 1). */
 export const EMBEDDED_MAX_PAGES = 50;
@@ -115,6 +116,7 @@ export class EmbeddedBackend implements SessionBackend {
         return this.host.createSession(request, agentFactory);
       },
       getSession: (sessionId, signal) => this.getSession(sessionId, signal),
+      listSessions: (signal) => this.listSessions(signal),
       sendEvents: (sessionId, events, signal) => this.sendEvents(sessionId, events, signal),
       archive: (sessionId, signal) => this.archive(sessionId, signal),
       dispose: async () => {},
@@ -125,6 +127,12 @@ export class EmbeddedBackend implements SessionBackend {
   async getSession(sessionId: string, signal?: AbortSignal): Promise<SessionResource> {
     signal?.throwIfAborted();
     return this.host.getSession(sessionId);
+  }
+
+  /** The host's sessions, newest first, at most MAX_LISTED_SESSIONS (as the HTTP list). */
+  async listSessions(signal?: AbortSignal): Promise<SessionResource[]> {
+    signal?.throwIfAborted();
+    return newestFirst(this.host.listSessions()).slice(0, MAX_LISTED_SESSIONS);
   }
 
   async sendEvents(sessionId: string, events: AnyEvent[], signal?: AbortSignal): Promise<void> {

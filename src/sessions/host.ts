@@ -638,6 +638,13 @@ function stripId(event: AnyEvent): Record<string, unknown> & { type: string } {
 }
 
 /** A title people can read in a list: trimmed, 1-500 characters, one line, no control characters. */
+/** Sessions newest first: by creation time, then by id (the list order of every backend). */
+export function newestFirst(sessions: SessionResource[]): SessionResource[] {
+  return [...sessions].sort((a, b) =>
+    a.created_at === b.created_at ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.created_at < b.created_at ? 1 : -1,
+  );
+}
+
 export function checkTitle(title: string): string {
   const trimmed = title.trim();
   if (!trimmed) throw new SessionsError('bad_request', 'title must not be blank', 400);

@@ -49,6 +49,10 @@ export class HttpBackend implements SessionBackend {
     return this.client.getSession(sessionId, signal);
   }
 
+  listSessions(signal?: AbortSignal): Promise<SessionResource[]> {
+    return this.client.listSessions(signal ? { signal } : {});
+  }
+
   sendEvents(sessionId: string, events: AnyEvent[], signal?: AbortSignal): Promise<void> {
     return this.client.sendEvents(sessionId, events, signal);
   }

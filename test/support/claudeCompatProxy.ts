@@ -317,6 +317,15 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
       return send(400, errorBody('invalid_request_error', `${method} ${path} is retired; use /v1/code/sessions`, 'sessions_v1_retired'));
     }
 
+    if (path === '/v1/code/sessions' && method === 'GET') {
+      // The list as Claude Code reads it: bare (its teleport picker) or with `limit` (100 by default),
+      // `statuses`, and `cursor` from the previous page's next_cursor; no organization header
+      // (checked above).
+      checkQuery(url, ['limit', 'cursor', 'statuses']);
+      const limit = url.searchParams.get('limit');
+      if (limit !== null && (!/^\d+$/.test(limit) || Number(limit) < 1 || Number(limit) > 100)) throw bad('limit must be from 1 to 100');
+      return forward(req, res, record, path, url.search, undefined);
+    }
     if (path === '/v1/code/sessions') {
       if (method !== 'POST') throw bad(`unexpected ${method} ${path}`);
       checkQuery(url, []);

@@ -210,6 +210,15 @@ export class ClaudeWebBackend implements SessionBackend {
   }
 
   /**
+   * The sessions of the login's organization, newest first, as Claude Code lists them for
+   * `--teleport` (`GET /v1/code/sessions?limit=100`, `&cursor=` for the next page; no organization
+   * header: the token names the account).
+   */
+  listSessions(signal?: AbortSignal): Promise<SessionResource[]> {
+    return translated(() => this.http.listSessions(signal));
+  }
+
+  /**
    * Sends events over HTTP, the only way the service takes a decision. A decision it refuses is
    * a ClaudeWebError decision_not_delivered that sends the person to the browser: nothing is ever
    * reported as sent that was not.

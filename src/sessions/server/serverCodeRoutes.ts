@@ -15,7 +15,7 @@ import {
 } from '../../core/codeSessions';
 import { SessionsError } from '../../core/errors';
 import type { SessionResource } from '../../core/protocol';
-import { formatEventId, type SessionHost, type StoredEvent } from '../host';
+import { formatEventId, newestFirst, type SessionHost, type StoredEvent } from '../host';
 
 /** What the route handlers need from the server that owns the socket and its limits. */
 /** One open event stream: frames are written until it ends. */
@@ -34,6 +34,9 @@ export interface CodeRouteContext {
 }
 
 const MAX_PAGE = 1000;
+/** Sessions in one list page: the service's own bound (Claude Code asks for `limit=100`). */
+export const MAX_LIST_PAGE = 100;
+export const DEFAULT_LIST_PAGE = 50;
 
 /** Handles `/v1/code/sessions…`; `parts` are the decoded path segments after `/v1/code/sessions`. */
 export async function handleCodeRoute(
@@ -47,7 +50,8 @@ export async function handleCodeRoute(
   const [rawId, ...rest] = parts;
   const tail = rest.join('/');
   if (rawId === undefined) {
-    if (method !== 'POST') throw notAllowed('POST');
+    if (method === 'GET') return ctx.send(res, 200, listPage(ctx.host, url.searchParams));
+    if (method !== 'POST') throw notAllowed('GET, POST');
     const body = CodeCreateRequestSchema.safeParse(await ctx.readJson(req));
     if (!body.success) throw schemaError('invalid session request', body.error);
     const created = await ctx.host.createSession(toV1CreateRequest(body.data));
@@ -110,6 +114,35 @@ export function sequenceOf(event: StoredEvent): number {
 function item(event: StoredEvent): { sequence_num: number; payload: Record<string, unknown> } {
   const { id: _id, ...payload } = event;
   return { sequence_num: sequenceOf(event), payload };
+}
+
+/**
+ * One page of the session list, newest first (by creation, then id), as the service answers it:
+ * `{data:[session…], next_cursor}`, the cursor being the last listed id (either id form).
+ */
+function listPage(host: SessionHost, query: URLSearchParams): { data: unknown[]; next_cursor: string | null } {
+  const limitText = query.get('limit');
+  const given = limitText !== null && limitText !== '';
+  const limit = given ? Number(limitText) : DEFAULT_LIST_PAGE;
+  if (given && (!/^\d{1,4}$/.test(limitText) || limit < 1 || limit > MAX_LIST_PAGE)) {
+    throw new SessionsError(
+      'bad_request',
+      `limit must be an integer from 1 to ${MAX_LIST_PAGE}, got ${JSON.stringify((limitText ?? '').slice(0, 20))}`,
+      400,
+    );
+  }
+  const all = newestFirst(host.listSessions());
+  const cursor = query.get('cursor');
+  let start = 0;
+  if (cursor !== null && cursor !== '') {
+    const at = all.findIndex((s) => s.id === toLinkSessionId(cursor));
+    if (at < 0) throw new SessionsError('bad_request', `cursor must be a next_cursor this server gave; ${JSON.stringify(cursor.slice(0, 60))} is not`, 400);
+    start = at + 1;
+  }
+  const page = all.slice(start, start + limit);
+  const more = start + page.length < all.length;
+  const last = page[page.length - 1];
+  return { data: page.map((s) => envelope(s).session), next_cursor: more && last ? toCodeSessionId(last.id) : null };
 }
 
 function parseSequence(value: string | null, name: string): number | null {

@@ -30,6 +30,8 @@ export const PersistedSessionSchema = z.strictObject({
   demo: z.boolean().optional(),
   /** The agent that planned (embedded), shown in the panel and tooltip. */
   agentLabel: z.string().optional(),
+  /** Why this session takes no decisions from here (attached read-only); absent: it does. */
+  readOnly: z.string().max(500).optional(),
   /** True once a decision that ends the review (approve, teleport, stop) was made. */
   finished: z.boolean(),
 });

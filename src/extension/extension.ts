@@ -11,6 +11,7 @@ import { acpAgentSource } from './agents/acpAgentSource';
 import { Backends, scriptedAgentSource } from './backends/backends';
 import { prepareClaudeWebLaunch } from './claudeWeb/claudeWebUi';
 import { registerChatParticipant } from './chat/promptPathUi';
+import { registerAttachCommand } from './commands/attachCommand';
 import { registerBackendCommands } from './commands/backendCommands';
 import { registerReviewCommands } from './commands/reviewCommands';
 import type { ExtensionServices } from './commands/services';
@@ -48,6 +49,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const services: ExtensionServices = { context, log, settings, backends, sessions, launch };
 
   registerSessionCommands(services);
+  registerAttachCommand(services);
   registerReviewCommands(services);
   registerBackendCommands(services);
   registerWorkspaceCommands(services);

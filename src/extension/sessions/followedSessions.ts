@@ -8,7 +8,8 @@ import * as vscode from 'vscode';
 import * as z from 'zod';
 import type { DecisionBinding } from '../../core/decision';
 import { Disposable } from '../../core/lifecycle';
-import type { SessionBackend } from '../../sessions/backend';
+import type { BackendKind, SessionBackend } from '../../sessions/backend';
+import { sameServerUrl, sameSessionId } from '../../core/attachTarget';
 import type { DecisionMessage, PanelAnswer, PanelRequest, PanelState, SaveDraftMessage } from '../../core/panelMessages';
 import { setPlanModeEvent, userMessageEvent } from '../../core/protocol';
 import type { Backends } from '../backends/backends';
@@ -57,6 +58,9 @@ const vscodeTrust: WorkspaceTrust = {
 };
 
 const MAX_TITLE = 80;
+/** Why an attached archived session takes no decisions (shown in its review). */
+export const ARCHIVED_READ_ONLY =
+  'Read-only: this session is archived, so it takes no more decisions. Its plans and history are shown as they were.';
 /** How long the workbench gets to revive the review panel before we open it ourselves. */
 const PANEL_REVIVAL_GRACE_MS = 3000;
 
@@ -407,6 +411,56 @@ export class FollowedSessions extends Disposable {
         }
       },
     );
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Attaching to a session started elsewhere
+
+  /** The followed session with this id on this backend (either id form; for servers, that server). */
+  followed(kind: BackendKind, sessionId: string, serverUrl?: string): SessionController | undefined {
+    return this.all.find(
+      (c) =>
+        c.backend.kind === kind &&
+        sameSessionId(c.sessionId, sessionId) &&
+        (kind !== 'server' || (c.serverUrl !== undefined && serverUrl !== undefined && sameServerUrl(c.serverUrl, serverUrl))),
+    );
+  }
+
+  /**
+   * Follows a session that already exists (started by another window, a script, the browser):
+   * from cursor null, so its events replay and its plan and revisions come back; persisted like
+   * one started here, and shown. One already followed is only shown. An archived session is
+   * followed read-only. Throws what the backend says when it cannot read the session.
+   */
+  async attach(o: { backend: SessionBackend; sessionId: string; serverUrl?: string; settings: UltraplanSettings }): Promise<SessionController> {
+    const known = this.followed(o.backend.kind, o.sessionId, o.serverUrl);
+    if (known) {
+      this.show(known);
+      return known;
+    }
+    const resource = await o.backend.getSession(o.sessionId);
+    const key = `${o.backend.kind}:${resource.id}`;
+    const again = this.followed(o.backend.kind, resource.id, o.serverUrl) ?? this.#controllers.get(key);
+    if (again) {
+      this.show(again);
+      return again;
+    }
+    const fresh: NonNullable<ConstructorParameters<typeof SessionController>[0]['fresh']> = {
+      key,
+      sessionId: resource.id,
+      title: resource.title.replace(/^ultraplan:\s*/i, '').trim() || resource.id,
+      demo: false,
+    };
+    if (o.serverUrl) fresh.serverUrl = o.serverUrl;
+    if (resource.session_status === 'archived') fresh.readOnly = ARCHIVED_READ_ONLY;
+    const controller = this.#newController({ backend: o.backend, settings: o.settings, fresh });
+    this.#controllers.set(key, controller);
+    this.#o.log.info(`attached to session ${resource.id} on ${o.backend.label}${fresh.readOnly ? ' (read-only: archived)' : ''}`);
+    controller.start();
+    this.#changed();
+    await this.persistNow();
+    this.show(controller);
+    return controller;
   }
 
   // -------------------------------------------------------------------------------------------

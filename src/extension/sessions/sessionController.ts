@@ -33,7 +33,7 @@ export interface SessionControllerOptions {
   /** A session restored after a reload; absent for a new session. */
   restored?: PersistedSession;
   /** For a new session. */
-  fresh?: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string; agentLabel?: string };
+  fresh?: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string; agentLabel?: string; readOnly?: string };
   /** The clock (tests pass their own). */
   now?: () => number;
 }
@@ -67,6 +67,11 @@ export class SessionController implements PermissionAsker {
   readonly serverUrl: string | undefined;
   /** The agent that plans (embedded: "Claude (ACP)", "Demo (scripted)"); unknown for remote backends. */
   readonly agentLabel: string | undefined;
+  /**
+   * Why decisions cannot be taken here (a session attached read-only, e.g. archived): shown in the
+   * panel, and every decision, reply or answer is refused with it. Undefined: decisions go out.
+   */
+  readonly readOnly: string | undefined;
 
   readonly #model: SessionModel;
   readonly #gate: DecisionGate;
@@ -107,6 +112,7 @@ export class SessionController implements PermissionAsker {
       this.demo = r.demo ?? false;
       this.serverUrl = r.serverUrl;
       this.agentLabel = r.agentLabel;
+      this.readOnly = r.readOnly;
       this.#gate = new DecisionGate(r.usedBindings);
       this.#restoredRevisions = r.revisions;
       const decided: Array<[string, LocalDecision]> = [];
@@ -139,6 +145,7 @@ export class SessionController implements PermissionAsker {
       this.demo = f.demo;
       this.serverUrl = f.serverUrl;
       this.agentLabel = f.agentLabel;
+      this.readOnly = f.readOnly;
       this.#gate = new DecisionGate();
       this.#restoredRevisions = [];
       this.#model = new SessionModel({ initialPhase: 'planning', cursor: null, at: this.createdAt });
@@ -194,6 +201,7 @@ export class SessionController implements PermissionAsker {
     const p = this.pendingPlan;
     return (
       !this.finished &&
+      this.readOnly === undefined &&
       this.#inFlight === undefined &&
       p !== undefined &&
       p.requestId !== undefined &&
@@ -295,6 +303,13 @@ export class SessionController implements PermissionAsker {
     } catch (err) {
       if (err instanceof UltraplanPollError && err.reason === 'stopped' && this.#endedHere !== undefined) return;
       if (this.#endedHere === undefined && this.#abort.signal.aborted) return; // disposed (window closing)
+      if (this.readOnly !== undefined) {
+        // Followed read-only (archived, say): the end is the session's own, not ours to archive or alarm about.
+        log.info(`[${this.key}] read-only follow ended: ${errorText(err)}`);
+        this.#outcome = { text: errorText(err) };
+        this.#reduce({ type: 'ended', by: 'stop', at: this.#now() });
+        return;
+      }
       // The backend's own words when it has them (cause, fix). When it is our login that failed,
       // the remote session is fine: it is not archived, and Retry follows it again.
       const reading = this.#voice.read(err);
@@ -329,6 +344,7 @@ export class SessionController implements PermissionAsker {
 
   /** Checks a binding against the pending plan without using it (for Edit, before opening the editor). */
   check(binding: DecisionBinding): DecisionOutcome {
+    if (this.readOnly !== undefined) return { sent: false, message: this.readOnly };
     if (this.finished) return { sent: false, message: 'This session is no longer followed; the decision was not sent.' };
     const result = this.#gate.check(binding, this.pendingPlan, this.sessionId);
     return result.ok ? { sent: true } : { sent: false, message: result.message };
@@ -352,6 +368,7 @@ export class SessionController implements PermissionAsker {
       this.#options.notifier.say('warning', message);
       return { sent: false, message };
     };
+    if (this.readOnly !== undefined) return refuse(this.readOnly);
     if (this.finished) return refuse('This session is no longer followed; the decision was not sent.');
     if (this.#inFlight !== undefined) return refuse(`A decision (${this.#inFlight}) is being sent already; this one was not sent.`);
     const pending = this.pendingPlan;
@@ -454,6 +471,8 @@ export class SessionController implements PermissionAsker {
 
   /** Archives the remote session; a failure is shown in the panel, never thrown. */
   async #archive(why: string): Promise<boolean> {
+    // A session attached read-only is someone else's to end.
+    if (this.readOnly !== undefined) return false;
     this.#options.log.info(`[${this.key}] archiving session ${this.sessionId} (${why})`);
     try {
       await this.backend.archive(this.sessionId);
@@ -481,6 +500,7 @@ export class SessionController implements PermissionAsker {
 
   async reply(text: string): Promise<DecisionOutcome> {
     const log = this.#options.log;
+    if (this.readOnly !== undefined) return { sent: false, message: this.readOnly };
     if (this.finished) return { sent: false, message: 'This session is no longer followed.' };
     if (this.#inFlight !== undefined) return { sent: false, message: 'A message is being sent already.' };
     this.#inFlight = 'reply';
@@ -579,6 +599,7 @@ export class SessionController implements PermissionAsker {
       notifier.say('warning', message);
       return { sent: false, message };
     };
+    if (this.readOnly !== undefined) return refuse(this.readOnly);
     if (this.finished) return refuse('This session is no longer followed; the answer was not sent.');
     const request = this.openPermissions.find((r) => r.requestId === requestId);
     const checked = this.#permissionGate.claim(binding, request ? permissionGateRef(this.sessionId, request) : undefined, this.sessionId);
@@ -641,7 +662,7 @@ export class SessionController implements PermissionAsker {
       canDecide: this.canDecide,
       inFlight: this.#inFlight,
       editing: this.#editing,
-      notice: this.#notice,
+      notice: this.#notice ?? (this.readOnly !== undefined ? { level: 'info', text: this.readOnly } : undefined),
       outcome: this.#outcome,
       drafts: this.#drafts,
     });
@@ -671,6 +692,7 @@ export class SessionController implements PermissionAsker {
     if (this.#outcome !== undefined) p.outcome = this.#outcome;
     if (this.demo) p.demo = true;
     if (this.agentLabel !== undefined) p.agentLabel = this.agentLabel;
+    if (this.readOnly !== undefined) p.readOnly = this.readOnly;
     return p;
   }
 

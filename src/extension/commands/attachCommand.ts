@@ -1,0 +1,187 @@
+// "Ultraplan: Attach to Session…": follow a session that was started elsewhere (another window, a
+// script, the browser). A picker lists the current backend's sessions (title, status, age; the ones
+// already followed marked) and takes a pasted link or id; the session is then followed and
+// reviewed like one started here (FollowedSessions.attach). The command also takes the link as an
+// argument, for other views and for scripts.
+import * as vscode from 'vscode';
+import { parseAttachTarget, type AttachTarget } from '../../core/attachTarget';
+import type { SessionResource } from '../../core/protocol';
+import type { BackendKind, SessionBackend } from '../../sessions/backend';
+import type { UltraplanSettings } from '../settings/settingsSchema';
+import { registerCommand, type ExtensionServices } from './services';
+
+export const ATTACH_SESSION_COMMAND = 'ultraplan.attachSession';
+
+/** A target with its backend settled: a bare id names a session on the backend chosen now. */
+interface ResolvedTarget {
+  kind: BackendKind;
+  sessionId: string;
+  serverUrl?: string;
+}
+
+type PickItem = vscode.QuickPickItem & { target?: AttachTarget };
+
+const STATUS_WORDS: Record<string, string> = {
+  running: 'running',
+  idle: 'waiting for a message',
+  requires_action: 'needs action',
+  archived: 'archived',
+};
+
+export function registerAttachCommand(services: ExtensionServices): void {
+  registerCommand(services, ATTACH_SESSION_COMMAND, async (input?: unknown) => {
+    await services.sessions.restored;
+    const settings = services.settings.read();
+    let target: AttachTarget | undefined;
+    if (typeof input === 'string') {
+      const parsed = parseAttachTarget(input);
+      if (!parsed.ok) {
+        void vscode.window.showErrorMessage(`Ultraplan: cannot attach: ${parsed.error}`);
+        return;
+      }
+      target = parsed.target;
+    } else {
+      target = await pickTarget(services, settings);
+    }
+    if (target) await attachTo(services, settings, resolve(target, settings));
+  });
+}
+
+function resolve(target: AttachTarget, settings: UltraplanSettings): ResolvedTarget {
+  if (target.backend === 'server') return { kind: 'server', sessionId: target.sessionId, serverUrl: target.serverUrl };
+  if (target.backend === 'claude-web') return { kind: 'claude-web', sessionId: target.sessionId };
+  const kind = settings.backend;
+  return kind === 'server' ? { kind, sessionId: target.sessionId, serverUrl: settings['server.url'] } : { kind, sessionId: target.sessionId };
+}
+
+/** The backend a target's session lives on; a server needs its token (never another origin's). */
+async function backendFor(services: ExtensionServices, settings: UltraplanSettings, target: ResolvedTarget): Promise<SessionBackend> {
+  if (target.kind === 'server') {
+    const url = target.serverUrl ?? settings['server.url'];
+    if (!(await services.backends.hasServerToken(url))) throw new NoServerToken(url);
+    return services.backends.server(url);
+  }
+  return services.backends.forRestored(target.kind, settings, undefined);
+}
+
+class NoServerToken extends Error {
+  constructor(readonly serverUrl: string) {
+    super(
+      `No token is set for ${new URL(serverUrl).origin}, so Ultraplan cannot read its sessions. Run "Ultraplan: Set Server Token…" for that server first.`,
+    );
+  }
+}
+
+async function attachTo(services: ExtensionServices, settings: UltraplanSettings, target: ResolvedTarget): Promise<void> {
+  const { sessions, log } = services;
+  try {
+    const backend = await backendFor(services, settings, target);
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Ultraplan: attaching to ${target.sessionId}…` },
+      () => sessions.attach({ backend, sessionId: target.sessionId, settings, ...(target.serverUrl ? { serverUrl: target.serverUrl } : {}) }),
+    );
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    log.error(`attaching to ${target.sessionId} (${target.kind}) failed: ${message}`);
+    if (err instanceof NoServerToken) {
+      const set = 'Set Server Token…';
+      const choice = await vscode.window.showErrorMessage(`Ultraplan: ${message}`, set);
+      if (choice === set) await vscode.commands.executeCommand('ultraplan.setServerToken');
+      return;
+    }
+    void vscode.window.showErrorMessage(`Ultraplan: could not attach to ${target.sessionId}: ${message}`);
+  }
+}
+
+/** The picker: the current backend's sessions (loaded while it is open), and whatever is pasted. */
+async function pickTarget(services: ExtensionServices, settings: UltraplanSettings): Promise<AttachTarget | undefined> {
+  const picker = vscode.window.createQuickPick<PickItem>();
+  picker.title = 'Ultraplan: Attach to Session';
+  picker.placeholder = 'Pick a session, or paste a link (https://claude.ai/code/session_…, a server URL with a session id) or an id';
+  picker.matchOnDescription = true;
+  picker.matchOnDetail = true;
+  picker.ignoreFocusOut = true;
+  let listed: PickItem[] = [];
+  const pasted = (): PickItem[] => {
+    const value = picker.value.trim();
+    if (value === '') return [];
+    const parsed = parseAttachTarget(value);
+    return [
+      parsed.ok
+        ? { label: `$(link) Attach to ${parsed.target.sessionId}`, description: describeTarget(parsed.target), alwaysShow: true, target: parsed.target }
+        : { label: `$(warning) ${parsed.error}`, alwaysShow: true },
+    ];
+  };
+  const refresh = (): void => {
+    picker.items = [...pasted(), ...listed];
+  };
+  picker.onDidChangeValue(refresh);
+  const loading = new AbortController();
+  picker.busy = true;
+  void listItems(services, settings, loading.signal)
+    .then((items) => (listed = items))
+    .catch((err: unknown) => {
+      const message = err instanceof Error ? err.message : String(err);
+      services.log.warn(`listing sessions to attach failed: ${message}`);
+      listed = [{ label: `$(error) Could not list the sessions: ${message}`, alwaysShow: true, description: 'paste a link or id instead' }];
+    })
+    .finally(() => {
+      picker.busy = false;
+      refresh();
+    });
+  refresh();
+  return new Promise<AttachTarget | undefined>((done) => {
+    picker.onDidAccept(() => {
+      const item = picker.selectedItems[0] ?? picker.activeItems[0];
+      if (!item?.target) return; // a message row, or nothing yet: the picker stays open
+      done(item.target);
+      picker.hide();
+    });
+    picker.onDidHide(() => {
+      loading.abort();
+      done(undefined);
+      picker.dispose();
+    });
+    picker.show();
+  });
+}
+
+async function listItems(services: ExtensionServices, settings: UltraplanSettings, signal: AbortSignal): Promise<PickItem[]> {
+  const here = resolve({ backend: 'current', sessionId: 'session_x' }, settings);
+  const backend = await backendFor(services, settings, here);
+  if (!backend.listSessions) return [{ label: `$(info) ${backend.label} lists no sessions`, description: 'paste a link or id' }];
+  const listed = await backend.listSessions(signal);
+  if (listed.length === 0) return [{ label: `$(info) No sessions on ${backend.label}`, description: 'paste a link or id' }];
+  const now = Date.now();
+  return listed.map((s) => sessionItem(services, here, s, now));
+}
+
+function sessionItem(services: ExtensionServices, here: ResolvedTarget, s: SessionResource, now: number): PickItem {
+  const followed = services.sessions.followed(here.kind, s.id, here.serverUrl) !== undefined;
+  const title = s.title.replace(/^ultraplan:\s*/i, '').trim() || '(untitled)';
+  const target: AttachTarget =
+    here.kind === 'server' && here.serverUrl
+      ? { backend: 'server', serverUrl: here.serverUrl, sessionId: s.id }
+      : here.kind === 'claude-web'
+        ? { backend: 'claude-web', sessionId: s.id }
+        : { backend: 'current', sessionId: s.id };
+  const parts = [STATUS_WORDS[s.session_status] ?? s.session_status, formatAge(now - Date.parse(s.updated_at || s.created_at))];
+  if (followed) parts.push('followed');
+  return { label: `${followed ? '$(eye)' : '$(circle-outline)'} ${title}`, description: parts.join(' · '), detail: s.id, target };
+}
+
+function describeTarget(target: AttachTarget): string {
+  if (target.backend === 'server') return `on ${target.serverUrl}`;
+  if (target.backend === 'claude-web') return 'on Claude Code on the web';
+  return 'on the current backend';
+}
+
+/** "just now", "5 min ago", "3 h ago", "2 days ago". */
+export function formatAge(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 60_000) return 'just now';
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return `${Math.floor(hours / 24)} days ago`;
+}

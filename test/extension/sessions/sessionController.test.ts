@@ -54,7 +54,7 @@ describe('SessionController (follower, decisions, projections)', () => {
   function follow(
     backend: MemoryBackend,
     notifier: SessionNotifier,
-    extra: { voice?: BackendVoice; onChange?: () => void } = {},
+    extra: { voice?: BackendVoice; onChange?: () => void; readOnly?: string } = {},
   ): SessionController {
     const options: ConstructorParameters<typeof SessionController>[0] = {
       backend,
@@ -63,7 +63,13 @@ describe('SessionController (follower, decisions, projections)', () => {
       pollIntervalMs: 5,
       timeoutMs: 60_000,
       onDidChange: () => extra.onChange?.(),
-      fresh: { key: 'server:s1', sessionId: 's1', title: 'dark mode', demo: false },
+      fresh: {
+        key: 'server:s1',
+        sessionId: 's1',
+        title: 'dark mode',
+        demo: false,
+        ...(extra.readOnly !== undefined ? { readOnly: extra.readOnly } : {}),
+      },
     };
     if (extra.voice) options.voice = extra.voice;
     controller = new SessionController(options);
@@ -96,6 +102,35 @@ describe('SessionController (follower, decisions, projections)', () => {
     assert.equal(c.panelState(), state, 'the same projection until something changes');
     assert.equal(state.revisions[0]?.status, 'pending');
     assert.equal(state.canDecide, true);
+  });
+
+  it('a session followed read-only shows its plan and the reason, refuses every decision with it, and is never archived', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    const reason = 'Read-only: this session is archived, so it takes no more decisions.';
+    const c = follow(backend, notifier, { readOnly: reason });
+    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
+    await until(() => c.phase === 'plan_ready', 'plan_ready');
+    const state = c.panelState();
+    assert.equal(state.canDecide, false);
+    assert.deepEqual(state.notice, { level: 'info', text: reason });
+    assert.equal(state.revisions[0]?.status, 'pending');
+    const binding = bindingFor('s1', 'toolu_1', '# Plan');
+    for (const outcome of [
+      await c.approve(binding),
+      await c.reject(binding, 'no', []),
+      await c.reply('hello'),
+      c.check(binding),
+    ]) {
+      assert.deepEqual(outcome, { sent: false, message: reason });
+    }
+    assert.equal(backend.sent.length, 0, 'nothing was sent');
+    assert.equal(c.toPersisted().readOnly, reason, 'the reason survives a reload');
+    // The session ends on its own (archived): quietly, and it is not archived again by us.
+    backend.status = 'archived';
+    await until(() => c.finished, 'the end');
+    assert.equal(backend.archived, 0);
+    assert.ok(!notifier.said.some((s) => s.level === 'error'), JSON.stringify(notifier.said));
   });
 
   it('does not announce a plan the person is already looking at', async () => {

@@ -1,0 +1,145 @@
+// Attach to Session… in real code-server + Chromium against the real ultraplan-server: a session
+// started by a plain HTTP client (no extension involved) is listed in the picker, attached by its
+// pasted server URL, its plan shows in the review, and Approve reaches the agent (the server's own
+// record shows the approval). Attaching it again only shows it; an archived session attaches
+// read-only, says why, and takes no decision.
+import * as assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { setPlanModeEvent, userMessageEvent } from '../../src/core/protocol';
+import type { ServerProcess } from '../support/serverProcess';
+import { readQuickInput, readStatusBar, runCommand, screenshot, waitFor } from './harness';
+import {
+  decisionsSent,
+  exitPlanResults,
+  extensionLog,
+  reviewFrame,
+  scenario,
+  sessionEvents,
+  suiteWindow,
+  waitForEvents,
+} from './ultraplanSteps';
+
+const QUICK_INPUT_BOX = '.quick-input-widget .quick-input-box input';
+const QUICK_INPUT_ROW = '.quick-input-widget .monaco-list-row';
+
+/** What a script would do: create a planning session with plain fetch, on the current wire. */
+async function createByHttp(server: ServerProcess, prompt: string): Promise<string> {
+  const response = await fetch(`${server.url}/v1/code/sessions`, {
+    method: 'POST',
+    headers: server.headers({ 'content-type': 'application/json' }),
+    body: JSON.stringify({
+      title: `ultraplan: ${prompt}`,
+      events: [{ payload: setPlanModeEvent(`set-mode-${Date.now()}`) }, { payload: userMessageEvent(prompt) }],
+    }),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  return ((await response.json()) as { session: { id: string } }).session.id;
+}
+
+/** Opens the picker, waits for the listed sessions, then pastes `text` and presses Enter on its row. */
+async function attachByPasting(page: Page, text: string, expectListed?: string): Promise<string[]> {
+  await runCommand(page, 'Ultraplan: Attach to Session…');
+  let listed: string[] = [];
+  if (expectListed) {
+    listed = await waitFor(
+      async () => {
+        const q = await readQuickInput(page);
+        return q.title === 'Ultraplan: Attach to Session' && q.items.some((i) => i.includes(expectListed)) ? q.items : undefined;
+      },
+      { timeoutMs: 20_000, message: `the picker to list "${expectListed}"` },
+    );
+  }
+  await page.locator(QUICK_INPUT_BOX).fill(text);
+  const row = page.locator(QUICK_INPUT_ROW, { hasText: 'Attach to session_' }).first();
+  await row.waitFor({ state: 'visible', timeout: 10_000 });
+  await screenshot(page, 'attach-picker');
+  await page.locator(QUICK_INPUT_BOX).press('Enter');
+  return listed;
+}
+
+describe('attach: a session started elsewhere is followed and reviewed (server backend)', function () {
+  const suite = suiteWindow({ suite: 'attach', scenario: scenario('one-plan.json') });
+  let sessionId = '';
+
+  it('lists a session a plain HTTP client started, attaches it from its pasted URL, and shows its plan', async function () {
+    const { page } = suite.window;
+    const { server } = suite;
+    sessionId = await createByHttp(server, 'add a changelog');
+    // The agent proposes its plan on the server before anyone looks.
+    await waitForEvents(
+      server,
+      sessionId,
+      (events) => events.some((e) => e.type === 'control_request' && JSON.stringify(e).includes('ExitPlanMode')) || undefined,
+      'the plan request on the server',
+    );
+    const link = `${server.url}/v1/code/sessions/${sessionId}`;
+    const listed = await attachByPasting(page, link, 'add a changelog');
+    assert.ok(
+      listed.some((i) => i.includes('add a changelog')),
+      `listed: ${JSON.stringify(listed)}`,
+    );
+
+    const frame = await reviewFrame(page, '#plan li');
+    assert.match((await frame.locator('#plan').textContent()) ?? '', /Add CHANGELOG\.md with an Unreleased section/);
+    assert.equal(await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled(), true);
+    await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    await screenshot(page, 'attached-plan');
+  });
+
+  it('approves the attached plan: the server records the approval and the agent executes', async function () {
+    const { page } = suite.window;
+    const frame = await reviewFrame(page, '#plan li');
+    await frame.getByRole('button', { name: 'Approve', exact: true }).click();
+    const approved = await waitForEvents(
+      suite.server,
+      sessionId.replace(/^cse_/, 'session_'),
+      (events) => exitPlanResults(events).find((r) => !r.isError),
+      'the approval to reach the agent',
+    );
+    assert.match(approved.text, /## Approved Plan:\n# Plan: add a changelog/);
+    const events = await sessionEvents(suite.server, sessionId.replace(/^cse_/, 'session_'));
+    const decisions = decisionsSent(events);
+    assert.equal(decisions.length, 1);
+    assert.equal(decisions[0]!.behavior, 'allow');
+    await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
+  });
+
+  it('attaching the same session again (by its bare id) only shows it', async function () {
+    const { page } = suite.window;
+    await attachByPasting(page, sessionId);
+    await reviewFrame(page, '#plan li');
+    const log = extensionLog(suite.window);
+    assert.equal((log.match(/attached to session /g) ?? []).length, 1, 'attached once');
+  });
+
+  it('an archived session attaches read-only: the panel says why and offers no decision', async function () {
+    const { page } = suite.window;
+    const { server } = suite;
+    const archivedId = await createByHttp(server, 'rename the build script');
+    await waitForEvents(
+      server,
+      archivedId.replace(/^cse_/, 'session_'),
+      (events) => events.some((e) => e.type === 'control_request' && JSON.stringify(e).includes('ExitPlanMode')) || undefined,
+      'the second plan request',
+    );
+    const archived = await fetch(`${server.url}/v1/code/sessions/${archivedId}/archive`, {
+      method: 'POST',
+      headers: server.headers({ 'content-type': 'application/json' }),
+      body: '{}',
+    });
+    assert.equal(archived.status, 200);
+    await attachByPasting(page, archivedId, 'rename the build script');
+    const frame = await reviewFrame(page, '#plan li');
+    await waitFor(
+      async () =>
+        ((await frame.locator('.notice:not(.notice-local)').textContent()) ?? '').includes('Read-only: this session is archived') ||
+        undefined,
+      { timeoutMs: 20_000, message: 'the read-only notice' },
+    );
+    const approve = frame.getByRole('button', { name: 'Approve', exact: true });
+    assert.ok((await approve.count()) === 0 || !(await approve.isEnabled()), 'no enabled Approve on a read-only session');
+    await screenshot(page, 'attached-read-only');
+    const decisions = decisionsSent(await sessionEvents(server, archivedId.replace(/^cse_/, 'session_')));
+    assert.equal(decisions.length, 0, 'nothing was sent to the archived session');
+  });
+});

@@ -41,6 +41,7 @@ export function parseAttachTarget(input: string): AttachTargetResult {
   const text = input.trim();
   if (text === '') return refuse('Paste a session link (https://claude.ai/code/session_…, a server URL with a session id) or an id.');
   // Control characters, spaces, quotes, angle brackets inside: not a link a browser would take as one.
+  // eslint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f-\u009f"'<>`\\]/.test(text))
     return refuse('That contains spaces, quotes or control characters; paste just the link or the id.');
   if (/^(?:session|cse)_/.test(text)) return bareId(text);

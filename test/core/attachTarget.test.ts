@@ -1,11 +1,5 @@
 import assert from 'node:assert/strict';
-import {
-  MAX_ATTACH_INPUT_CHARS,
-  parseAttachTarget,
-  sameServerUrl,
-  sameSessionId,
-  type AttachTarget,
-} from '../../src/core/attachTarget';
+import { MAX_ATTACH_INPUT_CHARS, parseAttachTarget, sameServerUrl, sameSessionId, type AttachTarget } from '../../src/core/attachTarget';
 
 const ID = 'session_01AbCdEf-gh_IJ';
 const CSE = 'cse_01AbCdEf-gh_IJ';

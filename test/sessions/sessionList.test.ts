@@ -156,7 +156,10 @@ describe('session lists', function () {
             ['session_good2', '', 'archived'],
           ],
         );
-        assert.ok(lines.some((l) => /left out 3 item/.test(l)), lines.join('\n'));
+        assert.ok(
+          lines.some((l) => /left out 3 item/.test(l)),
+          lines.join('\n'),
+        );
       });
 
       it('fails as bad_response on an answer that is not a list, and stops on a cursor that does not move', async () => {
@@ -267,7 +270,10 @@ describe('session lists', function () {
         );
         // The view made for one agent lists the same host.
         const forAgent = backend.forAgent(await scenarioFactory('question.json'));
-        assert.deepEqual((await forAgent.listSessions!()).map((s) => s.id), [...ids].reverse());
+        assert.deepEqual(
+          (await forAgent.listSessions!()).map((s) => s.id),
+          [...ids].reverse(),
+        );
       } finally {
         await backend.dispose();
       }

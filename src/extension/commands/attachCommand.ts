@@ -51,7 +51,9 @@ function resolve(target: AttachTarget, settings: UltraplanSettings): ResolvedTar
   if (target.backend === 'server') return { kind: 'server', sessionId: target.sessionId, serverUrl: target.serverUrl };
   if (target.backend === 'claude-web') return { kind: 'claude-web', sessionId: target.sessionId };
   const kind = settings.backend;
-  return kind === 'server' ? { kind, sessionId: target.sessionId, serverUrl: settings['server.url'] } : { kind, sessionId: target.sessionId };
+  return kind === 'server'
+    ? { kind, sessionId: target.sessionId, serverUrl: settings['server.url'] }
+    : { kind, sessionId: target.sessionId };
 }
 
 /** The backend a target's session lives on; a server needs its token (never another origin's). */
@@ -78,7 +80,8 @@ async function attachTo(services: ExtensionServices, settings: UltraplanSettings
     const backend = await backendFor(services, settings, target);
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Ultraplan: attaching to ${target.sessionId}…` },
-      () => sessions.attach({ backend, sessionId: target.sessionId, settings, ...(target.serverUrl ? { serverUrl: target.serverUrl } : {}) }),
+      () =>
+        sessions.attach({ backend, sessionId: target.sessionId, settings, ...(target.serverUrl ? { serverUrl: target.serverUrl } : {}) }),
     );
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -108,7 +111,12 @@ async function pickTarget(services: ExtensionServices, settings: UltraplanSettin
     const parsed = parseAttachTarget(value);
     return [
       parsed.ok
-        ? { label: `$(link) Attach to ${parsed.target.sessionId}`, description: describeTarget(parsed.target), alwaysShow: true, target: parsed.target }
+        ? {
+            label: `$(link) Attach to ${parsed.target.sessionId}`,
+            description: describeTarget(parsed.target),
+            alwaysShow: true,
+            target: parsed.target,
+          }
         : { label: `$(warning) ${parsed.error}`, alwaysShow: true },
     ];
   };

@@ -432,7 +432,12 @@ export class FollowedSessions extends Disposable {
    * one started here, and shown. One already followed is only shown. An archived session is
    * followed read-only. Throws what the backend says when it cannot read the session.
    */
-  async attach(o: { backend: SessionBackend; sessionId: string; serverUrl?: string; settings: UltraplanSettings }): Promise<SessionController> {
+  async attach(o: {
+    backend: SessionBackend;
+    sessionId: string;
+    serverUrl?: string;
+    settings: UltraplanSettings;
+  }): Promise<SessionController> {
     const known = this.followed(o.backend.kind, o.sessionId, o.serverUrl);
     if (known) {
       this.show(known);

@@ -136,7 +136,12 @@ function listPage(host: SessionHost, query: URLSearchParams): { data: unknown[];
   let start = 0;
   if (cursor !== null && cursor !== '') {
     const at = all.findIndex((s) => s.id === toLinkSessionId(cursor));
-    if (at < 0) throw new SessionsError('bad_request', `cursor must be a next_cursor this server gave; ${JSON.stringify(cursor.slice(0, 60))} is not`, 400);
+    if (at < 0)
+      throw new SessionsError(
+        'bad_request',
+        `cursor must be a next_cursor this server gave; ${JSON.stringify(cursor.slice(0, 60))} is not`,
+        400,
+      );
     start = at + 1;
   }
   const page = all.slice(start, start + limit);

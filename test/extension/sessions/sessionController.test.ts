@@ -116,12 +116,7 @@ describe('SessionController (follower, decisions, projections)', () => {
     assert.deepEqual(state.notice, { level: 'info', text: reason });
     assert.equal(state.revisions[0]?.status, 'pending');
     const binding = bindingFor('s1', 'toolu_1', '# Plan');
-    for (const outcome of [
-      await c.approve(binding),
-      await c.reject(binding, 'no', []),
-      await c.reply('hello'),
-      c.check(binding),
-    ]) {
+    for (const outcome of [await c.approve(binding), await c.reject(binding, 'no', []), await c.reply('hello'), c.check(binding)]) {
       assert.deepEqual(outcome, { sent: false, message: reason });
     }
     assert.equal(backend.sent.length, 0, 'nothing was sent');

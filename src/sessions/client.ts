@@ -62,8 +62,11 @@ export interface ListSessionsOptions {
 export interface SessionsClientOptions {
   /** e.g. http://127.0.0.1:8787 or https://api.anthropic.com (a path prefix is kept). */
   baseUrl: string;
-  /** Called before every request, so a token refreshed meanwhile is picked up. */
-  getToken: () => Promise<string>;
+  /**
+   * Called before every request, so a token refreshed meanwhile is picked up. null: no
+   * Authorization header (reading a server that runs without a token, for a read-only attach).
+   */
+  getToken: () => Promise<string | null>;
   /**
    * Claude Code on the web: the organization, sent as x-organization-uuid on the session create
    * only (as Claude Code does); the create is tried on the older `/v1/sessions` first when
@@ -416,7 +419,7 @@ export class SessionsClient implements SessionTransport {
   }
 
   private async headers(extra: Record<string, string>): Promise<Record<string, string>> {
-    let token: string;
+    let token: string | null;
     try {
       token = await this.options.getToken();
     } catch (err) {
@@ -429,11 +432,11 @@ export class SessionsClient implements SessionTransport {
         { cause: err },
       );
     }
-    this.rememberSentToken(token);
+    if (token !== null) this.rememberSentToken(token);
     // The headers Claude Code sends on every call; a call adds its own (organization, beta).
     return {
       ...extra,
-      authorization: `Bearer ${token}`,
+      ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
       'content-type': 'application/json',
       'anthropic-version': ANTHROPIC_VERSION,
       'anthropic-client-platform': CLIENT_PLATFORM,

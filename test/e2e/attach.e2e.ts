@@ -1,13 +1,14 @@
 // Attach to Session… in real code-server + Chromium against the real ultraplan-server: a session
 // started by a plain HTTP client (no extension involved) is listed in the picker, attached by its
 // pasted server URL, its plan shows in the review, and Approve reaches the agent (the server's own
-// record shows the approval). Attaching it again only shows it; an archived session attaches
-// read-only, says why, and takes no decision.
+// record shows the approval). Attaching it again only shows it; an archived session, or one on a
+// server we hold no token for, attaches read-only, says why, and takes no decision; a server that
+// wants a token we do not have is not read at all.
 import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { setPlanModeEvent, userMessageEvent } from '../../src/core/protocol';
-import type { ServerProcess } from '../support/serverProcess';
-import { readQuickInput, readStatusBar, runCommand, screenshot, waitFor } from './harness';
+import { startServer, type ServerProcess } from '../support/serverProcess';
+import { readQuickInput, readStatusBar, runCommand, screenshot, waitFor, waitForNotification } from './harness';
 import {
   decisionsSent,
   exitPlanResults,
@@ -141,5 +142,48 @@ describe('attach: a session started elsewhere is followed and reviewed (server b
     await screenshot(page, 'attached-read-only');
     const decisions = decisionsSent(await sessionEvents(server, archivedId.replace(/^cse_/, 'session_')));
     assert.equal(decisions.length, 0, 'nothing was sent to the archived session');
+  });
+
+  it('a session on a server we hold no token for attaches read-only when that server runs without one', async function () {
+    const { page } = suite.window;
+    const open = await startServer({ scenario: scenario('one-plan.json'), token: null });
+    try {
+      const id = await createByHttp(open, 'tidy the imports');
+      await waitForEvents(
+        open,
+        id.replace(/^cse_/, 'session_'),
+        (events) => events.some((e) => e.type === 'control_request' && JSON.stringify(e).includes('ExitPlanMode')) || undefined,
+        'the plan request on the open server',
+      );
+      await attachByPasting(page, `${open.url}/v1/sessions/${id.replace(/^cse_/, 'session_')}`);
+      const frame = await reviewFrame(page, '#plan li');
+      await waitFor(async () => ((await frame.locator('.panel-header').textContent()) ?? '').includes('tidy the imports') || undefined, {
+        timeoutMs: 20_000,
+        message: 'the review of the session on the open server',
+      });
+      await waitFor(
+        async () => ((await frame.locator('.notice:not(.notice-local)').textContent()) ?? '').includes('no token is set for') || undefined,
+        { timeoutMs: 20_000, message: 'the no-token notice' },
+      );
+      const approve = frame.getByRole('button', { name: 'Approve', exact: true });
+      assert.ok((await approve.count()) === 0 || !(await approve.isEnabled()), 'no enabled Approve without a token');
+      assert.equal(decisionsSent(await sessionEvents(open, id.replace(/^cse_/, 'session_'))).length, 0);
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it('a server that wants a token we do not have is not read: the person is asked to set one', async function () {
+    const { page } = suite.window;
+    const guarded = await startServer({ scenario: scenario('one-plan.json') });
+    try {
+      const id = await createByHttp(guarded, 'bump the version');
+      await attachByPasting(page, `${guarded.url}/v1/code/sessions/${id}`);
+      await waitForNotification(page, 'refuses requests without its token', { timeoutMs: 20_000 });
+      const log = extensionLog(suite.window);
+      assert.ok(!log.includes(suite.server.token!), "the other server's token is never sent or logged");
+    } finally {
+      await guarded.stop();
+    }
   });
 });

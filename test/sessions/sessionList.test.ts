@@ -119,6 +119,28 @@ describe('session lists', function () {
       assert.equal((await client.listSessions({ maxSessions: 1 })).length, 1);
     });
 
+    it('reads a server that runs without a token with no Authorization header; a server with one refuses that', async () => {
+      const open = await startServer({ scenario: join(EXAMPLES_DIR, 'question.json'), token: null });
+      try {
+        const id = await createOn(open, 'ultraplan: open');
+        const seen: Array<string | null> = [];
+        const recording: typeof fetch = async (input, init) => {
+          seen.push(new Headers(init?.headers).get('authorization'));
+          return fetch(input, init);
+        };
+        const tokenless = new SessionsClient({ baseUrl: open.url, getToken: async () => null, fetch: recording });
+        assert.deepEqual(
+          (await tokenless.listSessions()).map((s) => s.id),
+          [id],
+        );
+        assert.deepEqual(seen, [null]);
+        const refused = new SessionsClient({ baseUrl: server.url, getToken: async () => null });
+        await assert.rejects(refused.listSessions(), (err: unknown) => err instanceof SessionsError && err.kind === 'unauthorized');
+      } finally {
+        await open.stop();
+      }
+    });
+
     describe('against a server that answers what it likes', () => {
       let fake: Server;
       let url: string;

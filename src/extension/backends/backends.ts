@@ -61,6 +61,8 @@ export class Backends implements vscode.Disposable {
    */
   #embeddedAgent: EmbeddedAgent | undefined;
   readonly #servers = new Map<string, HttpBackend>();
+  /** Servers read without a token (sessions attached read-only), one per URL. */
+  readonly #tokenlessServers = new Map<string, HttpBackend>();
   /** Every Claude Code on the web backend made (each launch checks eligibility afresh). */
   readonly #claudeWeb = new Set<ClaudeWebBackend>();
   /** The one checked by the launch's preflight, taken by the next session start. */
@@ -165,6 +167,25 @@ export class Backends implements vscode.Disposable {
   }
 
   /**
+   * A server read without a token, for a session attached read-only: only a server that runs
+   * without one (`--insecure-no-auth`, loopback only) answers it; no decision is ever sent through it.
+   */
+  tokenlessServer(serverUrl: string): HttpBackend {
+    const existing = this.#tokenlessServers.get(serverUrl);
+    if (existing) return existing;
+    const log = this.#options.log;
+    const client = new SessionsClient({
+      baseUrl: serverUrl,
+      getToken: async () => null,
+      log: (line) => log.debug(`http: ${line}`),
+      fetch: loggingFetch(log),
+    });
+    const backend = new HttpBackend({ client, preferStream: true, label: `Server ${serverUrl} (no token)` });
+    this.#tokenlessServers.set(serverUrl, backend);
+    return backend;
+  }
+
+  /**
    * Claude Code on the web: checks eligibility (login, organization, environment, repository,
    * GitHub app) and makes a backend; throws the first failed check as a ClaudeWebError. The
    * result is kept for the next session start with the same settings.
@@ -209,12 +230,19 @@ export class Backends implements vscode.Disposable {
   }
 
   /** The backend a persisted session lives on (its own server URL, not today's setting). */
-  async forRestored(kind: BackendKind, settings: UltraplanSettings, serverUrl: string | undefined): Promise<SessionBackend> {
+  async forRestored(
+    kind: BackendKind,
+    settings: UltraplanSettings,
+    serverUrl: string | undefined,
+    options: { readOnly?: boolean } = {},
+  ): Promise<SessionBackend> {
     switch (kind) {
       case 'embedded':
         return this.#embeddedRestored(settings);
       case 'server':
         if (!serverUrl) throw new Error('the stored session has no server address');
+        // A session attached read-only for want of a token is read the same way after a reload.
+        if (options.readOnly && !(await this.hasServerToken(serverUrl))) return this.tokenlessServer(serverUrl);
         return this.server(serverUrl);
       case 'claude-web': {
         // Re-attaching checks only the login and the organization, once for every re-attached
@@ -237,8 +265,9 @@ export class Backends implements vscode.Disposable {
   async dispose(): Promise<void> {
     const embedded = this.#embedded;
     this.#embedded = undefined;
-    const servers: SessionBackend[] = [...this.#servers.values(), ...this.#claudeWeb];
+    const servers: SessionBackend[] = [...this.#servers.values(), ...this.#tokenlessServers.values(), ...this.#claudeWeb];
     this.#servers.clear();
+    this.#tokenlessServers.clear();
     this.#claudeWeb.clear();
     this.#claudeWebPrepared = undefined;
     this.#claudeWebRestored = undefined;

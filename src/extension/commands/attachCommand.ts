@@ -5,6 +5,7 @@
 // argument, for other views and for scripts.
 import * as vscode from 'vscode';
 import { parseAttachTarget, type AttachTarget } from '../../core/attachTarget';
+import { SessionsError } from '../../core/errors';
 import type { SessionResource } from '../../core/protocol';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -56,33 +57,61 @@ function resolve(target: AttachTarget, settings: UltraplanSettings): ResolvedTar
     : { kind, sessionId: target.sessionId };
 }
 
-/** The backend a target's session lives on; a server needs its token (never another origin's). */
-async function backendFor(services: ExtensionServices, settings: UltraplanSettings, target: ResolvedTarget): Promise<SessionBackend> {
+/**
+ * The backend a target's session lives on. A server is read with the token stored for its own
+ * origin (never another origin's); without one, it is read without a token, read-only (only a
+ * server that runs without a token answers that).
+ */
+async function backendFor(
+  services: ExtensionServices,
+  settings: UltraplanSettings,
+  target: ResolvedTarget,
+): Promise<{ backend: SessionBackend; readOnly?: string; serverUrl?: string }> {
   if (target.kind === 'server') {
     const url = target.serverUrl ?? settings['server.url'];
-    if (!(await services.backends.hasServerToken(url))) throw new NoServerToken(url);
-    return services.backends.server(url);
+    if (await services.backends.hasServerToken(url)) return { backend: services.backends.server(url), serverUrl: url };
+    return { backend: services.backends.tokenlessServer(url), readOnly: noTokenReadOnly(url), serverUrl: url };
   }
-  return services.backends.forRestored(target.kind, settings, undefined);
+  return { backend: await services.backends.forRestored(target.kind, settings, undefined) };
+}
+
+/** Why a session on a server we hold no token for is followed read-only. */
+export function noTokenReadOnly(serverUrl: string): string {
+  return `Read-only: no token is set for ${new URL(serverUrl).origin}, and Ultraplan sends nothing to a server it holds no token for. Run "Ultraplan: Set Server Token…" for it, then attach this session again to decide here.`;
 }
 
 class NoServerToken extends Error {
   constructor(readonly serverUrl: string) {
     super(
-      `No token is set for ${new URL(serverUrl).origin}, so Ultraplan cannot read its sessions. Run "Ultraplan: Set Server Token…" for that server first.`,
+      `${new URL(serverUrl).origin} refuses requests without its token, and none is set for it. Run "Ultraplan: Set Server Token…" for that server first.`,
     );
   }
+}
+
+/** A server that refused the tokenless read: it wants the token we do not have. */
+function tokenMissing(err: unknown, readOnly: string | undefined, serverUrl: string | undefined): unknown {
+  return readOnly !== undefined && serverUrl && err instanceof SessionsError && err.kind === 'unauthorized'
+    ? new NoServerToken(serverUrl)
+    : err;
 }
 
 async function attachTo(services: ExtensionServices, settings: UltraplanSettings, target: ResolvedTarget): Promise<void> {
   const { sessions, log } = services;
   try {
-    const backend = await backendFor(services, settings, target);
-    await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Ultraplan: attaching to ${target.sessionId}…` },
-      () =>
-        sessions.attach({ backend, sessionId: target.sessionId, settings, ...(target.serverUrl ? { serverUrl: target.serverUrl } : {}) }),
-    );
+    const { backend, readOnly, serverUrl } = await backendFor(services, settings, target);
+    await vscode.window
+      .withProgress({ location: vscode.ProgressLocation.Notification, title: `Ultraplan: attaching to ${target.sessionId}…` }, () =>
+        sessions.attach({
+          backend,
+          sessionId: target.sessionId,
+          settings,
+          ...(serverUrl ? { serverUrl } : {}),
+          ...(readOnly !== undefined ? { readOnly } : {}),
+        }),
+      )
+      .then(undefined, (err: unknown) => {
+        throw tokenMissing(err, readOnly, serverUrl);
+      });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     log.error(`attaching to ${target.sessionId} (${target.kind}) failed: ${message}`);
@@ -156,9 +185,11 @@ async function pickTarget(services: ExtensionServices, settings: UltraplanSettin
 
 async function listItems(services: ExtensionServices, settings: UltraplanSettings, signal: AbortSignal): Promise<PickItem[]> {
   const here = resolve({ backend: 'current', sessionId: 'session_x' }, settings);
-  const backend = await backendFor(services, settings, here);
+  const { backend, readOnly, serverUrl } = await backendFor(services, settings, here);
   if (!backend.listSessions) return [{ label: `$(info) ${backend.label} lists no sessions`, description: 'paste a link or id' }];
-  const listed = await backend.listSessions(signal);
+  const listed = await backend.listSessions(signal).catch((err: unknown) => {
+    throw tokenMissing(err, readOnly, serverUrl);
+  });
   if (listed.length === 0) return [{ label: `$(info) No sessions on ${backend.label}`, description: 'paste a link or id' }];
   const now = Date.now();
   return listed.map((s) => sessionItem(services, here, s, now));

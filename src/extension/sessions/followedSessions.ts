@@ -164,7 +164,7 @@ export class FollowedSessions extends Disposable {
         continue;
       }
       try {
-        const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl);
+        const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl, { readOnly: s.readOnly !== undefined });
         const controller = this.#addRestored(s, backend, settings);
         controller.start();
         log.info(`re-attached session ${s.sessionId} (${s.backendLabel}) from cursor ${s.cursor ?? '-'}`);
@@ -214,7 +214,7 @@ export class FollowedSessions extends Disposable {
       const s: PersistedSession = current ? { ...current, finished: false, phase: persisted.phase } : persisted;
       delete s.outcome;
       try {
-        const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl);
+        const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl, { readOnly: s.readOnly !== undefined });
         this.#controllers.get(key)?.dispose();
         const controller = this.#addRestored(s, backend, settings);
         controller.start();
@@ -429,22 +429,29 @@ export class FollowedSessions extends Disposable {
   /**
    * Follows a session that already exists (started by another window, a script, the browser):
    * from cursor null, so its events replay and its plan and revisions come back; persisted like
-   * one started here, and shown. One already followed is only shown. An archived session is
-   * followed read-only. Throws what the backend says when it cannot read the session.
+   * one started here, and shown. One already followed is only shown. An archived session, or one
+   * the caller names a `readOnly` reason for, is followed read-only. Throws what the backend says
+   * when it cannot read the session.
    */
   async attach(o: {
     backend: SessionBackend;
     sessionId: string;
     serverUrl?: string;
     settings: UltraplanSettings;
+    readOnly?: string;
   }): Promise<SessionController> {
     const known = this.followed(o.backend.kind, o.sessionId, o.serverUrl);
-    if (known) {
+    // Followed read-only before (no token then) and attachable now: the new follow replaces it.
+    if (known && !(known.readOnly !== undefined && o.readOnly === undefined)) {
       this.show(known);
       return known;
     }
     const resource = await o.backend.getSession(o.sessionId);
     const key = `${o.backend.kind}:${resource.id}`;
+    if (known) {
+      known.dispose();
+      this.#controllers.delete(known.key);
+    }
     const again = this.followed(o.backend.kind, resource.id, o.serverUrl) ?? this.#controllers.get(key);
     if (again) {
       this.show(again);
@@ -457,10 +464,13 @@ export class FollowedSessions extends Disposable {
       demo: false,
     };
     if (o.serverUrl) fresh.serverUrl = o.serverUrl;
-    if (resource.session_status === 'archived') fresh.readOnly = ARCHIVED_READ_ONLY;
+    const readOnly = o.readOnly ?? (resource.session_status === 'archived' ? ARCHIVED_READ_ONLY : undefined);
+    if (readOnly !== undefined) fresh.readOnly = readOnly;
     const controller = this.#newController({ backend: o.backend, settings: o.settings, fresh });
     this.#controllers.set(key, controller);
-    this.#o.log.info(`attached to session ${resource.id} on ${o.backend.label}${fresh.readOnly ? ' (read-only: archived)' : ''}`);
+    this.#o.log.info(
+      `attached to session ${resource.id} on ${o.backend.label}${readOnly !== undefined ? ` (read-only: ${readOnly})` : ''}`,
+    );
     controller.start();
     this.#changed();
     await this.persistNow();

@@ -7,30 +7,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SessionsError } from '../../src/core/errors';
-import { setPlanModeEvent, userMessageEvent } from '../../src/core/protocol';
 import { attachClaudeWebBackend, type ClaudeWebBackend } from '../../src/sessions/claudeWeb/backend';
 import { SessionsClient } from '../../src/sessions/client';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
 import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../support/claudeCompatProxy';
 import { makeClaudeHome, type ClaudeHome } from '../support/claudeCompatFixtures';
-import { EXAMPLES_DIR, startServer, type ServerProcess } from '../support/serverProcess';
+import { EXAMPLES_DIR, createCodeSessionByHttp, startServer, type ServerProcess } from '../support/serverProcess';
 import { createRequest, scenarioFactory } from './hostTestKit';
 
 const ORG = 'org-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
-
-async function createOn(server: ServerProcess, title: string): Promise<string> {
-  const response = await fetch(`${server.url}/v1/code/sessions`, {
-    method: 'POST',
-    headers: server.headers({ 'content-type': 'application/json' }),
-    body: JSON.stringify({
-      title,
-      events: [{ payload: { ...setPlanModeEvent(`set-mode-${title}`) } }, { payload: userMessageEvent(`Plan ${title}`) }],
-    }),
-  });
-  assert.equal(response.status, 200);
-  return ((await response.json()) as { session: { id: string } }).session.id;
-}
 
 describe('session lists', function () {
   this.timeout(60_000);
@@ -41,7 +27,7 @@ describe('session lists', function () {
     server = await startServer({ scenario: join(EXAMPLES_DIR, 'question.json') });
     // Created one after another: each has its own creation time (the list's order).
     for (const title of ['first', 'second', 'third']) {
-      created.push(await createOn(server, `ultraplan: ${title}`));
+      created.push(await createCodeSessionByHttp(server, title));
       await new Promise((r) => setTimeout(r, 15));
     }
   });
@@ -122,7 +108,7 @@ describe('session lists', function () {
     it('reads a server that runs without a token with no Authorization header; a server with one refuses that', async () => {
       const open = await startServer({ scenario: join(EXAMPLES_DIR, 'question.json'), token: null });
       try {
-        const id = await createOn(open, 'ultraplan: open');
+        const id = await createCodeSessionByHttp(open, 'open');
         const seen: Array<string | null> = [];
         const recording: typeof fetch = async (input, init) => {
           seen.push(new Headers(init?.headers).get('authorization'));

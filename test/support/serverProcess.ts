@@ -2,10 +2,11 @@
 // dist/server.js is rebuilt once per test process when it is older than the sources it bundles,
 // so `npx mocha test/sessions/...` works without a manual `npm run build`.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { setPlanModeEvent, userMessageEvent } from '../../src/core/protocol';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const SERVER_JS = path.join(REPO_ROOT, 'dist', 'server.js');
@@ -206,4 +207,22 @@ export async function runServerCli(
   clearTimeout(timer);
   running.delete(child);
   return { code, stdout, stderr };
+}
+
+/**
+ * Creates a planning session the way a script would: plain fetch on the current wire, titled
+ * `ultraplan: <prompt>`, plan mode then the prompt. Resolves with the session id (`cse_…`).
+ */
+export async function createCodeSessionByHttp(server: ServerProcess, prompt: string): Promise<string> {
+  const response = await fetch(`${server.url}/v1/code/sessions`, {
+    method: 'POST',
+    headers: server.headers({ 'content-type': 'application/json' }),
+    body: JSON.stringify({
+      title: `ultraplan: ${prompt}`,
+      events: [{ payload: setPlanModeEvent(`set-mode-${randomUUID()}`) }, { payload: userMessageEvent(prompt) }],
+    }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`creating a session failed: HTTP ${response.status} ${text}`);
+  return (JSON.parse(text) as { session: { id: string } }).session.id;
 }

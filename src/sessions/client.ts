@@ -35,6 +35,7 @@ import {
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import { SESSION_ID_PATTERN } from '../core/attachTarget';
+import { REQUEST_REFUSED_REASON } from './requestGuard';
 import type { EventRead, SessionTransport } from '../core/transport';
 import { version as PRODUCT_VERSION } from '../../package.json';
 
@@ -472,6 +473,10 @@ export class SessionsClient implements SessionTransport {
     const serverSays = server?.message;
     const detail = serverSays ? `: ${serverSays}` : '';
     const subject = spec.subject ?? spec.path;
+    if (status === 403 && server?.reason === REQUEST_REFUSED_REASON) {
+      // Host, Origin or Content-Type: a proxy or a name the server was not started with, not the token.
+      return new SessionsError('unauthorized', `The session server at ${this.baseUrl} refused the request (HTTP 403${detail}).`, status);
+    }
     if (status === 401 || status === 403) {
       return new SessionsError(
         'unauthorized',

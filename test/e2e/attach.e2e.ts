@@ -5,53 +5,20 @@
 // server we hold no token for, attaches read-only, says why, and takes no decision; a server that
 // wants a token we do not have is not read at all.
 import * as assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
-import { createCodeSessionByHttp as createByHttp, startServer, type ServerProcess } from '../support/serverProcess';
-import { readQuickInput, readStatusBar, runCommand, screenshot, waitFor, waitForNotification } from './harness';
+import { createCodeSessionByHttp as createByHttp, startServer } from '../support/serverProcess';
+import { readStatusBar, screenshot, waitFor, waitForNotification } from './harness';
 import {
+  attachByPasting,
   decisionsSent,
   exitPlanResults,
   extensionLog,
+  planRequested,
   reviewFrame,
   scenario,
   sessionEvents,
   suiteWindow,
   waitForEvents,
 } from './ultraplanSteps';
-
-const QUICK_INPUT_BOX = '.quick-input-widget .quick-input-box input';
-const QUICK_INPUT_ROW = '.quick-input-widget .monaco-list-row';
-
-/** Resolves once the agent has asked for a decision on its plan (as the server records it). */
-async function planRequested(server: ServerProcess, sessionId: string): Promise<void> {
-  await waitForEvents(
-    server,
-    sessionId.replace(/^cse_/, 'session_'),
-    (events) => events.some((e) => e.type === 'control_request' && JSON.stringify(e).includes('ExitPlanMode')) || undefined,
-    `the plan request of ${sessionId} on the server`,
-  );
-}
-
-/** Opens the picker, waits for the listed sessions, then pastes `text` and presses Enter on its row. */
-async function attachByPasting(page: Page, text: string, expectListed?: string): Promise<string[]> {
-  await runCommand(page, 'Ultraplan: Attach to Session…');
-  let listed: string[] = [];
-  if (expectListed) {
-    listed = await waitFor(
-      async () => {
-        const q = await readQuickInput(page);
-        return q.title === 'Ultraplan: Attach to Session' && q.items.some((i) => i.includes(expectListed)) ? q.items : undefined;
-      },
-      { timeoutMs: 20_000, message: `the picker to list "${expectListed}"` },
-    );
-  }
-  await page.locator(QUICK_INPUT_BOX).fill(text);
-  const row = page.locator(QUICK_INPUT_ROW, { hasText: 'Attach to session_' }).first();
-  await row.waitFor({ state: 'visible', timeout: 10_000 });
-  await screenshot(page, 'attach-picker');
-  await page.locator(QUICK_INPUT_BOX).press('Enter');
-  return listed;
-}
 
 describe('attach: a session started elsewhere is followed and reviewed (server backend)', function () {
   const suite = suiteWindow({ suite: 'attach', scenario: scenario('one-plan.json') });

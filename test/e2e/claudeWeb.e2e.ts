@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../support/claudeCompatProxy';
 import { assertUntouched, makeClaudeHome, makeGitRepo, type ClaudeHome } from '../support/claudeCompatFixtures';
-import type { ServerProcess } from '../support/serverProcess';
+import { createCodeSessionByHttp, type ServerProcess } from '../support/serverProcess';
 import type { Page } from 'playwright-core';
 import {
   answerInputBox,
@@ -30,7 +30,17 @@ import {
   waitForNotification,
   type TestWindow,
 } from './harness';
-import { listSessions, planTask, reportIfFailed, reviewFrame, scenario, sessionEvents, startScenarioServer } from './ultraplanSteps';
+import {
+  attachByPasting,
+  listSessions,
+  planRequested,
+  planTask,
+  reportIfFailed,
+  reviewFrame,
+  scenario,
+  sessionEvents,
+  startScenarioServer,
+} from './ultraplanSteps';
 
 const ORG = '6f1c1a8e-0000-4000-8000-00000000e2e0';
 const REPO = 'acme/widgets';
@@ -400,6 +410,51 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
       timeoutMs: 20_000,
       message: 'the stopped session to be archived',
     });
+  });
+
+  it("Attach to Session…: lists the organization's sessions as Claude Code does, attaches a claude.ai link, and approves with the plan", async function () {
+    const { page } = window!;
+    await clearNotifications(window!);
+    // Started elsewhere (the browser): no request of ours created it.
+    const id = await createCodeSessionByHttp(server!, 'document the widgets API');
+    await planRequested(server!, id);
+    const linkId = id.replace(/^cse_/, 'session_');
+    proxy!.requests.length = 0;
+    const listed = await attachByPasting(page, `https://claude.ai/code/${linkId}`, 'document the widgets API');
+    assert.ok(
+      listed.some((r) => r.includes('document the widgets API')),
+      listed.join(' | '),
+    );
+    const list = proxy!.requests.find((r) => r.method === 'GET' && r.path === '/v1/code/sessions');
+    assert.ok(list, 'the list came from the Claude-compatible API');
+    assert.equal(list.status, 200);
+    assert.deepEqual(list.query, { limit: '100' });
+    assert.equal(list.headers['x-organization-uuid'], undefined);
+
+    const frame = await reviewFrame(page, '#plan li');
+    await waitFor(
+      async () => ((await frame.locator('.panel-header').textContent()) ?? '').includes('document the widgets API') || undefined,
+      { timeoutMs: 20_000, message: 'the review of the attached session' },
+    );
+    assert.equal(await frame.locator('a.session-link').getAttribute('href'), `https://claude.ai/code/${linkId}`);
+    await frame.getByRole('button', { name: 'Approve', exact: true }).click();
+    const sent = await waitFor(
+      () =>
+        proxy!.requests.find(
+          (r) => r.method === 'POST' && r.path === `/v1/code/sessions/${id}/events` && JSON.stringify(r.body).includes('control_response'),
+        ),
+      { timeoutMs: 20_000, message: 'the approval through the Claude-compatible API' },
+    );
+    assert.equal(sent.status, 200);
+    assert.match(JSON.stringify(sent.body), /"behavior":"allow","updatedInput":\{"plan":"# Plan: add a changelog/);
+    await waitFor(
+      async () =>
+        (await sessionEvents(server!, linkId)).some(
+          (e) => e.type === 'control_response' && JSON.stringify(e).includes('"behavior":"allow"'),
+        ) || undefined,
+      { timeoutMs: 20_000, message: "the approval in the server's record" },
+    );
+    await screenshot(page, 'attached-claude-web');
   });
 
   it("Claude Code's login file is unchanged, and the token reached no log, setting or state", async function () {

@@ -13,6 +13,7 @@ import {
   readQuickInput,
   readStatusBar,
   runCommand,
+  screenshot,
   screenshotIfFailed,
   waitFor,
   type TestWindow,
@@ -271,4 +272,40 @@ export async function reportIfFailed(context: Mocha.Context, window: TestWindow 
   await screenshotIfFailed(context, window);
   if (context.currentTest?.state !== 'failed' || !window) return;
   for (const file of extensionLogFiles(window)) console.log(`--- ${file}\n${fs.readFileSync(file, 'utf8').slice(-4000)}`);
+}
+
+const QUICK_INPUT_ROW = '.quick-input-widget .monaco-list-row';
+
+/** Resolves once the agent has asked for a decision on its plan (as the server records it). */
+export async function planRequested(server: ServerProcess, sessionId: string): Promise<void> {
+  await waitForEvents(
+    server,
+    sessionId.replace(/^cse_/, 'session_'),
+    (events) => events.some((e) => e.type === 'control_request' && JSON.stringify(e).includes('ExitPlanMode')) || undefined,
+    `the plan request of ${sessionId} on the server`,
+  );
+}
+
+/**
+ * Runs "Attach to Session…"; with `expectListed`, waits until the picker lists a session with that
+ * title; then pastes `text` and presses Enter on its row. Returns the rows listed.
+ */
+export async function attachByPasting(page: Page, text: string, expectListed?: string): Promise<string[]> {
+  await runCommand(page, 'Ultraplan: Attach to Session…');
+  let listed: string[] = [];
+  if (expectListed) {
+    listed = await waitFor(
+      async () => {
+        const q = await readQuickInput(page);
+        return q.title === 'Ultraplan: Attach to Session' && q.items.some((i) => i.includes(expectListed)) ? q.items : undefined;
+      },
+      { timeoutMs: 20_000, message: `the picker to list "${expectListed}"` },
+    );
+  }
+  await page.locator(QUICK_INPUT_BOX).fill(text);
+  const row = page.locator(QUICK_INPUT_ROW, { hasText: 'Attach to session_' }).first();
+  await row.waitFor({ state: 'visible', timeout: 10_000 });
+  await screenshot(page, 'attach-picker');
+  await page.locator(QUICK_INPUT_BOX).press('Enter');
+  return listed;
 }

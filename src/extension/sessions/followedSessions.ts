@@ -471,10 +471,11 @@ export class FollowedSessions extends Disposable {
     this.#o.log.info(
       `attached to session ${resource.id} on ${o.backend.label}${readOnly !== undefined ? ` (read-only: ${readOnly})` : ''}`,
     );
+    // Shown before the first read: its plan arrives in the review itself, not as a toast about it.
+    this.show(controller);
     controller.start();
     this.#changed();
     await this.persistNow();
-    this.show(controller);
     return controller;
   }
 

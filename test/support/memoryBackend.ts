@@ -32,8 +32,20 @@ export class MemoryBackend implements SessionBackend {
   async createSession(_request: CreateSessionRequest): Promise<SessionResource> {
     throw new Error('not used');
   }
-  async getSession(): Promise<SessionResource> {
-    throw new Error('not used');
+  /** Titled as a session started elsewhere would be; the id in the current wire's `cse_` form. */
+  title = 'ultraplan: started elsewhere';
+  async getSession(sessionId: string): Promise<SessionResource> {
+    const at = new Date(0).toISOString();
+    return {
+      type: 'session',
+      id: sessionId.replace(/^session_/, 'cse_'),
+      title: this.title,
+      session_status: this.status,
+      environment_id: null,
+      created_at: at,
+      updated_at: at,
+      session_context: null,
+    };
   }
   async sendEvents(_sessionId: string, events: AnyEvent[]): Promise<void> {
     const failure = this.failNextSend;

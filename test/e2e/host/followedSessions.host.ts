@@ -93,8 +93,8 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
       log,
       settings: { read: () => ({ ...SETTING_DEFAULTS, pollIntervalMs: 250 }) },
       backends: {
-        forRestored: async (kind) => {
-          calls.push(`forRestored ${kind}`);
+        forRestored: async (kind, _settings, _url, options) => {
+          calls.push(`forRestored ${kind}${options?.readOnly ? ' read-only' : ''}`);
           return backend;
         },
         forNewSession: async () => ({ backend, demo: false }),
@@ -158,6 +158,60 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     assert.match(again.result === 'refused' ? again.reason : '', /already/);
     assert.equal(backend.sent.length, 1, 'one decision went out');
     assert.equal(controller.panelState().revisions[0]?.status, 'approved');
+  });
+
+  it('attach: a session started elsewhere is followed from its first event; again (either id form) it is only shown; read-only refuses and survives a restore', async () => {
+    const trusted = { isTrusted: true, onDidGrant: () => new vscode.Disposable(() => undefined) };
+    const settings = { ...SETTING_DEFAULTS, pollIntervalMs: 250 };
+    const state = new Memento();
+    const backend = new MemoryBackend();
+    backend.push(...exitPlanEvents('toolu_a', '# Attached plan'));
+    const calls: string[] = [];
+    const sessions = followed(state, backend, trusted, calls);
+    await sessions.restored;
+    const attached = await sessions.attach({ backend, sessionId: 'session_attach1', serverUrl: 'http://127.0.0.1:9', settings });
+    assert.equal(attached.key, 'server:cse_attach1');
+    assert.equal(attached.title, 'started elsewhere');
+    await waitFor(() => (attached.canDecide ? true : undefined), { timeoutMs: 20_000, intervalMs: 50, message: 'the replayed plan' });
+    assert.equal(attached.panelState().revisions[0]?.plan, '# Attached plan');
+    const again = await sessions.attach({ backend, sessionId: 'cse_attach1', serverUrl: 'http://127.0.0.1:9/', settings });
+    assert.equal(again, attached, 'the same controller, only shown');
+    assert.equal(sessions.all.length, 1);
+
+    const readOnlyBackend = new MemoryBackend();
+    readOnlyBackend.push(...exitPlanEvents('toolu_r', '# Read-only plan'));
+    const reason = 'Read-only: no token is set for http://127.0.0.1:9 (test).';
+    const readOnly = await sessions.attach({
+      backend: readOnlyBackend,
+      sessionId: 'session_ro1',
+      serverUrl: 'http://127.0.0.1:9',
+      settings,
+      readOnly: reason,
+    });
+    await waitFor(() => (readOnly.phase === 'plan_ready' ? true : undefined), {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+      message: 'the read-only plan',
+    });
+    assert.equal(readOnly.panelState().canDecide, false);
+    assert.equal(readOnly.panelState().notice?.text, reason);
+    const answer = await sessions.answer({
+      type: 'approve',
+      requestId: 'r-ro',
+      sessionKey: readOnly.key,
+      binding: bindingFor(readOnly.sessionId, 'toolu_r', '# Read-only plan'),
+    });
+    assert.deepEqual(answer, { result: 'refused', reason });
+    assert.equal(readOnlyBackend.sent.length, 0, 'nothing was sent');
+
+    await sessions.persistNow();
+    const stored = state.get<PersistedSession[]>(PERSISTED_SESSIONS_KEY) ?? [];
+    assert.equal(stored.find((s) => s.key === readOnly.key)?.readOnly, reason);
+    const restoredCalls: string[] = [];
+    const reloaded = followed(state, readOnlyBackend, trusted, restoredCalls);
+    await reloaded.restored;
+    assert.ok(restoredCalls.includes('forRestored server read-only'), restoredCalls.join(', '));
+    assert.equal(reloaded.get(readOnly.key)?.readOnly, reason, 'still read-only after the reload');
   });
 
   it('Choose Backend writes a setting the workspace overrides where the workspace sets it', async () => {

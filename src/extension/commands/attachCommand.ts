@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { parseAttachTarget, type AttachTarget } from '../../core/attachTarget';
 import { SessionsError } from '../../core/errors';
 import type { SessionResource } from '../../core/protocol';
+import { describeListedSession } from '../../core/sessionListing';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import { registerCommand, type ExtensionServices } from './services';
@@ -21,13 +22,6 @@ interface ResolvedTarget {
 }
 
 type PickItem = vscode.QuickPickItem & { target?: AttachTarget };
-
-const STATUS_WORDS: Record<string, string> = {
-  running: 'running',
-  idle: 'waiting for a message',
-  requires_action: 'needs action',
-  archived: 'archived',
-};
 
 export function registerAttachCommand(services: ExtensionServices): void {
   registerCommand(services, ATTACH_SESSION_COMMAND, async (input?: unknown) => {
@@ -197,30 +191,18 @@ async function listItems(services: ExtensionServices, settings: UltraplanSetting
 
 function sessionItem(services: ExtensionServices, here: ResolvedTarget, s: SessionResource, now: number): PickItem {
   const followed = services.sessions.followed(here.kind, s.id, here.serverUrl) !== undefined;
-  const title = s.title.replace(/^ultraplan:\s*/i, '').trim() || '(untitled)';
   const target: AttachTarget =
     here.kind === 'server' && here.serverUrl
       ? { backend: 'server', serverUrl: here.serverUrl, sessionId: s.id }
       : here.kind === 'claude-web'
         ? { backend: 'claude-web', sessionId: s.id }
         : { backend: 'current', sessionId: s.id };
-  const parts = [STATUS_WORDS[s.session_status] ?? s.session_status, formatAge(now - Date.parse(s.updated_at || s.created_at))];
-  if (followed) parts.push('followed');
-  return { label: `${followed ? '$(eye)' : '$(circle-outline)'} ${title}`, description: parts.join(' · '), detail: s.id, target };
+  const row = describeListedSession(s, now, followed);
+  return { label: `${followed ? '$(eye)' : '$(circle-outline)'} ${row.title}`, description: row.description, detail: row.detail, target };
 }
 
 function describeTarget(target: AttachTarget): string {
   if (target.backend === 'server') return `on ${target.serverUrl}`;
   if (target.backend === 'claude-web') return 'on Claude Code on the web';
   return 'on the current backend';
-}
-
-/** "just now", "5 min ago", "3 h ago", "2 days ago". */
-export function formatAge(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 60_000) return 'just now';
-  const minutes = Math.floor(ms / 60_000);
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours} h ago`;
-  return `${Math.floor(hours / 24)} days ago`;
 }

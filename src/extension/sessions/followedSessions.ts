@@ -10,6 +10,7 @@ import type { DecisionBinding } from '../../core/decision';
 import { Disposable } from '../../core/lifecycle';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import { sameServerUrl, sameSessionId } from '../../core/attachTarget';
+import { displayTitle } from '../../core/sessionListing';
 import type { DecisionMessage, PanelAnswer, PanelRequest, PanelState, SaveDraftMessage } from '../../core/panelMessages';
 import { setPlanModeEvent, userMessageEvent } from '../../core/protocol';
 import type { Backends } from '../backends/backends';
@@ -460,7 +461,7 @@ export class FollowedSessions extends Disposable {
     const fresh: NonNullable<ConstructorParameters<typeof SessionController>[0]['fresh']> = {
       key,
       sessionId: resource.id,
-      title: resource.title.replace(/^ultraplan:\s*/i, '').trim() || resource.id,
+      title: displayTitle(resource.title, resource.id),
       demo: false,
     };
     if (o.serverUrl) fresh.serverUrl = o.serverUrl;

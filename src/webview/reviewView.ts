@@ -108,6 +108,7 @@ export class ReviewView {
   #composer: Composer | undefined;
   #blocks: PlanBlockIndex | undefined;
   #planKey = '';
+  #renderedMarkdownPlan = false;
   #saveTimer: ReturnType<typeof setTimeout> | undefined;
   #draftDirty = false;
 
@@ -157,6 +158,11 @@ export class ReviewView {
     this.#build();
     this.#restoreSaved();
     this.render();
+  }
+
+  /** Whether a plan was rendered as Markdown here: the render path is warm from then on (renderWarmUp.ts). */
+  get renderedMarkdownPlan(): boolean {
+    return this.#renderedMarkdownPlan;
   }
 
   /** Handles one raw message event's data: parsed, and dropped with a visible notice if invalid. */
@@ -356,6 +362,7 @@ export class ReviewView {
         } else {
           this.#plan.replaceChildren(renderPlanMarkdown(shown.plan));
           this.#blocks = new PlanBlockIndex(this.#plan, shown.plan);
+          this.#renderedMarkdownPlan = true;
         }
         this.#plan.setAttribute(
           'aria-label',

@@ -5,7 +5,8 @@
 // blocks scripts, remote images and styles as a third layer.
 //
 // Block elements of a plan carry data-ls / data-le: the 0-based [start, end) source-line range from
-// markdown-it's token.map, so a click on a block maps back to the plan lines it came from.
+// markdown-it's token.map, so a click on a block maps back to the plan lines it came from. Those
+// numbers are set after sanitizing, not sent through it (planLineMap.ts says why that is sound).
 //
 // The render is bounded: a plan longer than MAX_RENDERED_PLAN_CHARS, or with tables of more than
 // MAX_RENDERED_TABLE_CELLS cells, is not parsed as Markdown at all (a 1.6 MB table froze the panel

@@ -2,9 +2,10 @@
 // cold code: V8 interprets it until it has run often enough to be compiled, and a 2,000-line plan
 // then takes two to three times as long as the same plan rendered a second time. The panel is
 // usually open while the agent plans, long before the plan arrives, so it renders a small sample
-// plan of its own a few times in idle time, detached from the page, and the person's plan meets
-// compiled code. The sample goes through the same path as a plan (render, sanitize, index); nothing
-// of it is shown or kept.
+// plan of its own a few times in idle time and the person's plan meets compiled code. The first
+// passes also lay the sample out, hidden, where the plan goes: the first layout of code spans,
+// headings and lists (font matching, text shaping) is as slow the first time. The sample goes
+// through the same path as a plan (render, sanitize, index); nothing of it is painted or kept.
 import { PlanBlockIndex } from './lineComments';
 import { renderPlanMarkdown } from './planMarkdown';
 
@@ -48,12 +49,28 @@ export function warmUpSample(sections: number): string {
 export const WARM_UP_PASSES = 10;
 const WARM_UP_SECTIONS = 10;
 
-/** Renders the sample once, detached: the plan's whole path, nothing attached to the page. */
-export function warmUpOnce(): number {
+/** Passes that also lay the sample out. */
+const LAID_OUT_PASSES = 2;
+
+/**
+ * Renders the sample once: the plan's whole path. With `layOut`, the sample is attached hidden
+ * (visibility: hidden, out of the accessibility tree, inert), laid out, and removed before any
+ * frame could paint it.
+ */
+export function warmUpOnce(layOut = false): number {
   const root = document.createElement('div');
+  root.className = 'plan markdown plan-warm-up';
+  root.setAttribute('aria-hidden', 'true');
+  root.inert = true;
   const sample = warmUpSample(WARM_UP_SECTIONS);
   root.append(renderPlanMarkdown(sample));
-  return new PlanBlockIndex(root, sample).blocks.length;
+  const blocks = new PlanBlockIndex(root, sample).blocks.length;
+  if (layOut) {
+    document.body.append(root);
+    root.getBoundingClientRect();
+    root.remove();
+  }
+  return blocks;
 }
 
 /**
@@ -69,7 +86,10 @@ export function scheduleWarmUp(done: () => boolean, passes = WARM_UP_PASSES): vo
   const pass = () => {
     if (left <= 0 || done()) return;
     left--;
-    warmUpOnce();
+    const start = performance.now();
+    warmUpOnce(passes - left <= LAID_OUT_PASSES);
+    // Visible in a performance trace, and to bench/panel.bench.ts.
+    performance.measure('ultraplan:warm-up', { start, end: performance.now() });
     idle(pass);
   };
   idle(pass);

@@ -3,6 +3,7 @@
 import * as assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { parseWebviewToHostMessage } from '../../src/core/panelMessages';
+import { WARM_UP_PASSES } from '../../src/webview/renderWarmUp';
 import {
   launchChromium,
   openPanel,
@@ -97,6 +98,20 @@ describe('review panel webview (Chromium)', function () {
     assert.ok(server.requests.includes('/dist/codicon.ttf'), `font requested: ${server.requests.join(', ')}`);
     assert.deepEqual(await page.evaluate(() => window.__violations), []);
     await panel.screenshot('plan-rendered');
+  });
+
+  it('warms its render path in idle time after loading, leaving nothing in the page', async () => {
+    panel = await openPanel(browser, server);
+    const { page } = panel;
+    // Each pass leaves a performance measure.
+    await page.waitForFunction((passes) => performance.getEntriesByName('ultraplan:warm-up').length === passes, WARM_UP_PASSES, {
+      timeout: 20_000,
+    });
+    assert.equal(await page.locator('.plan-warm-up').count(), 0, 'the hidden sample is removed in the pass that adds it');
+    assert.equal(await page.locator('[data-ls]').count(), 0, 'no block of the sample is left anywhere');
+    assert.deepEqual(await page.evaluate(() => window.__violations), [], 'no CSP violation');
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    assert.equal(await page.locator('#plan [data-ls]').count(), 9, 'h1, p, h2, ol, three li, the fence, p');
   });
 
   it('labels the scripted demo as a demo', async () => {

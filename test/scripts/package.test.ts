@@ -17,6 +17,7 @@ const EXPECTED = [
   'CHANGELOG.md',
   'LICENSE',
   'README.md',
+  'dist/acp-agent.js',
   'dist/bootstrap.js',
   'dist/codicon.ttf',
   'dist/extension.js',

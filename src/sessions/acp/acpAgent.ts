@@ -19,14 +19,10 @@ import type {
   ToolCallUpdate,
   WriteTextFileRequest,
 } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
-import {
-  APPROVED_PLAN_EDITED_MARKER,
-  APPROVED_PLAN_MARKER,
-  ULTRAPLAN_TELEPORT_SENTINEL,
-  type AnyEvent,
-  type PermissionDecision,
-} from '../../core/protocol';
-import type { Agent, AgentContext, AgentFactory } from '../agent';
+import type { AnyEvent, PermissionDecision } from '../../core/protocol';
+import { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, ULTRAPLAN_TELEPORT_SENTINEL } from '../../core/protocolMarkers';
+import type { Agent, AgentContext } from '../agent';
+import { labelFromArgv } from './agentLabel';
 import { AgentProcess, type AgentExit } from './agentProcess';
 import { acpSdk } from './sdk';
 import { AcpEventTranslator } from './eventTranslator';
@@ -168,21 +164,6 @@ const PROGRESS_UPDATES: ReadonlySet<string> = new Set([
 ]);
 
 const CANCELLED: RequestPermissionResponse = { outcome: { outcome: 'cancelled' } };
-
-/** A readable label from a command line: the npm package or the program name. */
-export function labelFromArgv(argv: readonly string[]): string {
-  const program = argv[0] ? path.basename(argv[0]) : 'agent';
-  if (program === 'npx' || program === 'pnpx' || program === 'bunx') {
-    const pkg = argv.slice(1).find((arg) => !arg.startsWith('-'));
-    if (pkg) return `${pkg} (ACP)`;
-  }
-  // An interpreter running a script: the script says what it is.
-  if (/^(node|tsx|bun|deno|python3?)(\.exe)?$/.test(program)) {
-    const script = argv.slice(1).find((arg) => !arg.startsWith('-') && arg !== 'run');
-    if (script) return `${path.basename(script)} (ACP)`;
-  }
-  return `${program} (ACP)`;
-}
 
 class TimeoutError extends Error {}
 
@@ -1308,10 +1289,4 @@ export class AcpAgent implements Agent {
     this.ctx?.log(text);
     this.options.log?.(text);
   }
-}
-
-/** One AcpAgent per session, all running the same command in the same workspace. */
-export function createAcpAgentFactory(options: AcpAgentOptions): AgentFactory {
-  if (options.argv.length === 0 || !options.argv[0]) throw new Error('The ACP agent command is empty.');
-  return () => new AcpAgent({ ...options });
 }

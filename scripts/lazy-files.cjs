@@ -16,6 +16,9 @@ const LAZY_FILES = [
   { module: '@agentclientprotocol/sdk', file: 'vendor-acp-sdk' },
   // The ACP agent runtime, loaded when an ACP agent first starts (src/sessions/acp/acpAgentFactory.ts).
   { module: 'src/sessions/acp/acpAgent.ts', file: 'acp-agent' },
+  // The Claude Code on the web backend, loaded when that backend is first used
+  // (src/sessions/claudeWeb/backendLoader.ts).
+  { module: 'src/sessions/claudeWeb/backend.ts', file: 'claude-web' },
 ];
 
 const isSource = (entry) => entry.module.startsWith('src/');

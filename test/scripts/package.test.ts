@@ -19,6 +19,7 @@ const EXPECTED = [
   'README.md',
   'dist/acp-agent.js',
   'dist/bootstrap.js',
+  'dist/claude-web.js',
   'dist/codicon.ttf',
   'dist/extension.js',
   'dist/vendor-acp-sdk.js',

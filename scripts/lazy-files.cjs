@@ -19,6 +19,9 @@ const LAZY_FILES = [
   // The Claude Code on the web backend, loaded when that backend is first used
   // (src/sessions/claudeWeb/backendLoader.ts).
   { module: 'src/sessions/claudeWeb/backend.ts', file: 'claude-web' },
+  // The session server's HTTP client, loaded when a server backend is first made
+  // (src/sessions/serverConnectionLoader.ts).
+  { module: 'src/sessions/serverConnection.ts', file: 'server-client' },
 ];
 
 const isSource = (entry) => entry.module.startsWith('src/');

@@ -1,6 +1,6 @@
 // The production build's split (esbuild.mjs, scripts/lazy-files.cjs): dist/extension.js stays
-// under its size goal and holds neither the ACP agent runtime nor the Claude Code on the web
-// backend; each of those is a file of its own that Node loads only when it is first used (a
+// under its size goal and holds neither the ACP agent runtime, the Claude Code on the web backend
+// nor the session server's client; each of those is a file of its own that Node loads only when it is first used (a
 // probe bundled with the same plugin shows the files loaded at each step); and each lazy file is
 // in the package.
 import assert from 'node:assert/strict';
@@ -22,12 +22,17 @@ const ACP_RUNTIME_TEXT = 'Continue planning without changing any file';
 /** Text only the Claude Code on the web backend holds (SESSIONS_SCOPE in credentials.ts). */
 const CLAUDE_WEB_TEXT = 'user:sessions:claude_code';
 
+/** Text only the session server's HTTP client holds (SessionsClient's network error). */
+const SERVER_CLIENT_TEXT = 'Could not reach the session server at';
+
 interface ProbeSteps {
   atLoad: string[];
   factoryMade: string[];
   agentMade: { loaded: string[]; label: string };
   agentStarted: { loaded: string[]; results: string[] };
   claudeWeb: { loaded: string[]; error: { isClaudeWebError: boolean; reason: string } | null };
+  serverMade: string[];
+  server: { error: { isSessionsError: boolean; kind: string } | null };
 }
 
 describe('the production bundles: files loaded on first use', function () {
@@ -49,7 +54,7 @@ describe('the production bundles: files loaded on first use', function () {
     assert.ok(kb < EXTENSION_JS_LIMIT_KB, `dist/extension.js is ${kb.toFixed(1)} KB`);
   });
 
-  it('dist/extension.js requires the ACP agent runtime, the ACP SDK and the Claude Code on the web backend instead of holding them', () => {
+  it('dist/extension.js requires the ACP agent runtime, the ACP SDK, the Claude Code on the web backend and the server client instead of holding them', () => {
     const extension = read('extension.js');
     for (const { file } of LAZY_FILES) assert.ok(fs.existsSync(path.join(dist, `${file}.js`)), `no dist/${file}.js`);
     assert.ok(!extension.includes(ACP_RUNTIME_TEXT), 'the ACP agent runtime is inlined in extension.js');
@@ -58,10 +63,13 @@ describe('the production bundles: files loaded on first use', function () {
     assert.ok(read('claude-web.js').includes(CLAUDE_WEB_TEXT));
     assert.match(extension, /require\("\.\/acp-agent\.js"\)/);
     assert.match(extension, /require\("\.\/claude-web\.js"\)/);
+    assert.match(extension, /require\("\.\/server-client\.js"\)/);
+    assert.ok(!extension.includes(SERVER_CLIENT_TEXT), 'the server client is inlined in extension.js');
+    assert.ok(read('server-client.js').includes(SERVER_CLIENT_TEXT));
     assert.match(read('acp-agent.js'), /require\("\.\/vendor-acp-sdk\.js"\)/);
   });
 
-  it('each is loaded when first used: the runtime when an agent is made, the SDK when it starts, the backend on first call', async () => {
+  it('each is loaded when first used: the runtime when an agent is made, the SDK when it starts, a backend when it is made', async () => {
     const probe = path.join(dist, 'probe.js');
     await esbuild.build({
       entryPoints: [path.join(REPO_ROOT, 'test', 'scripts', 'lazyFiles', 'probe.ts')],
@@ -76,7 +84,7 @@ describe('the production bundles: files loaded on first use', function () {
     });
     const { stdout } = await run(process.execPath, [probe], { cwd: dist, timeout: 60_000 });
     const steps = JSON.parse(stdout) as ProbeSteps;
-    const lazy = ['acp-agent.js', 'vendor-acp-sdk.js', 'claude-web.js'];
+    const lazy = ['acp-agent.js', 'vendor-acp-sdk.js', 'claude-web.js', 'server-client.js'];
     assert.deepEqual(
       steps.atLoad.filter((f) => lazy.includes(f)),
       [],
@@ -95,6 +103,14 @@ describe('the production bundles: files loaded on first use', function () {
     assert.deepEqual(steps.claudeWeb.loaded.filter((f) => lazy.includes(f)).sort(), ['acp-agent.js', 'claude-web.js', 'vendor-acp-sdk.js']);
     // Thrown by the backend file's copy of ClaudeWebError, recognised by the probe's own.
     assert.deepEqual(steps.claudeWeb.error, { isClaudeWebError: true, reason: 'not_logged_in' });
+    assert.deepEqual(steps.serverMade.filter((f) => lazy.includes(f)).sort(), [
+      'acp-agent.js',
+      'claude-web.js',
+      'server-client.js',
+      'vendor-acp-sdk.js',
+    ]);
+    // Thrown by the server client file's copy of SessionsError, recognised by the probe's own (the poller's check).
+    assert.deepEqual(steps.server.error, { isSessionsError: true, kind: 'transient' });
   });
 
   it('each lazy file is in the package (vsce ls)', async () => {

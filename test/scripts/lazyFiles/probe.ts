@@ -1,10 +1,13 @@
 // Bundled by test/scripts/lazyFiles.test.ts with the shipped build's lazy-file plugin into the
-// production dist folder, and run there with node: it uses the ACP agent and Claude Code on the
-// web backends through the same entry points as the extension, and prints which files Node had
-// loaded at each step, as JSON on stdout.
+// production dist folder, and run there with node: it uses an ACP agent, Claude Code on the web
+// and a session server through the same entry points as the extension, and prints which files
+// Node had loaded at each step, as JSON on stdout.
+import * as net from 'node:net';
 import * as path from 'node:path';
+import { SessionsError } from '../../../src/core/errors';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { ClaudeWebError, listEnvironments } from '../../../src/sessions/claudeWeb';
+import { connectServer } from '../../../src/sessions/serverConnectionLoader';
 
 const loaded = (): string[] => Object.keys(require.cache).map((file) => path.basename(file));
 
@@ -42,8 +45,28 @@ async function main(): Promise<void> {
       error: { isClaudeWebError: err instanceof ClaudeWebError, reason: (err as ClaudeWebError).reason },
     };
   }
+  // A port nobody listens on: the server client's own SessionsError, checked with this bundle's class.
+  const port = await closedPort();
+  const server = connectServer({ baseUrl: `http://127.0.0.1:${port}`, getToken: () => Promise.resolve('t') }, { preferStream: false });
+  steps.serverMade = loaded();
+  try {
+    await server.getSession('s1');
+    steps.server = { error: null };
+  } catch (err) {
+    steps.server = { error: { isSessionsError: err instanceof SessionsError, kind: (err as SessionsError).kind } };
+  }
   controller.abort();
   process.stdout.write(JSON.stringify(steps));
+}
+
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const listener = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = listener.address() as net.AddressInfo;
+      listener.close(() => resolve(port));
+    });
+    listener.on('error', reject);
+  });
 }
 
 main().catch((err: unknown) => {

@@ -23,7 +23,7 @@ import {
   type Round,
 } from '../support/modelApi/openaiResponses';
 import { isAlive, processGroupMembers, waitGone } from '../support/processes';
-import { allEvents, createRequest, replyThenApprove } from './hostTestKit';
+import { allEvents, approveAsShown, createRequest, decideFirstPlan, replyThenApprove } from './hostTestKit';
 
 const FAST = { pollIntervalMs: 100, timeoutMs: Number(process.env.CODEX_POLL_MS ?? 120_000) };
 const ORIGINAL = 'export const original = true;\n';
@@ -252,21 +252,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       { text: 'Done.' },
     ]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    await pollForApprovedPlan({
-      sessionId: session.id,
-      transport: backend.transport,
-      ...FAST,
-      onPhase: (phase, detail) => {
-        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-          void backend.sendEvents(session.id, [
-            controlResponseEvent(detail.pendingPlan.requestId, {
-              behavior: 'allow',
-              updatedInput: { plan: detail.pendingPlan.plan ?? '' },
-            }),
-          ]);
-        }
-      },
-    });
+    await decideFirstPlan(backend, session.id, FAST, approveAsShown);
     // The edit comes to the person as a permission request; they allow it; it lands.
     const request = await waitFor('the edit permission request', () =>
       allEvents(host, session.id)

@@ -3,6 +3,7 @@
 import { strict as assert } from 'node:assert';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { startServer, type ServerProcess, type StartServerOptions } from '../../support/serverProcess';
+import { standIn } from '../../support/standIn';
 import { createRequest } from '../hostTestKit';
 
 export interface Answer {
@@ -152,10 +153,5 @@ export function withServer(options: StartServerOptions): ServerProcess {
   after(async () => {
     if (current) assert.equal(await current.stop(), 0);
   });
-  return new Proxy({} as ServerProcess, {
-    get: (_target, key) => {
-      if (!current) throw new Error('withServer: the server was used before its before() hook ran');
-      return Reflect.get(current, key) as unknown;
-    },
-  });
+  return standIn(() => current, 'withServer(…)');
 }

@@ -30,8 +30,9 @@ const escape = (text) => text.replace(/[/.]/g, '\\$&');
 const sourceKey = (file) => fs.realpathSync(file).replace(/\.ts$/, '');
 
 /**
- * Resolves every import of a lazy file to `<dir>/<file>.js`, external: `dir` is './' for the
- * shipped bundles (the files sit side by side in dist/), or an absolute dist/ folder.
+ * Resolves every import of a lazy file to `<dir>/<file>.js`, external: `dir` is '.' for the
+ * shipped bundles (a relative require: the files sit side by side in dist/), or an absolute dist/
+ * folder for a bundle built elsewhere.
  * The lazy file's own entry point is left alone.
  */
 function lazyFilesPlugin(dir = '.') {

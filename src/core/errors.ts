@@ -39,8 +39,9 @@ export type SessionsErrorKind = (typeof SESSIONS_ERROR_KINDS)[number];
 
 /**
  * Whether `value` carries `brand`: `instanceof` for an error class that also holds for the same
- * class from another copy of its module. A file the extension loads on its own (dist/claude-web.js,
- * scripts/lazy-files.cjs) bundles its own copy, and what it throws is checked by the extension's.
+ * class from another copy of its module. A file the extension loads on first use
+ * (scripts/lazy-files.cjs: dist/claude-web.js, dist/server-client.js) bundles its own copy, and
+ * what it throws is checked by the extension's.
  */
 export function hasErrorBrand(value: unknown, brand: symbol): boolean {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;

@@ -2,7 +2,6 @@
 // Lenient where the wire is (unknown event types and unknown fields pass through, so a newer
 // server never breaks an older client), strict where we decide (what we send).
 import * as z from 'zod';
-
 import { ULTRAPLAN_TELEPORT_SENTINEL } from './protocolMarkers';
 
 export { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, EXIT_PLAN_MODE_TOOL, ULTRAPLAN_TELEPORT_SENTINEL } from './protocolMarkers';

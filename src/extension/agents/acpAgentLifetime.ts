@@ -1,6 +1,8 @@
 // An embedded ACP agent's process ends with its session's outcome: once the approved plan's turn
 // has its `result`, nothing in the editor talks to that agent again (the review is finished), so
 // leaving it idle would keep one agent process per finished session until the window closes.
+// A message sent with or after the approval (the notes of Approve with Notes) is the exception: the
+// agent takes it as its next prompt once the turn ends, so the process ends after that turn instead.
 // Pure (no vscode): wraps any AgentFactory.
 import type { AnyEvent, PermissionDecision } from '../../core/protocol';
 import type { Agent, AgentContext, AgentFactory } from '../../sessions/agent';
@@ -10,6 +12,8 @@ export function endsAfterApprovedResult(factory: AgentFactory, log: (line: strin
     const inner = factory(options);
     let approved = false;
     let ended = false;
+    /** Messages sent after the approval that still wait for a turn of their own. */
+    let awaitingTurns = 0;
 
     const watch = (ctx: AgentContext): AgentContext => {
       const watched: AgentContext = {
@@ -22,6 +26,10 @@ export function endsAfterApprovedResult(factory: AgentFactory, log: (line: strin
         emit(event: AnyEvent) {
           ctx.emit(event);
           if (approved && !ended && event.type === 'result') {
+            if (awaitingTurns > 0) {
+              awaitingTurns -= 1;
+              return;
+            }
             ended = true;
             log(`session ${options.sessionId}: the approved plan's turn ended; stopping ${inner.label}`);
             void inner.stop();
@@ -39,7 +47,10 @@ export function endsAfterApprovedResult(factory: AgentFactory, log: (line: strin
         return inner.label;
       },
       start: (ctx, prompt) => inner.start(watch(ctx), prompt),
-      onUserMessage: (text) => inner.onUserMessage(text),
+      onUserMessage(text: string) {
+        if (approved && !ended) awaitingTurns += 1;
+        inner.onUserMessage(text);
+      },
       onDecision(requestId: string, decision: PermissionDecision) {
         // Before approval every control request is a plan review (tool permissions are refused
         // while planning), so the first allow is the plan's approval.

@@ -2,6 +2,7 @@
 // AcpAgent, the fake ACP agent as a real child process), and not before: a rejected plan's turn
 // also ends with a result, and the agent must keep running for the revision.
 import { strict as assert } from 'node:assert';
+import { approvalWithNotesEvents, notesPrompt } from '../../../src/core/approvalNotes';
 import { controlResponseEvent, type AnyEvent } from '../../../src/core/protocol';
 import { endsAfterApprovedResult } from '../../../src/extension/agents/acpAgentLifetime';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
@@ -79,5 +80,32 @@ describe('embedded ACP agent lifetime', function () {
     // Stopping after the result adds nothing to the session's log: the outcome stays the last word.
     const last = allEvents(host, session.id).at(-1) as AnyEvent;
     assert.equal(last.type, 'result');
+  });
+
+  it('approved with notes: the notes prompt runs after the approved turn, and the process ends after that turn', async () => {
+    run = await fakeRun('claude-0101-plan.json');
+    const lines: string[] = [];
+    host = new SessionHost({
+      agentFactory: endsAfterApprovedResult(
+        createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
+        (line) => lines.push(line),
+      ),
+    });
+    const session = await host.createSession(createRequest('Plan a greeting feature'));
+    const [started] = await waitForRecord(run.record, 'started');
+    const pid = started?.pid as number;
+    const [plan] = await waitForEvent(host, session.id, isPlanRequest, 'the plan');
+    const planText = String((plan as { request?: { input?: { plan?: unknown } } }).request?.input?.plan ?? '');
+    await host.appendEvents(session.id, approvalWithNotesEvents('next_message', requestId(plan), planText, 'Keep greet() pure.'));
+    const results = await waitForEvent(host, session.id, (e) => e.type === 'result', 'the notes turn to end', 2);
+    assert.deepEqual(
+      results.map((r) => (r as { subtype?: string }).subtype),
+      ['success', 'success'],
+    );
+    // The fake agent's record: the task, then the notes as its own prompt.
+    const prompts = await waitForRecord(run.record, 'prompt', 2);
+    assert.equal(prompts[1]?.text, notesPrompt('Keep greet() pure.'));
+    assert.ok(await waitGone(pid), 'the agent process ended after the notes turn');
+    assert.deepEqual(lines, [`session ${session.id}: the approved plan's turn ended; stopping Fake (ACP)`]);
   });
 });

@@ -1,0 +1,93 @@
+// Approve with Notes in real code-server + Chromium, with Claude's real ACP adapter (0.101.0) as
+// the embedded agent and only its model scripted on 127.0.0.1 (in this process). Through the review
+// panel: the plan is shown, Approve with Notes… opens the notes field, Ctrl+Enter approves; the
+// model's request log (the agent's record) shows the ExitPlanMode approval and then the notes as
+// a user message, and the panel shows "Approved with notes".
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { openTestWindow, readStatusBar, screenshot, waitFor, type TestWindow } from './harness';
+import { killGroupsLeft, processesWithHome } from '../support/processes';
+import { anthropicApi } from '../support/modelApi/anthropic';
+import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
+import { CLAUDE_ADAPTER, claudeEnv } from '../support/realAgents';
+import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
+
+const PLAN = '# Flip the flag\n\n1. Set original to false in src/app.ts.\n2. Run the tests.\n';
+const NOTES = 'Keep `original` exported under the same name.';
+
+describe('Approve with Notes in code-server, with the real Claude ACP adapter and only the model scripted', function () {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-approve-notes-home-'));
+  let window: TestWindow | undefined;
+  const model = new ScriptedModelServer(
+    anthropicApi,
+    new Scenario([
+      () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
+      () => ({ toolCalls: [{ name: 'ExitPlanMode', input: { plan: PLAN } }] }),
+      () => ({ text: 'Executed the approved plan.' }),
+      (view) => ({ text: view.lastUser.text.includes(NOTES) ? 'Noted: the name stays.' : 'No notes reached me.' }),
+    ]),
+  );
+
+  before(async () => {
+    await model.start();
+    const env = claudeEnv(home, model.url);
+    window = await openTestWindow({
+      suite: 'approve-notes',
+      files: { 'README.md': '# Demo project\n', 'src/app.ts': 'export const original = true;\n' },
+      settings: {
+        'ultraplan.backend': 'embedded',
+        'ultraplan.agent.choice': 'custom',
+        'ultraplan.agent.command': ['/usr/bin/env', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), CLAUDE_ADAPTER],
+      },
+    });
+  });
+  afterEach(async function () {
+    await reportIfFailed(this, window);
+  });
+  after(async () => {
+    await window?.close();
+    killGroupsLeft(processesWithHome(home));
+    await model.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('approves with notes: the model gets the approval, then the notes; the panel shows "Approved with notes"', async function () {
+    this.timeout(240_000);
+    const { page } = window!;
+    await planTask(page, 'flip the flag in src/app.ts');
+    const frame = await reviewFrame(page, '#plan li');
+    assert.match((await frame.locator('#plan').textContent()) ?? '', /Set original to false in src\/app\.ts/);
+
+    await frame.getByRole('button', { name: 'Approve with Notes…' }).click();
+    const notes = frame.locator('#approval-notes');
+    await notes.waitFor({ state: 'visible', timeout: 10_000 });
+    await notes.fill(NOTES);
+    assert.match((await frame.locator('.notes-count').textContent()) ?? '', new RegExp(`^${NOTES.length} / 2,000 characters`));
+    await screenshot(page, 'approve-notes-field');
+    await notes.press('Control+Enter');
+
+    // The agent's record: the model was sent the approval, then (its own request) the notes.
+    const notesRound = await model.waitFor(
+      () => model.rounds.find((r) => r.view?.lastUser.text.includes(NOTES)),
+      120_000,
+      'a model request carrying the notes',
+    );
+    const approvalRound = model.rounds.find((r) => r.view?.lastUser.toolResults.some((t) => t.name === 'ExitPlanMode' && !t.isError));
+    assert.ok(approvalRound, `no ExitPlanMode approval reached the model: ${model.describe()}`);
+    assert.ok((approvalRound.round ?? 0) < (notesRound.round ?? 0), 'the approval first, then the notes');
+    assert.match(notesRound.view?.lastUser.text ?? '', /Notes from the reviewer on the approved plan/);
+
+    // The panel says what was decided, with the notes.
+    await waitFor(
+      async () => ((await frame.locator('.revision-feedback h2').textContent().catch(() => null)) === 'Approved with notes' ? true : undefined),
+      { timeoutMs: 60_000, message: 'the panel to show "Approved with notes"' },
+    );
+    assert.equal(await frame.locator('.approval-notes-text').textContent(), NOTES);
+    assert.equal((await frame.locator('.revision-list button').first().textContent())?.trim(), 'Revision 1: approved with notes');
+    await readStatusBar(page, 'Ultraplan: approved', { timeoutMs: 60_000 });
+    await screenshot(page, 'approved-with-notes');
+    assert.deepEqual(model.scenario.overruns, []);
+  });
+});

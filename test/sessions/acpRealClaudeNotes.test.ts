@@ -1,8 +1,9 @@
 // Approve with notes through Claude's real ACP adapter (@agentclientprotocol/claude-agent-acp
 // 0.101.0): the followed session (the real SessionController) on the real SessionHost and
 // EmbeddedBackend, only the model scripted. The model's request log is the agent's record: it must
-// show the ExitPlanMode approval as a tool_result, and then the notes as a user message.
+// show the ExitPlanMode approval as a tool_result with the notes beside it, before the execution.
 import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
 import { notesPrompt } from '../../src/core/approvalNotes';
 import { bindingFor } from '../../src/core/decision';
 import { SessionController } from '../../src/extension/sessions/sessionController';
@@ -37,7 +38,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     await run.close();
   });
 
-  it('the model is sent the ExitPlanMode approval, then (after the approved turn ends, nothing cancelled) the notes as the next prompt', async () => {
+  it("the notes join the approved turn: the model's next request carries the ExitPlanMode approval and the notes; one result", async () => {
     await run.open({
       family: anthropicApi,
       argv: [CLAUDE_ADAPTER],
@@ -46,8 +47,8 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
       rounds: [
         () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
         () => ({ toolCalls: [{ name: 'ExitPlanMode', input: { plan: PLAN } }] }),
-        () => ({ text: 'Executed the approved plan.' }),
-        (view) => ({ text: view.lastUser.text.includes(NOTES) ? 'Noted: the name stays.' : 'No notes reached me.' }),
+        () => ({ toolCalls: [{ name: 'Read', input: { file_path: path.join(run.workspace, 'src', 'app.ts') } }] }),
+        (view) => ({ text: view.allText.includes(NOTES) ? 'Executed the plan; the name stays.' : 'No notes reached me.' }),
       ],
     });
     const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
@@ -66,43 +67,51 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     assert.equal(c.pendingPlan?.plan, PLAN);
     assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), NOTES), { sent: true });
 
-    const notesRound = await run.model.waitFor(
-      () => run.model.rounds.find((r) => r.view?.lastUser.text.includes(NOTES)),
+    // The model's record: the request after ExitPlanMode carries its approval (a tool_result, not an
+    // error) and, in the same user turn, the notes, which Claude Code marks as sent while it worked.
+    const approvalRound = await run.model.waitFor(
+      () => run.model.rounds.find((r) => r.view?.lastUser.toolResults.some((t) => t.name === 'ExitPlanMode')),
       60_000,
-      'a model request carrying the notes',
+      'the ExitPlanMode tool_result',
     );
-    // The approval reached the model as ExitPlanMode's tool_result, not an error, in an earlier request.
-    const approvalRound = run.model.rounds.find((r) =>
-      r.view?.lastUser.toolResults.some((t) => t.name === 'ExitPlanMode' && !t.isError),
+    const approval = approvalRound.view?.lastUser.toolResults.find((t) => t.name === 'ExitPlanMode');
+    assert.equal(approval?.isError, false);
+    assert.match(approval?.content ?? '', /approved/i);
+    // The notes, marked by Claude Code as sent while it worked: in that same request (as seen here
+    // every time), or at the latest in the next one, the tool result of the first step. Either way
+    // the model has them before it finishes the plan (its final answer depends on them, below).
+    const notesRound = run.model.rounds.find((r) => r.view?.lastUser.text.includes(notesPrompt(NOTES)));
+    assert.ok(notesRound, `no request carried the notes: ${run.model.describe()}`);
+    assert.ok(
+      (notesRound.round ?? 0) - (approvalRound.round ?? 0) <= 1 && (notesRound.round ?? 0) >= (approvalRound.round ?? 0),
+      `the notes came in round ${notesRound.round}, the approval in round ${approvalRound.round}`,
     );
-    assert.ok(approvalRound, `no ExitPlanMode approval in the model's log: ${run.model.describe()}`);
-    assert.ok((approvalRound.round ?? 0) < (notesRound.round ?? 0), 'the approval first, then the notes');
-    // The notes came as their own user message, saying what they are.
-    assert.match(notesRound.view?.lastUser.text ?? '', /Notes from the reviewer on the approved plan/);
-    assert.deepEqual(notesRound.view?.lastUser.toolResults, []);
+    assert.match(notesRound.view?.lastUser.text ?? '', /The user sent a new message while you were working/);
 
-    // In the session's record: the approval, then the notes message; both turns ended normally.
+    // The session's record: the approval, then the notes message; one turn, one result, ended normally.
+    const results = await run.model.waitFor(
+      () => {
+        const ended = run.events(session.id).filter((e) => e.type === 'result');
+        return ended.length >= 1 ? ended : undefined;
+      },
+      60_000,
+      'the turn to end',
+    );
     const events = run.events(session.id);
     const decisionAt = events.findIndex((e) => e.type === 'control_response');
     const notesAt = events.findIndex(
       (e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === notesPrompt(NOTES),
     );
     assert.ok(decisionAt >= 0 && notesAt > decisionAt, 'control_response, then the notes as a user message');
-    const results = await run.model.waitFor(
-      () => {
-        const ended = run.events(session.id).filter((e) => e.type === 'result');
-        return ended.length >= 2 ? ended : undefined;
-      },
-      30_000,
-      'the notes turn to end',
-    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
     assert.deepEqual(
-      results.map((r) => [(r as { stop_reason?: string }).stop_reason, (r as { result?: string }).result]),
-      [
-        ['end_turn', 'Executed the approved plan.'],
-        ['end_turn', 'Noted: the name stays.'],
-      ],
+      run
+        .events(session.id)
+        .filter((e) => e.type === 'result')
+        .map((r) => [(r as { stop_reason?: string }).stop_reason, (r as { result?: string }).result]),
+      [['end_turn', 'Executed the plan; the name stays.']],
     );
+    assert.equal(results.length, 1);
     const revision = c.panelState().revisions[0];
     assert.equal(revision?.notes, NOTES);
     assert.equal(revision?.status, 'approved');

@@ -2,12 +2,14 @@
 // AcpAgent, the fake ACP agent as a real child process), and not before: a rejected plan's turn
 // also ends with a result, and the agent must keep running for the revision.
 import { strict as assert } from 'node:assert';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
 import { approvalWithNotesEvents, notesPrompt } from '../../../src/core/approvalNotes';
 import { controlResponseEvent, type AnyEvent } from '../../../src/core/protocol';
 import { endsAfterApprovedResult } from '../../../src/extension/agents/acpAgentLifetime';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { SessionHost } from '../../../src/sessions/host';
-import { fakeRun, readRecord, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
+import { SCENARIOS, fakeRun, readRecord, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
 import { isAlive, waitGone } from '../../support/processes';
 import { allEvents, createRequest } from '../../sessions/hostTestKit';
 
@@ -82,8 +84,9 @@ describe('embedded ACP agent lifetime', function () {
     assert.equal(last.type, 'result');
   });
 
-  it('approved with notes: the notes prompt runs after the approved turn, and the process ends after that turn', async () => {
-    run = await fakeRun('claude-0101-plan.json');
+  /** Plans once, is approved with notes in one batch; returns the results and the fake agent's prompts. */
+  async function approveWithNotes(scenario: string | object, results: number) {
+    run = await fakeRun(scenario);
     const lines: string[] = [];
     host = new SessionHost({
       agentFactory: endsAfterApprovedResult(
@@ -97,15 +100,27 @@ describe('embedded ACP agent lifetime', function () {
     const [plan] = await waitForEvent(host, session.id, isPlanRequest, 'the plan');
     const planText = String((plan as { request?: { input?: { plan?: unknown } } }).request?.input?.plan ?? '');
     await host.appendEvents(session.id, approvalWithNotesEvents('next_message', requestId(plan), planText, 'Keep greet() pure.'));
-    const results = await waitForEvent(host, session.id, (e) => e.type === 'result', 'the notes turn to end', 2);
+    const ended = await waitForEvent(host, session.id, (e) => e.type === 'result', 'the turns to end', results);
+    const prompts = await waitForRecord(run.record, 'prompt', 2);
+    assert.ok(await waitGone(pid), 'the agent process ended once the notes were answered');
+    assert.deepEqual(lines, [`session ${session.id}: the approved plan's turn ended; stopping Fake (ACP)`]);
+    return { ended, prompts };
+  }
+
+  it('approved with notes (an agent that takes no message mid-turn): the notes are the next prompt; the process ends after that turn', async () => {
+    const claudeShaped = JSON.parse(await readFile(path.join(SCENARIOS, 'claude-0101-plan.json'), 'utf8')) as Record<string, unknown>;
+    const { ended, prompts } = await approveWithNotes({ ...claudeShaped, agentInfo: { name: 'fake-generic-agent', version: '1.0.0' } }, 2);
     assert.deepEqual(
-      results.map((r) => (r as { subtype?: string }).subtype),
+      ended.map((r) => (r as { subtype?: string }).subtype),
       ['success', 'success'],
     );
-    // The fake agent's record: the task, then the notes as its own prompt.
-    const prompts = await waitForRecord(run.record, 'prompt', 2);
     assert.equal(prompts[1]?.text, notesPrompt('Keep greet() pure.'));
-    assert.ok(await waitGone(pid), 'the agent process ended after the notes turn');
-    assert.deepEqual(lines, [`session ${session.id}: the approved plan's turn ended; stopping Fake (ACP)`]);
+  });
+
+  it("approved with notes (Claude's adapter): the notes join the running turn, which ends once, then the process ends", async () => {
+    const { ended, prompts } = await approveWithNotes('claude-0101-plan.json', 1);
+    assert.equal(prompts[1]?.text, notesPrompt('Keep greet() pure.'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(allEvents(host!, ended[0]!.session_id as string).filter((e) => e.type === 'result').length, 1, 'one result for the turn');
   });
 });

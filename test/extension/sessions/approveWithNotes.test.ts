@@ -157,8 +157,8 @@ describe('SessionController: approve with notes', () => {
     assert.equal(c.panelState().revisions[0]?.notes, undefined, 'not recorded as sent');
     assert.deepEqual(await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES), { sent: true });
     assert.deepEqual(
-      backend.sent.map((e) => e.type),
-      ['control_response', 'user'],
+      backend.batches.map((batch) => batch.map((e) => e.type)),
+      [['control_response', 'user']],
     );
   });
 });

@@ -1,8 +1,8 @@
 // Approve with Notes in real code-server + Chromium, with Claude's real ACP adapter (0.101.0) as
 // the embedded agent and only its model scripted on 127.0.0.1 (in this process). Through the review
 // panel: the plan is shown, Approve with Notes… opens the notes field, Ctrl+Enter approves; the
-// model's request log (the agent's record) shows the ExitPlanMode approval and then the notes as
-// a user message, and the panel shows "Approved with notes".
+// model's request log (the agent's record) shows the ExitPlanMode approval and the notes beside it,
+// the agent's answer shows it had them, and the panel shows "Approved with notes".
 import * as assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
@@ -20,13 +20,17 @@ const NOTES = 'Keep `original` exported under the same name.';
 describe('Approve with Notes in code-server, with the real Claude ACP adapter and only the model scripted', function () {
   const home = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-approve-notes-home-'));
   let window: TestWindow | undefined;
+  const workspace = (): string => {
+    if (!window) throw new Error('the approve-notes window is not open (its before hook failed)');
+    return window.workspace;
+  };
   const model = new ScriptedModelServer(
     anthropicApi,
     new Scenario([
       () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
       () => ({ toolCalls: [{ name: 'ExitPlanMode', input: { plan: PLAN } }] }),
-      () => ({ text: 'Executed the approved plan.' }),
-      (view) => ({ text: view.lastUser.text.includes(NOTES) ? 'Noted: the name stays.' : 'No notes reached me.' }),
+      () => ({ toolCalls: [{ name: 'Read', input: { file_path: path.join(workspace(), 'src', 'app.ts') } }] }),
+      (view) => ({ text: view.allText.includes(NOTES) ? 'Executed the plan; the name stays.' : 'No notes reached me.' }),
     ]),
   );
 
@@ -53,7 +57,7 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('approves with notes: the model gets the approval, then the notes; the panel shows "Approved with notes"', async function () {
+  it('approves with notes: the model gets the approval with the notes beside it; the panel shows "Approved with notes"', async function () {
     this.timeout(240_000);
     const { page } = window!;
     await planTask(page, 'flip the flag in src/app.ts');
@@ -68,7 +72,8 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
     await screenshot(page, 'approve-notes-field');
     await notes.press('Control+Enter');
 
-    // The agent's record: the model was sent the approval, then (its own request) the notes.
+    // The agent's record: the model was sent the approval and, with it (Claude Code passes a message
+    // sent during the turn on at its next request), the notes; its answer shows it had them.
     const notesRound = await model.waitFor(
       () => model.rounds.find((r) => r.view?.lastUser.text.includes(NOTES)),
       120_000,
@@ -76,8 +81,10 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
     );
     const approvalRound = model.rounds.find((r) => r.view?.lastUser.toolResults.some((t) => t.name === 'ExitPlanMode' && !t.isError));
     assert.ok(approvalRound, `no ExitPlanMode approval reached the model: ${model.describe()}`);
-    assert.ok((approvalRound.round ?? 0) < (notesRound.round ?? 0), 'the approval first, then the notes');
+    assert.ok((notesRound.round ?? 0) >= (approvalRound.round ?? 0), 'the approval first, the notes with it or right after');
     assert.match(notesRound.view?.lastUser.text ?? '', /Notes from the reviewer on the approved plan/);
+    await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 60_000 });
+    assert.match((await frame.locator('.outcome').textContent()) ?? '', /Executed the plan; the name stays\./);
 
     // The panel says what was decided, with the notes.
     await waitFor(
@@ -86,7 +93,6 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
     );
     assert.equal(await frame.locator('.approval-notes-text').textContent(), NOTES);
     assert.equal((await frame.locator('.revision-list button').first().textContent())?.trim(), 'Revision 1: approved with notes');
-    await readStatusBar(page, 'Ultraplan: approved', { timeoutMs: 60_000 });
     await screenshot(page, 'approved-with-notes');
     assert.deepEqual(model.scenario.overruns, []);
   });

@@ -393,10 +393,14 @@ export class ReviewView {
     const notes = shown.status !== 'pending' ? shown.notes?.trim() : undefined;
     this.#revisionFeedback.hidden = !feedback && !notes;
     const children: HTMLElement[] = [];
-    if (feedback) children.push(el('h2', { text: 'Feedback sent with this revision' }), el('p', { className: 'feedback-text', text: feedback }));
+    if (feedback)
+      children.push(el('h2', { text: 'Feedback sent with this revision' }), el('p', { className: 'feedback-text', text: feedback }));
     if (notes) {
       const edited = shown.status === 'approved_edited' ? ' (appended to the approved plan as an edit)' : '';
-      children.push(el('h2', { text: `Approved with notes${edited}` }), el('p', { className: 'feedback-text approval-notes-text', text: notes }));
+      children.push(
+        el('h2', { text: `Approved with notes${edited}` }),
+        el('p', { className: 'feedback-text approval-notes-text', text: notes }),
+      );
     }
     if (children.length) this.#revisionFeedback.replaceChildren(...children);
   }

@@ -37,7 +37,8 @@ describe('approval notes', () => {
   it('plan_edit: one edited approval whose plan is the plan plus a "## Reviewer notes" section', () => {
     const events = approvalWithNotesEvents('plan_edit', 'req_1', plan, 'Keep the public API.');
     assert.equal(events.length, 1);
-    const response = (events[0] as unknown as { response: { response: { behavior: string; updatedInput: { plan: string } } } }).response.response;
+    const response = (events[0] as unknown as { response: { response: { behavior: string; updatedInput: { plan: string } } } }).response
+      .response;
     assert.equal(response.behavior, 'allow');
     assert.equal(response.updatedInput.plan, '# Plan\n\n1. Flip the flag.\n\n## Reviewer notes\n\nKeep the public API.\n');
     assert.equal(planWithNotes(plan, 'x').indexOf(REVIEWER_NOTES_HEADING), '# Plan\n\n1. Flip the flag.\n\n'.length);

@@ -88,7 +88,13 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
 
     // The panel says what was decided, with the notes.
     await waitFor(
-      async () => ((await frame.locator('.revision-feedback h2').textContent().catch(() => null)) === 'Approved with notes' ? true : undefined),
+      async () =>
+        (await frame
+          .locator('.revision-feedback h2')
+          .textContent()
+          .catch(() => null)) === 'Approved with notes'
+          ? true
+          : undefined,
       { timeoutMs: 60_000, message: 'the panel to show "Approved with notes"' },
     );
     assert.equal(await frame.locator('.approval-notes-text').textContent(), NOTES);

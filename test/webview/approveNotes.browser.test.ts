@@ -73,9 +73,7 @@ describe('review panel webview: Approve with Notes (Chromium)', function () {
     assert.equal(await page.getByRole('button', { name: 'Approve', exact: true }).isEnabled(), false, 'locked until the answer');
     assert.equal(await notesButton(panel).isEnabled(), false);
     await panel.postRaw({ type: 'answer', requestId: approve.requestId, result: 'sent' });
-    await panel.postState(
-      panelState([revision(1, PLAN, { status: 'approved', notes: NOTES })], { phase: 'approved', canDecide: false }),
-    );
+    await panel.postState(panelState([revision(1, PLAN, { status: 'approved', notes: NOTES })], { phase: 'approved', canDecide: false }));
     assert.equal(await page.locator('.decision-status').textContent(), 'Revision 1 was approved with notes.');
     assert.equal((await page.locator('.revision-list button').textContent())?.trim(), 'Revision 1: approved with notes');
     assert.equal(await page.locator('.revision-feedback h2').textContent(), 'Approved with notes');
@@ -96,10 +94,13 @@ describe('review panel webview: Approve with Notes (Chromium)', function () {
     // maxlength stops typing past the bound; a value set otherwise (a paste script) is still refused.
     await notes.fill('n'.repeat(PANEL_LIMITS.notesChars + 5));
     assert.equal((await notes.inputValue()).length, PANEL_LIMITS.notesChars, 'typing stops at the bound');
-    await notes.evaluate((element, text) => {
-      (element as HTMLTextAreaElement).value = text;
-      element.dispatchEvent(new Event('input'));
-    }, 'n'.repeat(PANEL_LIMITS.notesChars + 5));
+    await notes.evaluate(
+      (element, text) => {
+        (element as HTMLTextAreaElement).value = text;
+        element.dispatchEvent(new Event('input'));
+      },
+      'n'.repeat(PANEL_LIMITS.notesChars + 5),
+    );
     await page.getByRole('button', { name: 'Approve with Notes', exact: true }).click();
     assert.match((await page.locator('.notice-local').textContent()) ?? '', /limited to 2,000 characters/);
     assert.equal(await page.locator('.notes-count.over').count(), 1, 'the counter shows the excess');
@@ -146,7 +147,10 @@ describe('review panel webview: Approve with Notes (Chromium)', function () {
     );
     const { page } = panel;
     assert.equal((await page.locator('.revision-list button').textContent())?.trim(), 'Revision 1: approved (edited) with notes');
-    assert.equal(await page.locator('.revision-feedback h2').textContent(), 'Approved with notes (appended to the approved plan as an edit)');
+    assert.equal(
+      await page.locator('.revision-feedback h2').textContent(),
+      'Approved with notes (appended to the approved plan as an edit)',
+    );
     assert.equal(await page.locator('#plan h2').last().textContent(), 'Reviewer notes');
   });
 });

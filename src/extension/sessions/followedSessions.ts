@@ -483,7 +483,9 @@ export class FollowedSessions extends Disposable {
     const binding = request.binding;
     switch (request.type) {
       case 'approve':
-        return answerOf(await (request.notes === undefined ? controller.approve(binding) : controller.approveWithNotes(binding, request.notes)));
+        return answerOf(
+          await (request.notes === undefined ? controller.approve(binding) : controller.approveWithNotes(binding, request.notes)),
+        );
       case 'reject':
         return answerOf(await controller.reject(binding, request.feedback, request.comments));
       case 'edit': {

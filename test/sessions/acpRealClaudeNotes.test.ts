@@ -6,22 +6,14 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { notesPrompt } from '../../src/core/approvalNotes';
 import { bindingFor } from '../../src/core/decision';
-import { SessionController } from '../../src/extension/sessions/sessionController';
-import type { SessionNotifier } from '../../src/extension/sessions/sessionNotifier';
+import type { SessionController } from '../../src/extension/sessions/sessionController';
+import { followSession } from '../support/followedSession';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { CLAUDE_ADAPTER, claudeEnv } from '../support/realAgents';
 import { RealAgentRun, createRequest, until } from './realAgentKit';
 
 const PLAN = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const NOTES = 'Keep `original` exported under the same name.';
-const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
-const notifier: SessionNotifier = {
-  say() {},
-  showReview() {},
-  openExternal() {},
-  isReviewShowing: () => true,
-  askPermission: async () => {},
-};
 
 describe('approve with notes through the real Claude ACP adapter, with only the model scripted', function () {
   this.timeout(120_000);
@@ -52,17 +44,8 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
       ],
     });
     const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
-    controller = new SessionController({
-      backend: run.backend,
-      log: quietLog,
-      notifier,
-      pollIntervalMs: 50,
-      timeoutMs: 90_000,
-      onDidChange: () => undefined,
-      fresh: { key: `embedded:${session.id}`, sessionId: session.id, title: 'flag', demo: false },
-    });
+    controller = followSession(run.backend, session.id);
     const c = controller;
-    c.start();
     await until(() => (c.canDecide ? true : undefined), 90_000, 'the plan to decide');
     assert.equal(c.pendingPlan?.plan, PLAN);
     assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), NOTES), { sent: true });

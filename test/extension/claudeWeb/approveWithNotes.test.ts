@@ -8,30 +8,14 @@ import { join } from 'node:path';
 import { bindingFor } from '../../../src/core/decision';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
 import { createClaudeWebBackend, type ClaudeWebBackend } from '../../../src/sessions/claudeWeb/backend';
-import { SessionController } from '../../../src/extension/sessions/sessionController';
-import type { SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
+import type { SessionController } from '../../../src/extension/sessions/sessionController';
 import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../../support/claudeCompatProxy';
 import { makeClaudeHome, makeGitRepo, type ClaudeHome } from '../../support/claudeCompatFixtures';
+import { followSession, waitUntil } from '../../support/followedSession';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../../support/serverProcess';
 
 const ORG = 'org-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
 const NOTES = 'Keep the changelog in Keep a Changelog format.';
-const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
-const notifier: SessionNotifier = {
-  say() {},
-  showReview() {},
-  openExternal() {},
-  isReviewShowing: () => true,
-  askPermission: async () => {},
-};
-
-async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('approve with notes on Claude Code on the web (strict stand-in)', function () {
   this.timeout(60_000);
@@ -84,18 +68,9 @@ describe('approve with notes on Claude Code on the web (strict stand-in)', funct
         { type: 'event', data: userMessageEvent('Add a changelog') },
       ],
     });
-    controller = new SessionController({
-      backend,
-      log: quietLog,
-      notifier,
-      pollIntervalMs: 50,
-      timeoutMs: 30_000,
-      onDidChange: () => undefined,
-      fresh: { key: `claude-web:${session.id}`, sessionId: session.id, title: 'Add a changelog', demo: false },
-    });
+    controller = followSession(backend, session.id, 30_000);
     const c = controller;
-    c.start();
-    await until(() => c.canDecide, 'a plan to decide');
+    await waitUntil(() => c.canDecide, 'a plan to decide');
     const plan = c.pendingPlan!.plan;
     const before = proxy.requests.length;
     assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, plan), NOTES), { sent: true });
@@ -111,7 +86,7 @@ describe('approve with notes on Claude Code on the web (strict stand-in)', funct
     assert.match(response.updatedInput.plan, /\n## Reviewer notes\n\nKeep the changelog in Keep a Changelog format\.\n$/);
 
     // The remote records an edited approval; the review shows it as such, with the notes.
-    await until(() => c.phase === 'executing' || c.phase === 'completed', 'the remote executing');
+    await waitUntil(() => c.phase === 'executing' || c.phase === 'completed', 'the remote executing');
     const revision = c.panelState().revisions.at(-1);
     assert.equal(revision?.status, 'approved_edited');
     assert.match(revision?.plan ?? '', /## Reviewer notes\n\nKeep the changelog/);

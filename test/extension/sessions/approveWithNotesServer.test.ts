@@ -7,30 +7,14 @@ import { notesPrompt } from '../../../src/core/approvalNotes';
 import { bindingFor } from '../../../src/core/decision';
 import { SessionsClient } from '../../../src/sessions/client';
 import { HttpBackend } from '../../../src/sessions/httpBackend';
-import { SessionController } from '../../../src/extension/sessions/sessionController';
-import type { SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
+import type { SessionController } from '../../../src/extension/sessions/sessionController';
+import { followSession, waitUntil } from '../../support/followedSession';
 import { startServer, type ServerProcess } from '../../support/serverProcess';
 import { fakeRun, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
 import { createRequest } from '../../sessions/hostTestKit';
 import { sessionEvents } from '../../e2e/ultraplanSteps';
 
 const NOTES = 'Keep greet() pure.';
-const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
-const notifier: SessionNotifier = {
-  say() {},
-  showReview() {},
-  openExternal() {},
-  isReviewShowing: () => true,
-  askPermission: async () => {},
-};
-
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('approve with notes on ultraplan-server (real server, ACP agent)', function () {
   this.timeout(40_000);
@@ -57,18 +41,9 @@ describe('approve with notes on ultraplan-server (real server, ACP agent)', func
       preferStream: true,
     });
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    controller = new SessionController({
-      backend,
-      log: quietLog,
-      notifier,
-      pollIntervalMs: 50,
-      timeoutMs: 30_000,
-      onDidChange: () => undefined,
-      fresh: { key: `server:${session.id}`, sessionId: session.id, title: 'greeting', demo: false },
-    });
+    controller = followSession(backend, session.id, 30_000);
     const c = controller;
-    c.start();
-    await until(() => c.canDecide, 'a plan to decide');
+    await waitUntil(() => c.canDecide, 'a plan to decide');
     const pending = c.pendingPlan!;
     assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, pending.toolUseId, pending.plan), NOTES), { sent: true });
 

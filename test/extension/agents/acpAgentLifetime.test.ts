@@ -53,18 +53,24 @@ describe('embedded ACP agent lifetime', function () {
     }
   });
 
-  it('keeps the agent through a rejection, then ends its process once the approved plan has its result', async () => {
-    run = await fakeRun('claude-plan.json');
+  /** The fake agent behind the real host, its process ended by endsAfterApprovedResult; one session started. */
+  async function startSession(scenario: string | object) {
+    run = await fakeRun(scenario);
     const lines: string[] = [];
-    host = new SessionHost({
+    const sessionHost = new SessionHost({
       agentFactory: endsAfterApprovedResult(
         createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
         (line) => lines.push(line),
       ),
     });
-    const session = await host.createSession(createRequest('Plan a greeting feature'));
+    host = sessionHost;
+    const session = await sessionHost.createSession(createRequest('Plan a greeting feature'));
     const [started] = await waitForRecord(run.record, 'started');
-    const pid = started?.pid as number;
+    return { host: sessionHost, lines, session, pid: started?.pid as number, record: run.record };
+  }
+
+  it('keeps the agent through a rejection, then ends its process once the approved plan has its result', async () => {
+    const { host, lines, session, pid } = await startSession('claude-plan.json');
 
     const [first] = await waitForEvent(host, session.id, isPlanRequest, 'the first plan');
     await host.appendEvents(session.id, [controlResponseEvent(requestId(first), { behavior: 'deny', message: 'Greet someone.' })]);
@@ -86,24 +92,16 @@ describe('embedded ACP agent lifetime', function () {
 
   /** Plans once, is approved with notes in one batch; returns the results and the fake agent's prompts. */
   async function approveWithNotes(scenario: string | object, results: number) {
-    run = await fakeRun(scenario);
-    const lines: string[] = [];
-    host = new SessionHost({
-      agentFactory: endsAfterApprovedResult(
-        createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
-        (line) => lines.push(line),
-      ),
-    });
-    const session = await host.createSession(createRequest('Plan a greeting feature'));
-    const [started] = await waitForRecord(run.record, 'started');
-    const pid = started?.pid as number;
+    const { host, lines, session, pid, record } = await startSession(scenario);
     const [plan] = await waitForEvent(host, session.id, isPlanRequest, 'the plan');
     const planText = String((plan as { request?: { input?: { plan?: unknown } } }).request?.input?.plan ?? '');
     await host.appendEvents(session.id, approvalWithNotesEvents('next_message', requestId(plan), planText, 'Keep greet() pure.'));
     const ended = await waitForEvent(host, session.id, (e) => e.type === 'result', 'the turns to end', results);
-    const prompts = await waitForRecord(run.record, 'prompt', 2);
+    const prompts = await waitForRecord(record, 'prompt', 2);
     assert.ok(await waitGone(pid), 'the agent process ended once the notes were answered');
     assert.deepEqual(lines, [`session ${session.id}: the approved plan's turn ended; stopping Fake (ACP)`]);
+    // Nothing after the stop: the last result stays the last word, and no other turn ended.
+    assert.equal(allEvents(host, session.id).filter((e) => e.type === 'result').length, results);
     return { ended, prompts };
   }
 
@@ -120,7 +118,6 @@ describe('embedded ACP agent lifetime', function () {
   it("approved with notes (Claude's adapter): the notes join the running turn, which ends once, then the process ends", async () => {
     const { ended, prompts } = await approveWithNotes('claude-0101-plan.json', 1);
     assert.equal(prompts[1]?.text, notesPrompt('Keep greet() pure.'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(allEvents(host!, ended[0]!.session_id as string).filter((e) => e.type === 'result').length, 1, 'one result for the turn');
+    assert.equal(ended.length, 1, 'one result for the turn');
   });
 });

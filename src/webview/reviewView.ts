@@ -890,7 +890,7 @@ export class ReviewView {
       this.#draftDirty = true;
       this.#scheduleSave();
     });
-    const label = el('label', { text: 'Notes for the agent (sent with the approval)', attrs: { for: 'approval-notes' } });
+    const label = el('label', { text: 'Notes for the agent (sent with Approve with Notes)', attrs: { for: 'approval-notes' } });
     const actions = el('div', { className: 'composer-actions' });
     actions.append(this.#notesSend, cancel);
     this.#notesForm.append(label, this.#notesText, this.#notesCount, actions);

@@ -2,7 +2,8 @@
 // the embedded agent and only its model scripted on 127.0.0.1 (in this process). Through the review
 // panel: the plan is shown, Approve with Notes… opens the notes field, Ctrl+Enter approves; the
 // model's request log (the agent's record) shows the ExitPlanMode approval and the notes beside it,
-// the agent's answer shows it had them, and the panel shows "Approved with notes".
+// the agent's answer shows it had them, and the panel shows "Approved with notes", also after a
+// window reload (the notes are kept with the decision).
 import * as assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
@@ -101,5 +102,19 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
     assert.equal((await frame.locator('.revision-list button').first().textContent())?.trim(), 'Revision 1: approved with notes');
     await screenshot(page, 'approved-with-notes');
     assert.deepEqual(model.scenario.overruns, []);
+  });
+
+  it('after a window reload the review still shows the approval with its notes (kept with the decision)', async function () {
+    this.timeout(120_000);
+    const w = window!;
+    const before = w.probe.announcement();
+    const after = await w.reload();
+    assert.notEqual(after.startedAt, before?.startedAt, 'a new extension host');
+    await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
+    const frame = await reviewFrame(w.page, '.revision-feedback h2');
+    assert.equal(await frame.locator('.revision-feedback h2').textContent(), 'Approved with notes');
+    assert.equal(await frame.locator('.approval-notes-text').textContent(), NOTES);
+    assert.equal((await frame.locator('.revision-list button').first().textContent())?.trim(), 'Revision 1: approved with notes');
+    await screenshot(w.page, 'approved-with-notes-after-reload');
   });
 });

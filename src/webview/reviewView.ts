@@ -621,7 +621,7 @@ export class ReviewView {
     this.#decisionStatus.focus();
   }
 
-  /** Opens the notes field (focused), or sends the approval with the notes typed there. */
+  /** Opens the notes field, focused (the approval goes with its own button or Ctrl+Enter). */
   #openNotes(): void {
     const state = this.#state;
     if (!state || !this.#decisionOpen(state)) {

@@ -231,7 +231,8 @@ export class SessionController implements PermissionAsker {
       this.#announcePlanReady();
     }
     if (change.changed && change.state.phase !== this.#lastLoggedPhase) {
-      log.info(`[${this.key}] ${this.#lastLoggedPhase} -> ${change.state.phase}`);
+      const plan = change.state.phase === 'plan_ready' && change.state.pendingPlan ? ` (plan ${change.state.pendingPlan.toolUseId})` : '';
+      log.info(`[${this.key}] ${this.#lastLoggedPhase} -> ${change.state.phase}${plan}`);
       this.#lastLoggedPhase = change.state.phase;
     }
     if (notify && change.changed) this.#changed();

@@ -241,6 +241,10 @@ export class AcpAgent implements Agent {
   private nudged = false;
   /** The turn ends only to go on with the next prompt (Codex's implementation with the chosen preset). */
   private handingOver = false;
+  /** Messages sent into the running turn (see joinTurn) whose prompt has not answered yet. */
+  private joinedPrompts = 0;
+  /** The turn's own prompt answered while a joined one still ran: the turn ends with the last of them. */
+  private turnEndDeferred: StopReason | undefined;
   /** Status lines the agent sent during a turn without progress ("Reconnecting…"), for the timeout message. */
   private statusChatter: { last: string; count: number } | undefined;
   /** A question the agent asked as an elicitation, answered by the next user message. */
@@ -343,8 +347,45 @@ export class AcpAgent implements Agent {
       this.ctx?.setStatus(this.reviews.size ? 'requires_action' : 'running');
       return;
     }
-    if (this.promptActive || !this.acpSessionId) this.queuedPrompts.push(text);
+    if (this.promptActive && this.takesMessagesMidTurn()) this.joinTurn(text);
+    else if (this.promptActive || !this.acpSessionId) this.queuedPrompts.push(text);
     else this.sendPrompt(text);
+  }
+
+  /**
+   * Claude's adapter queues a prompt sent during a turn into Claude Code's input, and Claude Code
+   * shows it to the model at its next request, inside the running turn ("The user sent a new
+   * message while you were working"). After approval that is where the reviewer's notes belong:
+   * with the approval, before the plan is carried out. Other agents get it after the turn.
+   */
+  private takesMessagesMidTurn(): boolean {
+    return this.agentKind === 'claude' && this.approved && !this.handingOver;
+  }
+
+  private joinTurn(text: string): void {
+    const connection = this.connection;
+    const sessionId = this.acpSessionId;
+    if (!connection || !sessionId) {
+      this.queuedPrompts.push(text);
+      return;
+    }
+    this.joinedPrompts += 1;
+    this.log(`sent a message into the running turn (${text.length} chars)`);
+    connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }).then(
+      (response) => this.onJoinedPromptEnd(response.stopReason),
+      (error: unknown) => {
+        this.log(`the message sent into the running turn failed: ${errorMessage(error)}`);
+        this.onJoinedPromptEnd(undefined);
+      },
+    );
+  }
+
+  private onJoinedPromptEnd(stopReason: StopReason | undefined): void {
+    this.joinedPrompts -= 1;
+    const deferred = this.turnEndDeferred;
+    if (this.joinedPrompts > 0 || deferred === undefined) return;
+    this.turnEndDeferred = undefined;
+    this.onTurnEnd(stopReason ?? deferred);
   }
 
   onDecision(requestId: string, decision: PermissionDecision): void {
@@ -519,6 +560,11 @@ export class AcpAgent implements Agent {
   }
 
   private onTurnEnd(stopReason: StopReason): void {
+    if (this.joinedPrompts > 0 && !this.finished && !this.stopping) {
+      // Claude Code carries on with the joined message in the same piece of work: one result, at its end.
+      this.turnEndDeferred = stopReason;
+      return;
+    }
     this.disarmFirstEventTimer();
     this.promptActive = false;
     if (this.finished || this.stopping) return;

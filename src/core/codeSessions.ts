@@ -47,6 +47,11 @@ export const CodeSessionEnvelopeSchema = z.looseObject({ session: CodeSessionSch
  * `&cursor=<next_cursor>`). Items are kept loosely: one malformed item is left out by the reader,
  * not fatal to the list.
  */
+/** The session list Claude Code reads: pages of 100, at most 10 of them; we stop at 100 sessions. */
+export const LIST_PAGE_SIZE = 100;
+export const MAX_LIST_PAGES = 10;
+export const MAX_LISTED_SESSIONS = 100;
+
 export const CodeSessionListSchema = z.looseObject({
   data: z.array(z.unknown()),
   next_cursor: z.string().nullable().optional(),

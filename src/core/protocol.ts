@@ -2,11 +2,9 @@
 // Lenient where the wire is (unknown event types and unknown fields pass through, so a newer
 // server never breaks an older client), strict where we decide (what we send).
 import * as z from 'zod';
+import { ULTRAPLAN_TELEPORT_SENTINEL } from './protocolMarkers';
 
-export const ULTRAPLAN_TELEPORT_SENTINEL = '__ULTRAPLAN_TELEPORT_LOCAL__';
-export const APPROVED_PLAN_MARKER = '## Approved Plan:\n';
-export const APPROVED_PLAN_EDITED_MARKER = '## Approved Plan (edited by user):\n';
-export const EXIT_PLAN_MODE_TOOL = 'ExitPlanMode';
+export { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, EXIT_PLAN_MODE_TOOL, ULTRAPLAN_TELEPORT_SENTINEL } from './protocolMarkers';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 export const CCR_BETA = 'ccr-byoc-2025-07-29';

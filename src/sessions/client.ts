@@ -10,6 +10,9 @@ import {
   CodeEventPageSchema,
   CodeSessionEnvelopeSchema,
   CodeSessionListSchema,
+  LIST_PAGE_SIZE,
+  MAX_LISTED_SESSIONS,
+  MAX_LIST_PAGES,
   CodeSessionSchema,
   ListedCodeSessionSchema,
   USER_AGENT_PRODUCT,
@@ -46,10 +49,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const ARCHIVE_CONFLICT_RETRY_MS: readonly number[] = [250, 750];
 export const DEFAULT_USER_AGENT = `${USER_AGENT_PRODUCT}/${PRODUCT_VERSION}`;
 
-/** The session list Claude Code reads: pages of 100, at most 10 of them; we stop at 100 sessions. */
-export const LIST_PAGE_SIZE = 100;
-export const MAX_LIST_PAGES = 10;
-export const MAX_LISTED_SESSIONS = 100;
 
 export interface ListSessionsOptions {
   signal?: AbortSignal;

@@ -7,7 +7,7 @@ import type { EventRead, SessionTransport } from '../core/transport';
 import type { AgentFactory } from './agent';
 import type { BackendLifecycle, SessionBackend } from './backend';
 import { MAX_EVENT_PAGE_SIZE, newestFirst, type SessionHost } from './host';
-import { MAX_LISTED_SESSIONS } from './client';
+import { MAX_LISTED_SESSIONS } from '../core/codeSessions';
 
 /** Pages read in one readEvents call, as the HTTP client caps it (docs/protocol.md section 1). */
 export const EMBEDDED_MAX_PAGES = 50;

@@ -99,6 +99,41 @@ export const SystemEventSchema = z.looseObject({
 });
 export type SystemEvent = z.infer<typeof SystemEventSchema>;
 
+/**
+ * Our own `system` event: the agent reported its current mode (an ACP agent's session mode, or the
+ * config option that holds its plan mode). Emitted by our session host on every change; a reader
+ * that does not know the subtype skips it like any other system event.
+ */
+export const AGENT_MODE_SUBTYPE = 'ultraplan_agent_mode';
+
+const ModeIdSchema = z.string().min(1).max(200);
+
+export const AgentModeEventSchema = z.looseObject({
+  ...eventBase,
+  type: z.literal('system'),
+  subtype: z.literal(AGENT_MODE_SUBTYPE),
+  mode: z.looseObject({ id: ModeIdSchema, name: z.string().max(200).optional() }),
+  /** The session host keeps the agent read-only (its plan is not approved yet), whatever the mode says. */
+  read_only: z.boolean().optional(),
+});
+export type AgentModeEvent = z.infer<typeof AgentModeEventSchema>;
+
+/**
+ * The other system events that name a mode: Claude Code's `init` (`permissionMode`, at the start of
+ * each turn) and `status` (`permissionMode` when it changes); our session host's `init` carries the
+ * agent's own mode id as `agent.mode`.
+ */
+export const ModeCarryingSystemEventSchema = z.looseObject({
+  type: z.literal('system'),
+  subtype: z.enum(['init', 'status']),
+  permissionMode: ModeIdSchema.optional(),
+  agent: z.looseObject({ mode: ModeIdSchema.nullish() }).nullish(),
+});
+
+export function agentModeEvent(mode: { id: string; name?: string }, readOnly: boolean): AnyEvent {
+  return AgentModeEventSchema.parse({ type: 'system', subtype: AGENT_MODE_SUBTYPE, mode, read_only: readOnly });
+}
+
 export const CanUseToolRequestSchema = z.looseObject({
   subtype: z.literal('can_use_tool'),
   tool_name: z.string(),

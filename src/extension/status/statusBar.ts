@@ -53,6 +53,11 @@ export class PhaseStatusBarItem extends Disposable {
     md.appendText(
       `Phase: ${PHASE_LABELS.words[summary.primary.phase]} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`,
     );
+    const mode = s.modeText;
+    if (mode) {
+      md.appendMarkdown('\n\n');
+      md.appendText(`Agent mode: ${mode}`);
+    }
     const link = s.sessionLink;
     if (link) {
       // The session's page (claude.ai/code/<id>); parentheses escaped so the link cannot end early.

@@ -25,6 +25,7 @@ const facts = (extra: Partial<PanelFacts> = {}): PanelFacts => ({
   title: 'dark mode',
   backendLabel: 'Server',
   agentLabel: undefined,
+  agentMode: undefined,
   demo: false,
   sessionLink: undefined,
   canDecide: true,

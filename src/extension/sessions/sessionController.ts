@@ -699,6 +699,7 @@ export class SessionController implements PermissionAsker {
       title: this.title,
       backendLabel: this.backend.label,
       agentLabel: this.agentLabel,
+      agentMode: this.modeText,
       demo: this.demo,
       sessionLink: this.sessionLink,
       canDecide: this.canDecide,

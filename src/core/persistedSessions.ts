@@ -42,7 +42,9 @@ export const PersistedSessionSchema = z.strictObject({
   /** Plan files saved from this session (teleports), absolute paths, oldest first. */
   savedPlans: z.array(z.string().min(1).max(4096)).max(MAX_SAVED_PLANS).optional(),
   /** The agent's mode as it last reported it. */
-  agentMode: z.strictObject({ id: z.string().min(1).max(200), name: z.string().max(200).optional(), readOnly: z.boolean().optional() }).optional(),
+  agentMode: z
+    .strictObject({ id: z.string().min(1).max(200), name: z.string().max(200).optional(), readOnly: z.boolean().optional() })
+    .optional(),
   /** The needs already announced by a notification (inbox.ts needNotificationKey), so a reload does not repeat them. */
   notified: z.array(z.string().max(300)).max(MAX_NOTIFIED_PER_SESSION).optional(),
 });

@@ -93,12 +93,19 @@ describe('the plan inbox', () => {
       inboxDescription(entry('a', 'plan_ready', now - 3 * 60_000, { agentLabel: 'Claude (ACP)', revisionCount: 2 }), now),
       'Embedded · Claude (ACP) · 3m ago · 2 revisions',
     );
-    assert.equal(inboxDescription(entry('b', 'planning', now, { backendLabel: 'Server 127.0.0.1:8787' }), now), 'Server 127.0.0.1:8787 · just now');
-    assert.equal(inboxDescription(entry('c', 'planning', now, { revisionCount: 1 }), now), 'Embedded · just now · 1 revision');
-    assert.deepEqual(
-      [59_000, 60_000, 59 * 60_000, 60 * 60_000, 25 * 3600_000, -5].map(formatAge),
-      ['just now', '1m ago', '59m ago', '1h ago', '1d ago', 'just now'],
+    assert.equal(
+      inboxDescription(entry('b', 'planning', now, { backendLabel: 'Server 127.0.0.1:8787' }), now),
+      'Server 127.0.0.1:8787 · just now',
     );
+    assert.equal(inboxDescription(entry('c', 'planning', now, { revisionCount: 1 }), now), 'Embedded · just now · 1 revision');
+    assert.deepEqual([59_000, 60_000, 59 * 60_000, 60 * 60_000, 25 * 3600_000, -5].map(formatAge), [
+      'just now',
+      '1m ago',
+      '59m ago',
+      '1h ago',
+      '1d ago',
+      'just now',
+    ]);
   });
 
   it('keys a need once per plan and once per question; a permission prompt is its own notification', () => {

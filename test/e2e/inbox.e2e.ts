@@ -5,16 +5,18 @@
 // session and keeps the live ones.
 import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { readStatusBar, runCommand, screenshot, waitFor } from './harness';
+import { dismissNotifications, readStatusBar, runCommand, screenshot, waitFor } from './harness';
 import { listSessions, planTask, reviewFrame, scenario, suiteWindow } from './ultraplanSteps';
 
 const SIDEBAR = '[id="workbench.parts.sidebar"]';
 
 /** The inbox as its rows show it: each group's label and the session titles under it, in order. */
 async function inboxRows(page: Page): Promise<Record<string, string[]>> {
-  const rows = (await page.locator(`${SIDEBAR} .monaco-list-row`).evaluateAll((els) =>
-    els.map((e) => ({ level: e.getAttribute('aria-level'), label: e.querySelector('.label-name')?.textContent?.trim() ?? '' })),
-  )) as Array<{ level: string | null; label: string }>;
+  const rows = (await page
+    .locator(`${SIDEBAR} .monaco-list-row`)
+    .evaluateAll((els) =>
+      els.map((e) => ({ level: e.getAttribute('aria-level'), label: e.querySelector('.label-name')?.textContent?.trim() ?? '' })),
+    )) as Array<{ level: string | null; label: string }>;
   const groups: Record<string, string[]> = {};
   let current: string[] | undefined;
   for (const row of rows) {
@@ -31,7 +33,11 @@ async function waitForInbox(page: Page, expected: Record<string, string[]>, what
       last = await inboxRows(page);
       return JSON.stringify(last) === JSON.stringify(expected) ? true : undefined;
     },
-    { timeoutMs: 40_000, intervalMs: 500, message: `${what}: the inbox to show ${JSON.stringify(expected)} (it shows ${JSON.stringify(last)})` },
+    {
+      timeoutMs: 40_000,
+      intervalMs: 500,
+      message: `${what}: the inbox to show ${JSON.stringify(expected)} (it shows ${JSON.stringify(last)})`,
+    },
   ).catch((err: unknown) => {
     throw new Error(`${err instanceof Error ? err.message : String(err)}; last rows ${JSON.stringify(last)}`);
   });
@@ -49,6 +55,16 @@ async function allNotifications(page: Page): Promise<string[]> {
 
 /** The notifications that announce a need (a plan ready, a question). */
 const needs = (texts: string[]) => texts.filter((t) => /ready for "|asks a question in "/.test(t));
+
+/** Drags the side bar's edge so rows show their descriptions (for the screenshots). */
+async function widenSidebar(page: Page, width: number): Promise<void> {
+  const box = await page.locator(SIDEBAR).boundingBox();
+  if (!box) throw new Error('the side bar is not shown');
+  await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + width, box.y + box.height / 2, { steps: 8 });
+  await page.mouse.up();
+}
 
 async function showInbox(page: Page, probe: { executeCommand(command: string): Promise<unknown> }): Promise<void> {
   await probe.executeCommand('ultraplan.inbox.focus');
@@ -96,6 +112,15 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     );
     const badge = await page.locator('.activitybar .badge-content').allInnerTexts();
     assert.ok(badge.includes('1'), `the badge counts the one session that needs you (badges: ${JSON.stringify(badge)})`);
+
+    // The row's tooltip: phase, backend, and the mode the session reported (the scripted agent's init says plan).
+    await dismissNotifications(page);
+    await widenSidebar(page, 520);
+    await page.locator(`${SIDEBAR} .monaco-list-row`, { hasText: 'second server task' }).hover();
+    const hover = page.locator('.monaco-hover', { hasText: 'Agent mode' }).first();
+    await hover.waitFor({ state: 'visible', timeout: 15_000 });
+    const tip = (await hover.innerText()).replace(/\s+/g, ' ');
+    assert.match(tip, /second server task Phase: Planning Backend: Server http:\/\/127\.0\.0\.1:\d+ Agent mode: plan Revisions: 0/);
     await screenshot(page, 'inbox-running');
   });
 
@@ -111,6 +136,10 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     assert.deepEqual(needs(await allNotifications(page)), ['Ultraplan: plan ready for "second server task".']);
     const badge = await page.locator('.activitybar .badge-content').allInnerTexts();
     assert.ok(badge.includes('2'), `the badge counts two sessions (badges: ${JSON.stringify(badge)})`);
+    // A click on the row opens that session's review.
+    await page.locator(`${SIDEBAR} .monaco-list-row`, { hasText: 'second server task' }).click();
+    const frame = await reviewFrame(page, '#plan li');
+    assert.match((await frame.locator('h1.title').textContent()) ?? '', /second server task/);
     await screenshot(page, 'inbox');
   });
 
@@ -119,11 +148,7 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     await w.reload();
     await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     await showInbox(w.page, w.probe);
-    await waitForInbox(
-      w.page,
-      { 'Needs you': ['second server task', 'demo task'], Done: ['first server task'] },
-      'after the reload',
-    );
+    await waitForInbox(w.page, { 'Needs you': ['second server task', 'demo task'], Done: ['first server task'] }, 'after the reload');
     // The re-attached session replays its log (the plan comes up again): give it a few polls.
     await w.page.waitForTimeout(7_000);
     assert.deepEqual(needs(await allNotifications(w.page)), []);

@@ -80,7 +80,9 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
       this.#view = handle.view;
       this._register(handle.connect(this as vscode.TreeDataProvider<unknown>));
     } else {
-      this.#view = this._register(vscode.window.createTreeView<InboxNode>('ultraplan.inbox', { treeDataProvider: this })) as vscode.TreeView<unknown>;
+      this.#view = this._register(
+        vscode.window.createTreeView<InboxNode>('ultraplan.inbox', { treeDataProvider: this }),
+      ) as vscode.TreeView<unknown>;
     }
     this._register(sessions.onDidChange(() => this.refresh()));
     this._register(this.#view.onDidChangeVisibility(() => this.#tick()));
@@ -90,7 +92,8 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
 
   refresh(): void {
     const count = inboxBadgeCount(this.#sessions.all.map((c) => c.inboxEntry()));
-    this.#view.badge = count > 0 ? { value: count, tooltip: `${count} session${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} you` } : undefined;
+    this.#view.badge =
+      count > 0 ? { value: count, tooltip: `${count} session${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} you` } : undefined;
     this.#changed.fire(undefined);
     this.#tick();
   }

@@ -132,11 +132,14 @@ describe('SessionController (follower, decisions, projections)', () => {
     });
     controller.start();
     await until(() => controller!.phase === 'plan_ready' && controller!.canDecide, 'the replayed plan');
-    assert.equal(again.said.length, 0, "nothing announced again");
+    assert.equal(again.said.length, 0, 'nothing announced again');
 
     // A revised plan is a new need.
     backend.push(
-      { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'no', is_error: true }] } },
+      {
+        type: 'user',
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'no', is_error: true }] },
+      },
       exitPlan('toolu_2', '# Plan 2'),
       canUseTool('req_2', 'toolu_2', 'ExitPlanMode', { plan: '# Plan 2' }),
     );

@@ -165,4 +165,33 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     await waitForInbox(page, { 'Needs you': ['second server task', 'demo task'] }, 'after Clear History');
     await screenshot(page, 'inbox-cleared');
   });
+
+  it('lists the plan a teleport saved under its session, in Done, and opens it from there', async function () {
+    const { page, probe } = suite.window;
+    await probe.updateConfiguration('ultraplan', 'teleport.target', 'file');
+    await page.locator(`${SIDEBAR} .monaco-list-row`, { hasText: 'second server task' }).click();
+    const frame = await reviewFrame(page, '#plan li');
+    await waitFor(async () => ((await frame.getByRole('button', { name: 'Teleport', exact: true }).isEnabled()) ? true : undefined), {
+      timeoutMs: 15_000,
+      message: 'the plan to be decidable',
+    });
+    await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
+    await waitForInbox(page, { 'Needs you': ['demo task'], Done: ['second server task'] }, 'after the teleport');
+    const openedPlan = () => probe.editors().then((open) => open.some((e) => /\/\.ultraplan\/plans\/[^/]+\.md$/.test(e.uri)));
+    await waitFor(async () => ((await openedPlan()) ? true : undefined), { timeoutMs: 15_000, message: 'the teleport to open the plan' });
+    await probe.executeCommand('workbench.action.closeAllEditors');
+    await waitFor(async () => ((await openedPlan()) ? undefined : true), { timeoutMs: 10_000, message: 'the editors to close' });
+    // The session row expands to the saved file; a click opens it.
+    await page.locator(`${SIDEBAR} .monaco-list-row`, { hasText: 'second server task' }).locator('.monaco-tl-twistie').click();
+    const planRow = page.locator(`${SIDEBAR} .monaco-list-row[aria-level="3"]`);
+    await planRow.waitFor({ state: 'visible', timeout: 15_000 });
+    const name = ((await planRow.locator('.label-name').textContent()) ?? '').trim();
+    assert.match(name, /^\d{4}-\d{2}-\d{2}-add-a-changelog\.md$/);
+    await planRow.click();
+    await waitFor(async () => ((await probe.editors()).some((e) => e.uri.endsWith(`.ultraplan/plans/${name}`)) ? true : undefined), {
+      timeoutMs: 15_000,
+      message: 'the saved plan to open from the inbox',
+    });
+    await screenshot(page, 'inbox-saved-plan');
+  });
 });

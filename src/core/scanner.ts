@@ -378,7 +378,7 @@ export class ExitPlanModeScanner {
             throw new UltraplanPollError(
               'extract_marker_missing',
               'The plan was approved, but the result did not contain the "## Approved Plan:" marker, so the ' +
-                'approved plan text could not be read. The remote may have changed its format; open the session to see it.',
+                'approved plan text could not be read. The agent or service may have changed its format; open the session to see it.',
               this.rejectCount,
             );
           }

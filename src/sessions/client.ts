@@ -32,6 +32,7 @@ import {
   type SessionStatus,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
+import { REQUEST_REFUSED_REASON } from './requestGuard';
 import type { EventRead, SessionTransport } from '../core/transport';
 import { version as PRODUCT_VERSION } from '../../package.json';
 
@@ -412,6 +413,10 @@ export class SessionsClient implements SessionTransport {
     const serverSays = server?.message;
     const detail = serverSays ? `: ${serverSays}` : '';
     const subject = spec.subject ?? spec.path;
+    if (status === 403 && server?.reason === REQUEST_REFUSED_REASON) {
+      // Host, Origin or Content-Type: a proxy or a name the server was not started with, not the token.
+      return new SessionsError('unauthorized', `The session server at ${this.baseUrl} refused the request (HTTP 403${detail}).`, status);
+    }
     if (status === 401 || status === 403) {
       return new SessionsError(
         'unauthorized',

@@ -69,6 +69,9 @@ export function hostHeaderName(value: string): string | null {
   }
 }
 
+/** `error.reason` of a refusal by these checks: the request's shape, not its token, was refused. */
+export const REQUEST_REFUSED_REASON = 'request_refused';
+
 /** Why a request is refused before anything else looks at it, or null when it may go on. */
 export function refuseRequest(request: GuardedRequest, allowedHosts: ReadonlySet<string>): GuardRefusal | null {
   const host = header(request, 'host');

@@ -591,7 +591,7 @@ export class FollowedSessions extends Disposable {
     const archived = await controller.archiveAfterTeleport(settings['teleport.archiveRemote']);
     try {
       const opened = await openTeleportTarget(target, file, sent.plan, settings['teleport.taskCommand'], log);
-      controller.setOutcome(`${opened.text}${archived ? ' The remote session was archived.' : ''}`, opened.level);
+      controller.setOutcome(`${opened.text}${archived ? ' The planning session was archived.' : ''}`, opened.level);
     } catch (err) {
       const message = `The plan is saved in ${vscode.workspace.asRelativePath(file)}, but opening it as ${target} failed: ${err instanceof Error ? err.message : String(err)}`;
       log.error(`[${controller.key}] ${message}`);

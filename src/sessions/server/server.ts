@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { SessionsError, type SessionsErrorKind } from '../../core/errors';
 import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../../core/protocol';
 import type { SessionHost, SessionNotice, StoredEvent } from '../host';
-import { allowedHostNames, refuseRequest } from '../requestGuard';
+import { allowedHostNames, refuseRequest, REQUEST_REFUSED_REASON } from '../requestGuard';
 import { handleCodeRoute, type CodeRouteContext, type EventStreamWriter } from './serverCodeRoutes';
 import { toLinkSessionId } from '../../core/codeSessions';
 import * as z from 'zod';
@@ -70,6 +70,8 @@ class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** A machine-readable why, sent as `error.reason` (the client words a refusal by it). */
+    readonly reason?: string,
   ) {
     super(message);
   }
@@ -167,7 +169,7 @@ export class SessionsServer {
   private async route(req: http.IncomingMessage, res: http.ServerResponse, method: string): Promise<void> {
     if (this.closing) throw new HttpError(503, 'the server is shutting down; retry shortly', { connection: 'close' });
     const refusal = refuseRequest(req, this.allowedHosts);
-    if (refusal) throw new HttpError(refusal.status, refusal.message);
+    if (refusal) throw new HttpError(refusal.status, refusal.message, {}, REQUEST_REFUSED_REASON);
     this.authenticate(req);
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
@@ -287,10 +289,12 @@ export class SessionsServer {
     let status = 500;
     let message = 'internal server error';
     let headers: Record<string, string> = {};
+    let reason: string | undefined;
     if (err instanceof HttpError) {
       status = err.status;
       message = err.message;
       headers = err.headers;
+      reason = err.reason;
     } else if (err instanceof SessionsError) {
       status = err.status ?? KIND_STATUS[err.kind];
       message = err.message;
@@ -304,7 +308,8 @@ export class SessionsServer {
       res.destroy();
       return;
     }
-    this.send(res, status, { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message } }, headers);
+    const error = { type: ERROR_TYPES[status] ?? 'api_error', message, ...(reason ? { reason } : {}) };
+    this.send(res, status, { type: 'error', error }, headers);
   }
 
   // -------------------------------------------------------------------------------------------

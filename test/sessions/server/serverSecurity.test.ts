@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
+import { SessionsClient } from '../../../src/sessions/client';
 import { runServerCli, startServer, tempDir, type ServerProcess } from '../../support/serverProcess';
 import { createRequest, example, pendingPlanRequest } from '../hostTestKit';
 import { allEvents, assertError, call, createSession, readStream, waitForEvents, waitForStatus } from './serverTestKit';
@@ -143,6 +144,23 @@ describe('ultraplan-server request guard (token mode too)', function () {
       'permission_error',
       /Origin/,
     );
+  });
+
+  it('a refusal by the guard reaches the client as the request refused, not as a bad token', async () => {
+    // A proxy in between that adds an Origin: the token is right, the request's shape is not.
+    const viaProxy: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.set('origin', 'https://intranet.example');
+      return fetch(input, { ...init, headers });
+    };
+    const client = new SessionsClient({ baseUrl: server.url, getToken: async () => server.token ?? '', fetch: viaProxy });
+    await assert.rejects(client.getSession('session_x'), (err: Error) => {
+      assert.match(err.message, /refused the request \(HTTP 403: requests from web pages/);
+      assert.doesNotMatch(err.message, /token/);
+      return true;
+    });
+    const direct = new SessionsClient({ baseUrl: server.url, getToken: async () => 'wrong' });
+    await assert.rejects(direct.getSession('session_x'), /refused the token \(HTTP 401/);
   });
 });
 

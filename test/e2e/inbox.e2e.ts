@@ -194,4 +194,24 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     });
     await screenshot(page, 'inbox-saved-plan');
   });
+
+  it("stops a running session and removes a finished one from the row's buttons", async function () {
+    const { page } = suite.window;
+    const row = (title: string) => page.locator(`${SIDEBAR} .monaco-list-row`, { hasText: title });
+    const rowButton = async (title: string, action: string) => {
+      await row(title).hover();
+      await row(title).locator(`.action-label[aria-label="${action}"]`).click();
+    };
+    // Stop asks first (the agent is stopped and its session archived).
+    await rowButton('demo task', 'Stop Session');
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 10_000 });
+    assert.match((await dialog.textContent()) ?? '', /Stop "demo task"\?/);
+    await dialog.locator('.monaco-button', { hasText: 'Stop Session' }).first().click();
+    await waitForInbox(page, { Done: ['demo task', 'second server task'] }, 'after Stop');
+    // Remove from History is on finished sessions only, and asks nothing (Clear History does).
+    await rowButton('second server task', 'Remove from History');
+    await waitForInbox(page, { Done: ['demo task'] }, 'after Remove from History');
+    await screenshot(page, 'inbox-stopped-removed');
+  });
 });

@@ -77,6 +77,16 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
   it('lists a done server session, a running one and the embedded demo waiting for an answer in their groups', async function () {
     const w = suite.window;
     const { page, probe } = w;
+    // Empty: the welcome, with its buttons.
+    await probe.executeCommand('ultraplan.inbox.focus');
+    const welcome = page.locator(`${SIDEBAR} .welcome-view-content`);
+    await welcome.waitFor({ state: 'visible', timeout: 20_000 });
+    assert.match((await welcome.textContent()) ?? '', /No planning sessions yet/);
+    assert.deepEqual(
+      (await welcome.locator('.monaco-button').allInnerTexts()).map((t) => t.trim()),
+      ['Plan a Task', 'Choose Backend', 'Attach to Session…'],
+    );
+    await screenshot(page, 'inbox-welcome');
     // Server session 1: planned, approved in its review (open all along: no notification), completed.
     await planTask(page, 'first server task');
     const first = await reviewFrame(page, '#plan li');

@@ -12,7 +12,7 @@
 // t1: a MutationObserver on the status bar, installed in the workbench page before the task is
 //     submitted, sees an item say "Ultraplan: plan ready"; then the frame after it (rAF + a task).
 //     Page and bench clocks are related by the ping with the shortest round trip (error printed).
-// Also from the extension's `phase plan_ready` log line (millisecond stamps): how much of it is
+// Also from the extension's `-> plan_ready` log line (millisecond stamps): how much of it is
 // the extension host noticing, and how much the status bar's trip to the page.
 // Each session's request comes after a random 0.2-1.2 s, so nothing is measured at one phase of
 // a timer; each is approved afterwards, so the next one turns the status bar from "planning".
@@ -89,7 +89,7 @@ interface Sample {
   ms: number;
   /** Request -> the status bar's DOM says plan ready. */
   domMs: number;
-  /** Request -> the extension's `phase plan_ready` log line. */
+  /** Request -> the extension's `-> plan_ready` log line. */
   hostMs: number;
   errorMs: number;
 }
@@ -117,7 +117,7 @@ async function sample(
     throw new Error(`expected one new permission request in the agent's record, found ${requests.length - requestsBefore}`);
   const sentAt = requests.at(-1)?.hr;
   if (typeof sentAt !== 'number') throw new Error('the agent did not stamp its permission request');
-  const logLine = await waitFor(() => findUltraplanLogLine(server, `phase plan_ready (plan ${toolCallId}:`), {
+  const logLine = await waitFor(() => findUltraplanLogLine(server, `-> plan_ready (plan ${toolCallId})`), {
     timeoutMs: 10_000,
     message: "the extension's plan_ready log line",
   });
@@ -230,7 +230,7 @@ export async function run(): Promise<BenchResult[]> {
       'ms',
       'lower',
       of('embedded', (s) => s.hostMs),
-      { note: "the extension's `phase plan_ready` log line (ms stamps)" },
+      { note: "the extension's `-> plan_ready` log line (ms stamps)" },
     ),
     result(
       'server, stream: request -> host logs plan_ready',

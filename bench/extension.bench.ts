@@ -73,11 +73,12 @@ function loggedActivationEvent(server: CodeServer, id: string): string | undefin
 }
 
 /**
- * When (this process's clock) the extension logged the poller's `phase plan_ready (plan <id>)`
- * to its LogOutputChannel: VS Code stamps log lines with the wall clock to the millisecond.
+ * When (this process's clock) the session controller logged its phase change `<previous> -> plan_ready`
+ * to its LogOutputChannel: VS Code stamps log lines with the wall clock to the millisecond. The
+ * window follows one session, so the first such line is this plan's.
  */
-async function loggedPlanReadyAt(server: CodeServer, toolUseId: string): Promise<number> {
-  const line = await waitFor(() => findUltraplanLogLine(server, `phase plan_ready (plan ${toolUseId})`), {
+async function loggedPlanReadyAt(server: CodeServer): Promise<number> {
+  const line = await waitFor(() => findUltraplanLogLine(server, ' -> plan_ready'), {
     timeoutMs: 10_000,
     message: "the extension's plan_ready log line",
   });
@@ -216,7 +217,7 @@ async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, m
     const blocks = await frame.locator('#plan [data-ls]').count();
     const ms = painted.paintAt - clock.offset - t0;
     if (!(ms > 0)) throw new Error(`negative arrival -> paint time (${ms} ms): the clocks disagree`);
-    const hostMs = (await loggedPlanReadyAt(window.server, arrival.toolUseId)) - t0;
+    const hostMs = (await loggedPlanReadyAt(window.server)) - t0;
     // The last message handled before the DOM held the plan is the one that showed it.
     const marks = (await frame.evaluate(`(() => {
       const at = (m) => performance.timeOrigin + m.startTime;

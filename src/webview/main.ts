@@ -5,6 +5,7 @@
 import './zodJitless';
 import '../../media/panel.css';
 import { connectToHost } from './hostChannel';
+import { scheduleWarmUp } from './renderWarmUp';
 import { ReviewView } from './reviewView';
 
 function start(): void {
@@ -19,6 +20,7 @@ function start(): void {
   });
   window.addEventListener('pagehide', () => view.flush());
   host.send({ type: 'ready' });
+  scheduleWarmUp(() => view.renderedMarkdownPlan);
 }
 
 start();

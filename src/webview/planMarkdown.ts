@@ -5,7 +5,8 @@
 // blocks scripts, remote images and styles as a third layer.
 //
 // Block elements of a plan carry data-ls / data-le: the 0-based [start, end) source-line range from
-// markdown-it's token.map, so a click on a block maps back to the plan lines it came from.
+// markdown-it's token.map, so a click on a block maps back to the plan lines it came from. Those
+// numbers are set after sanitizing, not sent through it (planLineMap.ts says why that is sound).
 //
 // The render is bounded: a plan longer than MAX_RENDERED_PLAN_CHARS, or with tables of more than
 // MAX_RENDERED_TABLE_CELLS cells, is not parsed as Markdown at all (a 1.6 MB table froze the panel
@@ -13,9 +14,9 @@
 import DOMPurify from 'dompurify';
 import MarkdownIt from 'markdown-it';
 import { isHttpUrl } from '../core/panelMessages';
+import { LINE_END_ATTR, LINE_START_ATTR, applyLineMap, takeLineMap } from './planLineMap';
 
-export const LINE_START_ATTR = 'data-ls';
-export const LINE_END_ATTR = 'data-le';
+export { LINE_END_ATTR, LINE_START_ATTR };
 
 function createMarkdown(withLineMap: boolean): InstanceType<typeof MarkdownIt> {
   const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
@@ -137,9 +138,33 @@ export function renderPlanText(source: string, why: string): DocumentFragment {
   return fragment;
 }
 
+/** markdown-it's HTML for a plan, its blocks carrying their line attributes: not yet sanitized. */
+export function planHtmlUnsanitized(source: string): string {
+  return planMarkdown.render(source);
+}
+
+/**
+ * A plan as sanitized DOM whose block elements carry their source-line range, and whether the
+ * ranges were put on after sanitizing (planLineMap.ts) or, should the sanitized elements not be
+ * the ones markdown-it wrote, went through the sanitizer in the HTML.
+ */
+export function renderPlan(source: string): { fragment: DocumentFragment; lineMap: 'after' | 'through' } {
+  const html = planHtmlUnsanitized(source);
+  // The sanitizer sees every byte of the plan either way; only our own line numbers skip it.
+  const map = takeLineMap(html);
+  const fragment = sanitize(map.html);
+  if (applyLineMap(map, fragment.querySelectorAll('*'))) return { fragment, lineMap: 'after' };
+  return { fragment: sanitize(html), lineMap: 'through' };
+}
+
 /** A plan as sanitized DOM whose block elements carry their source-line range. */
 export function renderPlanMarkdown(source: string): DocumentFragment {
-  return sanitize(planMarkdown.render(source));
+  return renderPlan(source).fragment;
+}
+
+/** The reference the line map must match: markdown-it's HTML, line attributes and all, through the sanitizer. */
+export function renderPlanThroughSanitizer(source: string): DocumentFragment {
+  return sanitize(planHtmlUnsanitized(source));
 }
 
 /** Model text (a question, a result) as sanitized DOM; as plain text past the same bound as a plan. */

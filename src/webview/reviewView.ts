@@ -23,6 +23,7 @@ import type { HostChannel } from './hostChannel';
 import { PlanBlockIndex, insertAfterBlock, rangeLabel, type LineRange } from './lineComments';
 import { renderPlanDiff } from './planDiff';
 import { planRenderBound, renderPlanMarkdown, renderPlanText, renderTextMarkdown } from './planMarkdown';
+import { RenderCache } from './renderCache';
 
 const STATUS_LABELS: Record<RevisionStatus, string> = {
   pending: 'waiting for review',
@@ -42,6 +43,8 @@ const ACTION_LABELS: Record<InvokableAction | 'reply', string> = {
 };
 
 const MAX_SAVED_DRAFTS = 20;
+/** Rendered plans kept for switching between revisions; each 2,000 lines is a few MB of DOM. */
+const RENDERED_PLANS_KEPT = 4;
 const SAVE_DELAY_MS = 400;
 
 interface Draft {
@@ -108,6 +111,9 @@ export class ReviewView {
   #composer: Composer | undefined;
   #blocks: PlanBlockIndex | undefined;
   #planKey = '';
+  #renderedMarkdownPlan = false;
+  /** Comment threads placed among these nodes are removed by #renderComments before it places its own. */
+  readonly #renderedPlans = new RenderCache<{ nodes: ChildNode[]; blocks: PlanBlockIndex }>(RENDERED_PLANS_KEPT);
   #saveTimer: ReturnType<typeof setTimeout> | undefined;
   #draftDirty = false;
 
@@ -157,6 +163,11 @@ export class ReviewView {
     this.#build();
     this.#restoreSaved();
     this.render();
+  }
+
+  /** Whether a plan was rendered as Markdown here: the render path is warm from then on (renderWarmUp.ts). */
+  get renderedMarkdownPlan(): boolean {
+    return this.#renderedMarkdownPlan;
   }
 
   /** Handles one raw message event's data: parsed, and dropped with a visible notice if invalid. */
@@ -356,8 +367,7 @@ export class ReviewView {
             renderPlanText(shown.plan, `${bound} Line comments need the rendered plan; write your feedback in the reject message.`),
           );
         } else {
-          this.#plan.replaceChildren(renderPlanMarkdown(shown.plan));
-          this.#blocks = new PlanBlockIndex(this.#plan, shown.plan);
+          this.#showRenderedPlan(shown.plan);
         }
         this.#plan.setAttribute(
           'aria-label',
@@ -368,6 +378,23 @@ export class ReviewView {
     this.#plan.classList.toggle('commentable', this.#canComment(state, shown));
     this.#renderComments(state, shown);
     this.#renderRevisionFeedback(shown);
+  }
+
+  /** The plan rendered as Markdown, or its nodes from the last time it was (renderCache.ts). */
+  #showRenderedPlan(source: string): void {
+    let rendered = this.#renderedPlans.get(source);
+    if (rendered) {
+      this.#plan.replaceChildren();
+      for (const node of rendered.nodes) this.#plan.append(node);
+    } else {
+      const fragment = renderPlanMarkdown(source);
+      const nodes = Array.from(fragment.childNodes);
+      this.#plan.replaceChildren(fragment);
+      rendered = { nodes, blocks: new PlanBlockIndex(this.#plan, source) };
+      this.#renderedPlans.set(source, rendered);
+    }
+    this.#blocks = rendered.blocks;
+    this.#renderedMarkdownPlan = true;
   }
 
   #renderRevisionFeedback(shown: PlanRevision): void {

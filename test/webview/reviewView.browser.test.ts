@@ -3,6 +3,7 @@
 import * as assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { parseWebviewToHostMessage } from '../../src/core/panelMessages';
+import { WARM_UP_PASSES } from '../../src/webview/renderWarmUp';
 import {
   launchChromium,
   openPanel,
@@ -97,6 +98,20 @@ describe('review panel webview (Chromium)', function () {
     assert.ok(server.requests.includes('/dist/codicon.ttf'), `font requested: ${server.requests.join(', ')}`);
     assert.deepEqual(await page.evaluate(() => window.__violations), []);
     await panel.screenshot('plan-rendered');
+  });
+
+  it('warms its render path in idle time after loading, leaving nothing in the page', async () => {
+    panel = await openPanel(browser, server);
+    const { page } = panel;
+    // Each pass leaves a performance measure.
+    await page.waitForFunction((passes) => performance.getEntriesByName('ultraplan:warm-up').length === passes, WARM_UP_PASSES, {
+      timeout: 20_000,
+    });
+    assert.equal(await page.locator('.plan-warm-up').count(), 0, 'the hidden sample is removed in the pass that adds it');
+    assert.equal(await page.locator('[data-ls]').count(), 0, 'no block of the sample is left anywhere');
+    assert.deepEqual(await page.evaluate(() => window.__violations), [], 'no CSP violation');
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    assert.equal(await page.locator('#plan [data-ls]').count(), 9, 'h1, p, h2, ol, three li, the fence, p');
   });
 
   it('labels the scripted demo as a demo', async () => {
@@ -347,6 +362,45 @@ describe('review panel webview (Chromium)', function () {
     assert.equal(await page.getByRole('button', { name: /Remove comment/ }).count(), 0);
     assert.ok(allEnabled(await buttonStates(panel), false));
     assert.match((await page.locator('.decision-status').textContent()) ?? '', /older revision/);
+  });
+
+  it('switching revisions shows each plan again from what it rendered, with its own comments on its own lines', async () => {
+    panel = await openPanel(browser, server);
+    const state = panelState([
+      revision(1, PLAN_V1, {
+        status: 'rejected',
+        comments: [{ line: 9, quote: '3. Persist the choice in localStorage', text: 'not local' }],
+      }),
+      revision(2, PLAN_V2),
+    ]);
+    await panel.postState(state);
+    const { page } = panel;
+    await page.locator('#plan li', { hasText: 'Add a test for the toggle' }).click();
+    await page.locator('.comment-composer textarea').fill('Which test runner?');
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    // An expando on a rendered block: only the very same element carries it.
+    await page.evaluate(() => Object.assign(document.querySelector('#plan li') ?? {}, { __renderedOnce: true }));
+
+    await page.getByRole('button', { name: 'Revision 1: rejected' }).click();
+    assert.match((await page.locator('#plan').textContent()) ?? '', /localStorage/);
+    assert.deepEqual(await page.locator('.comment-lines').allTextContents(), ['“Persist the choice in localStorage”']);
+    assert.deepEqual(await page.locator('.comment-text').allTextContents(), ['not local']);
+
+    await page.getByRole('button', { name: 'Revision 2: waiting for review' }).click();
+    assert.equal(
+      await page.evaluate(() => (document.querySelector('#plan li') as { __renderedOnce?: boolean } | null)?.__renderedOnce),
+      true,
+      'revision 2 shown from the nodes rendered the first time',
+    );
+    assert.deepEqual(await page.locator('.comment-lines').allTextContents(), ['“Add a test for the toggle”']);
+    assert.deepEqual(await page.locator('.comment-text').allTextContents(), ['Which test runner?']);
+    assert.equal(await page.locator('.comment-thread').count(), 1, 'no thread left over from revision 1');
+    // And the comment still lands on the right source line.
+    await page.locator('#feedback').fill('See the comment.');
+    const before = (await panel.posted()).length;
+    await page.getByRole('button', { name: 'Reject', exact: true }).click();
+    const reject = await panel.waitForPosted('reject', before);
+    assert.deepEqual(reject.comments, [{ line: 10, quote: '4. Add a test for the toggle', text: 'Which test runner?' }]);
   });
 
   it('shows a 1.6 MB table plan as text, says why, and stays usable', async () => {

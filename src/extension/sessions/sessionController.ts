@@ -272,7 +272,8 @@ export class SessionController implements PermissionAsker {
     if (change.planBecameReady) this.#notice = undefined;
     if (change.changed) this.#announceNeed();
     if (change.changed && change.state.phase !== this.#lastLoggedPhase) {
-      log.info(`[${this.key}] ${this.#lastLoggedPhase} -> ${change.state.phase}`);
+      const plan = change.state.phase === 'plan_ready' && change.state.pendingPlan ? ` (plan ${change.state.pendingPlan.toolUseId})` : '';
+      log.info(`[${this.key}] ${this.#lastLoggedPhase} -> ${change.state.phase}${plan}`);
       this.#lastLoggedPhase = change.state.phase;
     }
     if (notify && change.changed) this.#changed();

@@ -126,9 +126,19 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     // The row's tooltip: phase, backend, and the mode the session reported (the scripted agent's init says plan).
     await dismissNotifications(page);
     await widenSidebar(page, 520);
-    await page.locator(`${SIDEBAR} .monaco-list-row`, { hasText: 'second server task' }).hover();
     const hover = page.locator('.monaco-hover', { hasText: 'Agent mode' }).first();
-    await hover.waitFor({ state: 'visible', timeout: 15_000 });
+    // A hover shows after a delay and goes when the row is re-rendered: move in again until it shows.
+    await waitFor(
+      async () => {
+        await page.mouse.move(700, 600);
+        await page.locator(`${SIDEBAR} .monaco-list-row`, { hasText: 'second server task' }).hover();
+        return hover.waitFor({ state: 'visible', timeout: 3_000 }).then(
+          () => true,
+          () => undefined,
+        );
+      },
+      { timeoutMs: 15_000, intervalMs: 100, message: "the row's tooltip" },
+    );
     const tip = (await hover.innerText()).replace(/\s+/g, ' ');
     assert.match(tip, /second server task Phase: Planning Backend: Server http:\/\/127\.0\.0\.1:\d+ Agent mode: plan Revisions: 0/);
     await screenshot(page, 'inbox-running');

@@ -2,6 +2,9 @@
 // platforms (node for the extension host and server, browser for the webview) stay in one place.
 import * as esbuild from 'esbuild';
 import { chmod } from 'node:fs/promises';
+import lazyFilesConfig from './scripts/lazy-files.cjs';
+
+const { LAZY_FILES, lazyFilesPlugin } = lazyFilesConfig;
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -16,36 +19,22 @@ const common = {
   legalComments: 'none',
 };
 
-// Packages loaded only when a feature first needs them (a require() inside a function): each is
-// bundled into a file of its own next to the bundles, and the bundles require that file, so it
-// neither weighs on loading the extension nor shares module state with it.
-const vendors = {
-  '@agentclientprotocol/sdk': 'vendor-acp-sdk',
-};
-/** @type {esbuild.Plugin} */
-const vendorFiles = {
-  name: 'vendor-files',
-  setup(build) {
-    const filter = new RegExp(
-      `^(${Object.keys(vendors)
-        .map((v) => v.replace(/[/.]/g, '\\$&'))
-        .join('|')})$`,
-    );
-    build.onResolve({ filter }, (args) => ({ path: `./${vendors[args.path]}.js`, external: true }));
-  },
-};
-const vendorTargets = Object.entries(vendors).map(([pkg, name]) => ({
+// Files loaded only when a feature first needs them (scripts/lazy-files.cjs): each built on its
+// own, and required by the bundles that import it.
+const lazyFiles = lazyFilesPlugin();
+const lazyTargets = LAZY_FILES.map(({ module, file }) => ({
   ...common,
-  entryPoints: { [name]: pkg },
+  entryPoints: { [file]: module },
   platform: 'node',
   format: 'cjs',
   target: 'node20',
+  plugins: [lazyFiles],
   outdir: 'dist',
 }));
 
 /** @type {esbuild.BuildOptions[]} */
 const targets = [
-  ...vendorTargets,
+  ...lazyTargets,
   {
     // The entry VS Code loads at startup (package.json main): small, it loads dist/extension.js
     // when the extension is first used.
@@ -64,7 +53,7 @@ const targets = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
-    plugins: [vendorFiles],
+    plugins: [lazyFiles],
     outdir: 'dist',
   },
   {
@@ -81,7 +70,7 @@ const targets = [
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    plugins: [vendorFiles],
+    plugins: [lazyFiles],
     outdir: 'dist',
     banner: { js: '#!/usr/bin/env node' },
   },
@@ -107,8 +96,8 @@ async function main() {
   }
   const named = only ? targets.filter((t) => Object.keys(t.entryPoints).includes(only)) : targets;
   if (named.length === 0) throw new Error(`--only=${only}: no such bundle`);
-  // A bundle that requires a vendor file needs it next to it.
-  const selected = only && named.some((t) => t.plugins?.includes(vendorFiles)) ? [...vendorTargets, ...named] : named;
+  // A bundle that requires a lazy file needs it next to it.
+  const selected = only && named.some((t) => t.plugins?.includes(lazyFiles)) ? [...new Set([...lazyTargets, ...named])] : named;
   await Promise.all(selected.map((t) => esbuild.build(t)));
   if (selected.some((t) => Object.keys(t.entryPoints).includes('server'))) await chmod('dist/server.js', 0o755);
 }

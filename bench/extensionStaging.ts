@@ -14,7 +14,18 @@ export const EXTENSION_ID = 'ultraplan.ultraplan';
 export const BASELINE_EXTENSION_ID = 'ultraplan.bench-empty-extension';
 
 /** The bundles a build writes, as the manifest and the review panel load them. */
-export const BUNDLES = ['bootstrap.js', 'extension.js', 'vendor-acp-sdk.js', 'webview.js', 'webview.css', 'core.js', 'server.js'] as const;
+export const BUNDLES = [
+  'bootstrap.js',
+  'extension.js',
+  'acp-agent.js',
+  'claude-web.js',
+  'server-client.js',
+  'vendor-acp-sdk.js',
+  'webview.js',
+  'webview.css',
+  'core.js',
+  'server.js',
+] as const;
 export type BundleName = (typeof BUNDLES)[number];
 
 const run = promisify(execFile);

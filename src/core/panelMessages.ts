@@ -23,6 +23,8 @@
 // - Drafts: the webview keeps feedback/comments in vscode.setState and also sends saveDraft
 //   (debounced) so the host can keep them with the session across restarts; the host may hand
 //   them back in PanelState.draft.
+// - Approve may carry `notes` (bounded by PANEL_LIMITS.notesChars, never blank): the host sends them
+//   to the agent with the approval, as src/core/approvalNotes.ts says per backend.
 // - Reject comments: LineComment {line, endLine?, ...} maps onto src/core/feedback.ts's
 //   PlanLineComment as {startLine: line, endLine: endLine ?? line, text}; formatRejectFeedback
 //   there quotes the lines from the plan itself. DecisionBindingSchema here is structurally the one
@@ -40,6 +42,8 @@ export const PANEL_LIMITS = {
   commentChars: 10_000,
   quoteChars: 4_000,
   replyChars: 100 * 1024,
+  /** Notes sent with an approval: short, for the agent to keep in mind while it executes. */
+  notesChars: 2_000,
   revisions: 100,
   idChars: 256,
   labelChars: 500,
@@ -89,6 +93,13 @@ export type LineComment = z.infer<typeof LineCommentSchema>;
 
 const CommentListSchema = z.array(LineCommentSchema).max(PANEL_LIMITS.comments);
 const FeedbackSchema = z.string().max(PANEL_LIMITS.feedbackChars);
+/** Notes as typed (a draft may be blank); the bound is the same everywhere. */
+const NotesDraftSchema = z.string().max(PANEL_LIMITS.notesChars);
+/** Notes sent with an approval: never blank (an approval without notes is a plain approve). */
+export const ApprovalNotesSchema = z
+  .string()
+  .max(PANEL_LIMITS.notesChars, `notes are limited to ${PANEL_LIMITS.notesChars} characters`)
+  .refine((text) => text.trim().length > 0, 'notes need text (approve without notes instead)');
 
 export const PlanRevisionSchema = z.strictObject({
   revision: z.number().int().min(1),
@@ -98,6 +109,8 @@ export const PlanRevisionSchema = z.strictObject({
   status: RevisionStatusSchema,
   feedback: FeedbackSchema.optional(),
   comments: CommentListSchema,
+  /** Notes the reviewer sent with the approval of this revision. */
+  notes: NotesDraftSchema.optional(),
   /** ISO 8601 time of the decision. */
   decidedAt: z.string().max(64).optional(),
 });
@@ -113,6 +126,8 @@ export const PanelDraftSchema = z.strictObject({
   toolUseId: IdSchema,
   feedback: FeedbackSchema,
   comments: CommentListSchema,
+  /** Approval notes being written (absent: none). */
+  notes: NotesDraftSchema.optional(),
 });
 export type PanelDraft = z.infer<typeof PanelDraftSchema>;
 
@@ -180,7 +195,13 @@ export type HostToWebviewMessage = z.infer<typeof HostToWebviewMessageSchema>;
 // Webview -> host.
 export const ReadyMessageSchema = z.strictObject({ type: z.literal('ready') });
 const requestFields = { requestId: RequestIdSchema, sessionKey: IdSchema };
-export const ApproveMessageSchema = z.strictObject({ type: z.literal('approve'), ...requestFields, binding: DecisionBindingSchema });
+export const ApproveMessageSchema = z.strictObject({
+  type: z.literal('approve'),
+  ...requestFields,
+  binding: DecisionBindingSchema,
+  /** Approve with notes: what the agent should keep in mind while it executes the plan. */
+  notes: ApprovalNotesSchema.optional(),
+});
 export const RejectMessageSchema = z
   .strictObject({
     type: z.literal('reject'),
@@ -204,6 +225,7 @@ export const SaveDraftMessageSchema = z.strictObject({
   toolUseId: IdSchema,
   feedback: FeedbackSchema,
   comments: CommentListSchema,
+  notes: NotesDraftSchema.optional(),
 });
 export const WebviewToHostMessageSchema = z.discriminatedUnion('type', [
   ReadyMessageSchema,

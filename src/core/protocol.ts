@@ -2,11 +2,16 @@
 // Lenient where the wire is (unknown event types and unknown fields pass through, so a newer
 // server never breaks an older client), strict where we decide (what we send).
 import * as z from 'zod';
+import { AGENT_MODE_SUBTYPE, ULTRAPLAN_TELEPORT_SENTINEL } from './protocolMarkers';
 
-export const ULTRAPLAN_TELEPORT_SENTINEL = '__ULTRAPLAN_TELEPORT_LOCAL__';
-export const APPROVED_PLAN_MARKER = '## Approved Plan:\n';
-export const APPROVED_PLAN_EDITED_MARKER = '## Approved Plan (edited by user):\n';
-export const EXIT_PLAN_MODE_TOOL = 'ExitPlanMode';
+export {
+  AGENT_MODE_SUBTYPE,
+  APPROVED_PLAN_EDITED_MARKER,
+  APPROVED_PLAN_MARKER,
+  EXIT_PLAN_MODE_TOOL,
+  ULTRAPLAN_TELEPORT_SENTINEL,
+  agentModeEvent,
+} from './protocolMarkers';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 export const CCR_BETA = 'ccr-byoc-2025-07-29';
@@ -99,15 +104,9 @@ export const SystemEventSchema = z.looseObject({
 });
 export type SystemEvent = z.infer<typeof SystemEventSchema>;
 
-/**
- * Our own `system` event: the agent reported its current mode (an ACP agent's session mode, or the
- * config option that holds its plan mode). Emitted by our session host on every change; a reader
- * that does not know the subtype skips it like any other system event.
- */
-export const AGENT_MODE_SUBTYPE = 'ultraplan_agent_mode';
-
 const ModeIdSchema = z.string().min(1).max(200);
 
+/** Our own `system` event: the agent reported its current mode (protocolMarkers.ts writes it). */
 export const AgentModeEventSchema = z.looseObject({
   ...eventBase,
   type: z.literal('system'),
@@ -129,10 +128,6 @@ export const ModeCarryingSystemEventSchema = z.looseObject({
   permissionMode: ModeIdSchema.optional(),
   agent: z.looseObject({ mode: ModeIdSchema.nullish() }).nullish(),
 });
-
-export function agentModeEvent(mode: { id: string; name?: string }, readOnly: boolean): AnyEvent {
-  return AgentModeEventSchema.parse({ type: 'system', subtype: AGENT_MODE_SUBTYPE, mode, read_only: readOnly });
-}
 
 export const CanUseToolRequestSchema = z.looseObject({
   subtype: z.literal('can_use_tool'),

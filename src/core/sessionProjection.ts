@@ -21,6 +21,8 @@ export interface RevisionNotes {
   decidedAt?: string;
   /** The reviewer's version, approved in place of the agent's: the plan the revision shows. */
   editedPlan?: string;
+  /** Notes sent with the approval. */
+  notes?: string;
 }
 
 /** Plan hashes by tool_use id: a revision's hash is computed once, not on every projection. */
@@ -83,6 +85,7 @@ export function projectRevisions(
     const feedback = note?.feedback ?? (r.outcome.kind === 'rejected' ? r.outcome.feedback : undefined);
     if (feedback !== undefined) revision.feedback = clip(feedback, PANEL_LIMITS.feedbackChars);
     if (note?.decidedAt !== undefined) revision.decidedAt = note.decidedAt;
+    if (note?.notes !== undefined) revision.notes = clip(note.notes, PANEL_LIMITS.notesChars);
     return revision;
   });
 }

@@ -42,6 +42,14 @@ const ACTION_LABELS: Record<InvokableAction | 'reply', string> = {
   reply: 'Reply',
 };
 
+/** How a revision's status reads, with the notes an approval carried. */
+function statusLabel(revision: PlanRevision): string {
+  const label = STATUS_LABELS[revision.status];
+  return revision.notes !== undefined && (revision.status === 'approved' || revision.status === 'approved_edited')
+    ? `${label} with notes`
+    : label;
+}
+
 const MAX_SAVED_DRAFTS = 20;
 /** Rendered plans kept for switching between revisions; each 2,000 lines is a few MB of DOM. */
 const RENDERED_PLANS_KEPT = 4;
@@ -52,6 +60,8 @@ interface Draft {
   toolUseId: string;
   feedback: string;
   comments: LineComment[];
+  /** Approval notes being written. */
+  notes?: string;
 }
 
 /** A decision or reply sent and not yet answered by the host (see panelMessages.ts). */
@@ -155,6 +165,15 @@ export class ReviewView {
     edit: button('Edit', 'edit', 'secondary'),
     teleport: button('Teleport', 'rocket', 'secondary'),
   };
+  readonly #notesButton = button('Approve with Notes…', 'note', 'secondary');
+  readonly #notesForm = el('div', { className: 'approval-notes', attrs: { role: 'group', 'aria-label': 'Approve with notes' } });
+  readonly #notesText = el('textarea', {
+    attrs: { id: 'approval-notes', rows: '3', maxlength: String(PANEL_LIMITS.notesChars), 'aria-describedby': 'approval-notes-count' },
+  });
+  readonly #notesCount = el('p', { className: 'notes-count', attrs: { id: 'approval-notes-count', 'aria-live': 'polite' } });
+  readonly #notesSend = button('Approve with Notes', 'check', 'primary');
+  /** Whether the notes field is open; undefined: open when the current plan has a notes draft. */
+  #notesOpen: boolean | undefined;
   readonly #decisionStatus = el('p', { className: 'decision-status', attrs: { role: 'status', tabindex: '-1' } });
 
   constructor(host: HostChannel, root: HTMLElement) {
@@ -212,6 +231,7 @@ export class ReviewView {
       // A new plan (or another session): show the current revision and drop a half-written comment.
       this.#selected = undefined;
       this.#composer = undefined;
+      this.#notesOpen = undefined;
     }
     if (this.#selected !== undefined && !state.revisions.some((r) => r.revision === this.#selected)) this.#selected = undefined;
     if (current && state.draft && state.draft.toolUseId === current.toolUseId) {
@@ -312,7 +332,7 @@ export class ReviewView {
     this.#revisionNav.hidden = state.revisions.length === 0;
     const items = state.revisions.map((revision) => {
       const item = el('li');
-      const b = button(`Revision ${revision.revision}: ${STATUS_LABELS[revision.status]}`, undefined, 'link-button');
+      const b = button(`Revision ${revision.revision}: ${statusLabel(revision)}`, undefined, 'link-button');
       b.dataset.revision = String(revision.revision);
       if (revision === shown) b.setAttribute('aria-current', 'true');
       b.addEventListener('click', () => {
@@ -399,12 +419,19 @@ export class ReviewView {
 
   #renderRevisionFeedback(shown: PlanRevision): void {
     const feedback = shown.status !== 'pending' ? shown.feedback?.trim() : undefined;
-    this.#revisionFeedback.hidden = !feedback;
+    const notes = shown.status !== 'pending' ? shown.notes?.trim() : undefined;
+    this.#revisionFeedback.hidden = !feedback && !notes;
+    const children: HTMLElement[] = [];
     if (feedback)
-      this.#revisionFeedback.replaceChildren(
-        el('h2', { text: 'Feedback sent with this revision' }),
-        el('p', { className: 'feedback-text', text: feedback }),
+      children.push(el('h2', { text: 'Feedback sent with this revision' }), el('p', { className: 'feedback-text', text: feedback }));
+    if (notes) {
+      const edited = shown.status === 'approved_edited' ? ' (appended to the approved plan as an edit)' : '';
+      children.push(
+        el('h2', { text: `Approved with notes${edited}` }),
+        el('p', { className: 'feedback-text approval-notes-text', text: notes }),
       );
+    }
+    if (children.length) this.#revisionFeedback.replaceChildren(...children);
   }
 
   /** Comments and the composer, placed after the blocks they refer to. Cheap: the plan itself is not re-rendered. */
@@ -543,7 +570,24 @@ export class ReviewView {
           : 'No line comments: the plan is shown as text here, so write your feedback above.'
         : `${count} line comment${count === 1 ? '' : 's'} will be sent with Reject.`
       : '';
+    this.#renderNotes(open, draft);
     this.#decisionStatus.textContent = this.#statusText(state, viewingCurrent);
+  }
+
+  /** The notes field of Approve with Notes: open while the plan can be approved, its draft kept. */
+  #renderNotes(decisionOpen: boolean, draft: Draft | undefined): void {
+    const shown = decisionOpen && (this.#notesOpen ?? (draft?.notes ?? '').trim().length > 0);
+    this.#notesForm.hidden = !shown;
+    this.#notesButton.setAttribute('aria-expanded', String(shown));
+    const notes = draft?.notes ?? '';
+    if (this.#notesText.value !== notes && document.activeElement !== this.#notesText) this.#notesText.value = notes;
+    this.#renderNotesCount();
+  }
+
+  #renderNotesCount(): void {
+    const length = this.#notesText.value.length;
+    this.#notesCount.textContent = `${length.toLocaleString('en-US')} / ${PANEL_LIMITS.notesChars.toLocaleString('en-US')} characters · Ctrl+Enter approves, Escape cancels`;
+    this.#notesCount.classList.toggle('over', length > PANEL_LIMITS.notesChars);
   }
 
   #statusText(state: PanelState, viewingCurrent: boolean): string {
@@ -552,13 +596,13 @@ export class ReviewView {
     if (this.#lock) return `${ACTION_LABELS[this.#lock.kind]} sent; waiting for the extension.`;
     if (!current) return '';
     if (!viewingCurrent) return `You are viewing an older revision; decisions apply to revision ${current.revision}.`;
-    if (current.status !== 'pending') return `Revision ${current.revision} was ${STATUS_LABELS[current.status]}.`;
+    if (current.status !== 'pending') return `Revision ${current.revision} was ${statusLabel(current)}.`;
     if (!state.canDecide) return 'This plan cannot be decided right now.';
     return '';
   }
 
   #setButtonsEnabled(enabled: boolean): void {
-    for (const b of Object.values(this.#buttons)) {
+    for (const b of [...Object.values(this.#buttons), this.#notesButton, this.#notesSend]) {
       b.disabled = !enabled;
       b.setAttribute('aria-disabled', String(!enabled));
     }
@@ -570,7 +614,7 @@ export class ReviewView {
     return state.canDecide && !state.pendingDecision && !this.#lock && currentRevision(state)?.status === 'pending';
   }
 
-  #act(action: InvokableAction): void {
+  #act(action: InvokableAction, notes?: string): void {
     const state = this.#state;
     const current = state ? currentRevision(state) : undefined;
     if (!state || !current || !this.#decisionOpen(state)) {
@@ -593,6 +637,9 @@ export class ReviewView {
         return;
       }
       this.#host.send({ type: 'reject', ...request, feedback, comments: draft.comments });
+    } else if (action === 'approve' && notes !== undefined) {
+      this.#host.send({ type: 'approve', ...request, notes });
+      this.#notesOpen = false;
     } else {
       this.#host.send({ type: action, ...request });
     }
@@ -601,6 +648,40 @@ export class ReviewView {
     this.#hideLocalNotice();
     this.render();
     this.#decisionStatus.focus();
+  }
+
+  /** Opens the notes field, focused (the approval goes with its own button or Ctrl+Enter). */
+  #openNotes(): void {
+    const state = this.#state;
+    if (!state || !this.#decisionOpen(state)) {
+      this.#showLocalNotice('Approve with Notes is not available right now.');
+      return;
+    }
+    this.#notesOpen = true;
+    this.render();
+    this.#notesText.focus();
+  }
+
+  #sendNotes(): void {
+    const notes = this.#notesText.value;
+    if (!notes.trim()) {
+      this.#showLocalNotice('Write the notes for the agent first (or use Approve to approve without notes).');
+      this.#notesText.focus();
+      return;
+    }
+    if (notes.length > PANEL_LIMITS.notesChars) {
+      this.#showLocalNotice(`Notes are limited to ${PANEL_LIMITS.notesChars.toLocaleString('en-US')} characters; shorten them first.`);
+      this.#notesText.focus();
+      return;
+    }
+    this.#act('approve', notes);
+  }
+
+  #cancelNotes(): void {
+    // The text stays as the draft: Escape closes the field, it does not throw away what was typed.
+    this.#notesOpen = false;
+    this.render();
+    this.#notesButton.focus();
   }
 
   #sendReply(): void {
@@ -781,6 +862,7 @@ export class ReviewView {
         toolUseId: current.toolUseId,
         feedback: draft.feedback,
         comments: draft.comments,
+        ...(draft.notes !== undefined ? { notes: draft.notes } : {}),
       });
     }
     this.#draftDirty = false;
@@ -807,6 +889,42 @@ export class ReviewView {
   }
 
   // ---- building --------------------------------------------------------------------------
+
+  #buildNotes(): void {
+    this.#notesButton.dataset.action = 'approve-notes';
+    this.#notesButton.setAttribute('aria-controls', 'approval-notes');
+    this.#notesButton.addEventListener('click', () => this.#openNotes());
+    this.#notesSend.dataset.action = 'approve-notes-send';
+    this.#notesSend.addEventListener('click', () => this.#sendNotes());
+    const cancel = button('Cancel', undefined, 'secondary');
+    cancel.dataset.action = 'approve-notes-cancel';
+    cancel.addEventListener('click', () => this.#cancelNotes());
+    this.#notesText.placeholder = 'What the agent should keep in mind while it executes the plan';
+    this.#notesText.setAttribute('aria-keyshortcuts', 'Control+Enter Escape');
+    this.#notesText.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        this.#sendNotes();
+      } else if (event.key === 'Escape') {
+        event.preventDefault();
+        this.#cancelNotes();
+      }
+    });
+    this.#notesText.addEventListener('input', () => {
+      this.#renderNotesCount();
+      const state = this.#state;
+      const current = state ? currentRevision(state) : undefined;
+      if (!state || !current || current.status !== 'pending') return;
+      this.#draftFor(state, current).notes = this.#notesText.value;
+      this.#draftDirty = true;
+      this.#scheduleSave();
+    });
+    const label = el('label', { text: 'Notes for the agent (sent with Approve with Notes)', attrs: { for: 'approval-notes' } });
+    const actions = el('div', { className: 'composer-actions' });
+    actions.append(this.#notesSend, cancel);
+    this.#notesForm.append(label, this.#notesText, this.#notesCount, actions);
+    this.#notesForm.hidden = true;
+  }
 
   #build(): void {
     const header = el('header', { className: 'panel-header' });
@@ -856,8 +974,10 @@ export class ReviewView {
       b.dataset.action = action;
       b.addEventListener('click', () => this.#act(action));
       actions.append(b);
+      if (action === 'approve') actions.append(this.#notesButton);
     }
-    this.#decision.append(feedbackLabel, this.#feedback, this.#commentCount, actions, this.#decisionStatus);
+    this.#buildNotes();
+    this.#decision.append(feedbackLabel, this.#feedback, this.#commentCount, actions, this.#notesForm, this.#decisionStatus);
     this.#feedback.addEventListener('input', () => {
       const value = this.#feedback.value;
       const state = this.#state;

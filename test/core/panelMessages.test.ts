@@ -137,6 +137,38 @@ describe('panel messages', () => {
       }
     });
 
+    it('approve with notes: the notes travel in the approve message, bounded at 2,000 characters and never blank', () => {
+      assert.equal(PANEL_LIMITS.notesChars, 2_000);
+      const atBound = 'n'.repeat(PANEL_LIMITS.notesChars);
+      const ok = parseWebviewToHostMessage({ type: 'approve', ...req, binding, notes: atBound });
+      assert.ok(ok.ok && ok.value.type === 'approve' && ok.value.notes === atBound);
+      expectError(
+        parseWebviewToHostMessage({ type: 'approve', ...req, binding, notes: `${atBound}!` }),
+        /notes are limited to 2000 characters/,
+      );
+      expectError(parseWebviewToHostMessage({ type: 'approve', ...req, binding, notes: ' \n\t ' }), /notes need text/);
+      expectError(parseWebviewToHostMessage({ type: 'approve', ...req, binding, notes: 42 }), /notes/);
+      // Notes belong to an approval: no other decision takes them.
+      expectError(parseWebviewToHostMessage({ type: 'teleport', ...req, binding, notes: 'x' }), /notes/);
+      // A notes draft is bounded the same way (it may be blank while typed).
+      const draft = { type: 'saveDraft', sessionKey: 'k', toolUseId: 'toolu_1', feedback: '', comments: [] };
+      assert.ok(parseWebviewToHostMessage({ ...draft, notes: '' }).ok);
+      expectError(parseWebviewToHostMessage({ ...draft, notes: `${atBound}!` }), /notes/);
+    });
+
+    it('a revision approved with notes carries them in the state; a saved draft keeps unsent notes', () => {
+      const approved = state({
+        revisions: [{ ...state().revisions[0]!, status: 'approved', notes: 'Keep the API stable.' }],
+        canDecide: false,
+      });
+      const parsed = parseHostToWebviewMessage({ type: 'state', state: approved });
+      assert.ok(parsed.ok && parsed.value.type === 'state' && parsed.value.state.revisions[0]?.notes === 'Keep the API stable.');
+      const saved = parseWebviewSavedState({
+        drafts: [{ sessionKey: 'k', toolUseId: 'toolu_1', feedback: '', comments: [], notes: 'half-written' }],
+      });
+      assert.ok(saved.ok && saved.value.drafts[0]?.notes === 'half-written');
+    });
+
     it('refuses a decision without a valid binding', () => {
       expectError(parseWebviewToHostMessage({ type: 'approve' }), /binding/);
       expectError(parseWebviewToHostMessage({ type: 'approve', ...req, binding: { ...binding, planHash: 'abc' } }), /sha256/);

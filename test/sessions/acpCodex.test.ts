@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { approvalWithNotesEvents, notesPrompt } from '../../src/core/approvalNotes';
 import { pollForApprovedPlan } from '../../src/core/poller';
 import { controlResponseEvent } from '../../src/core/protocol';
 import { AcpAgent, CONTINUE_PLANNING_PROMPT, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
@@ -23,7 +24,7 @@ import {
   type Round,
 } from '../support/modelApi/openaiResponses';
 import { isAlive, processGroupMembers, waitGone } from '../support/processes';
-import { allEvents, createRequest, replyThenApprove } from './hostTestKit';
+import { allEvents, approveAsShown, createRequest, decideFirstPlan, replyThenApprove } from './hostTestKit';
 
 const FAST = { pollIntervalMs: 100, timeoutMs: Number(process.env.CODEX_POLL_MS ?? 120_000) };
 const ORIGINAL = 'export const original = true;\n';
@@ -252,21 +253,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       { text: 'Done.' },
     ]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    await pollForApprovedPlan({
-      sessionId: session.id,
-      transport: backend.transport,
-      ...FAST,
-      onPhase: (phase, detail) => {
-        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-          void backend.sendEvents(session.id, [
-            controlResponseEvent(detail.pendingPlan.requestId, {
-              behavior: 'allow',
-              updatedInput: { plan: detail.pendingPlan.plan ?? '' },
-            }),
-          ]);
-        }
-      },
-    });
+    await decideFirstPlan(backend, session.id, FAST, approveAsShown);
     // The edit comes to the person as a permission request; they allow it; it lands.
     const request = await waitFor('the edit permission request', () =>
       allEvents(host, session.id)
@@ -280,6 +267,41 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.equal(await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL);
     await backend.sendEvents(session.id, [controlResponseEvent(request.request_id as string, { behavior: 'allow', updatedInput: {} })]);
     await waitFor('the edit to land', async () => (await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8')) === IMPLEMENTED);
+  });
+
+  it('approve with notes: Codex implements the plan in the approved turn, then takes the notes as its next prompt', async () => {
+    const notes = 'Keep `greeting` a plain string.';
+    const { backend, host } = await open([
+      proposedPlan(PLAN_1),
+      { text: 'Implemented.' },
+      (request) => ({ text: userTexts(request).some((text) => text.includes(notes)) ? 'Noted.' : 'No notes reached me.' }),
+    ]);
+    const session = await backend.createSession(createRequest('Plan a greeting feature'));
+    await pollForApprovedPlan({
+      sessionId: session.id,
+      transport: backend.transport,
+      ...FAST,
+      onPhase: (phase, detail) => {
+        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
+          void backend.sendEvents(
+            session.id,
+            approvalWithNotesEvents('next_message', detail.pendingPlan.requestId, detail.pendingPlan.plan ?? '', notes),
+          );
+        }
+      },
+    });
+    const results = await waitFor('the notes turn to end', () => {
+      const ended = allEvents(host, session.id).filter((event) => event.type === 'result');
+      return ended.length >= 2 ? ended : undefined;
+    });
+    assert.deepEqual(
+      results.map((event) => (event as { result?: string }).result),
+      ['Implemented.', 'Noted.'],
+    );
+    // The model's record: the implementation's request had no notes; the next one is the notes prompt.
+    const requests = run!.api.modelRequests();
+    const withNotes = requests.map((request) => userTexts(request).some((text) => text.includes(notesPrompt(notes))));
+    assert.deepEqual(withNotes, [false, false, true]);
   });
 
   it('a question: Codex asks, the person answers in the session, the answer reaches the model, then the plan', async () => {

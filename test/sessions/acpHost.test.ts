@@ -9,7 +9,7 @@ import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
 import { fakeRun, readRecord, received, waitForRecord, type FakeRun } from './acpTestSupport';
 import { waitGone } from '../support/processes';
-import { allEvents, createRequest, replyThenApprove as replyAndApprove } from './hostTestKit';
+import { allEvents, createRequest, decideFirstPlan, replyThenApprove as replyAndApprove } from './hostTestKit';
 
 const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };
 
@@ -97,21 +97,7 @@ describe('ACP agents through SessionHost and the poller', function () {
   it('teleport: the poller returns a local plan and the agent received the reject and a cancel', async () => {
     await open('claude-plan.json');
     const session = await backend.createSession(createRequest());
-    const result = await pollForApprovedPlan({
-      sessionId: session.id,
-      transport: backend.transport,
-      ...FAST,
-      onPhase: (phase, detail) => {
-        if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-          void backend.sendEvents(session.id, [
-            controlResponseEvent(detail.pendingPlan.requestId, {
-              behavior: 'deny',
-              message: teleportDenyMessage(detail.pendingPlan.plan ?? ''),
-            }),
-          ]);
-        }
-      },
-    });
+    const result = await decideFirstPlan(backend, session.id, FAST, (plan) => ({ behavior: 'deny', message: teleportDenyMessage(plan) }));
     assert.equal(result.executionTarget, 'local');
     assert.equal(result.plan, '# Add a greeting\n\n1. Write greet()\n2. Test it');
     await waitForRecord(run.record, 'turn_end');

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import { jsonLineGuard } from '../../src/sessions/acp/agentProcess';
-import { labelFromArgv } from '../../src/sessions/acp/acpAgent';
+import { labelFromArgv } from '../../src/sessions/acp/agentLabel';
 import { AcpEventTranslator } from '../../src/sessions/acp/eventTranslator';
 import {
   detectCustomAgent,

@@ -13,9 +13,11 @@ import type { ScenarioRound } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import {
   ORIGINAL_APP,
+  PLAN_V1,
   RealAgentRun,
   createRequest,
   crashMidTurn,
+  eachRealAgentRun,
   executeAllowing,
   failingModel,
   planUntilApproved,
@@ -23,7 +25,6 @@ import {
   type RealAgentSetup,
 } from './realAgentKit';
 
-const PLAN_V1 = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const FEEDBACK = 'Also say why in a comment.';
 const UPDATED_APP = '// Flipped: the original behaviour is retired.\nexport const original = false;\n';
 
@@ -42,15 +43,7 @@ function claudeSetup(run: RealAgentRun, rounds: ScenarioRound[], agent: RealAgen
 
 describe('the real Claude ACP adapter, with only the model scripted', function () {
   this.timeout(120_000);
-  let run: RealAgentRun;
-
-  beforeEach(() => {
-    run = new RealAgentRun();
-  });
-
-  afterEach(async () => {
-    await run.close();
-  });
+  const run = eachRealAgentRun();
 
   it('plans read-only in plan mode, asks a question, takes the reject feedback into revision 2, and after approval edits with permission', async () => {
     const app = () => path.join(run.workspace, 'src', 'app.ts');

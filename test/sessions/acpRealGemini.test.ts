@@ -11,9 +11,10 @@ import { geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
 import { assistantTexts } from './hostTestKit';
 import {
   ORIGINAL_APP,
-  RealAgentRun,
+  PLAN_V1,
   createRequest,
   crashMidTurn,
+  eachRealAgentRun,
   executeAllowing,
   failingModel,
   planUntilApproved,
@@ -22,7 +23,6 @@ import {
   type RealAgentSetup,
 } from './realAgentKit';
 
-const PLAN_V1 = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const FEEDBACK = 'Also add src/why.ts explaining it.';
 const WHY = 'export const why = "retired";\n';
 
@@ -49,19 +49,11 @@ const trustWorkspace = (_home: string, workspace: string): Record<string, string
 
 describe('the real Gemini CLI over ACP, with only the model scripted', function () {
   this.timeout(180_000);
-  let run: RealAgentRun;
+  const run = eachRealAgentRun();
 
   before(() => {
     // Installs the pinned Gemini CLI once per machine (scripts/setup-agents.mjs) when missing.
     geminiArgv();
-  });
-
-  beforeEach(() => {
-    run = new RealAgentRun();
-  });
-
-  afterEach(async () => {
-    await run.close();
   });
 
   it('plans in plan mode, its write refused; a question; the plan from the file it wrote; reject feedback into revision 2; approve creates a new file and edits', async () => {

@@ -21,14 +21,13 @@ import {
 import type { PendingPlan } from '../../src/core/scanner';
 import {
   attachClaudeWebBackend,
-  claudeWebFailureOf,
   createClaudeWebBackend,
   DECISION_REFUSAL_STATUSES,
   DEFAULT_CLOUD_MODEL,
   type ClaudeWebBackend,
   type ClaudeWebBackendOptions,
 } from '../../src/sessions/claudeWeb/backend';
-import { ClaudeWebError } from '../../src/sessions/claudeWeb/errors';
+import { ClaudeWebError, claudeWebFailureOf } from '../../src/sessions/claudeWeb/errors';
 import { buildLaunchRequest, outcomeBranch, ultraplanTitle } from '../../src/sessions/claudeWeb/launch';
 import { startClaudeCompatProxy, type ClaudeCompatProxy, type RecordedRequest } from '../support/claudeCompatProxy';
 import { assertUntouched, makeClaudeHome, makeGitRepo, type ClaudeHome } from '../support/claudeCompatFixtures';

@@ -11,8 +11,8 @@ import {
 import type { SessionHost, StoredEvent } from '../../src/sessions/host';
 import { loadScenarioFile, scriptedAgentFactory } from '../../src/sessions/scriptedAgent';
 import type { AgentFactory } from '../../src/sessions/agent';
-import { pollForApprovedPlan, type ApprovedPlan } from '../../src/core/poller';
-import { controlResponseEvent } from '../../src/core/protocol';
+import { pollForApprovedPlan, type ApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
+import { controlResponseEvent, type PermissionDecision } from '../../src/core/protocol';
 import type { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 
 export const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
@@ -106,6 +106,35 @@ export function types(events: readonly StoredEvent[]): string[] {
 }
 
 /**
+ * Follows a session with the poller and answers the first plan it shows with `decide(plan)`
+ * (approve as shown: `approveAsShown`); `onPhase` sees every phase first. Resolves as the poll does.
+ */
+export function decideFirstPlan(
+  backend: EmbeddedBackend,
+  sessionId: string,
+  poll: { pollIntervalMs: number; timeoutMs: number },
+  decide: (plan: string) => PermissionDecision,
+  onPhase?: (phase: PollPhase, detail: PollPhaseDetail) => void,
+): Promise<ApprovedPlan> {
+  let decided = false;
+  return pollForApprovedPlan({
+    sessionId,
+    transport: backend.transport,
+    ...poll,
+    onPhase: (phase, detail) => {
+      onPhase?.(phase, detail);
+      if (phase === 'plan_ready' && detail.pendingPlan?.requestId && !decided) {
+        decided = true;
+        void backend.sendEvents(sessionId, [controlResponseEvent(detail.pendingPlan.requestId, decide(detail.pendingPlan.plan ?? ''))]);
+      }
+    },
+  });
+}
+
+/** The reviewer approves the plan as the agent wrote it. */
+export const approveAsShown = (plan: string): PermissionDecision => ({ behavior: 'allow', updatedInput: { plan } });
+
+/**
  * Follows a session with the poller: replies `reply` to the agent's first question (if it asks
  * one), approves the first plan as shown. Answers the question seen and the approved plan.
  */
@@ -116,21 +145,11 @@ export async function replyThenApprove(
   poll: { pollIntervalMs: number; timeoutMs: number },
 ): Promise<{ question: string | null; result: ApprovedPlan }> {
   let question: string | null = null;
-  const result = await pollForApprovedPlan({
-    sessionId,
-    transport: backend.transport,
-    ...poll,
-    onPhase: (phase, detail) => {
-      if (phase === 'needs_input' && question === null) {
-        question = detail.question;
-        void backend.sendEvents(sessionId, [userMessageEvent(reply)]);
-      }
-      if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
-        void backend.sendEvents(sessionId, [
-          controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
-        ]);
-      }
-    },
+  const result = await decideFirstPlan(backend, sessionId, poll, approveAsShown, (phase, detail) => {
+    if (phase === 'needs_input' && question === null) {
+      question = detail.question;
+      void backend.sendEvents(sessionId, [userMessageEvent(reply)]);
+    }
   });
   return { question, result };
 }

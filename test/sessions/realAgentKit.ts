@@ -16,8 +16,11 @@ import type { ModelApiFamily, ScenarioRound } from '../support/modelApi/scenario
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { killGroupsLeft, processGroupMembers, waitGone } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
+import { standIn } from '../support/standIn';
 
 export const ORIGINAL_APP = 'export const original = true;\n';
+/** The first plan the scripted models propose for ORIGINAL_APP. */
+export const PLAN_V1 = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 
 export interface RealAgentSetup {
   family: ModelApiFamily;
@@ -110,6 +113,19 @@ export class RealAgentRun {
       await rm(this.home, { recursive: true, force: true });
     }
   }
+}
+
+/** A new RealAgentRun for each test of the enclosing describe, closed after it. */
+export function eachRealAgentRun(): RealAgentRun {
+  let current: RealAgentRun | undefined;
+  beforeEach(() => {
+    current = new RealAgentRun();
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return standIn(() => current, 'eachRealAgentRun()');
 }
 
 /** Polls `predicate` until it gives a value (bounded). */

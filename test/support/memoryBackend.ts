@@ -5,15 +5,19 @@ import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../src/
 import type { BackendKind, SessionBackend } from '../../src/sessions/backend';
 
 export class MemoryBackend implements SessionBackend {
-  readonly kind: BackendKind = 'server';
   readonly label = 'Memory';
   readonly events: Array<Record<string, unknown>> = [];
   readonly sent: AnyEvent[] = [];
+  /** Each sendEvents call's events, in order (a batch is one entry). */
+  readonly batches: AnyEvent[][] = [];
   status = 'running';
   /** Set to make the next sendEvents fail with this error. */
   failNextSend: Error | undefined;
   archived = 0;
   reads = 0;
+
+  /** The kind decides what some decisions send (approval notes); a server by default. */
+  constructor(readonly kind: BackendKind = 'server') {}
 
   readonly transport = {
     readEvents: async (_sessionId: string, afterId: string | null) => {
@@ -40,6 +44,7 @@ export class MemoryBackend implements SessionBackend {
     this.failNextSend = undefined;
     if (failure) throw failure;
     this.sent.push(...events);
+    this.batches.push([...events]);
   }
   async archive(): Promise<void> {
     this.archived++;

@@ -1,6 +1,9 @@
 // An embedded ACP agent's process ends with its session's outcome: once the approved plan's turn
 // has its `result`, nothing in the editor talks to that agent again (the review is finished), so
 // leaving it idle would keep one agent process per finished session until the window closes.
+// A message sent with or after the approval (the notes of Approve with Notes, an edited plan) is
+// answered first: the process ends when, after the approved result, the agent reports itself idle
+// (nothing left to prompt it with).
 // Pure (no vscode): wraps any AgentFactory.
 import type { AnyEvent, PermissionDecision } from '../../core/protocol';
 import type { Agent, AgentContext, AgentFactory } from '../../sessions/agent';
@@ -10,6 +13,7 @@ export function endsAfterApprovedResult(factory: AgentFactory, log: (line: strin
     const inner = factory(options);
     let approved = false;
     let ended = false;
+    let approvedResult = false;
 
     const watch = (ctx: AgentContext): AgentContext => {
       const watched: AgentContext = {
@@ -21,13 +25,16 @@ export function endsAfterApprovedResult(factory: AgentFactory, log: (line: strin
         },
         emit(event: AnyEvent) {
           ctx.emit(event);
-          if (approved && !ended && event.type === 'result') {
+          if (approved && event.type === 'result') approvedResult = true;
+        },
+        setStatus(status) {
+          ctx.setStatus(status);
+          if (approvedResult && !ended && status === 'idle') {
             ended = true;
             log(`session ${options.sessionId}: the approved plan's turn ended; stopping ${inner.label}`);
             void inner.stop();
           }
         },
-        setStatus: (status) => ctx.setStatus(status),
         log: (line) => ctx.log(line),
       };
       if (ctx.checkpoint) watched.checkpoint = (state) => ctx.checkpoint?.(state);

@@ -7,13 +7,13 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
-import { SessionsClient } from '../../sessions/client';
 import { claudeWebBackendOptions, type PreparedClaudeWeb } from '../claudeWeb/claudeWebBackend';
 import { createClaudeWebBackend, type ClaudeWebBackend, attachClaudeWebBackend } from '../../sessions/claudeWeb';
 import { EmbeddedBackend } from '../../sessions/embeddedBackend';
 import { SessionHost } from '../../sessions/host';
-import { HttpBackend } from '../../sessions/httpBackend';
+import type { HttpBackend } from '../../sessions/httpBackend';
 import { loadScenarioFile, scriptedAgentFactory } from '../../sessions/scriptedAgent';
+import { connectServer } from '../../sessions/serverConnectionLoader';
 import { FileSessionStore } from '../../sessions/store';
 import { AgentNotice } from '../agents/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -149,17 +149,19 @@ export class Backends implements vscode.Disposable {
     const log = this.#options.log;
     const secrets = this.#options.context.secrets;
     const key = serverTokenKey(serverUrl);
-    const client = new SessionsClient({
-      baseUrl: serverUrl,
-      getToken: async () => {
-        const token = await secrets.get(key);
-        if (!token) throw new Error(`No token is set for ${new URL(serverUrl).origin}; run "Ultraplan: Set Server Token…".`);
-        return token;
+    const backend = connectServer(
+      {
+        baseUrl: serverUrl,
+        getToken: async () => {
+          const token = await secrets.get(key);
+          if (!token) throw new Error(`No token is set for ${new URL(serverUrl).origin}; run "Ultraplan: Set Server Token…".`);
+          return token;
+        },
+        log: (line) => log.debug(`http: ${line}`),
+        fetch: loggingFetch(log),
       },
-      log: (line) => log.debug(`http: ${line}`),
-      fetch: loggingFetch(log),
-    });
-    const backend = new HttpBackend({ client, preferStream: true });
+      { preferStream: true },
+    );
     this.#servers.set(serverUrl, backend);
     return backend;
   }

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import type { DecisionBinding } from '../../core/decision';
 import { Disposable } from '../../core/lifecycle';
 import type { SessionBackend } from '../../sessions/backend';
-import type { DecisionMessage, PanelAnswer, PanelRequest, PanelState, SaveDraftMessage } from '../../core/panelMessages';
+import type { DecisionMessage, PanelAnswer, PanelDraft, PanelRequest, PanelState, SaveDraftMessage } from '../../core/panelMessages';
 import { setPlanModeEvent, userMessageEvent } from '../../core/protocol';
 import type { Backends } from '../backends/backends';
 import { voiceFor } from '../backends/backendVoice';
@@ -488,7 +488,9 @@ export class FollowedSessions extends Disposable {
       this.#o.log.warn(`review panel: draft for an unknown session ${draft.sessionKey}`);
       return;
     }
-    controller.saveDraft({ toolUseId: draft.toolUseId, feedback: draft.feedback, comments: draft.comments });
+    const kept: PanelDraft = { toolUseId: draft.toolUseId, feedback: draft.feedback, comments: draft.comments };
+    if (draft.notes !== undefined) kept.notes = draft.notes;
+    controller.saveDraft(kept);
   }
 
   /** Every request names the session it is for by its key; decisions are checked there. */
@@ -509,7 +511,9 @@ export class FollowedSessions extends Disposable {
     const binding = request.binding;
     switch (request.type) {
       case 'approve':
-        return answerOf(await controller.approve(binding));
+        return answerOf(
+          await (request.notes === undefined ? controller.approve(binding) : controller.approveWithNotes(binding, request.notes)),
+        );
       case 'reject':
         return answerOf(await controller.reject(binding, request.feedback, request.comments));
       case 'edit': {

@@ -5,6 +5,7 @@
 // can say (Claude Code on the web's failures) through that backend's voice.
 // Data flows one way: events -> poller (one parse) -> model -> projections; decisions flow back
 // through here and answer `sent` or `refused` (see docs/architecture.md).
+import { approvalWithNotes, checkNotes, notesDeliveryFor } from '../../core/approvalNotes';
 import { DecisionGate, decisionEvent, planHash, type DecisionBinding, type PendingPlanRef, type PlanDecision } from '../../core/decision';
 import { SessionsError, UltraplanPollError } from '../../core/errors';
 import { formatRejectFeedback } from '../../core/feedback';
@@ -13,7 +14,7 @@ import type { PersistedSession } from '../../core/persistedSessions';
 import { endedByFromPhase, type Phase } from '../../core/phase';
 import { permissionRefusalMessage, permissionResponseEvent, type ToolPermissionRequest } from '../../core/permissionRequests';
 import { followUntilResult, pollForApprovedPlan, type PollRead } from '../../core/poller';
-import { userMessageEvent } from '../../core/protocol';
+import { userMessageEvent, type AnyEvent } from '../../core/protocol';
 import { SessionModel, type LocalDecision, type SessionInput, type SessionState } from '../../core/sessionModel';
 import { clip } from '../../core/panelMessages';
 import { PlanHashes, projectPanelState, projectRevisions, type RevisionNotes } from '../../core/sessionProjection';
@@ -123,6 +124,7 @@ export class SessionController implements PermissionAsker {
         const extras: RevisionNotes = { comments: rev.comments };
         if (rev.feedback !== undefined) extras.feedback = rev.feedback;
         if (rev.decidedAt !== undefined) extras.decidedAt = rev.decidedAt;
+        if (rev.notes !== undefined) extras.notes = rev.notes;
         if (rev.status === 'rejected' || rev.status === 'approved' || rev.status === 'approved_edited' || rev.status === 'teleported') {
           decided.push([rev.toolUseId, rev.status]);
         }
@@ -406,9 +408,11 @@ export class SessionController implements PermissionAsker {
     binding: DecisionBinding,
     decision: PlanDecision,
     extras?: { feedback: string; comments: LineComment[] },
+    notes?: { notes: string; after: AnyEvent[] },
   ): Promise<DecisionOutcome> {
     const log = this.#options.log;
-    const kind: DecisionKind = decision.kind === 'approve_edited' ? 'edit' : decision.kind;
+    // Notes carried as an edit are still the person's approve, not an Edit.
+    const kind: DecisionKind = notes ? 'approve' : decision.kind === 'approve_edited' ? 'edit' : decision.kind;
     const refuse = (message: string): DecisionOutcome => {
       log.warn(`[${this.key}] decision ${kind} on ${binding.toolUseId} refused: ${message}`);
       this.#notice = { level: 'warning', text: message };
@@ -430,10 +434,11 @@ export class SessionController implements PermissionAsker {
     this.#notice = undefined;
     this.#changed();
     log.info(
-      `[${this.key}] decision ${kind} on plan ${binding.toolUseId} (sha256 ${binding.planHash.slice(0, 12)}…) -> request ${pending.requestId}`,
+      `[${this.key}] decision ${kind}${notes ? ` with notes (${notes.notes.length} chars)` : ''} on plan ${binding.toolUseId} (sha256 ${binding.planHash.slice(0, 12)}…) -> request ${pending.requestId}`,
     );
     try {
-      await this.backend.sendEvents(this.sessionId, [decisionEvent(pending.requestId, pending.plan, decision)]);
+      // One batch: the approval and what follows it are taken together or not at all.
+      await this.backend.sendEvents(this.sessionId, [decisionEvent(pending.requestId, pending.plan, decision), ...(notes?.after ?? [])]);
     } catch (err) {
       // Not delivered: let the person retry (the session refuses a second answer to one request,
       // so a retry after an ambiguous failure cannot decide twice). A 409 means it is decided.
@@ -453,7 +458,7 @@ export class SessionController implements PermissionAsker {
       // Retry sends the same bound decision (the gate checks it again); a teleport is retried from
       // the panel, which also saves the plan.
       const retry =
-        reading.decisionNotDelivered || decision.kind === 'teleport' ? {} : { retry: () => this.decide(binding, decision, extras) };
+        reading.decisionNotDelivered || decision.kind === 'teleport' ? {} : { retry: () => this.decide(binding, decision, extras, notes) };
       if (!this.#voice.show(err, { ...(reading.decisionNotDelivered ? {} : { prefix: 'Your decision was not sent:' }), ...retry })) {
         this.#options.notifier.say('error', message);
       }
@@ -469,6 +474,7 @@ export class SessionController implements PermissionAsker {
     }
     // The reviewer's version is the plan an edited approval shows, until the session records it.
     if (decision.kind === 'approve_edited') ext.editedPlan = decision.editedPlan;
+    if (notes) ext.notes = notes.notes;
     this.#drafts.delete(binding.toolUseId);
     this.#reduce({ type: 'decided', toolUseId: binding.toolUseId, decision: LOCAL_DECISION[decision.kind], at: this.#now() }, false);
     this.#changed();
@@ -484,6 +490,22 @@ export class SessionController implements PermissionAsker {
 
   async approve(binding: DecisionBinding): Promise<DecisionOutcome> {
     return this.decide(binding, { kind: 'approve' });
+  }
+
+  /**
+   * Approves with notes for the agent: per backend, the notes follow the approval as the next
+   * user message, or are appended to the approved plan as an edit (src/core/approvalNotes.ts).
+   */
+  async approveWithNotes(binding: DecisionBinding, notes: string): Promise<DecisionOutcome> {
+    const checked = checkNotes(notes);
+    if (!checked.ok) {
+      this.#options.notifier.say('warning', checked.message);
+      return { sent: false, message: checked.message };
+    }
+    // The plan the binding names; the gate in decide() refuses it if it is not the pending one.
+    const plan = this.pendingPlan?.toolUseId === binding.toolUseId ? this.pendingPlan.plan : '';
+    const { decision, after } = approvalWithNotes(notesDeliveryFor(this.backend.kind), plan, checked.notes);
+    return this.decide(binding, decision, undefined, { notes: checked.notes, after });
   }
 
   async approveEdited(binding: DecisionBinding, editedPlan: string): Promise<DecisionOutcome> {

@@ -19,15 +19,10 @@ import type {
   ToolCallUpdate,
   WriteTextFileRequest,
 } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
-import {
-  APPROVED_PLAN_EDITED_MARKER,
-  APPROVED_PLAN_MARKER,
-  ULTRAPLAN_TELEPORT_SENTINEL,
-  agentModeEvent,
-  type AnyEvent,
-  type PermissionDecision,
-} from '../../core/protocol';
-import type { Agent, AgentContext, AgentFactory } from '../agent';
+import type { AnyEvent, PermissionDecision } from '../../core/protocol';
+import { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, ULTRAPLAN_TELEPORT_SENTINEL, agentModeEvent } from '../../core/protocolMarkers';
+import type { Agent, AgentContext } from '../agent';
+import { labelFromArgv } from './agentLabel';
 import { AgentProcess, type AgentExit } from './agentProcess';
 import { acpSdk } from './sdk';
 import { AcpEventTranslator } from './eventTranslator';
@@ -170,21 +165,6 @@ const PROGRESS_UPDATES: ReadonlySet<string> = new Set([
 
 const CANCELLED: RequestPermissionResponse = { outcome: { outcome: 'cancelled' } };
 
-/** A readable label from a command line: the npm package or the program name. */
-export function labelFromArgv(argv: readonly string[]): string {
-  const program = argv[0] ? path.basename(argv[0]) : 'agent';
-  if (program === 'npx' || program === 'pnpx' || program === 'bunx') {
-    const pkg = argv.slice(1).find((arg) => !arg.startsWith('-'));
-    if (pkg) return `${pkg} (ACP)`;
-  }
-  // An interpreter running a script: the script says what it is.
-  if (/^(node|tsx|bun|deno|python3?)(\.exe)?$/.test(program)) {
-    const script = argv.slice(1).find((arg) => !arg.startsWith('-') && arg !== 'run');
-    if (script) return `${path.basename(script)} (ACP)`;
-  }
-  return `${program} (ACP)`;
-}
-
 class TimeoutError extends Error {}
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
@@ -265,6 +245,10 @@ export class AcpAgent implements Agent {
   private nudged = false;
   /** The turn ends only to go on with the next prompt (Codex's implementation with the chosen preset). */
   private handingOver = false;
+  /** Messages sent into the running turn (see joinTurn) whose prompt has not answered yet. */
+  private joinedPrompts = 0;
+  /** The turn's own prompt answered while a joined one still ran: the turn ends with the last of them. */
+  private turnEndDeferred: StopReason | undefined;
   /** Status lines the agent sent during a turn without progress ("Reconnecting…"), for the timeout message. */
   private statusChatter: { last: string; count: number } | undefined;
   /** A question the agent asked as an elicitation, answered by the next user message. */
@@ -367,8 +351,45 @@ export class AcpAgent implements Agent {
       this.ctx?.setStatus(this.reviews.size ? 'requires_action' : 'running');
       return;
     }
-    if (this.promptActive || !this.acpSessionId) this.queuedPrompts.push(text);
+    if (this.promptActive && this.takesMessagesMidTurn()) this.joinTurn(text);
+    else if (this.promptActive || !this.acpSessionId) this.queuedPrompts.push(text);
     else this.sendPrompt(text);
+  }
+
+  /**
+   * Claude's adapter queues a prompt sent during a turn into Claude Code's input, and Claude Code
+   * shows it to the model at its next request, inside the running turn ("The user sent a new
+   * message while you were working"). After approval that is where the reviewer's notes belong:
+   * with the approval, before the plan is carried out. Other agents get it after the turn.
+   */
+  private takesMessagesMidTurn(): boolean {
+    return this.agentKind === 'claude' && this.approved && !this.handingOver;
+  }
+
+  private joinTurn(text: string): void {
+    const connection = this.connection;
+    const sessionId = this.acpSessionId;
+    if (!connection || !sessionId) {
+      this.queuedPrompts.push(text);
+      return;
+    }
+    this.joinedPrompts += 1;
+    this.log(`sent a message into the running turn (${text.length} chars)`);
+    connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }).then(
+      (response) => this.onJoinedPromptEnd(response.stopReason),
+      (error: unknown) => {
+        this.log(`the message sent into the running turn failed: ${errorMessage(error)}`);
+        this.onJoinedPromptEnd(undefined);
+      },
+    );
+  }
+
+  private onJoinedPromptEnd(stopReason: StopReason | undefined): void {
+    this.joinedPrompts -= 1;
+    const deferred = this.turnEndDeferred;
+    if (this.joinedPrompts > 0 || deferred === undefined) return;
+    this.turnEndDeferred = undefined;
+    this.onTurnEnd(stopReason ?? deferred);
   }
 
   onDecision(requestId: string, decision: PermissionDecision): void {
@@ -546,6 +567,11 @@ export class AcpAgent implements Agent {
   }
 
   private onTurnEnd(stopReason: StopReason): void {
+    if (this.joinedPrompts > 0 && !this.finished && !this.stopping) {
+      // Claude Code carries on with the joined message in the same piece of work: one result, at its end.
+      this.turnEndDeferred = stopReason;
+      return;
+    }
     this.disarmFirstEventTimer();
     this.promptActive = false;
     if (this.finished || this.stopping) return;
@@ -1340,10 +1366,4 @@ export class AcpAgent implements Agent {
     this.ctx?.log(text);
     this.options.log?.(text);
   }
-}
-
-/** One AcpAgent per session, all running the same command in the same workspace. */
-export function createAcpAgentFactory(options: AcpAgentOptions): AgentFactory {
-  if (options.argv.length === 0 || !options.argv[0]) throw new Error('The ACP agent command is empty.');
-  return () => new AcpAgent({ ...options });
 }

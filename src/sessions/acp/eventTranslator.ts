@@ -2,7 +2,8 @@
 // so the scanner, poller and panel read an ACP session like any other. Synchronous and I/O-free:
 // updates go in, events come out through `emit`.
 import type { SessionUpdate, ToolCall, ToolCallUpdate } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
-import { EXIT_PLAN_MODE_TOOL, type AnyEvent } from '../../core/protocol';
+import type { AnyEvent } from '../../core/protocol';
+import { EXIT_PLAN_MODE_TOOL } from '../../core/protocolMarkers';
 import { toolCallText } from './planReview';
 
 /** Tool calls remembered for their plan text and titles (bounded: oldest dropped first). */

@@ -1,13 +1,9 @@
-// The ACP agent runner: what the extension and the server use.
-export {
-  AcpAgent,
-  createAcpAgentFactory,
-  labelFromArgv,
-  DEFAULT_FIRST_EVENT_TIMEOUT_MS,
-  DEFAULT_HANDSHAKE_TIMEOUT_MS,
-  DEFAULT_STOP_GRACE_MS,
-  type AcpAgentOptions,
-} from './acpAgent';
+// The ACP agents as the extension and the server use them. The runtime itself (AcpAgent) is not
+// re-exported: importing it from here would bundle it into everything that chooses an agent;
+// createAcpAgentFactory loads it when an agent first starts.
+export { createAcpAgentFactory } from './acpAgentFactory';
+export type { AcpAgentOptions } from './acpAgent';
+export { labelFromArgv } from './agentLabel';
 export { AFTER_APPROVAL_VALUES, type AfterApproval } from './planReview';
 export { OUTSIDE_ACCESS_VALUES, type OutsideAccess } from './readOnlyPolicy';
 export {

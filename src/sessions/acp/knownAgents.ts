@@ -2,7 +2,7 @@
 // PATH lookup only: no network, no spawning, so it is cheap enough for a quick pick.
 import { accessSync, constants, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { labelFromArgv } from './acpAgent';
+import { labelFromArgv } from './agentLabel';
 import agentPackages from './agentPackages.json';
 
 export type KnownAgentId = 'claude' | 'gemini' | 'codex';

@@ -92,20 +92,6 @@ export async function listEnvironments(options: ClaudeWebAccessOptions & { envir
   return { environments: access.environments, chosen, organizationUuid: access.organizationUuid };
 }
 
-/**
- * The ClaudeWebError behind a failure from this backend or from a poll over its transport (the
- * error itself or one of its causes), if any.
- */
-export function claudeWebFailureOf(err: unknown): ClaudeWebError | undefined {
-  let current: unknown = err;
-  // Bounded: a cause chain is short (poll error -> SessionsError -> ClaudeWebError).
-  for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
-    if (current instanceof ClaudeWebError) return current;
-    current = current.cause;
-  }
-  return undefined;
-}
-
 export class ClaudeWebBackend implements SessionBackend {
   readonly kind = 'claude-web' as const;
   readonly label: string;

@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
+import { lazyFilesPlugin } from '../../../scripts/lazy-files.cjs';
 
 export const RUNNER_DIR = __dirname;
 export const RUNNER_OUT = path.join(RUNNER_DIR, 'out');
@@ -39,19 +40,10 @@ export async function buildRunnerExtension(): Promise<{ suites: string[] }> {
     target: 'node20',
     sourcemap: 'linked',
     external: ['vscode', 'mocha'],
-    // The ACP SDK from the file the extension's own build makes of it (esbuild.mjs, vendors):
-    // src/sessions/acp/sdk.ts requires it lazily, which inlined would leave zod half-initialised.
-    plugins: [
-      {
-        name: 'acp-sdk-vendor-file',
-        setup(build) {
-          build.onResolve({ filter: /^@agentclientprotocol\/sdk$/ }, () => ({
-            path: path.join(REPO_DIST, 'vendor-acp-sdk.js'),
-            external: true,
-          }));
-        },
-      },
-    ],
+    // The lazily loaded files (the ACP SDK, the ACP agent runtime) from the files the extension's
+    // own build makes of them (esbuild.mjs, scripts/lazy-files.cjs): inlined, their require()
+    // inside a function would leave the modules they share half-initialised.
+    plugins: [lazyFilesPlugin(REPO_DIST)],
     logLevel: 'warning',
   });
   // Several test processes may build while an extension host loads a bundle: write each file

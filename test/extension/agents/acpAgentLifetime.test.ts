@@ -2,11 +2,14 @@
 // AcpAgent, the fake ACP agent as a real child process), and not before: a rejected plan's turn
 // also ends with a result, and the agent must keep running for the revision.
 import { strict as assert } from 'node:assert';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { approvalWithNotesEvents, notesPrompt } from '../../../src/core/approvalNotes';
 import { controlResponseEvent, type AnyEvent } from '../../../src/core/protocol';
 import { endsAfterApprovedResult } from '../../../src/extension/agents/acpAgentLifetime';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { SessionHost } from '../../../src/sessions/host';
-import { fakeRun, readRecord, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
+import { SCENARIOS, fakeRun, readRecord, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
 import { isAlive, waitGone } from '../../support/processes';
 import { allEvents, createRequest } from '../../sessions/hostTestKit';
 
@@ -50,18 +53,24 @@ describe('embedded ACP agent lifetime', function () {
     }
   });
 
-  it('keeps the agent through a rejection, then ends its process once the approved plan has its result', async () => {
-    run = await fakeRun('claude-plan.json');
+  /** The fake agent behind the real host, its process ended by endsAfterApprovedResult; one session started. */
+  async function startSession(scenario: string | object) {
+    run = await fakeRun(scenario);
     const lines: string[] = [];
-    host = new SessionHost({
+    const sessionHost = new SessionHost({
       agentFactory: endsAfterApprovedResult(
         createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
         (line) => lines.push(line),
       ),
     });
-    const session = await host.createSession(createRequest('Plan a greeting feature'));
+    host = sessionHost;
+    const session = await sessionHost.createSession(createRequest('Plan a greeting feature'));
     const [started] = await waitForRecord(run.record, 'started');
-    const pid = started?.pid as number;
+    return { host: sessionHost, lines, session, pid: started?.pid as number, record: run.record };
+  }
+
+  it('keeps the agent through a rejection, then ends its process once the approved plan has its result', async () => {
+    const { host, lines, session, pid } = await startSession('claude-plan.json');
 
     const [first] = await waitForEvent(host, session.id, isPlanRequest, 'the first plan');
     await host.appendEvents(session.id, [controlResponseEvent(requestId(first), { behavior: 'deny', message: 'Greet someone.' })]);
@@ -79,5 +88,36 @@ describe('embedded ACP agent lifetime', function () {
     // Stopping after the result adds nothing to the session's log: the outcome stays the last word.
     const last = allEvents(host, session.id).at(-1) as AnyEvent;
     assert.equal(last.type, 'result');
+  });
+
+  /** Plans once, is approved with notes in one batch; returns the results and the fake agent's prompts. */
+  async function approveWithNotes(scenario: string | object, results: number) {
+    const { host, lines, session, pid, record } = await startSession(scenario);
+    const [plan] = await waitForEvent(host, session.id, isPlanRequest, 'the plan');
+    const planText = String((plan as { request?: { input?: { plan?: unknown } } }).request?.input?.plan ?? '');
+    await host.appendEvents(session.id, approvalWithNotesEvents('next_message', requestId(plan), planText, 'Keep greet() pure.'));
+    const ended = await waitForEvent(host, session.id, (e) => e.type === 'result', 'the turns to end', results);
+    const prompts = await waitForRecord(record, 'prompt', 2);
+    assert.ok(await waitGone(pid), 'the agent process ended once the notes were answered');
+    assert.deepEqual(lines, [`session ${session.id}: the approved plan's turn ended; stopping Fake (ACP)`]);
+    // Nothing after the stop: the last result stays the last word, and no other turn ended.
+    assert.equal(allEvents(host, session.id).filter((e) => e.type === 'result').length, results);
+    return { ended, prompts };
+  }
+
+  it('approved with notes (an agent that takes no message mid-turn): the notes are the next prompt; the process ends after that turn', async () => {
+    const claudeShaped = JSON.parse(await readFile(path.join(SCENARIOS, 'claude-0101-plan.json'), 'utf8')) as Record<string, unknown>;
+    const { ended, prompts } = await approveWithNotes({ ...claudeShaped, agentInfo: { name: 'fake-generic-agent', version: '1.0.0' } }, 2);
+    assert.deepEqual(
+      ended.map((r) => (r as { subtype?: string }).subtype),
+      ['success', 'success'],
+    );
+    assert.equal(prompts[1]?.text, notesPrompt('Keep greet() pure.'));
+  });
+
+  it("approved with notes (Claude's adapter): the notes join the running turn, which ends once, then the process ends", async () => {
+    const { ended, prompts } = await approveWithNotes('claude-0101-plan.json', 1);
+    assert.equal(prompts[1]?.text, notesPrompt('Keep greet() pure.'));
+    assert.equal(ended.length, 1, 'one result for the turn');
   });
 });

@@ -9,7 +9,7 @@ import { controlResponseEvent, userMessageEvent } from '../../../src/core/protoc
 import { SessionsClient } from '../../../src/sessions/client';
 import { runServerCli, startServer, tempDir, type ServerProcess } from '../../support/serverProcess';
 import { createRequest, example, pendingPlanRequest } from '../hostTestKit';
-import { allEvents, assertError, call, createSession, readStream, waitForEvents, waitForStatus } from './serverTestKit';
+import { allEvents, assertError, call, createSession, readStream, waitForEvents, waitForStatus, withServer } from './serverTestKit';
 
 interface RawAnswer {
   status: number;
@@ -183,13 +183,7 @@ describe('ultraplan-server --allowed-host', function () {
 
 describe('ultraplan-server takes from clients only what the agent receives', function () {
   this.timeout(30_000);
-  let server: ServerProcess;
-  before(async () => {
-    server = await startServer({ scenario: example('question.json') });
-  });
-  after(async () => {
-    assert.equal(await server.stop(), 0);
-  });
+  const server = withServer({ scenario: example('question.json') });
 
   it('POST /v1/sessions refuses assistant, system and result events and tool_result blocks: no forged plan or approval is stored', async () => {
     const before = (await call(server, 'GET', '/v1/sessions')).body.data.length;
@@ -309,13 +303,7 @@ describe('ultraplan-server takes from clients only what the agent receives', fun
 
 describe('ultraplan-server refuses JSON nested to overflow the stack', function () {
   this.timeout(30_000);
-  let server: ServerProcess;
-  before(async () => {
-    server = await startServer({ scenario: example('approve.json') });
-  });
-  after(async () => {
-    assert.equal(await server.stop(), 0);
-  });
+  const server = withServer({ scenario: example('approve.json') });
 
   it('answers 400 (not a 500 with a stack) for a body nested ~4,100 deep, on every POST, and keeps serving', async () => {
     const id = await createSession(server);

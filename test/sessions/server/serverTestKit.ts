@@ -2,7 +2,8 @@
 // these tests check the wire itself).
 import { strict as assert } from 'node:assert';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { ServerProcess } from '../../support/serverProcess';
+import { startServer, type ServerProcess, type StartServerOptions } from '../../support/serverProcess';
+import { standIn } from '../../support/standIn';
 import { createRequest } from '../hostTestKit';
 
 export interface Answer {
@@ -138,4 +139,19 @@ export async function waitForEvents(server: ServerProcess, id: string, done: (ev
     if (Date.now() > deadline) throw new Error(`session ${id}: the awaited events did not arrive within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 40));
   }
+}
+
+/**
+ * A server for the enclosing describe: started before its tests and stopped after them, its exit
+ * code asserted 0. The returned object stands for the running server inside the tests.
+ */
+export function withServer(options: StartServerOptions): ServerProcess {
+  let current: ServerProcess | undefined;
+  before(async () => {
+    current = await startServer(options);
+  });
+  after(async () => {
+    if (current) assert.equal(await current.stop(), 0);
+  });
+  return standIn(() => current, 'withServer(…)');
 }

@@ -1,0 +1,63 @@
+// Approve with notes on our own server: a followed session (the real SessionController) on the
+// real HTTP backend, against a real ultraplan-server child process running an ACP agent (the fake
+// agent program, through the real spawn path). The server's log and the agent's own record show
+// the approval, then the notes as the agent's next prompt.
+import { strict as assert } from 'node:assert';
+import { notesPrompt } from '../../../src/core/approvalNotes';
+import { bindingFor } from '../../../src/core/decision';
+import { SessionsClient } from '../../../src/sessions/client';
+import { HttpBackend } from '../../../src/sessions/httpBackend';
+import type { SessionController } from '../../../src/extension/sessions/sessionController';
+import { followSession, waitUntil } from '../../support/followedSession';
+import { startServer, type ServerProcess } from '../../support/serverProcess';
+import { fakeRun, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
+import { createRequest } from '../../sessions/hostTestKit';
+import { sessionEvents } from '../../e2e/ultraplanSteps';
+
+const NOTES = 'Keep greet() pure.';
+
+describe('approve with notes on ultraplan-server (real server, ACP agent)', function () {
+  this.timeout(40_000);
+  let run: FakeRun | undefined;
+  let server: ServerProcess | undefined;
+  let controller: SessionController | undefined;
+
+  afterEach(async () => {
+    controller?.dispose();
+    await controller?.settled();
+    await server?.stop().catch(() => undefined);
+    await run?.cleanup();
+  });
+
+  it('one POST: the approval, then the wrapped notes; the agent gets the notes as its next prompt', async () => {
+    run = await fakeRun('claude-plan.json');
+    server = await startServer({
+      agent: `acp:${run.argv.map((arg) => JSON.stringify(arg)).join(' ')}`,
+      extraArgs: ['--workspace', run.workspace],
+    });
+    const token = server.token;
+    const backend = new HttpBackend({
+      client: new SessionsClient({ baseUrl: server.url, getToken: async () => token ?? '' }),
+      preferStream: true,
+    });
+    const session = await backend.createSession(createRequest('Plan a greeting feature'));
+    controller = followSession(backend, session.id, 30_000);
+    const c = controller;
+    await waitUntil(() => c.canDecide, 'a plan to decide');
+    const pending = c.pendingPlan!;
+    assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, pending.toolUseId, pending.plan), NOTES), { sent: true });
+
+    // The agent's own record: the task, then the notes as a prompt of their own.
+    const prompts = await waitForRecord(run.record, 'prompt', 2, 15_000);
+    assert.equal(prompts[1]?.text, notesPrompt(NOTES));
+    // The server's log: the approval, then the notes message, as sent.
+    const events = await sessionEvents(server, session.id);
+    const decisionAt = events.findIndex((e) => e.type === 'control_response');
+    const notesAt = events.findIndex(
+      (e) => e.type === 'user' && (e.message as { content?: unknown } | undefined)?.content === notesPrompt(NOTES),
+    );
+    assert.ok(decisionAt >= 0 && notesAt === decisionAt + 1, `control_response at ${decisionAt}, notes at ${notesAt}`);
+    assert.equal((events[decisionAt]?.response as { response?: { behavior?: string } } | undefined)?.response?.behavior, 'allow');
+    assert.equal(c.panelState().revisions.at(-1)?.notes, NOTES);
+  });
+});

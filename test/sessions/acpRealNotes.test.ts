@@ -1,0 +1,174 @@
+// Approve with notes through real agents (Claude's ACP adapter 0.101.0, Gemini CLI 0.61.0): the
+// followed session (the real SessionController) on the real SessionHost and EmbeddedBackend, only
+// the model scripted. The model's request log is the agent's record. Claude: the ExitPlanMode
+// approval as a tool_result with the notes beside it, before the execution. Gemini: the approval,
+// then, once the approved turn has ended, the notes as the next prompt.
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { notesPrompt } from '../../src/core/approvalNotes';
+import { bindingFor } from '../../src/core/decision';
+import type { SessionController } from '../../src/extension/sessions/sessionController';
+import { followSession } from '../support/followedSession';
+import { anthropicApi } from '../support/modelApi/anthropic';
+import { geminiApi } from '../support/modelApi/gemini';
+import { CLAUDE_ADAPTER, claudeEnv, geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
+import { RealAgentRun, createRequest, until } from './realAgentKit';
+
+const PLAN = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
+const NOTES = 'Keep `original` exported under the same name.';
+
+describe('approve with notes through the real Claude ACP adapter, with only the model scripted', function () {
+  this.timeout(120_000);
+  let run: RealAgentRun;
+  let controller: SessionController | undefined;
+
+  beforeEach(() => {
+    run = new RealAgentRun();
+  });
+  afterEach(async () => {
+    controller?.dispose();
+    await controller?.settled();
+    controller = undefined;
+    await run.close();
+  });
+
+  it("the notes join the approved turn: the model's next request carries the ExitPlanMode approval and the notes; one result", async () => {
+    await run.open({
+      family: anthropicApi,
+      argv: [CLAUDE_ADAPTER],
+      label: 'Claude (ACP)',
+      env: claudeEnv,
+      rounds: [
+        () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
+        () => ({ toolCalls: [{ name: 'ExitPlanMode', input: { plan: PLAN } }] }),
+        () => ({ toolCalls: [{ name: 'Read', input: { file_path: path.join(run.workspace, 'src', 'app.ts') } }] }),
+        (view) => ({ text: view.allText.includes(NOTES) ? 'Executed the plan; the name stays.' : 'No notes reached me.' }),
+      ],
+    });
+    const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
+    controller = followSession(run.backend, session.id);
+    const c = controller;
+    await until(() => (c.canDecide ? true : undefined), 90_000, 'the plan to decide');
+    assert.equal(c.pendingPlan?.plan, PLAN);
+    assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), NOTES), { sent: true });
+
+    // The model's record: the request after ExitPlanMode carries its approval (a tool_result, not an
+    // error) and, in the same user turn, the notes, which Claude Code marks as sent while it worked.
+    const approvalRound = await run.model.waitFor(
+      () => run.model.rounds.find((r) => r.view?.lastUser.toolResults.some((t) => t.name === 'ExitPlanMode')),
+      60_000,
+      'the ExitPlanMode tool_result',
+    );
+    const approval = approvalRound.view?.lastUser.toolResults.find((t) => t.name === 'ExitPlanMode');
+    assert.equal(approval?.isError, false);
+    assert.match(approval?.content ?? '', /approved/i);
+    // The notes, marked by Claude Code as sent while it worked: in that same request (as seen here
+    // every time), or at the latest in the next one, the tool result of the first step. Either way
+    // the model has them before it finishes the plan (its final answer depends on them, below).
+    const notesRound = run.model.rounds.find((r) => r.view?.lastUser.text.includes(notesPrompt(NOTES)));
+    assert.ok(notesRound, `no request carried the notes: ${run.model.describe()}`);
+    assert.ok(
+      (notesRound.round ?? 0) - (approvalRound.round ?? 0) <= 1 && (notesRound.round ?? 0) >= (approvalRound.round ?? 0),
+      `the notes came in round ${notesRound.round}, the approval in round ${approvalRound.round}`,
+    );
+    assert.match(notesRound.view?.lastUser.text ?? '', /The user sent a new message while you were working/);
+
+    // The session's record: the approval, then the notes message; one turn, one result, ended normally.
+    const results = await until(
+      () => {
+        const ended = run.events(session.id).filter((e) => e.type === 'result');
+        return ended.length >= 1 ? ended : undefined;
+      },
+      60_000,
+      'the turn to end',
+    );
+    const events = run.events(session.id);
+    const decisionAt = events.findIndex((e) => e.type === 'control_response');
+    const notesAt = events.findIndex(
+      (e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === notesPrompt(NOTES),
+    );
+    assert.ok(decisionAt >= 0 && notesAt > decisionAt, 'control_response, then the notes as a user message');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(
+      run
+        .events(session.id)
+        .filter((e) => e.type === 'result')
+        .map((r) => [(r as { stop_reason?: string }).stop_reason, (r as { result?: string }).result]),
+      [['end_turn', 'Executed the plan; the name stays.']],
+    );
+    assert.equal(results.length, 1);
+    const revision = c.panelState().revisions[0];
+    assert.equal(revision?.notes, NOTES);
+    assert.equal(revision?.status, 'approved');
+    assert.deepEqual(run.model.scenario.overruns, []);
+  });
+});
+
+describe('approve with notes through the real Gemini CLI, with only the model scripted', function () {
+  this.timeout(180_000);
+  let run: RealAgentRun;
+  let controller: SessionController | undefined;
+
+  before(() => {
+    geminiArgv();
+  });
+  beforeEach(() => {
+    run = new RealAgentRun();
+  });
+  afterEach(async () => {
+    controller?.dispose();
+    await controller?.settled();
+    controller = undefined;
+    await run.close();
+  });
+
+  it('the approved turn goes on to its end; then the notes are the next prompt, and the model answers them', async () => {
+    await run.open({
+      family: geminiApi,
+      argv: geminiArgv(),
+      label: 'Gemini CLI (ACP)',
+      env: geminiEnv,
+      rounds: [
+        (view) => ({
+          toolCalls: [{ name: 'write_file', input: { file_path: path.join(geminiPlansDir(view), 'flip.md'), content: PLAN } }],
+        }),
+        () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'flip.md' } }] }),
+        () => ({ text: 'Executed the approved plan.' }),
+        (view) => ({ text: view.lastUser.text.includes(NOTES) ? 'Noted: the name stays.' : 'No notes reached me.' }),
+      ],
+    });
+    const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
+    controller = followSession(run.backend, session.id, 150_000);
+    const c = controller;
+    await until(() => (c.canDecide ? true : undefined), 150_000, 'the plan to decide');
+    assert.equal(c.pendingPlan?.plan.trimEnd(), PLAN.trimEnd());
+    assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, c.pendingPlan!.plan), NOTES), {
+      sent: true,
+    });
+
+    const notesRound = await run.model.waitFor(
+      () => run.model.rounds.find((r) => r.view?.lastUser.text.includes(notesPrompt(NOTES))),
+      90_000,
+      'a model request carrying the notes',
+    );
+    // The approval reached the model first, as exit_plan_mode's result, in the approved turn.
+    const approvalRound = run.model.rounds.find((r) => r.view?.lastUser.toolResults.some((t) => t.name === 'exit_plan_mode' && !t.isError));
+    assert.ok(approvalRound, `no exit_plan_mode result in the model's log: ${run.model.describe()}`);
+    assert.ok((approvalRound.round ?? 0) < (notesRound.round ?? 0), 'the approval first, then the notes');
+    assert.deepEqual(notesRound.view?.lastUser.toolResults, [], 'the notes are a prompt of their own');
+    const results = await until(
+      () => {
+        const ended = run.events(session.id).filter((e) => e.type === 'result');
+        return ended.length >= 2 ? ended : undefined;
+      },
+      60_000,
+      'the notes turn to end',
+    );
+    assert.deepEqual(
+      results.map((r) => (r as { result?: string }).result),
+      ['Executed the approved plan.', 'Noted: the name stays.'],
+    );
+    assert.equal(c.panelState().revisions[0]?.notes, NOTES);
+    assert.deepEqual(run.model.scenario.overruns, []);
+  });
+});

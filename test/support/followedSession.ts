@@ -1,0 +1,39 @@
+// A followed session (the real SessionController) on any backend, for tests that drive it as the
+// editor does but need no editor: a quiet log, a notifier that says nothing, and a bounded wait.
+import { SessionController } from '../../src/extension/sessions/sessionController';
+import type { SessionNotifier } from '../../src/extension/sessions/sessionNotifier';
+import type { SessionBackend } from '../../src/sessions/backend';
+
+export const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
+
+export const silentNotifier: SessionNotifier = {
+  say() {},
+  showReview() {},
+  openExternal() {},
+  isReviewShowing: () => true,
+  askPermission: async () => {},
+};
+
+/** Starts following `sessionId` on `backend`, polling every 50 ms. */
+export function followSession(backend: SessionBackend, sessionId: string, timeoutMs = 90_000): SessionController {
+  const controller = new SessionController({
+    backend,
+    log: quietLog,
+    notifier: silentNotifier,
+    pollIntervalMs: 50,
+    timeoutMs,
+    onDidChange: () => undefined,
+    fresh: { key: `${backend.kind}:${sessionId}`, sessionId, title: 'test session', demo: false },
+  });
+  controller.start();
+  return controller;
+}
+
+/** Waits (bounded) until `check` holds. */
+export async function waitUntil(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -8,7 +8,10 @@
 // calls and results that nothing reads beyond their ids; checking each with zod would cost more
 // than the scan. An event with a malformed part is skipped whole and counted.
 import {
+  AGENT_MODE_SUBTYPE,
+  AgentModeEventSchema,
   ControlRequestEventSchema,
+  ModeCarryingSystemEventSchema,
   EXIT_PLAN_MODE_TOOL,
   ResultEventSchema,
   ToolUseBlockSchema,
@@ -26,6 +29,35 @@ export interface ParsedBatch {
   readonly size: number;
   /** Items that failed validation (skipped, counted). */
   readonly malformed: number;
+  /** The last mode the agent reported in this batch, if it reported one. */
+  readonly agentMode?: ReportedMode;
+}
+
+/** A mode as the session's events report it. */
+export interface ReportedMode {
+  id: string;
+  name?: string;
+  /** Our session host says the agent is kept read-only (undefined: nobody said). */
+  readOnly?: boolean;
+}
+
+/** The mode a system event reports, if it reports one (system events are otherwise skipped). */
+function reportedMode(raw: Record<string, unknown>): ReportedMode | 'malformed' | undefined {
+  if (raw.subtype === AGENT_MODE_SUBTYPE) {
+    const parsed = AgentModeEventSchema.safeParse(raw);
+    if (!parsed.success) return 'malformed';
+    const mode: ReportedMode = { id: parsed.data.mode.id };
+    if (parsed.data.mode.name !== undefined) mode.name = parsed.data.mode.name;
+    if (parsed.data.read_only !== undefined) mode.readOnly = parsed.data.read_only;
+    return mode;
+  }
+  if (raw.subtype !== 'init' && raw.subtype !== 'status') return undefined;
+  const parsed = ModeCarryingSystemEventSchema.safeParse(raw);
+  // A system event in a shape we do not know says nothing about the mode; it is not an error.
+  if (!parsed.success) return undefined;
+  // Our host's init carries the agent's own mode id; Claude Code's the permission mode.
+  const id = parsed.data.agent?.mode ?? parsed.data.permissionMode;
+  return id ? { id } : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -86,10 +118,17 @@ function readEvent(raw: unknown): KnownEvent | 'skip' | 'malformed' {
 export function parseEventBatch(raw: readonly unknown[]): ParsedBatch {
   const events: KnownEvent[] = [];
   let malformed = 0;
+  let agentMode: ReportedMode | undefined;
   for (const item of raw) {
+    if (isRecord(item) && item.type === 'system') {
+      const mode = reportedMode(item);
+      if (mode === 'malformed') malformed++;
+      else if (mode) agentMode = mode;
+      continue;
+    }
     const read = readEvent(item);
     if (read === 'malformed') malformed++;
     else if (read !== 'skip') events.push(read);
   }
-  return { events, size: raw.length, malformed };
+  return agentMode ? { events, size: raw.length, malformed, agentMode } : { events, size: raw.length, malformed };
 }

@@ -139,6 +139,8 @@ export const PanelStateSchema = z.strictObject({
   title: LabelSchema,
   backendLabel: LabelSchema,
   agentLabel: LabelSchema.optional(),
+  /** The agent's mode as it last reported it ("plan (read-only)"). */
+  agentMode: LabelSchema.optional(),
   phase: PhaseSchema,
   sessionLink: HttpUrlSchema.optional(),
   /** Oldest first; the last one is the current revision. */

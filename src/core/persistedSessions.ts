@@ -5,10 +5,17 @@
 import * as z from 'zod';
 import { PanelDraftSchema, PlanRevisionSchema, HttpUrlSchema } from './panelMessages';
 import { PhaseSchema } from './phase';
+import { MAX_NOTIFIED_PER_SESSION } from './inbox';
 
 export { PERSISTED_SESSIONS_KEY } from './stateKeys';
-/** A bound on what is kept: finished sessions beyond it are forgotten, oldest first. */
-export const MAX_PERSISTED_SESSIONS = 20;
+/**
+ * The history bound: how many finished sessions are kept (with their revisions and decisions) for
+ * the inbox's Done group. Beyond it the oldest finished are forgotten first; live sessions are
+ * always kept and do not count.
+ */
+export const MAX_FINISHED_SESSIONS = 50;
+/** Saved plan files remembered per session (the newest). */
+export const MAX_SAVED_PLANS = 10;
 
 export const PersistedSessionSchema = z.strictObject({
   key: z.string().min(1),
@@ -34,6 +41,14 @@ export const PersistedSessionSchema = z.strictObject({
   readOnly: z.string().max(500).optional(),
   /** True once a decision that ends the review (approve, teleport, stop) was made. */
   finished: z.boolean(),
+  /** Plan files saved from this session (teleports), absolute paths, oldest first. */
+  savedPlans: z.array(z.string().min(1).max(4096)).max(MAX_SAVED_PLANS).optional(),
+  /** The agent's mode as it last reported it. */
+  agentMode: z
+    .strictObject({ id: z.string().min(1).max(200), name: z.string().max(200).optional(), readOnly: z.boolean().optional() })
+    .optional(),
+  /** The needs already announced by a notification (inbox.ts needNotificationKey), so a reload does not repeat them. */
+  notified: z.array(z.string().max(300)).max(MAX_NOTIFIED_PER_SESSION).optional(),
 });
 export type PersistedSession = z.infer<typeof PersistedSessionSchema>;
 
@@ -56,13 +71,15 @@ export function parsePersistedSessions(raw: unknown): ParsedSessions {
   return { sessions, dropped };
 }
 
-/** Keeps every unfinished session and the newest finished ones, up to the bound. */
-export function trimPersistedSessions(sessions: readonly PersistedSession[]): PersistedSession[] {
-  const live = sessions.filter((s) => !s.finished);
+/** Keeps every unfinished session and the newest finished ones, up to the history bound. */
+export function trimPersistedSessions<T extends Pick<PersistedSession, 'finished' | 'phaseChangedAt'>>(
+  sessions: readonly T[],
+  maxFinished = MAX_FINISHED_SESSIONS,
+): T[] {
   const finished = sessions
     .filter((s) => s.finished)
     .sort((a, b) => b.phaseChangedAt - a.phaseChangedAt)
-    .slice(0, Math.max(0, MAX_PERSISTED_SESSIONS - live.length));
-  const keep = new Set([...live, ...finished]);
-  return sessions.filter((s) => keep.has(s));
+    .slice(0, Math.max(0, maxFinished));
+  const keep = new Set(finished);
+  return sessions.filter((s) => !s.finished || keep.has(s));
 }

@@ -2,9 +2,16 @@
 // Lenient where the wire is (unknown event types and unknown fields pass through, so a newer
 // server never breaks an older client), strict where we decide (what we send).
 import * as z from 'zod';
-import { ULTRAPLAN_TELEPORT_SENTINEL } from './protocolMarkers';
+import { AGENT_MODE_SUBTYPE, ULTRAPLAN_TELEPORT_SENTINEL } from './protocolMarkers';
 
-export { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, EXIT_PLAN_MODE_TOOL, ULTRAPLAN_TELEPORT_SENTINEL } from './protocolMarkers';
+export {
+  AGENT_MODE_SUBTYPE,
+  APPROVED_PLAN_EDITED_MARKER,
+  APPROVED_PLAN_MARKER,
+  EXIT_PLAN_MODE_TOOL,
+  ULTRAPLAN_TELEPORT_SENTINEL,
+  agentModeEvent,
+} from './protocolMarkers';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 export const CCR_BETA = 'ccr-byoc-2025-07-29';
@@ -96,6 +103,31 @@ export const SystemEventSchema = z.looseObject({
   subtype: z.string(),
 });
 export type SystemEvent = z.infer<typeof SystemEventSchema>;
+
+const ModeIdSchema = z.string().min(1).max(200);
+
+/** Our own `system` event: the agent reported its current mode (protocolMarkers.ts writes it). */
+export const AgentModeEventSchema = z.looseObject({
+  ...eventBase,
+  type: z.literal('system'),
+  subtype: z.literal(AGENT_MODE_SUBTYPE),
+  mode: z.looseObject({ id: ModeIdSchema, name: z.string().max(200).optional() }),
+  /** The session host keeps the agent read-only (its plan is not approved yet), whatever the mode says. */
+  read_only: z.boolean().optional(),
+});
+export type AgentModeEvent = z.infer<typeof AgentModeEventSchema>;
+
+/**
+ * The other system events that name a mode: Claude Code's `init` (`permissionMode`, at the start of
+ * each turn) and `status` (`permissionMode` when it changes); our session host's `init` carries the
+ * agent's own mode id as `agent.mode`.
+ */
+export const ModeCarryingSystemEventSchema = z.looseObject({
+  type: z.literal('system'),
+  subtype: z.enum(['init', 'status']),
+  permissionMode: ModeIdSchema.optional(),
+  agent: z.looseObject({ mode: ModeIdSchema.nullish() }).nullish(),
+});
 
 export const CanUseToolRequestSchema = z.looseObject({
   subtype: z.literal('can_use_tool'),

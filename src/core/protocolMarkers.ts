@@ -4,3 +4,23 @@ export const ULTRAPLAN_TELEPORT_SENTINEL = '__ULTRAPLAN_TELEPORT_LOCAL__';
 export const APPROVED_PLAN_MARKER = '## Approved Plan:\n';
 export const APPROVED_PLAN_EDITED_MARKER = '## Approved Plan (edited by user):\n';
 export const EXIT_PLAN_MODE_TOOL = 'ExitPlanMode';
+
+/**
+ * Our own `system` event subtype: the agent reported its current mode (an ACP agent's session
+ * mode, or the config option that holds its plan mode). A reader that does not know the subtype
+ * skips it like any other system event; protocol.ts holds its schema.
+ */
+export const AGENT_MODE_SUBTYPE = 'ultraplan_agent_mode';
+
+/** The mode event as the session host writes it (the schema in protocol.ts reads it back). */
+export function agentModeEvent(
+  mode: { id: string; name?: string },
+  readOnly: boolean,
+): { type: 'system'; subtype: typeof AGENT_MODE_SUBTYPE; mode: { id: string; name?: string }; read_only: boolean } {
+  return {
+    type: 'system',
+    subtype: AGENT_MODE_SUBTYPE,
+    mode: mode.name === undefined ? { id: mode.id } : { id: mode.id, name: mode.name },
+    read_only: readOnly,
+  };
+}

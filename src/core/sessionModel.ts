@@ -3,6 +3,7 @@
 // the agent's question, open permission requests, the phase, how following ended. Pure: no I/O, no
 // timers (the caller passes the time), so a recorded session replays in a unit test. Everything a
 // person sees of a session (status bar, panel, persistence) is a projection of SessionState.
+import type { ReportedMode } from './eventBatch';
 import { attentionPhase, derivePhase, type EndedBy, type Phase } from './phase';
 import { ToolPermissionTracker, type PermissionClosure, type ToolPermissionRequest } from './permissionRequests';
 import { pollPhaseOf, type PollPhase, type PollRead } from './poller';
@@ -43,6 +44,8 @@ export interface SessionState {
   readonly rejectCount: number;
   readonly executionResult: SessionResult | null;
   readonly lastAssistantText: string | null;
+  /** The agent's mode as its events last reported it (undefined: it has not said). */
+  readonly agentMode: ReportedMode | undefined;
 }
 
 export interface SessionChange {
@@ -63,6 +66,8 @@ export interface SessionModelOptions {
   /** A restored session that had already ended. */
   ended?: EndedBy;
   localDecisions?: Iterable<[string, LocalDecision]>;
+  /** A restored session: the mode last reported before the reload. */
+  agentMode?: ReportedMode;
   at: number;
 }
 
@@ -75,6 +80,7 @@ export class SessionModel {
   #question: string | undefined;
   #ended: EndedBy | undefined;
   #cursor: string | null;
+  #agentMode: ReportedMode | undefined;
   readonly #initialPhase: Phase;
   #state: SessionState;
 
@@ -84,6 +90,7 @@ export class SessionModel {
     this.#cursor = options.cursor;
     this.#ended = options.ended;
     this.#local = new Map(options.localDecisions ?? []);
+    this.#agentMode = options.agentMode;
     this.#state = this.#snapshot(undefined, options.at);
   }
 
@@ -105,6 +112,7 @@ export class SessionModel {
       case 'poll': {
         const { batch, status, cursor } = input.poll;
         this.#cursor = cursor;
+        if (batch.agentMode) this.#agentMode = batch.agentMode;
         // The poller has fed the scanner this batch already (it decides when following ends); the
         // permission tracker reads the same parsed events here.
         const changes = this.#permissions.ingestParsed(batch);
@@ -178,6 +186,7 @@ export class SessionModel {
       rejectCount: scanner.rejectCount,
       executionResult: scanner.executionResult,
       lastAssistantText: scanner.lastAssistantText,
+      agentMode: this.#agentMode,
     };
   }
 }
@@ -186,6 +195,8 @@ export class SessionModel {
 function differs(a: SessionState, b: SessionState): boolean {
   if (a.phase !== b.phase || a.attention !== b.attention || a.question !== b.question || a.ended !== b.ended) return true;
   if (a.cursor !== b.cursor) return true;
+  if (a.agentMode?.id !== b.agentMode?.id || a.agentMode?.name !== b.agentMode?.name || a.agentMode?.readOnly !== b.agentMode?.readOnly)
+    return true;
   if (
     a.pendingPlan?.toolUseId !== b.pendingPlan?.toolUseId ||
     a.pendingPlan?.plan !== b.pendingPlan?.plan ||

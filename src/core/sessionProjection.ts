@@ -97,6 +97,8 @@ export interface PanelFacts {
   title: string;
   backendLabel: string;
   agentLabel: string | undefined;
+  /** The agent's mode in words, when known. */
+  agentMode: string | undefined;
   demo: boolean;
   sessionLink: string | undefined;
   /** The pending plan can be decided from here right now (the gate has not used it, nothing in flight). */
@@ -125,6 +127,7 @@ export function projectPanelState(state: SessionState, allRevisions: readonly Pl
   };
   if (facts.demo) panel.demo = true;
   if (facts.agentLabel) panel.agentLabel = clip(facts.agentLabel, PANEL_LIMITS.labelChars);
+  if (facts.agentMode) panel.agentMode = clip(facts.agentMode, PANEL_LIMITS.labelChars);
   if (facts.sessionLink) panel.sessionLink = facts.sessionLink;
   if (state.phase === 'needs_input' && state.question) panel.question = clip(state.question, PANEL_LIMITS.textChars);
   const editingCurrent = facts.editing !== undefined && facts.editing === current?.toolUseId && facts.canDecide;

@@ -1,11 +1,13 @@
 // The extension's entry point (package.json `main`). VS Code loads it at startup, so it stays
-// small: it shows the idle status item and registers stand-ins for the contributed commands, the
-// review panel's serializer, and the @ultraplan chat participant. The rest of the extension
+// small: it shows the idle status item, creates the plan inbox's view (empty until the rest puts
+// its tree in it), and registers stand-ins for the contributed commands, the review panel's
+// serializer, and the @ultraplan chat participant. The rest of the extension
 // (dist/extension.js: backends, sessions, the panel) is loaded the first time one of them is used,
 // or at once when this workspace has sessions to re-attach or a review to bring back.
 import * as vscode from 'vscode';
 import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agents/agentNotice';
 import { createIdleStatusItem } from './status/idleStatus';
+import { createInboxView, type InboxViewHandle } from './inbox/inboxStandIn';
 import { CHAT_STAND_IN, PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY } from '../core/stateKeys';
 
 /** dist/extension.js, built from extension.ts (a type-only import: nothing of it is bundled here). */
@@ -15,6 +17,7 @@ const REVIEW_VIEW_TYPE = 'ultraplan.review';
 const CHAT_PARTICIPANT_ID = 'ultraplan.ultraplan';
 
 let full: FullExtension | undefined;
+let inbox: InboxViewHandle | undefined;
 
 /** Something in this workspace's state that the full extension re-attaches at startup. */
 function hasStateToRestore(context: vscode.ExtensionContext): boolean {
@@ -35,6 +38,10 @@ export function activate(context: vscode.ExtensionContext): void {
       vscode.commands.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH_ID, false),
     ),
   );
+  // The inbox view: empty (its welcome) until the rest of the extension puts its tree in it.
+  const view = createInboxView();
+  inbox = view;
+  context.subscriptions.push(view);
   if (hasStateToRestore(context)) {
     loadFull(context, []);
     return;
@@ -91,7 +98,7 @@ function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[
 
   const loaded = require(context.asAbsolutePath('dist/extension.js')) as FullExtension;
   full = loaded;
-  loaded.activate(context);
+  loaded.activate(context, inbox ? { inbox } : {});
   return loaded;
 }
 

@@ -18,6 +18,8 @@ import type { ExtensionServices } from './commands/services';
 import { registerSessionCommands } from './commands/sessionCommands';
 import { registerWorkspaceCommands } from './commands/workspaceCommands';
 import { FollowedSessions } from './sessions/followedSessions';
+import type { InboxViewHandle } from './inbox/inboxStandIn';
+import { registerInbox } from './inbox/inboxView';
 import type { SessionController } from './sessions/sessionController';
 import { SettingsReader } from './settings/settings';
 import type { UltraplanSettings } from './settings/settingsSchema';
@@ -27,7 +29,12 @@ export { forwardChatRequest } from './chat/promptPathUi';
 
 let active: { sessions: FollowedSessions; backends: Backends } | undefined;
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What the startup bootstrap made before this module loaded (the inbox view). */
+export interface FromBootstrap {
+  inbox?: InboxViewHandle;
+}
+
+export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBootstrap = {}): void {
   const log = vscode.window.createOutputChannel('Ultraplan', { log: true });
   const settings = new SettingsReader(log);
   const backends = new Backends({ context, log, embeddedAgent: acpAgentSource({ log, demo: scriptedAgentSource(context.extensionUri) }) });
@@ -53,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerReviewCommands(services);
   registerBackendCommands(services);
   registerWorkspaceCommands(services);
+  registerInbox(services, fromBootstrap.inbox);
   registerChatParticipant(context, { settings, log, launch });
 }
 

@@ -274,7 +274,9 @@ export class ReviewView {
     this.#demoBadge.hidden = !state.demo;
     this.#demoNote.hidden = !state.demo;
     this.#revisionLabel.textContent = shown ? `Revision ${shown.revision} of ${state.revisions.length}` : 'No plan yet';
-    this.#backendLabel.textContent = state.agentLabel ? `${state.backendLabel} · ${state.agentLabel}` : state.backendLabel;
+    this.#backendLabel.textContent = [state.backendLabel, state.agentLabel, state.agentMode && `mode: ${state.agentMode}`]
+      .filter(Boolean)
+      .join(' · ');
     this.#phaseBadge.textContent = PHASE_LABELS.panel[state.phase];
     this.#phaseBadge.dataset.phase = state.phase;
     if (state.sessionLink) {

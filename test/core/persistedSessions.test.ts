@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { planHash } from '../../src/core/decision';
 import {
-  MAX_PERSISTED_SESSIONS,
+  MAX_FINISHED_SESSIONS,
   parsePersistedSessions,
   trimPersistedSessions,
   type PersistedSession,
@@ -53,14 +53,33 @@ describe('persisted sessions', () => {
     assert.deepEqual(parsePersistedSessions(undefined), { sessions: [], dropped: [] });
   });
 
-  it('keeps every unfinished session and only the newest finished ones', () => {
+  it('keeps every unfinished session and the newest finished ones up to the history bound, oldest dropped first', () => {
     const all = [
-      ...Array.from({ length: 30 }, (_, i) => session(i, true)),
-      ...Array.from({ length: 5 }, (_, i) => session(100 + i, false)),
+      ...Array.from({ length: MAX_FINISHED_SESSIONS + 7 }, (_, i) => session(i, true)),
+      ...Array.from({ length: 5 }, (_, i) => session(1000 + i, false)),
     ];
     const kept = trimPersistedSessions(all);
-    assert.equal(kept.length, MAX_PERSISTED_SESSIONS);
+    assert.equal(kept.length, MAX_FINISHED_SESSIONS + 5);
     assert.equal(kept.filter((s) => !s.finished).length, 5);
-    assert.ok(kept.filter((s) => s.finished).every((s) => s.phaseChangedAt >= 15));
+    // The 7 oldest finished are the ones forgotten.
+    assert.deepEqual(
+      all.filter((s) => !kept.includes(s)).map((s) => s.phaseChangedAt),
+      [0, 1, 2, 3, 4, 5, 6],
+    );
+    // Live sessions never count against the bound, and order is kept.
+    assert.deepEqual(kept, all.slice(7));
+    assert.equal(trimPersistedSessions(all, 2).filter((s) => s.finished).length, 2);
+  });
+
+  it('keeps the history fields: saved plans, the reported mode and what was notified', () => {
+    const s: PersistedSession = {
+      ...session(3, true),
+      savedPlans: ['/w/.ultraplan/plans/2026-11-30-task.md'],
+      agentMode: { id: 'plan', name: 'Plan Mode', readOnly: true },
+      notified: ['plan_ready:tu_1'],
+    };
+    assert.deepEqual(parsePersistedSessions(JSON.parse(JSON.stringify([s]))).sessions, [s]);
+    const tooMany = { ...s, notified: Array.from({ length: 21 }, (_, i) => `k${i}`) };
+    assert.equal(parsePersistedSessions([tooMany]).dropped.length, 1);
   });
 });

@@ -25,6 +25,7 @@ const facts = (extra: Partial<PanelFacts> = {}): PanelFacts => ({
   title: 'dark mode',
   backendLabel: 'Server',
   agentLabel: undefined,
+  agentMode: undefined,
   demo: false,
   sessionLink: undefined,
   canDecide: true,
@@ -76,6 +77,8 @@ describe('session projection (review panel)', () => {
     assert.equal(open.canDecide, true);
     assert.equal(open.phase, 'plan_ready');
     assert.equal(open.question, undefined);
+    assert.equal(open.agentMode, undefined);
+    assert.equal(projectPanelState(model.state, revisions, facts({ agentMode: 'plan (read-only)' })).agentMode, 'plan (read-only)');
     assert.equal(projectPanelState(model.state, revisions, facts({ inFlight: 'approve' })).pendingDecision, 'approve');
     assert.equal(projectPanelState(model.state, revisions, facts({ editing: 'toolu_1' })).pendingDecision, 'edit');
     assert.equal(

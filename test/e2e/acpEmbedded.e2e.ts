@@ -138,11 +138,16 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
 
     const frame = await reviewFrame(page, '#plan li');
     assert.match((await frame.locator('#plan').textContent()) ?? '', /Write greet\(\)/);
-    assert.equal((await frame.locator('.backend-label').textContent())?.trim(), `Embedded · ${AGENT_LABEL}`);
+    // The agent's mode as it reported it, held read-only while it plans.
+    assert.equal(
+      (await frame.locator('.backend-label').textContent())?.trim(),
+      `Embedded · ${AGENT_LABEL} · mode: plan "Plan Mode" (read-only)`,
+    );
     assert.equal(await frame.locator('.demo-badge').isVisible(), false, 'a real agent is not labelled as a demo');
     // The hover renders spaces as no-break spaces; compare the words.
     const tooltip = (await statusTooltip(page, 'Ultraplan: plan ready')).replace(/\s+/g, ' ');
     assert.ok(tooltip.includes(`Backend: Embedded · Agent: ${AGENT_LABEL}`), tooltip);
+    assert.ok(tooltip.includes('Agent mode: plan "Plan Mode" (read-only)'), tooltip);
     await screenshot(page, 'plan-ready');
   });
 

@@ -28,6 +28,7 @@ const EXPECTED = [
   'dist/webview.js',
   'examples/demo.json',
   'media/icon.png',
+  'media/inbox.svg',
   'media/walkthrough/agent.md',
   'media/walkthrough/backend.md',
   'media/walkthrough/plan.md',

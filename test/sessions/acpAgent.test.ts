@@ -325,6 +325,17 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.equal(record.find((entry) => entry.kind === 'write_outcome')?.ok, false);
       assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), 'export const original = true;\n');
       assert.equal(agent.mode, 'plan');
+      // Each mode the agent reported is in the session's events, still held read-only.
+      assert.deepEqual(
+        ctx.systemEvents('ultraplan_agent_mode').map((event) => [(event.mode as { id: string }).id, event.read_only]),
+        [
+          ['plan', true],
+          ['acceptEdits', true],
+          ['plan', true],
+          ['default', true],
+          ['plan', true],
+        ],
+      );
     });
   });
 

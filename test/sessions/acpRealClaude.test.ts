@@ -6,6 +6,9 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { assistantTexts } from './hostTestKit';
+import { parseEventBatch } from '../../src/core/eventBatch';
+import { agentModeText } from '../../src/core/inbox';
+import { SessionModel } from '../../src/core/sessionModel';
 import type { ScenarioRound } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import {
@@ -24,6 +27,15 @@ import {
 
 const FEEDBACK = 'Also say why in a comment.';
 const UPDATED_APP = '// Flipped: the original behaviour is retired.\nexport const original = false;\n';
+
+/** Every mode the session's events reported, in order, and the model's reading of the whole log. */
+function reportedModes(run: RealAgentRun, sessionId: string) {
+  const events = run.events(sessionId);
+  const modes = events.flatMap((event) => parseEventBatch([event]).agentMode ?? []);
+  const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+  model.reduce({ type: 'poll', poll: { batch: parseEventBatch(events), status: 'idle', cursor: null }, at: 1 });
+  return { modes, text: agentModeText(model.state.agentMode) };
+}
 
 function claudeSetup(run: RealAgentRun, rounds: ScenarioRound[], agent: RealAgentSetup['agent'] = {}): RealAgentSetup {
   return { family: anthropicApi, rounds, argv: [CLAUDE_ADAPTER], label: 'Claude (ACP)', env: claudeEnv, agent };
@@ -152,6 +164,17 @@ describe('the real Claude ACP adapter, with only the model scripted', function (
     assert.deepEqual(asked, [], 'acceptEdits: no permission asked for the edit');
     assert.equal(await run.app(), UPDATED_APP);
     assert.equal(run.agent.mode, 'acceptEdits');
+    // Each mode the adapter reported reached the session's events: plan mode (held read-only)
+    // while planning, then the mode approval switched to, no longer held read-only.
+    const { modes, text } = reportedModes(run, session.id);
+    assert.deepEqual(modes, [
+      { id: 'plan' }, // the init event
+      { id: 'plan', name: 'Plan', readOnly: true },
+      { id: 'plan', name: 'Plan', readOnly: false }, // approved: no longer held read-only
+      { id: 'default', name: 'Manual', readOnly: false }, // the adapter's own switch on approval
+      { id: 'acceptEdits', name: 'Accept edits', readOnly: false }, // ultraplan.afterApproval
+    ]);
+    assert.equal(text, 'acceptEdits "Accept edits"');
   });
 
   it('a model that only answers errors (the adapter retries on its own) ends at the first-event bound with a clear message', async () => {

@@ -69,10 +69,10 @@ export function registerSessionCommands(services: ExtensionServices): void {
     }
   });
 
-  register('ultraplan.stopSession', async () => {
+  register('ultraplan.stopSession', async (key?: unknown) => {
     await sessions.restored;
-    const controller = await pickSession(sessions, 'Stop which session?', (c) => !c.finished);
-    if (!controller) return;
+    const controller = typeof key === 'string' ? sessions.get(key) : await pickSession(sessions, 'Stop which session?', (c) => !c.finished);
+    if (!controller || controller.finished) return;
     await controller.stop();
     void vscode.window.showInformationMessage(`Ultraplan: stopped "${controller.title}".`);
   });

@@ -89,6 +89,9 @@ export class FollowedSessions extends Disposable {
   readonly #permissionDetails = this._register(new PermissionDetailsView());
   readonly #notifier: SessionNotifier = vscodeNotifier(this.#permissionDetails);
   readonly edits = this._register(new PlanEdits((key) => this.#controllers.get(key)?.setEditing(undefined)));
+  readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
+  /** Fires when a session was added, removed or changed in anything a view shows. */
+  readonly onDidChange = this.#onDidChange.event;
   /** Embedded sessions restored in an untrusted workspace: they re-attach once trust is granted. */
   readonly #waitingForTrust = new Map<string, PersistedSession>();
   readonly #trust: WorkspaceTrust;
@@ -254,6 +257,7 @@ export class FollowedSessions extends Disposable {
       pollIntervalMs: o.settings.pollIntervalMs,
       timeoutMs: o.settings.timeoutMinutes * 60_000,
       onDidChange: (c) => this.#onControllerChanged(c),
+      notifyNeeds: () => this.#o.settings.read().notifications,
     };
     if (o.restored) options.restored = o.restored;
     if (o.fresh) options.fresh = o.fresh;
@@ -319,6 +323,8 @@ export class FollowedSessions extends Disposable {
     this.#statusBar.update(live.length > 0 ? live : latestFinished ? [latestFinished] : []);
     void vscode.commands.executeCommand('setContext', 'ultraplan.hasSessions', all.length > 0);
     void vscode.commands.executeCommand('setContext', 'ultraplan.hasActiveSessions', live.length > 0);
+    void vscode.commands.executeCommand('setContext', 'ultraplan.hasHistory', live.length < all.length);
+    this.#onDidChange.fire();
     void vscode.commands.executeCommand(
       'setContext',
       'ultraplan.hasPendingPlan',
@@ -342,6 +348,28 @@ export class FollowedSessions extends Disposable {
     return orderForStatus(
       this.all.filter(filter).map((c) => ({ sessionId: c.key, phase: c.statusPhase, changedAt: c.statusChangedAt, c })),
     ).map((e) => e.c);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // History
+
+  /** Forgets finished sessions (all of them, or those in `keys`); live ones are never touched. */
+  async forgetFinished(keys?: readonly string[]): Promise<number> {
+    const only = keys ? new Set(keys) : undefined;
+    let forgotten = 0;
+    for (const [key, c] of [...this.#controllers]) {
+      if (!c.finished || this.#waitingForTrust.has(key) || (only && !only.has(key))) continue;
+      c.dispose();
+      this.#controllers.delete(key);
+      forgotten++;
+    }
+    if (forgotten === 0) return 0;
+    this.#o.log.info(`forgot ${forgotten} finished session${forgotten === 1 ? '' : 's'}`);
+    const panel = ReviewPanel.current;
+    if (panel?.sessionKey !== undefined && !this.#controllers.has(panel.sessionKey)) panel.dispose();
+    this.#changed();
+    await this.persistNow();
+    return forgotten;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -624,6 +652,7 @@ export class FollowedSessions extends Disposable {
     try {
       file = await savePlanFile(sent.plan, controller.title, settings.plansDirectory);
       log.info(`[${controller.key}] teleported plan saved to ${file.fsPath}`);
+      controller.addSavedPlan(file.fsPath);
     } catch (err) {
       const message = `The plan was teleported but could not be saved: ${err instanceof Error ? err.message : String(err)}`;
       log.error(`[${controller.key}] ${message}`);

@@ -18,6 +18,9 @@ import { userMessageEvent, type AnyEvent } from '../../core/protocol';
 import { SessionModel, type LocalDecision, type SessionInput, type SessionState } from '../../core/sessionModel';
 import { clip } from '../../core/panelMessages';
 import { PlanHashes, projectPanelState, projectRevisions, type RevisionNotes } from '../../core/sessionProjection';
+import { agentModeText, needNotificationKey, rememberNotified, type InboxEntry } from '../../core/inbox';
+import type { ReportedMode } from '../../core/eventBatch';
+import { MAX_SAVED_PLANS } from '../../core/persistedSessions';
 import type { SessionBackend } from '../../sessions/backend';
 import { plainVoice, type BackendVoice, type PermissionAsker, type SessionLog, type SessionNotifier } from './sessionNotifier';
 
@@ -37,6 +40,8 @@ export interface SessionControllerOptions {
   fresh?: { key: string; sessionId: string; title: string; demo: boolean; serverUrl?: string; agentLabel?: string; readOnly?: string };
   /** The clock (tests pass their own). */
   now?: () => number;
+  /** Whether a session that starts needing the person raises a notification (ultraplan.notifications); yes by default. */
+  notifyNeeds?: () => boolean;
 }
 
 /** The one answer to a decision or reply: it went out, or it was refused and why. */
@@ -95,6 +100,10 @@ export class SessionController implements PermissionAsker {
   /** Set when this host ended the loop on purpose (teleport, stop), so the abort is not a failure. */
   #endedHere: 'teleport' | 'stop' | undefined;
   #panelState: PanelState | undefined;
+  /** Needs already announced (inbox.ts needNotificationKey), kept across reloads. */
+  #notified: string[] = [];
+  /** Plan files saved from this session, oldest first. */
+  #savedPlans: string[] = [];
   readonly #options: SessionControllerOptions;
   readonly #voice: BackendVoice;
   readonly #now: () => number;
@@ -129,6 +138,8 @@ export class SessionController implements PermissionAsker {
       }
       for (const d of r.drafts) this.#drafts.set(d.toolUseId, d);
       if (r.outcome !== undefined) this.#outcome = r.outcome;
+      this.#notified = [...(r.notified ?? [])];
+      this.#savedPlans = [...(r.savedPlans ?? [])];
       const model: ConstructorParameters<typeof SessionModel>[0] = {
         initialPhase: r.phase,
         cursor: r.cursor,
@@ -136,6 +147,7 @@ export class SessionController implements PermissionAsker {
         at: r.phaseChangedAt,
       };
       if (r.question !== undefined) model.initialQuestion = r.question;
+      if (r.agentMode !== undefined) model.agentMode = r.agentMode;
       if (r.finished) model.ended = endedByFromPhase(r.phase);
       this.#model = new SessionModel(model);
     } else if (options.fresh) {
@@ -190,6 +202,39 @@ export class SessionController implements PermissionAsker {
   get sessionLink(): string | undefined {
     return this.backend.sessionLink?.(this.sessionId);
   }
+  /** The agent's mode as it last reported it. */
+  get agentMode(): ReportedMode | undefined {
+    return this.state.agentMode;
+  }
+  /** The mode in words ("plan (read-only)"); a finished session that never reported one has none. */
+  get modeText(): string | undefined {
+    const mode = this.state.agentMode;
+    return mode || !this.finished ? agentModeText(mode) : undefined;
+  }
+  /** Plan files saved from this session (absolute paths), oldest first. */
+  get savedPlans(): readonly string[] {
+    return this.#savedPlans;
+  }
+  /** Records a plan file saved from this session (a teleport), so it is listed under it. */
+  addSavedPlan(path: string): void {
+    this.#savedPlans = [...this.#savedPlans.filter((p) => p !== path), path].slice(-MAX_SAVED_PLANS);
+    this.#changed();
+  }
+  /** What the inbox lists of this session. */
+  inboxEntry(): InboxEntry {
+    return {
+      key: this.key,
+      title: this.title,
+      attention: this.statusPhase,
+      changedAt: this.statusChangedAt,
+      createdAt: this.createdAt,
+      finished: this.finished,
+      backendLabel: this.backend.label,
+      agentLabel: this.agentLabel,
+      modeText: this.modeText,
+      revisionCount: this.revisionCount,
+    };
+  }
   /** The plan awaiting a decision, if any (the scanner's view, with its text). */
   get pendingPlan(): (PendingPlanRef & { requestId?: string }) | undefined {
     const p = this.state.pendingPlan;
@@ -233,11 +278,9 @@ export class SessionController implements PermissionAsker {
       );
       this.#ask(request);
     }
-    if (change.planBecameReady) {
-      // A new plan: an error notice about the previous one no longer applies.
-      this.#notice = undefined;
-      this.#announcePlanReady();
-    }
+    // A new plan: an error notice about the previous one no longer applies.
+    if (change.planBecameReady) this.#notice = undefined;
+    if (change.changed) this.#announceNeed();
     if (change.changed && change.state.phase !== this.#lastLoggedPhase) {
       const plan = change.state.phase === 'plan_ready' && change.state.pendingPlan ? ` (plan ${change.state.pendingPlan.toolUseId})` : '';
       log.info(`[${this.key}] ${this.#lastLoggedPhase} -> ${change.state.phase}${plan}`);
@@ -330,11 +373,31 @@ export class SessionController implements PermissionAsker {
     return { label: 'Show Plan Review', run: () => this.#options.notifier.showReview(this.key) };
   }
 
-  #announcePlanReady(): void {
-    // The person is looking at this session's review already: the panel itself is the news.
-    if (this.#options.notifier.isReviewShowing(this.key)) return;
-    const n = this.revisionCount;
-    this.#options.notifier.say('info', `plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, this.#showReviewAction());
+  /**
+   * Announces a need once: a plan once per plan, a question once per question, never again after a
+   * reload (what was announced is persisted). When the person is looking at this session's review
+   * the panel itself is the news; the need counts as announced.
+   */
+  #announceNeed(): void {
+    const state = this.state;
+    const key = needNotificationKey({
+      key: this.key,
+      attention: state.attention,
+      finished: this.finished,
+      planToolUseId: state.pendingPlan && state.pendingPlan.plan !== null ? state.pendingPlan.toolUseId : undefined,
+      questionId: state.question ? planHash(state.question).slice(0, 16) : undefined,
+    });
+    if (key === undefined || this.#notified.includes(key)) return;
+    this.#notified = rememberNotified(this.#notified, key);
+    const notifier = this.#options.notifier;
+    if (notifier.isReviewShowing(this.key) || this.#options.notifyNeeds?.() === false) return;
+    const review = { label: 'Review', run: () => notifier.showReview(this.key) };
+    if (state.attention === 'plan_ready') {
+      const n = this.revisionCount;
+      notifier.say('info', `plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, review);
+    } else {
+      notifier.say('info', `the agent asks a question in "${this.title}".`, review);
+    }
   }
 
   #changed(): void {
@@ -680,6 +743,7 @@ export class SessionController implements PermissionAsker {
       title: this.title,
       backendLabel: this.backend.label,
       agentLabel: this.agentLabel,
+      agentMode: this.modeText,
       demo: this.demo,
       sessionLink: this.sessionLink,
       canDecide: this.canDecide,
@@ -716,6 +780,9 @@ export class SessionController implements PermissionAsker {
     if (this.demo) p.demo = true;
     if (this.agentLabel !== undefined) p.agentLabel = this.agentLabel;
     if (this.readOnly !== undefined) p.readOnly = this.readOnly;
+    if (this.#savedPlans.length > 0) p.savedPlans = [...this.#savedPlans];
+    if (state.agentMode !== undefined) p.agentMode = { ...state.agentMode };
+    if (this.#notified.length > 0) p.notified = [...this.#notified];
     return p;
   }
 

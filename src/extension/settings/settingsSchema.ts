@@ -69,6 +69,7 @@ export const SETTING_SCHEMAS = {
     .min(5, 'must be at least 5 seconds')
     .max(3600, 'must be at most 3600 seconds (an hour)'),
   'agent.noAgentNotice': z.boolean({ error: 'must be true or false' }),
+  notifications: z.boolean({ error: 'must be true or false' }),
   'agent.outsideAccess': z.enum(OUTSIDE_ACCESS_VALUES, { error: `must be one of: ${OUTSIDE_ACCESS_VALUES.join(', ')}` }),
   'claudeWeb.environmentId': z
     .string({ error: 'must be an environment id such as "env_…" (or empty to let Ultraplan choose)' })
@@ -94,6 +95,7 @@ export const SETTING_DEFAULTS: { [K in SettingKey]: z.output<(typeof SETTING_SCH
   afterApproval: 'default',
   'agent.firstEventTimeoutSeconds': 120,
   'agent.noAgentNotice': true,
+  notifications: true,
   'agent.outsideAccess': 'ask',
   'claudeWeb.environmentId': '',
   'claudeWeb.baseUrl': CLAUDE_WEB_DEFAULT_BASE_URL,

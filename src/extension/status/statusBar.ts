@@ -53,6 +53,11 @@ export class PhaseStatusBarItem extends Disposable {
     md.appendText(
       `Phase: ${PHASE_LABELS.words[summary.primary.phase]} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`,
     );
+    const mode = s.modeText;
+    if (mode) {
+      md.appendMarkdown('\n\n');
+      md.appendText(`Agent mode: ${mode}`);
+    }
     const link = s.sessionLink;
     if (link) {
       // The session's page (claude.ai/code/<id>); parentheses escaped so the link cannot end early.
@@ -73,7 +78,7 @@ export class PhaseStatusBarItem extends Disposable {
     // Screen readers get plain words, not the tooltip's escaped markdown.
     const backendWords = `${s.backend.label}${s.agentLabel ? `, agent ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ', Demo (scripted)' : ''}`;
     this.#item.accessibilityInformation = {
-      label: `${summary.text.replace(/\$\([^)]*\)\s*/g, '')}. ${s.title}. Backend ${backendWords}. Elapsed ${formatElapsed(Date.now() - s.createdAt)}, ${s.revisionCount} revision${s.revisionCount === 1 ? '' : 's'}.`,
+      label: `${summary.text.replace(/\$\([^)]*\)\s*/g, '')}. ${s.title}. Backend ${backendWords}. Elapsed ${formatElapsed(Date.now() - s.createdAt)}, ${s.revisionCount} revision${s.revisionCount === 1 ? '' : 's'}.${mode ? ` Agent mode ${mode}.` : ''}`,
       role: 'button',
     };
     // With a permission request open the click asks it again (its notification may have gone).

@@ -20,7 +20,7 @@ import type {
   WriteTextFileRequest,
 } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import type { AnyEvent, PermissionDecision } from '../../core/protocol';
-import { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, ULTRAPLAN_TELEPORT_SENTINEL } from '../../core/protocolMarkers';
+import { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, ULTRAPLAN_TELEPORT_SENTINEL, agentModeEvent } from '../../core/protocolMarkers';
 import type { Agent, AgentContext } from '../agent';
 import { labelFromArgv } from './agentLabel';
 import { AgentProcess, type AgentExit } from './agentProcess';
@@ -212,6 +212,10 @@ export class AcpAgent implements Agent {
   private acpSessionId: string | undefined;
   private planTarget: PlanModeTarget | undefined;
   private currentMode: string | undefined;
+  /** The names the agent gave its modes (session/new), by id. */
+  private readonly modeNames = new Map<string, string>();
+  /** The last mode reported in the session's events (id and read-only), so each change is reported once. */
+  private reportedMode: string | undefined;
   private inPlanMode = false;
   private approved = false;
   private reassertions = 0;
@@ -472,6 +476,7 @@ export class AcpAgent implements Agent {
       this.currentMode = session.modes?.currentModeId;
       this.currentSessionMode = session.modes?.currentModeId;
       this.availableModeIds = (session.modes?.availableModes ?? []).map((mode) => mode.id);
+      for (const mode of session.modes?.availableModes ?? []) this.modeNames.set(mode.id, mode.name);
 
       const choice = choosePlanMode(this.label, session);
       if (!choice.ok) {
@@ -479,6 +484,7 @@ export class AcpAgent implements Agent {
         return;
       }
       this.planTarget = choice.target;
+      this.modeNames.set(planModeId(choice.target), choice.target.name);
       step = 'the switch to plan mode';
       await withTimeout(this.switchToPlanMode(), bound, `${this.label} did not switch to plan mode within ${seconds} s.`);
       this.inPlanMode = true;
@@ -522,6 +528,7 @@ export class AcpAgent implements Agent {
       tools: [],
       agent: { label: this.label, name: this.agentInfo?.name ?? null, version: this.agentInfo?.version ?? null, mode: this.currentMode },
     });
+    this.reportMode();
     this.sendPrompt(prompt);
     while (!this.promptActive && this.queuedPrompts.length) this.sendPrompt(this.queuedPrompts.shift() as string);
   }
@@ -693,9 +700,32 @@ export class AcpAgent implements Agent {
     }
   }
 
+  /**
+   * Puts the agent's current mode in the session's events when it changed since the last report:
+   * what the person sees as the agent's mode is what the agent said, and whether we still hold it
+   * read-only (until a plan is approved).
+   */
+  private reportMode(): void {
+    const id = this.currentMode;
+    if (!id || !this.inPlanMode) return;
+    const readOnly = !this.approved;
+    const key = `${id}\n${readOnly}`;
+    if (key === this.reportedMode) return;
+    this.reportedMode = key;
+    const name = this.modeNames.get(id);
+    this.emit(agentModeEvent(name ? { id, name } : { id }, readOnly));
+  }
+
+  /** From here on the session is no longer held read-only: the person approved a plan. */
+  private markApproved(): void {
+    this.approved = true;
+    this.reportMode();
+  }
+
   private onModeReported(mode: string): void {
     const previous = this.currentMode;
     this.currentMode = mode;
+    this.reportMode();
     if (!this.inPlanMode || this.approved || !this.planTarget) return;
     const plan = planModeId(this.planTarget);
     if (mode === plan || mode === previous) return;
@@ -712,6 +742,7 @@ export class AcpAgent implements Agent {
     this.switchToPlanMode().then(
       () => {
         this.currentMode = plan;
+        this.reportMode();
         this.log(`switched back to plan mode "${plan}"`);
       },
       (error: unknown) => this.log(`could not switch back to plan mode: ${errorMessage(error)}`),
@@ -1088,12 +1119,12 @@ export class AcpAgent implements Agent {
         return;
       }
       if (thenMode) this.switchModeAfterApproval(thenMode);
-      this.approved = true;
+      this.markApproved();
       this.translator?.toolResult(review.toolUseId, this.approvedText(edited, wasEdited), false);
       review.answer({ outcome: { outcome: 'selected', optionId: choice.option.optionId } });
       this.log(`approved the plan with "${choice.option.name}" (${choice.option.optionId})`);
     } else {
-      this.approved = true;
+      this.markApproved();
       this.translator?.toolResult(review.toolUseId, this.approvedText(edited, wasEdited), false);
       review.answer({ action: 'accept', content: { [review.form.choiceKey]: review.form.approveValue } });
       this.log(`approved the plan with "${review.form.approveValue}"`);
@@ -1116,7 +1147,7 @@ export class AcpAgent implements Agent {
     const preset = codexPresetAfterApproval(this.afterApproval, this.availableModeIds);
     const connection = this.connection;
     const sessionId = this.acpSessionId;
-    this.approved = true;
+    this.markApproved();
     this.translator?.toolResult(review.toolUseId, this.approvedText(edited, wasEdited), false);
     if (!preset || !connection || !sessionId || preset === this.currentSessionMode) {
       if (!preset)

@@ -128,6 +128,79 @@ describe('SessionController (follower, decisions, projections)', () => {
     assert.ok(!notifier.said.some((s) => s.level === 'error'), JSON.stringify(notifier.said));
   });
 
+  it('announces a question once and a plan once per plan, with Review, and nothing again after a reload', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    const c = follow(backend, notifier);
+    backend.status = 'idle';
+    backend.push(assistantText('Which file should change?'));
+    await until(() => c.phase === 'needs_input', 'needs_input');
+    backend.status = 'requires_action';
+    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
+    await until(() => c.phase === 'plan_ready', 'plan_ready');
+    const reads = backend.reads;
+    await until(() => backend.reads > reads + 3, 'a few more polls');
+    assert.deepEqual(notifier.said, [
+      { level: 'info', text: 'the agent asks a question in "dark mode".', actions: ['Review'] },
+      { level: 'info', text: 'plan ready for "dark mode".', actions: ['Review'] },
+    ]);
+    const persisted = c.toPersisted();
+    assert.equal(persisted.notified?.length, 2);
+    c.dispose();
+    await c.settled();
+
+    // After a reload the log is replayed from its start: the same plan is not announced again.
+    const again = new RecordingNotifier();
+    controller = new SessionController({
+      backend,
+      log: quietLog,
+      notifier: again,
+      pollIntervalMs: 5,
+      timeoutMs: 60_000,
+      onDidChange: () => {},
+      restored: persisted,
+    });
+    controller.start();
+    await until(() => controller!.phase === 'plan_ready' && controller!.canDecide, 'the replayed plan');
+    assert.equal(again.said.length, 0, 'nothing announced again');
+
+    // A revised plan is a new need.
+    backend.push(
+      {
+        type: 'user',
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'no', is_error: true }] },
+      },
+      exitPlan('toolu_2', '# Plan 2'),
+      canUseTool('req_2', 'toolu_2', 'ExitPlanMode', { plan: '# Plan 2' }),
+    );
+    await until(() => again.said.length > 0, 'the revised plan announced');
+    assert.deepEqual(
+      again.said.map((x) => x.text),
+      ['plan revision 2 ready for "dark mode".'],
+    );
+  });
+
+  it('says nothing when notifications are turned off, and counts the need as announced', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    controller = new SessionController({
+      backend,
+      log: quietLog,
+      notifier,
+      pollIntervalMs: 5,
+      timeoutMs: 60_000,
+      onDidChange: () => {},
+      fresh: { key: 'server:s1', sessionId: 's1', title: 'dark mode', demo: false },
+      notifyNeeds: () => false,
+    });
+    controller.start();
+    backend.status = 'requires_action';
+    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    await until(() => controller!.phase === 'plan_ready', 'plan_ready');
+    assert.deepEqual(notifier.said, []);
+    assert.deepEqual(controller.toPersisted().notified, ['plan_ready:toolu_1']);
+  });
+
   it('does not announce a plan the person is already looking at', async () => {
     const backend = new MemoryBackend();
     const notifier = new RecordingNotifier();

@@ -1,0 +1,256 @@
+// The plan inbox in VS Code: a tree of every followed session grouped by what it needs from the
+// person (core/inbox.ts decides the groups, order and words), its badge, its actions and Clear
+// History. Approving is never an action here: a plan is approved only in its review, on the plan shown.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  groupInbox,
+  inboxBadgeCount,
+  inboxDescription,
+  inboxPhaseLabel,
+  needsYou,
+  type InboxEntry,
+  type InboxGroupId,
+} from '../../core/inbox';
+import { Disposable, toDisposable } from '../../core/lifecycle';
+import { PHASE_LABELS, type Phase } from '../../core/phase';
+import type { FollowedSessions } from '../sessions/followedSessions';
+import type { SessionController } from '../sessions/sessionController';
+import { registerCommand, type ExtensionServices } from '../commands/services';
+import type { InboxViewHandle } from './inboxStandIn';
+
+type InboxNode = { kind: 'group'; id: InboxGroupId } | { kind: 'session'; key: string } | { kind: 'plan'; key: string; file: string };
+
+/** Ages are coarse (minutes); refreshed this often, and only while the view is visible. */
+const AGE_REFRESH_MS = 30_000;
+
+/** The codicon the status bar shows for a phase ("$(checklist) Ultraplan: plan ready"): one table for both. */
+function phaseIcon(phase: Phase): vscode.ThemeIcon {
+  const id = /^\$\(([^)]+)\)/.exec(PHASE_LABELS.statusBar[phase])?.[1] ?? 'circle-outline';
+  const color = needsYou(phase)
+    ? new vscode.ThemeColor('list.warningForeground')
+    : phase === 'failed'
+      ? new vscode.ThemeColor('list.errorForeground')
+      : undefined;
+  return new vscode.ThemeIcon(id, color);
+}
+
+/** The revisions and what was decided on each, in words ("1 rejected, 2 approved"). */
+function decisionsText(c: SessionController): string {
+  return c
+    .panelState()
+    .revisions.map((r) => `${r.revision} ${r.status.replace('_', ' ')}`)
+    .join(', ');
+}
+
+function tooltipOf(c: SessionController, entry: InboxEntry): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(undefined, true);
+  md.isTrusted = false;
+  md.supportHtml = false;
+  md.appendMarkdown('**');
+  md.appendText(c.title);
+  md.appendMarkdown('**\n\n');
+  const lines = [
+    `Phase: ${inboxPhaseLabel(entry.attention)}`,
+    `Backend: ${c.backend.label}`,
+    ...(c.agentLabel ? [`Agent: ${c.agentLabel}`] : []),
+    ...(entry.modeText ? [`Agent mode: ${entry.modeText}`] : []),
+    `Revisions: ${entry.revisionCount}`,
+  ];
+  const decisions = decisionsText(c);
+  if (decisions) lines.push(`Decisions: ${decisions}`);
+  lines.forEach((line, i) => {
+    if (i > 0) md.appendMarkdown('  \n');
+    md.appendText(line);
+  });
+  return md;
+}
+
+export class InboxTree extends Disposable implements vscode.TreeDataProvider<InboxNode> {
+  readonly #sessions: FollowedSessions;
+  readonly #changed = this._register(new vscode.EventEmitter<InboxNode | undefined>());
+  readonly onDidChangeTreeData = this.#changed.event;
+  readonly #view: vscode.TreeView<unknown>;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(sessions: FollowedSessions, handle: InboxViewHandle | undefined) {
+    super();
+    this.#sessions = sessions;
+    if (handle) {
+      this.#view = handle.view;
+      this._register(handle.connect(this as vscode.TreeDataProvider<unknown>));
+    } else {
+      this.#view = this._register(
+        vscode.window.createTreeView<InboxNode>('ultraplan.inbox', { treeDataProvider: this }),
+      ) as vscode.TreeView<unknown>;
+    }
+    this._register(sessions.onDidChange(() => this.refresh()));
+    this._register(this.#view.onDidChangeVisibility(() => this.#tick()));
+    this._register(toDisposable(() => this.#timer && clearInterval(this.#timer)));
+    this.refresh();
+  }
+
+  refresh(): void {
+    const count = inboxBadgeCount(this.#sessions.all.map((c) => c.inboxEntry()));
+    this.#view.badge =
+      count > 0 ? { value: count, tooltip: `${count} session${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} you` } : undefined;
+    this.#changed.fire(undefined);
+    this.#tick();
+  }
+
+  /** The age refresh runs only while the view is on screen. */
+  #tick(): void {
+    if (this.#view.visible && !this.#timer) this.#timer = setInterval(() => this.#changed.fire(undefined), AGE_REFRESH_MS);
+    else if (!this.#view.visible && this.#timer) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  getChildren(node?: InboxNode): InboxNode[] {
+    if (!node) return groupInbox(this.#sessions.all.map((c) => c.inboxEntry())).map((g) => ({ kind: 'group', id: g.id }));
+    if (node.kind === 'group') {
+      const group = groupInbox(this.#sessions.all.map((c) => c.inboxEntry())).find((g) => g.id === node.id);
+      return (group?.entries ?? []).map((e) => ({ kind: 'session', key: e.key }));
+    }
+    if (node.kind === 'session') {
+      const c = this.#sessions.get(node.key);
+      return [...(c?.savedPlans ?? [])].reverse().map((file) => ({ kind: 'plan', key: node.key, file }));
+    }
+    return [];
+  }
+
+  getParent(node: InboxNode): InboxNode | undefined {
+    if (node.kind === 'plan') return { kind: 'session', key: node.key };
+    if (node.kind === 'session') {
+      const c = this.#sessions.get(node.key);
+      const group = groupInbox(c ? [c.inboxEntry()] : [])[0];
+      return group ? { kind: 'group', id: group.id } : undefined;
+    }
+    return undefined;
+  }
+
+  getTreeItem(node: InboxNode): vscode.TreeItem {
+    if (node.kind === 'group') {
+      const group = groupInbox(this.#sessions.all.map((c) => c.inboxEntry())).find((g) => g.id === node.id);
+      const item = new vscode.TreeItem(group?.label ?? node.id, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `group:${node.id}`;
+      item.description = String(group?.entries.length ?? 0);
+      item.contextValue = 'group';
+      return item;
+    }
+    const c = this.#sessions.get(node.key);
+    if (!c) return new vscode.TreeItem('(no longer followed)');
+    if (node.kind === 'plan') {
+      const item = new vscode.TreeItem(path.basename(node.file), vscode.TreeItemCollapsibleState.None);
+      item.id = `plan:${node.key}:${node.file}`;
+      item.description = vscode.workspace.asRelativePath(path.dirname(node.file));
+      item.resourceUri = vscode.Uri.file(node.file);
+      item.iconPath = new vscode.ThemeIcon('file');
+      item.tooltip = node.file;
+      item.contextValue = 'planFile';
+      item.command = { title: 'Open Saved Plan', command: 'ultraplan.inbox.openSavedPlan', arguments: [node] };
+      return item;
+    }
+    const entry = c.inboxEntry();
+    const item = new vscode.TreeItem(
+      c.title,
+      c.savedPlans.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
+    item.id = `session:${c.key}`;
+    item.description = inboxDescription(entry, Date.now());
+    item.iconPath = phaseIcon(entry.attention);
+    item.tooltip = tooltipOf(c, entry);
+    item.accessibilityInformation = { label: `${c.title}, ${inboxPhaseLabel(entry.attention)}, ${item.description}` };
+    item.contextValue = [
+      'session',
+      c.finished ? 'finished' : 'live',
+      ...(c.sessionLink ? ['link'] : []),
+      ...(c.savedPlans.length > 0 ? ['plans'] : []),
+    ].join(' ');
+    item.command = { title: 'Open Review', command: 'ultraplan.inbox.openReview', arguments: [node] };
+    return item;
+  }
+}
+
+/** The session key a command was given: a tree node (click, menu) or a key. */
+function keyOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return arg;
+  if (arg && typeof arg === 'object' && typeof (arg as { key?: unknown }).key === 'string') return (arg as { key: string }).key;
+  return undefined;
+}
+
+export function registerInbox(services: ExtensionServices, handle: InboxViewHandle | undefined): void {
+  const { sessions, context } = services;
+  const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
+  context.subscriptions.push(new InboxTree(sessions, handle));
+
+  const controllerOf = (arg: unknown): SessionController | undefined => {
+    const key = keyOf(arg);
+    const c = key === undefined ? undefined : sessions.get(key);
+    if (!c) void vscode.window.showWarningMessage('Ultraplan: that session is no longer in the inbox.');
+    return c;
+  };
+
+  register('ultraplan.inbox.openReview', (arg) => {
+    const c = controllerOf(arg);
+    if (c) sessions.show(c);
+  });
+  register('ultraplan.inbox.stop', async (arg) => {
+    const c = controllerOf(arg);
+    if (!c || c.finished) return;
+    const stop = 'Stop Session';
+    const picked = await vscode.window.showWarningMessage(
+      `Stop "${c.title}"? The agent is stopped and its session archived.`,
+      { modal: true },
+      stop,
+    );
+    if (picked === stop) await vscode.commands.executeCommand('ultraplan.stopSession', c.key);
+  });
+  register('ultraplan.inbox.openInBrowser', (arg) => {
+    const c = controllerOf(arg);
+    if (c) return vscode.commands.executeCommand('ultraplan.openInBrowser', c.key);
+    return undefined;
+  });
+  register('ultraplan.inbox.openSavedPlan', async (arg) => {
+    const c = controllerOf(arg);
+    if (!c) return;
+    const given = arg && typeof arg === 'object' ? (arg as { file?: unknown }).file : undefined;
+    const file = typeof given === 'string' && c.savedPlans.includes(given) ? given : c.savedPlans[c.savedPlans.length - 1];
+    if (!file) {
+      void vscode.window.showInformationMessage(`Ultraplan: no plan was saved from "${c.title}".`);
+      return;
+    }
+    try {
+      await vscode.window.showTextDocument(vscode.Uri.file(file));
+    } catch (err) {
+      void vscode.window.showWarningMessage(
+        `Ultraplan: the saved plan ${vscode.workspace.asRelativePath(file)} cannot be opened (moved or deleted?): ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  });
+  register('ultraplan.inbox.remove', async (arg) => {
+    const c = controllerOf(arg);
+    if (!c) return;
+    if (!c.finished) {
+      void vscode.window.showInformationMessage(`Ultraplan: "${c.title}" is still running; stop it first to remove it.`);
+      return;
+    }
+    await sessions.forgetFinished([c.key]);
+  });
+  register('ultraplan.clearHistory', async () => {
+    await sessions.restored;
+    const finished = sessions.all.filter((c) => c.finished).length;
+    if (finished === 0) {
+      void vscode.window.showInformationMessage('Ultraplan: the history is empty; sessions still running are kept.');
+      return;
+    }
+    const clear = 'Clear History';
+    const picked = await vscode.window.showWarningMessage(
+      `Forget ${finished} finished session${finished === 1 ? '' : 's'} (their revisions and decisions)? Sessions still running are kept; saved plan files stay where they are.`,
+      { modal: true },
+      clear,
+    );
+    if (picked === clear) await sessions.forgetFinished();
+  });
+}

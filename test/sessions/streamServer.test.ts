@@ -63,8 +63,9 @@ describe('event stream against the real server', function () {
       const stats = rig.backend.streamingTransport?.streamStats(sessionId);
       // Four drops, each followed by a reconnect (the last may still be in its backoff when the session ends).
       assert.ok(stats && stats.drops >= 4 && stats.connects >= stats.drops, `reconnected after each drop: ${JSON.stringify(stats)}`);
-      // Drops every few events send reads to HTTP until each reconnect; between them the stream serves.
-      assert.ok(stats.readsFromStream > 0, JSON.stringify(stats));
+      // Which reads the stream serves here depends on scheduling (a drop follows its frames at once,
+      // and the session may end before the last reconnect); serving from the stream is asserted
+      // where it is determined, in stream.test.ts and pollServer.test.ts.
     } finally {
       await rig.close();
     }

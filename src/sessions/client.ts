@@ -49,7 +49,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const ARCHIVE_CONFLICT_RETRY_MS: readonly number[] = [250, 750];
 export const DEFAULT_USER_AGENT = `${USER_AGENT_PRODUCT}/${PRODUCT_VERSION}`;
 
-
 export interface ListSessionsOptions {
   signal?: AbortSignal;
   /** Page size sent as `limit` (default LIST_PAGE_SIZE). */

@@ -12,25 +12,22 @@ import { followSession } from '../support/followedSession';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { geminiApi } from '../support/modelApi/gemini';
 import { CLAUDE_ADAPTER, claudeEnv, geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
-import { RealAgentRun, createRequest, until } from './realAgentKit';
+import { createRequest, eachRealAgentRun, until } from './realAgentKit';
 
 const PLAN = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const NOTES = 'Keep `original` exported under the same name.';
 
+async function stopFollowing(controller: SessionController | undefined): Promise<void> {
+  controller?.dispose();
+  await controller?.settled();
+}
+
 describe('approve with notes through the real Claude ACP adapter, with only the model scripted', function () {
   this.timeout(120_000);
-  let run: RealAgentRun;
   let controller: SessionController | undefined;
-
-  beforeEach(() => {
-    run = new RealAgentRun();
-  });
-  afterEach(async () => {
-    controller?.dispose();
-    await controller?.settled();
-    controller = undefined;
-    await run.close();
-  });
+  // Defined before the run's own hooks: the controller stops following before the agent closes.
+  afterEach(() => stopFollowing(controller).then(() => (controller = undefined)));
+  const run = eachRealAgentRun();
 
   it("the notes join the approved turn: the model's next request carries the ExitPlanMode approval and the notes; one result", async () => {
     await run.open({
@@ -106,21 +103,13 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
 
 describe('approve with notes through the real Gemini CLI, with only the model scripted', function () {
   this.timeout(180_000);
-  let run: RealAgentRun;
   let controller: SessionController | undefined;
 
   before(() => {
     geminiArgv();
   });
-  beforeEach(() => {
-    run = new RealAgentRun();
-  });
-  afterEach(async () => {
-    controller?.dispose();
-    await controller?.settled();
-    controller = undefined;
-    await run.close();
-  });
+  afterEach(() => stopFollowing(controller).then(() => (controller = undefined)));
+  const run = eachRealAgentRun();
 
   it('the approved turn goes on to its end; then the notes are the next prompt, and the model answers them', async () => {
     await run.open({

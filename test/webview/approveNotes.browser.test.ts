@@ -3,40 +3,22 @@
 // approve message carries the notes and the binding of the plan shown, the draft survives a
 // reload, and a revision approved with notes says so. Needs a build (`npm run build`).
 import * as assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import { PANEL_LIMITS, parseWebviewToHostMessage } from '../../src/core/panelMessages';
-import { launchChromium, openPanel, panelState, revision, startPanelServer, type PanelPage, type PanelServer } from './panelPage';
+import { panelState, revision, type PanelPage, usePanelBrowser } from './panelPage';
 
 const PLAN = '# Add a dark mode toggle\n\n1. Add a `theme` field to the settings store\n2. Render a switch\n';
 const NOTES = 'Keep the settings file format unchanged.';
 
 describe('review panel webview: Approve with Notes (Chromium)', function () {
   this.timeout(60_000);
-  let browser: Browser;
-  let server: PanelServer;
+  const panels = usePanelBrowser();
   let panel: PanelPage | undefined;
-
-  before(async () => {
-    server = await startPanelServer();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-  afterEach(async () => {
-    if (panel) {
-      assert.deepEqual(panel.pageErrors, [], 'no uncaught errors in the page');
-      await panel.close();
-    }
-    panel = undefined;
-  });
 
   const notesButton = (p: PanelPage) => p.page.getByRole('button', { name: 'Approve with Notes…' });
   const approvesSent = async (p: PanelPage) => (await p.posted()).filter((m) => m.type === 'approve');
 
   it('opens a counted notes field; Escape closes it keeping the text; Ctrl+Enter approves with the notes, bound to the plan shown', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([revision(1, PLAN)]);
     await panel.postState(state);
     const { page } = panel;
@@ -83,7 +65,7 @@ describe('review panel webview: Approve with Notes (Chromium)', function () {
   });
 
   it('refuses blank notes and notes over 2,000 characters in the panel, sending nothing', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN)]));
     const { page } = panel;
     await notesButton(panel).click();
@@ -112,7 +94,7 @@ describe('review panel webview: Approve with Notes (Chromium)', function () {
   });
 
   it('keeps a notes draft across a reload (setState and the host), and shows it open again', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([revision(1, PLAN)]);
     await panel.postState(state);
     await notesButton(panel).click();
@@ -129,18 +111,18 @@ describe('review panel webview: Approve with Notes (Chromium)', function () {
     await panel.page.waitForFunction(() => JSON.stringify(window.__saved ?? '').includes('half-written notes'));
     const saved = await panel.saved();
     await panel.close();
-    panel = await openPanel(browser, server, saved);
+    panel = await panels.open(saved);
     assert.equal(await panel.page.locator('#approval-notes').isVisible(), true, 'open again with its draft');
     assert.equal(await panel.page.locator('#approval-notes').inputValue(), 'half-written notes');
     // A draft the host kept is used when the webview has none.
     await panel.close();
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState({ ...state, draft: { toolUseId: 'toolu_1', feedback: '', comments: [], notes: 'from the host' } });
     assert.equal(await panel.page.locator('#approval-notes').inputValue(), 'from the host');
   });
 
   it('an approval with notes carried as an edit (Claude Code on the web) is shown as an edited approval with the notes', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const edited = `${PLAN}\n## Reviewer notes\n\n${NOTES}\n`;
     await panel.postState(
       panelState([revision(1, edited, { status: 'approved_edited', notes: NOTES })], { phase: 'executing', canDecide: false }),

@@ -1,3 +1,4 @@
+import * as assert from 'node:assert/strict';
 // Loads the real webview bundle (dist/webview.js + dist/webview.css) in real Chromium, under the
 // exact page and CSP that ReviewPanel serves (reviewPanelHtml), from a node:http server on
 // 127.0.0.1:0. acquireVsCodeApi is a small shim installed before any page script: it records what
@@ -230,6 +231,44 @@ export async function openPanel(browser: Browser, server: PanelServer, saved?: u
       await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: false });
     },
     close: () => context.close(),
+  };
+}
+
+/**
+ * A panel server and Chromium for the enclosing describe, and `open` for each test's panel: the
+ * last panel opened is checked for uncaught page errors and closed after its test.
+ */
+export function usePanelBrowser(): { readonly server: PanelServer; open(saved?: unknown): Promise<PanelPage> } {
+  let browser: Browser | undefined;
+  let server: PanelServer | undefined;
+  let opened: PanelPage | undefined;
+  before(async () => {
+    server = await startPanelServer();
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+  afterEach(async () => {
+    const page = opened;
+    opened = undefined;
+    if (!page) return;
+    assert.deepEqual(page.pageErrors, [], 'no uncaught errors in the page');
+    await page.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('usePanelBrowser: used outside a test of its describe');
+    return value;
+  };
+  return {
+    get server() {
+      return started(server);
+    },
+    async open(saved?: unknown) {
+      opened = await openPanel(started(browser), started(server), saved);
+      return opened;
+    },
   };
 }
 

@@ -1,19 +1,9 @@
 // The review panel's webview in real Chromium, under the CSP ReviewPanel serves. Needs a build
 // (`npm run build`; `npm test` builds first). Screenshots go to test-output/webview/.
 import * as assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import { parseWebviewToHostMessage } from '../../src/core/panelMessages';
 import { WARM_UP_PASSES } from '../../src/webview/renderWarmUp';
-import {
-  launchChromium,
-  openPanel,
-  panelState,
-  revision,
-  startPanelServer,
-  startRecordingServer,
-  type PanelPage,
-  type PanelServer,
-} from './panelPage';
+import { panelState, revision, startRecordingServer, type PanelPage, usePanelBrowser } from './panelPage';
 
 const PLAN_V1 = [
   '# Add a dark mode toggle', // 1
@@ -59,30 +49,11 @@ function allEnabled(states: Record<string, boolean>, enabled: boolean): boolean 
 
 describe('review panel webview (Chromium)', function () {
   this.timeout(60_000);
-  let browser: Browser;
-  let server: PanelServer;
+  const panels = usePanelBrowser();
   let panel: PanelPage | undefined;
 
-  before(async () => {
-    server = await startPanelServer();
-    browser = await launchChromium();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
-  afterEach(async () => {
-    if (panel) {
-      assert.deepEqual(panel.pageErrors, [], 'no uncaught errors in the page');
-      await panel.close();
-    }
-    panel = undefined;
-  });
-
   it('renders the plan with its header and the four buttons', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)], { sessionLink: 'https://example.com/sessions/1' }));
     const { page } = panel;
     assert.equal(await page.locator('#plan h1').textContent(), 'Add a dark mode toggle');
@@ -95,13 +66,13 @@ describe('review panel webview (Chromium)', function () {
     for (const label of BUTTONS) assert.equal((await page.getByRole('button', { name: label, exact: true }).textContent())?.trim(), label);
     assert.equal(await page.locator('.demo-badge').isVisible(), false);
     // The codicon font came from our own origin, so the CSP allowed it.
-    assert.ok(server.requests.includes('/dist/codicon.ttf'), `font requested: ${server.requests.join(', ')}`);
+    assert.ok(panels.server.requests.includes('/dist/codicon.ttf'), `font requested: ${panels.server.requests.join(', ')}`);
     assert.deepEqual(await page.evaluate(() => window.__violations), []);
     await panel.screenshot('plan-rendered');
   });
 
   it('warms its render path in idle time after loading, leaving nothing in the page', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const { page } = panel;
     // Each pass leaves a performance measure.
     await page.waitForFunction((passes) => performance.getEntriesByName('ultraplan:warm-up').length === passes, WARM_UP_PASSES, {
@@ -115,7 +86,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('labels the scripted demo as a demo', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)], { demo: true, backendLabel: 'Embedded (demo)' }));
     assert.equal(await panel.page.locator('.demo-badge').isVisible(), true);
     assert.match((await panel.page.locator('.demo-note').textContent()) ?? '', /scripted demo/);
@@ -144,7 +115,7 @@ describe('review panel webview (Chromium)', function () {
       ];
       const filler = Array.from({ length: 5_000 }, (_, i) => `- filler line ${i + 1}`);
       const plan = [...hostileHead, ...filler, '', 'THE LAST LINE'].join('\n');
-      panel = await openPanel(browser, server);
+      panel = await panels.open();
       await panel.postState(panelState([revision(1, plan)]));
       const { page } = panel;
       await page.getByText('THE LAST LINE').waitFor();
@@ -176,7 +147,7 @@ describe('review panel webview (Chromium)', function () {
       assert.deepEqual(open, { type: 'openLink', href: `${remote}/clicked` });
       assert.ok(parseWebviewToHostMessage(open).ok);
       assert.deepEqual(recorder.requests, [], 'the click did not navigate');
-      assert.equal(page.url(), `${server.origin}/index.html`);
+      assert.equal(page.url(), `${panels.server.origin}/index.html`);
       await panel.screenshot('hostile-plan');
     } finally {
       await recorder.close();
@@ -184,7 +155,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('collects line comments and sends them with the feedback in the reject message', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([revision(1, PLAN_V1)]);
     await panel.postState(state);
     const { page } = panel;
@@ -238,7 +209,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('refuses to reject without feedback or comments, and removes a comment', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));
     const { page } = panel;
     await page.locator('#plan p', { hasText: 'We add a toggle' }).click();
@@ -253,7 +224,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('keeps the buttons disabled after a decision until the host answers it or a new plan arrives', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([revision(1, PLAN_V1)]);
     await panel.postState(state);
     const { page } = panel;
@@ -300,7 +271,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('after a decision is sent, the status follows the session, never a stale "waiting for the extension"', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([revision(1, PLAN_V1)]);
     await panel.postState(state);
     const { page } = panel;
@@ -317,7 +288,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('acts on invoke from the host keybindings, with the same checks as a click', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));
     await panel.postRaw({ type: 'invoke', action: 'reject' });
     assert.ok(!(await panel.posted()).some((m) => m.type === 'reject'), 'reject without feedback is not sent');
@@ -329,7 +300,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('shows the revision list and the current revision as a diff against the previous one', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([
       revision(1, PLAN_V1, {
         status: 'rejected',
@@ -365,7 +336,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('switching revisions shows each plan again from what it rendered, with its own comments on its own lines', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([
       revision(1, PLAN_V1, {
         status: 'rejected',
@@ -404,7 +375,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('shows a 1.6 MB table plan as text, says why, and stays usable', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const rows = ['# Inventory', '', '| id | name | value | notes |', '| --- | --- | --- | --- |'];
     let length = rows.join('\n').length;
     for (let i = 0; length < 1_600_000; i++) {
@@ -428,7 +399,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('shows a smaller plan with too many table cells as text, naming the cell bound', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const rows = ['| a | b | c | d | e | f | g | h |', '|---|---|---|---|---|---|---|---|'];
     for (let i = 0; i < 1200; i++) rows.push(`| ${i} | 1 | 2 | 3 | 4 | 5 | 6 | 7 |`);
     const plan = rows.join('\n');
@@ -440,7 +411,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('bounds the diff of an 8k-line revision and shows the revision as text instead', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const lines = (word: string, stride: number) =>
       Array.from({ length: 8000 }, (_, i) => `- step ${(i * stride) % 8000}: ${word}`).join('\n');
     const first = lines('alpha', 1);
@@ -460,7 +431,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('shows an oversized question as text too, and the reply still goes out', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const rows = ['Which of these?', '', '| a | b | c | d |', '|---|---|---|---|'];
     for (let i = 0; i < 2000; i++) rows.push(`| ${i} | x | y | z |`);
     const question = rows.join('\n');
@@ -475,7 +446,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('shows a question with a reply box and sends the reply once', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([], {
       phase: 'needs_input',
       question: 'Should the toggle be **per device** or per account?',
@@ -501,7 +472,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('drops an invalid message with a visible notice and changes nothing', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));
     const { page } = panel;
     await panel.postRaw({
@@ -517,7 +488,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('keeps drafts across a reload through setState and tells the host', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     const state = panelState([revision(1, PLAN_V1)]);
     await panel.postState(state);
     const { page } = panel;
@@ -537,20 +508,20 @@ describe('review panel webview (Chromium)', function () {
     const saved = await panel.saved();
     await panel.close();
     // A restored webview: the saved state is shown before the host says anything.
-    panel = await openPanel(browser, server, saved);
+    panel = await panels.open(saved);
     const restored = panel.page;
     assert.equal(await restored.locator('#plan h1').textContent(), 'Add a dark mode toggle');
     assert.equal(await restored.locator('#feedback').inputValue(), 'draft feedback');
     assert.equal(await restored.locator('.comment-card .comment-text').textContent(), 'Name the steps');
     // A draft the host kept is used when the webview has none.
     await panel.close();
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState({ ...state, draft: { toolUseId: 'toolu_1', feedback: 'from the host', comments: [] } });
     assert.equal(await panel.page.locator('#feedback').inputValue(), 'from the host');
   });
 
   it('saves another session at once, so a reload right after the switch restores the session shown', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));
     const other = panelState([revision(1, PLAN_V1)], { sessionKey: 'embedded:sess_2', sessionId: 'sess_2', title: 'Another session' });
     // Dispatched synchronously and read in the same turn: no debounce timer can have run.
@@ -562,7 +533,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('supports the keyboard: arrows move between blocks, Enter comments', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));
     const { page } = panel;
     await page.locator('#plan').focus();
@@ -575,7 +546,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('comments on the lines a text selection spans', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));
     const { page } = panel;
     const from = await page.locator('#plan li', { hasText: 'Add a theme field' }).boundingBox();
@@ -594,7 +565,7 @@ describe('review panel webview (Chromium)', function () {
   });
 
   it('opens the session and outcome links through the host only', async () => {
-    panel = await openPanel(browser, server);
+    panel = await panels.open();
     await panel.postState(
       panelState([revision(1, PLAN_V1, { status: 'approved' })], {
         phase: 'completed',
@@ -610,7 +581,7 @@ describe('review panel webview (Chromium)', function () {
     await page.getByRole('link', { name: 'Open the session' }).click();
     const links = (await panel.posted()).filter((m) => m.type === 'openLink').map((m) => m.href);
     assert.deepEqual(links, ['https://example.com/sessions/1', 'https://example.com/sessions/1/result']);
-    assert.equal(page.url(), `${server.origin}/index.html`);
+    assert.equal(page.url(), `${panels.server.origin}/index.html`);
     await panel.screenshot('outcome');
   });
 });

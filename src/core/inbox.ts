@@ -3,6 +3,7 @@
 // rule are unit-tested; the tree view in extension/inbox only shows what this returns.
 import { PHASE_LABELS, type Phase } from './phase';
 import type { ReportedMode } from './eventBatch';
+import type { PlanRevision } from './panelMessages';
 import { orderForStatus } from './statusSummary';
 
 export type InboxGroupId = 'needs_you' | 'running' | 'done';
@@ -154,4 +155,9 @@ export function agentModeText(mode: ReportedMode | undefined): string {
   if (!mode) return `${REQUESTED_MODE} (requested)`;
   const named = mode.name && mode.name.toLowerCase() !== mode.id.toLowerCase() ? `${mode.id} "${mode.name}"` : mode.id;
   return mode.readOnly ? `${named} (read-only)` : named;
+}
+
+/** The revisions and what was decided on each, in words: "1 rejected, 2 approved with notes". */
+export function revisionDecisionsText(revisions: readonly Pick<PlanRevision, 'revision' | 'status' | 'notes'>[]): string {
+  return revisions.map((r) => `${r.revision} ${r.status.replace('_', ' ')}${r.notes ? ' with notes' : ''}`).join(', ');
 }

@@ -10,6 +10,7 @@ import {
   inboxGroupOf,
   needNotificationKey,
   rememberNotified,
+  revisionDecisionsText,
   type InboxEntry,
 } from '../../src/core/inbox';
 import { PHASES, type Phase } from '../../src/core/phase';
@@ -176,5 +177,19 @@ describe("the agent's reported mode", () => {
     // A restored session starts from the mode it last reported.
     const restored = new SessionModel({ initialPhase: 'executing', cursor: null, at: 0, agentMode: { id: 'acceptEdits' } });
     assert.equal(agentModeText(restored.state.agentMode), 'acceptEdits');
+  });
+});
+
+describe('inbox: the decisions on each revision, in words', () => {
+  it('names each revision with its status, and an approval that carried notes as such', () => {
+    assert.equal(
+      revisionDecisionsText([
+        { revision: 1, status: 'rejected' },
+        { revision: 2, status: 'approved', notes: 'Keep the file format.' },
+      ]),
+      '1 rejected, 2 approved with notes',
+    );
+    assert.equal(revisionDecisionsText([{ revision: 1, status: 'pending', notes: '' }]), '1 pending');
+    assert.equal(revisionDecisionsText([]), '');
   });
 });

@@ -9,6 +9,7 @@ import {
   inboxDescription,
   inboxPhaseLabel,
   needsYou,
+  revisionDecisionsText,
   type InboxEntry,
   type InboxGroupId,
 } from '../../core/inbox';
@@ -35,14 +36,6 @@ function phaseIcon(phase: Phase): vscode.ThemeIcon {
   return new vscode.ThemeIcon(id, color);
 }
 
-/** The revisions and what was decided on each, in words ("1 rejected, 2 approved"). */
-function decisionsText(c: SessionController): string {
-  return c
-    .panelState()
-    .revisions.map((r) => `${r.revision} ${r.status.replace('_', ' ')}`)
-    .join(', ');
-}
-
 function tooltipOf(c: SessionController, entry: InboxEntry): vscode.MarkdownString {
   const md = new vscode.MarkdownString(undefined, true);
   md.isTrusted = false;
@@ -57,7 +50,7 @@ function tooltipOf(c: SessionController, entry: InboxEntry): vscode.MarkdownStri
     ...(entry.modeText ? [`Agent mode: ${entry.modeText}`] : []),
     `Revisions: ${entry.revisionCount}`,
   ];
-  const decisions = decisionsText(c);
+  const decisions = revisionDecisionsText(c.panelState().revisions);
   if (decisions) lines.push(`Decisions: ${decisions}`);
   lines.forEach((line, i) => {
     if (i > 0) md.appendMarkdown('  \n');

@@ -637,7 +637,6 @@ function stripId(event: AnyEvent): Record<string, unknown> & { type: string } {
   return rest;
 }
 
-/** A title people can read in a list: trimmed, 1-500 characters, one line, no control characters. */
 /** Sessions newest first: by creation time, then by id (the list order of every backend). */
 export function newestFirst(sessions: SessionResource[]): SessionResource[] {
   return [...sessions].sort((a, b) =>
@@ -645,6 +644,7 @@ export function newestFirst(sessions: SessionResource[]): SessionResource[] {
   );
 }
 
+/** A title people can read in a list: trimmed, 1-500 characters, one line, no control characters. */
 export function checkTitle(title: string): string {
   const trimmed = title.trim();
   if (!trimmed) throw new SessionsError('bad_request', 'title must not be blank', 400);

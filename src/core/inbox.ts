@@ -134,10 +134,14 @@ export function needNotificationKey(f: NeedFacts): string | undefined {
 /** How many announced needs a session remembers (oldest forgotten first): a bound on storage. */
 export const MAX_NOTIFIED_PER_SESSION = 20;
 
+/** `list` with `item` as its newest (moved there if present), the oldest dropped beyond `bound`. */
+export function appendLatest(list: readonly string[], item: string, bound: number): string[] {
+  return [...list.filter((x) => x !== item), item].slice(-bound);
+}
+
 /** The announced keys with one more, oldest dropped beyond the bound. */
 export function rememberNotified(notified: readonly string[], key: string): string[] {
-  const next = [...notified.filter((k) => k !== key), key];
-  return next.slice(-MAX_NOTIFIED_PER_SESSION);
+  return appendLatest(notified, key, MAX_NOTIFIED_PER_SESSION);
 }
 
 // ---------------------------------------------------------------------------------------------

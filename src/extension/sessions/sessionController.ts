@@ -18,7 +18,7 @@ import { userMessageEvent, type AnyEvent } from '../../core/protocol';
 import { SessionModel, type LocalDecision, type SessionInput, type SessionState } from '../../core/sessionModel';
 import { clip } from '../../core/panelMessages';
 import { PlanHashes, projectPanelState, projectRevisions, type RevisionNotes } from '../../core/sessionProjection';
-import { agentModeText, needNotificationKey, rememberNotified, type InboxEntry } from '../../core/inbox';
+import { agentModeText, appendLatest, needNotificationKey, rememberNotified, type InboxEntry } from '../../core/inbox';
 import type { ReportedMode } from '../../core/eventBatch';
 import { MAX_SAVED_PLANS } from '../../core/persistedSessions';
 import type { SessionBackend } from '../../sessions/backend';
@@ -217,7 +217,7 @@ export class SessionController implements PermissionAsker {
   }
   /** Records a plan file saved from this session (a teleport), so it is listed under it. */
   addSavedPlan(path: string): void {
-    this.#savedPlans = [...this.#savedPlans.filter((p) => p !== path), path].slice(-MAX_SAVED_PLANS);
+    this.#savedPlans = appendLatest(this.#savedPlans, path, MAX_SAVED_PLANS);
     this.#changed();
   }
   /** What the inbox lists of this session. */

@@ -4,7 +4,7 @@
 import { PHASE_LABELS, type Phase } from './phase';
 import type { ReportedMode } from './eventBatch';
 import type { PlanRevision } from './panelMessages';
-import { orderForStatus } from './statusSummary';
+import { orderByAttention } from './statusSummary';
 
 export type InboxGroupId = 'needs_you' | 'running' | 'done';
 
@@ -64,9 +64,7 @@ export interface InboxGroup<T extends InboxEntry> {
 export function groupInbox<T extends InboxEntry>(entries: readonly T[]): Array<InboxGroup<T>> {
   const by = new Map<InboxGroupId, T[]>(INBOX_GROUPS.map((g) => [g.id, []]));
   for (const e of entries) by.get(inboxGroupOf(e))!.push(e);
-  const needs = orderForStatus(by.get('needs_you')!.map((e) => ({ sessionId: e.key, phase: e.attention, changedAt: e.changedAt, e }))).map(
-    (x) => x.e,
-  );
+  const needs = orderByAttention(by.get('needs_you')!, (e) => ({ phase: e.attention, changedAt: e.changedAt }));
   const latestFirst = (list: T[]) => [...list].sort((a, b) => b.changedAt - a.changedAt || a.key.localeCompare(b.key));
   const sorted: Record<InboxGroupId, T[]> = {
     needs_you: needs,

@@ -38,7 +38,15 @@ export interface StatusEntry {
 
 /** Sessions ordered for the status bar: by attention priority, then most recent change. */
 export function orderForStatus<T extends StatusEntry>(entries: readonly T[]): T[] {
-  return [...entries].sort((a, b) => PRIORITY[a.phase] - PRIORITY[b.phase] || b.changedAt - a.changedAt);
+  return orderByAttention(entries, (e) => e);
+}
+
+/** Anything that stands for a session, in the status bar's order, read through `entryOf`. */
+export function orderByAttention<T>(items: readonly T[], entryOf: (item: T) => Pick<StatusEntry, 'phase' | 'changedAt'>): T[] {
+  return items
+    .map((item) => ({ item, entry: entryOf(item) }))
+    .sort((a, b) => PRIORITY[a.entry.phase] - PRIORITY[b.entry.phase] || b.entry.changedAt - a.entry.changedAt)
+    .map((x) => x.item);
 }
 
 export interface StatusSummary<T extends StatusEntry> {

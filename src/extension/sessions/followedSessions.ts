@@ -25,7 +25,7 @@ import type { SettingsReader } from '../settings/settings';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import { PhaseStatusBarItem } from '../status/statusBar';
 import { PermissionDetailsView } from './permissionPrompts';
-import { orderForStatus } from '../../core/statusSummary';
+import { orderByAttention } from '../../core/statusSummary';
 import { PlanEdits } from '../review/planEdits';
 import {
   openTeleportTarget,
@@ -317,9 +317,7 @@ export class FollowedSessions extends Disposable {
     const all = [...this.#controllers.values()];
     const live = all.filter((c) => !c.finished);
     // With nothing in flight, the latest finished session stays visible (approved, teleported, failed).
-    const latestFinished = orderForStatus(
-      all.filter((c) => c.finished).map((c) => ({ sessionId: c.key, phase: c.statusPhase, changedAt: c.statusChangedAt, c })),
-    ).sort((a, b) => b.changedAt - a.changedAt)[0]?.c;
+    const latestFinished = this.ordered((c) => c.finished).sort((a, b) => b.statusChangedAt - a.statusChangedAt)[0];
     this.#statusBar.update(live.length > 0 ? live : latestFinished ? [latestFinished] : []);
     void vscode.commands.executeCommand('setContext', 'ultraplan.hasSessions', all.length > 0);
     void vscode.commands.executeCommand('setContext', 'ultraplan.hasActiveSessions', live.length > 0);
@@ -345,9 +343,7 @@ export class FollowedSessions extends Disposable {
 
   /** Sessions ordered by who needs the person first. */
   ordered(filter: (c: SessionController) => boolean = () => true): SessionController[] {
-    return orderForStatus(
-      this.all.filter(filter).map((c) => ({ sessionId: c.key, phase: c.statusPhase, changedAt: c.statusChangedAt, c })),
-    ).map((e) => e.c);
+    return orderByAttention(this.all.filter(filter), (c) => ({ phase: c.statusPhase, changedAt: c.statusChangedAt }));
   }
 
   // -------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import {
   needsYou,
   revisionDecisionsText,
   type InboxEntry,
+  type InboxGroup,
   type InboxGroupId,
 } from '../../core/inbox';
 import { Disposable, toDisposable } from '../../core/lifecycle';
@@ -65,6 +66,8 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   readonly onDidChangeTreeData = this.#changed.event;
   readonly #view: vscode.TreeView<unknown>;
   #timer: NodeJS.Timeout | undefined;
+  /** The sessions grouped as of the last change (every change refreshes the tree). */
+  #groups: Array<InboxGroup<InboxEntry>> = [];
 
   constructor(sessions: FollowedSessions, handle: InboxViewHandle | undefined) {
     super();
@@ -84,7 +87,9 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   }
 
   refresh(): void {
-    const count = inboxBadgeCount(this.#sessions.all.map((c) => c.inboxEntry()));
+    const entries = this.#sessions.all.map((c) => c.inboxEntry());
+    this.#groups = groupInbox(entries);
+    const count = inboxBadgeCount(entries);
     this.#view.badge =
       count > 0 ? { value: count, tooltip: `${count} session${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} you` } : undefined;
     this.#changed.fire(undefined);
@@ -101,9 +106,9 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   }
 
   getChildren(node?: InboxNode): InboxNode[] {
-    if (!node) return groupInbox(this.#sessions.all.map((c) => c.inboxEntry())).map((g) => ({ kind: 'group', id: g.id }));
+    if (!node) return this.#groups.map((g) => ({ kind: 'group', id: g.id }));
     if (node.kind === 'group') {
-      const group = groupInbox(this.#sessions.all.map((c) => c.inboxEntry())).find((g) => g.id === node.id);
+      const group = this.#groups.find((g) => g.id === node.id);
       return (group?.entries ?? []).map((e) => ({ kind: 'session', key: e.key }));
     }
     if (node.kind === 'session') {
@@ -125,7 +130,7 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
 
   getTreeItem(node: InboxNode): vscode.TreeItem {
     if (node.kind === 'group') {
-      const group = groupInbox(this.#sessions.all.map((c) => c.inboxEntry())).find((g) => g.id === node.id);
+      const group = this.#groups.find((g) => g.id === node.id);
       const item = new vscode.TreeItem(group?.label ?? node.id, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `group:${node.id}`;
       item.description = String(group?.entries.length ?? 0);

@@ -14,11 +14,15 @@ import { registerCommand, type ExtensionServices } from './services';
 
 export const ATTACH_SESSION_COMMAND = 'ultraplan.attachSession';
 
-/** A target with its backend settled: a bare id names a session on the backend chosen now. */
-interface ResolvedTarget {
+/** Where sessions live: a backend kind and, for a server, its URL. */
+interface BackendPlace {
   kind: BackendKind;
-  sessionId: string;
   serverUrl?: string;
+}
+
+/** A target with its backend settled: a bare id names a session on the backend chosen now. */
+interface ResolvedTarget extends BackendPlace {
+  sessionId: string;
 }
 
 type PickItem = vscode.QuickPickItem & { target?: AttachTarget };
@@ -42,13 +46,16 @@ export function registerAttachCommand(services: ExtensionServices): void {
   });
 }
 
+/** The backend the settings choose now. */
+function currentPlace(settings: UltraplanSettings): BackendPlace {
+  const kind = settings.backend;
+  return kind === 'server' ? { kind, serverUrl: settings['server.url'] } : { kind };
+}
+
 function resolve(target: AttachTarget, settings: UltraplanSettings): ResolvedTarget {
   if (target.backend === 'server') return { kind: 'server', sessionId: target.sessionId, serverUrl: target.serverUrl };
   if (target.backend === 'claude-web') return { kind: 'claude-web', sessionId: target.sessionId };
-  const kind = settings.backend;
-  return kind === 'server'
-    ? { kind, sessionId: target.sessionId, serverUrl: settings['server.url'] }
-    : { kind, sessionId: target.sessionId };
+  return { ...currentPlace(settings), sessionId: target.sessionId };
 }
 
 /**
@@ -59,7 +66,7 @@ function resolve(target: AttachTarget, settings: UltraplanSettings): ResolvedTar
 async function backendFor(
   services: ExtensionServices,
   settings: UltraplanSettings,
-  target: ResolvedTarget,
+  target: BackendPlace,
 ): Promise<{ backend: SessionBackend; readOnly?: string; serverUrl?: string }> {
   if (target.kind === 'server') {
     const url = target.serverUrl ?? settings['server.url'];
@@ -178,7 +185,7 @@ async function pickTarget(services: ExtensionServices, settings: UltraplanSettin
 }
 
 async function listItems(services: ExtensionServices, settings: UltraplanSettings, signal: AbortSignal): Promise<PickItem[]> {
-  const here = resolve({ backend: 'current', sessionId: 'session_x' }, settings);
+  const here = currentPlace(settings);
   const { backend, readOnly, serverUrl } = await backendFor(services, settings, here);
   if (!backend.listSessions) return [{ label: `$(info) ${backend.label} lists no sessions`, description: 'paste a link or id' }];
   const listed = await backend.listSessions(signal).catch((err: unknown) => {
@@ -189,7 +196,7 @@ async function listItems(services: ExtensionServices, settings: UltraplanSetting
   return listed.map((s) => sessionItem(services, here, s, now));
 }
 
-function sessionItem(services: ExtensionServices, here: ResolvedTarget, s: SessionResource, now: number): PickItem {
+function sessionItem(services: ExtensionServices, here: BackendPlace, s: SessionResource, now: number): PickItem {
   const followed = services.sessions.followed(here.kind, s.id, here.serverUrl) !== undefined;
   const target: AttachTarget =
     here.kind === 'server' && here.serverUrl

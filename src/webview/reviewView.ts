@@ -105,6 +105,19 @@ function button(label: string, icon: string | undefined, className = ''): HTMLBu
   return b;
 }
 
+/** Ctrl/Cmd+Enter sends (Enter alone is a new line); Escape cancels, where the field has a cancel. */
+function sendOnCtrlEnter(field: HTMLTextAreaElement, send: () => void, cancel?: () => void): void {
+  field.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      send();
+    } else if (cancel && event.key === 'Escape') {
+      event.preventDefault();
+      cancel();
+    }
+  });
+}
+
 function draftKey(sessionKey: string, toolUseId: string): string {
   return `${sessionKey}\u0000${toolUseId}`;
 }
@@ -532,16 +545,8 @@ export class ReviewView {
       this.render();
       this.#plan.focus();
     });
-    text.addEventListener('keydown', (event) => {
-      // Ctrl/Cmd+Enter only saves the comment; it never decides anything.
-      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-        event.preventDefault();
-        commit();
-      } else if (event.key === 'Escape') {
-        event.preventDefault();
-        cancel.click();
-      }
-    });
+    // Ctrl/Cmd+Enter only saves the comment; it never decides anything.
+    sendOnCtrlEnter(text, commit, () => cancel.click());
     const labelEl = el('label', { text: `Comment on ${label}`, attrs: { for: id } });
     const actions = el('div', { className: 'composer-actions' });
     actions.append(save, cancel);
@@ -719,15 +724,25 @@ export class ReviewView {
     return draft;
   }
 
-  #updateDraft(change: (draft: Draft) => void, after?: () => void): void {
+  /**
+   * Changes the current plan's draft and saves it soon, without rendering (as typed into a field,
+   * which shows it already); false when there is no current plan (or, `pendingOnly`, it is decided).
+   */
+  #changeDraft(change: (draft: Draft) => void, o: { pendingOnly?: boolean } = {}): boolean {
     const state = this.#state;
     const current = state ? currentRevision(state) : undefined;
-    if (!state || !current) return;
+    if (!state || !current || (o.pendingOnly && current.status !== 'pending')) return false;
     change(this.#draftFor(state, current));
-    after?.();
     this.#draftDirty = true;
-    this.render();
     this.#scheduleSave();
+    return true;
+  }
+
+  /** Changes the current plan's draft and shows the change. */
+  #updateDraft(change: (draft: Draft) => void, after?: () => void): void {
+    if (!this.#changeDraft(change)) return;
+    after?.();
+    this.render();
   }
 
   #openComposer(range: LineRange): void {
@@ -901,23 +916,14 @@ export class ReviewView {
     cancel.addEventListener('click', () => this.#cancelNotes());
     this.#notesText.placeholder = 'What the agent should keep in mind while it executes the plan';
     this.#notesText.setAttribute('aria-keyshortcuts', 'Control+Enter Escape');
-    this.#notesText.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-        event.preventDefault();
-        this.#sendNotes();
-      } else if (event.key === 'Escape') {
-        event.preventDefault();
-        this.#cancelNotes();
-      }
-    });
+    sendOnCtrlEnter(
+      this.#notesText,
+      () => this.#sendNotes(),
+      () => this.#cancelNotes(),
+    );
     this.#notesText.addEventListener('input', () => {
       this.#renderNotesCount();
-      const state = this.#state;
-      const current = state ? currentRevision(state) : undefined;
-      if (!state || !current || current.status !== 'pending') return;
-      this.#draftFor(state, current).notes = this.#notesText.value;
-      this.#draftDirty = true;
-      this.#scheduleSave();
+      this.#changeDraft((d) => (d.notes = this.#notesText.value), { pendingOnly: true });
     });
     const label = el('label', { text: 'Notes for the agent (sent with Approve with Notes)', attrs: { for: 'approval-notes' } });
     const actions = el('div', { className: 'composer-actions' });
@@ -945,11 +951,7 @@ export class ReviewView {
     this.#question.lastElementChild?.append(this.#replyButton);
     this.#replyButton.addEventListener('click', () => this.#sendReply());
     // As in the comment composer: Ctrl+Enter (Cmd+Enter) sends; Enter alone is a new line.
-    this.#replyText.addEventListener('keydown', (event) => {
-      if (event.key !== 'Enter' || !(event.ctrlKey || event.metaKey)) return;
-      event.preventDefault();
-      this.#sendReply();
-    });
+    sendOnCtrlEnter(this.#replyText, () => this.#sendReply());
     this.#replyText.setAttribute('aria-keyshortcuts', 'Control+Enter');
     this.#replyText.placeholder = 'Ctrl+Enter sends';
     this.#replyText.addEventListener('input', () => {
@@ -978,15 +980,7 @@ export class ReviewView {
     }
     this.#buildNotes();
     this.#decision.append(feedbackLabel, this.#feedback, this.#commentCount, actions, this.#notesForm, this.#decisionStatus);
-    this.#feedback.addEventListener('input', () => {
-      const value = this.#feedback.value;
-      const state = this.#state;
-      const current = state ? currentRevision(state) : undefined;
-      if (!state || !current) return;
-      this.#draftFor(state, current).feedback = value;
-      this.#draftDirty = true;
-      this.#scheduleSave();
-    });
+    this.#feedback.addEventListener('input', () => this.#changeDraft((d) => (d.feedback = this.#feedback.value)));
 
     this.#plan.addEventListener('click', (event) => this.#onPlanClick(event));
     this.#plan.addEventListener('keydown', (event) => this.#onPlanKey(event));

@@ -362,50 +362,29 @@ export async function run(): Promise<BenchResult[]> {
       }),
     );
     const worstError = Math.max(...paint.map((p) => p.errorMs));
-    results.push(
-      result(
+    const stages: Array<[string, (p: PaintSample) => number, string]> = [
+      [
         `${PLAN_LINES}-line plan arrives -> extension host logs plan_ready`,
-        'ms',
-        'lower',
-        paint.map((p) => p.hostMs),
-        {
-          note: "server event stream -> the extension's poller and scanner; from its log line's millisecond stamp",
-        },
-      ),
-    );
-    results.push(
-      result(
+        (p) => p.hostMs,
+        "server event stream -> the extension's poller and scanner; from its log line's millisecond stamp",
+      ],
+      [
         `${PLAN_LINES}-line plan arrives -> its message reaches the panel`,
-        'ms',
-        'lower',
-        paint.map((p) => p.receivedMs),
-        {
-          note: "the panel's own performance mark on receiving the message that showed the plan: delivery through the workbench",
-        },
-      ),
-    );
-    results.push(
-      result(
+        (p) => p.receivedMs,
+        "the panel's own performance mark on receiving the message that showed the plan: delivery through the workbench",
+      ],
+      [
         `${PLAN_LINES}-line plan: the panel handles that message`,
-        'ms',
-        'lower',
-        paint.map((p) => p.handleMs),
-        {
-          note: 'validation, markdown-it, DOMPurify, line index, the rest of the view (between its marks)',
-        },
-      ),
-    );
-    results.push(
-      result(
+        (p) => p.handleMs,
+        'validation, markdown-it, DOMPurify, line index, the rest of the view (between its marks)',
+      ],
+      [
         `${PLAN_LINES}-line plan arrives -> DOM holds its last line`,
-        'ms',
-        'lower',
-        paint.map((p) => p.domMs),
-        {
-          note: 'server event stream -> extension host (poller, scanner, panel state) -> webview message -> render',
-        },
-      ),
-    );
+        (p) => p.domMs,
+        'server event stream -> extension host (poller, scanner, panel state) -> webview message -> render',
+      ],
+    ];
+    for (const [name, pick, note] of stages) results.push(result(name, 'ms', 'lower', paint.map(pick), { note }));
     const plainName = `${PLAN_LINES}-line plan as plain text in the same panel frame -> painted (baseline)`;
     results.push(
       result(

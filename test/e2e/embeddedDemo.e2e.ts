@@ -4,7 +4,7 @@
 // (reject, revision 2, approve, outcome).
 import * as assert from 'node:assert/strict';
 import { readStatusBar, screenshot, statusBarAriaLabel, waitFor } from './harness';
-import { planTask, reviewFrame, suiteWindow, writeReview } from './ultraplanSteps';
+import { planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
 describe('embedded backend: the scripted demo, across a reload', function () {
   const suite = suiteWindow({
@@ -39,18 +39,7 @@ describe('embedded backend: the scripted demo, across a reload', function () {
       feedback: 'Add the in-memory fallback and make the limit configurable.',
     });
     await frame.getByRole('button', { name: 'Reject', exact: true }).click();
-    frame = await waitFor(
-      async () => {
-        const f = await reviewFrame(w.page, '.revision-label');
-        return (await f
-          .locator('.revision-label')
-          .textContent()
-          .catch(() => '')) === 'Revision 2 of 2'
-          ? f
-          : undefined;
-      },
-      { timeoutMs: 30_000, message: 'revision 2' },
-    );
+    frame = await revisionFrame(w.page, 'Revision 2 of 2', 30_000);
     await waitFor(async () => ((await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled()) ? true : undefined), {
       timeoutMs: 20_000,
       message: 'revision 2 to be decidable',

@@ -14,6 +14,7 @@ import {
   listSessions,
   planTask,
   reviewFrame,
+  revisionFrame,
   scenario,
   sessionEvents,
   startScenarioServer,
@@ -165,18 +166,7 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
       }),
     });
     assert.ok(res.ok, `external reject: HTTP ${res.status}`);
-    await waitFor(
-      async () => {
-        const f = await reviewFrame(page, '.revision-label');
-        return (await f
-          .locator('.revision-label')
-          .textContent()
-          .catch(() => '')) === 'Revision 2 of 2'
-          ? f
-          : undefined;
-      },
-      { timeoutMs: 30_000, message: 'revision 2 to arrive' },
-    );
+    await revisionFrame(page, 'Revision 2 of 2', 30_000);
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 10_000 });
 
     // The old edit is still open: approving it now must be refused.

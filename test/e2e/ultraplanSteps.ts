@@ -139,14 +139,20 @@ export async function writeReview(frame: Frame, review: { line: string; comment:
 }
 
 /** Once the status bar says "plan ready" and the panel's revision label reads `label` ("Revision 2 of 2"): the panel's frame. */
-export async function revisionFrame(page: Page, label: string): Promise<Frame> {
+export async function revisionFrame(page: Page, label: string, timeoutMs = 20_000): Promise<Frame> {
   await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
-  const frame = await reviewFrame(page, '.revision-label');
-  await waitFor(async () => ((await frame.locator('.revision-label').textContent()) === label ? true : undefined), {
-    timeoutMs: 20_000,
-    message: `the panel to show "${label}"`,
-  });
-  return frame;
+  // The frame is looked up on each try: the panel's webview may be recreated meanwhile.
+  return waitFor(
+    async () => {
+      const frame = await reviewFrame(page, '.revision-label');
+      const shown = await frame
+        .locator('.revision-label')
+        .textContent()
+        .catch(() => '');
+      return shown === label ? frame : undefined;
+    },
+    { timeoutMs, message: `the panel to show "${label}"` },
+  );
 }
 
 /** The review panel's frame, once it shows `selector`. */

@@ -8,6 +8,7 @@ import {
   type DecisionKind,
   type LineComment,
   type PanelDraft,
+  type ReplyDraft,
   type PanelNotice,
   type PanelState,
   type PlanRevision,
@@ -110,6 +111,8 @@ export interface PanelFacts {
   notice: PanelNotice | undefined;
   outcome: { text: string; link?: string } | undefined;
   drafts: ReadonlyMap<string, PanelDraft>;
+  /** The reply being written to the question. */
+  replyDraft?: ReplyDraft | undefined;
 }
 
 export function projectPanelState(state: SessionState, allRevisions: readonly PlanRevision[], facts: PanelFacts): PanelState {
@@ -129,7 +132,10 @@ export function projectPanelState(state: SessionState, allRevisions: readonly Pl
   if (facts.agentLabel) panel.agentLabel = clip(facts.agentLabel, PANEL_LIMITS.labelChars);
   if (facts.agentMode) panel.agentMode = clip(facts.agentMode, PANEL_LIMITS.labelChars);
   if (facts.sessionLink) panel.sessionLink = facts.sessionLink;
-  if (state.phase === 'needs_input' && state.question) panel.question = clip(state.question, PANEL_LIMITS.textChars);
+  if (state.phase === 'needs_input' && state.question) {
+    panel.question = clip(state.question, PANEL_LIMITS.textChars);
+    if (facts.replyDraft) panel.replyDraft = facts.replyDraft;
+  }
   const editingCurrent = facts.editing !== undefined && facts.editing === current?.toolUseId && facts.canDecide;
   const pendingDecision = facts.inFlight ?? (editingCurrent ? 'edit' : undefined);
   if (pendingDecision !== undefined) panel.pendingDecision = pendingDecision;

@@ -11,7 +11,14 @@ import { Disposable } from '../../core/lifecycle';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import { sameServerUrl, sameSessionId } from '../../core/attachTarget';
 import { displayTitle } from '../../core/sessionListing';
-import type { DecisionMessage, PanelAnswer, PanelDraft, PanelRequest, PanelState, SaveDraftMessage } from '../../core/panelMessages';
+import type {
+  DecisionMessage,
+  PanelAnswer,
+  PanelRequest,
+  PanelState,
+  SaveDraftMessage,
+  SaveReplyDraftMessage,
+} from '../../core/panelMessages';
 import { setPlanModeEvent, userMessageEvent } from '../../core/protocol';
 import type { Backends } from '../backends/backends';
 import { voiceFor } from '../backends/backendVoice';
@@ -118,7 +125,7 @@ export class FollowedSessions extends Disposable {
   }
 
   /** A review panel the workbench revived after a reload: show the session it should. */
-  async restorePanel(panel: ReviewPanel, saved: PanelState | undefined): Promise<void> {
+  async restorePanel(panel: ReviewPanel, savedKey: string | undefined): Promise<void> {
     await this.restored;
     this.#attachPanel(panel);
     // Which session: the one we last showed (our own record, written when shown), else the one
@@ -128,17 +135,17 @@ export class FollowedSessions extends Disposable {
     const remembered = this.#rememberedShown();
     const controller =
       (remembered ? this.#controllers.get(remembered) : undefined) ??
-      (saved ? this.#controllers.get(saved.sessionKey) : undefined) ??
-      (saved ? undefined : this.ordered()[0]);
+      (savedKey ? this.#controllers.get(savedKey) : undefined) ??
+      (savedKey ? undefined : this.ordered()[0]);
     this.#o.log.info(
-      `review panel restored (${saved ? `saved state for ${saved.sessionKey}` : 'no saved state'}; last shown ${remembered ?? 'unknown'}; showing ${controller?.key ?? 'nothing'})`,
+      `review panel restored (${savedKey ? `saved state for ${savedKey}` : 'no saved state'}; last shown ${remembered ?? 'unknown'}; showing ${controller?.key ?? 'nothing'})`,
     );
     if (controller) {
       this.#rememberShown(controller.key);
       panel.update(controller.panelState());
-    } else if (saved) {
-      // A session we no longer follow: its last state stays readable; decisions are refused.
-      panel.update({ ...saved, canDecide: false });
+    } else if (savedKey) {
+      // A session we no longer follow: there is nothing to show or decide in its review.
+      panel.dispose();
     }
   }
 
@@ -549,15 +556,19 @@ export class FollowedSessions extends Disposable {
     }
   }
 
-  #saveDraft(draft: SaveDraftMessage): void {
-    const controller = this.#controllers.get(draft.sessionKey);
+  #saveDraft(message: SaveDraftMessage | SaveReplyDraftMessage): void {
+    const controller = this.#controllers.get(message.sessionKey);
     if (!controller) {
-      this.#o.log.warn(`review panel: draft for an unknown session ${draft.sessionKey}`);
+      this.#o.log.warn(`review panel: draft for an unknown session ${message.sessionKey}`);
       return;
     }
-    const kept: PanelDraft = { toolUseId: draft.toolUseId, feedback: draft.feedback, comments: draft.comments };
-    if (draft.notes !== undefined) kept.notes = draft.notes;
-    controller.saveDraft(kept);
+    if (message.type === 'saveReplyDraft') {
+      const { type: _type, sessionKey: _key, ...draft } = message;
+      controller.saveReplyDraft(draft);
+    } else {
+      const { type: _type, sessionKey: _key, ...draft } = message;
+      controller.saveDraft(draft);
+    }
   }
 
   /** Every request names the session it is for by its key; decisions are checked there. */

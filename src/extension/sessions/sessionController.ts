@@ -9,7 +9,7 @@ import { approvalWithNotes, checkNotes, notesDeliveryFor } from '../../core/appr
 import { DecisionGate, decisionEvent, planHash, type DecisionBinding, type PendingPlanRef, type PlanDecision } from '../../core/decision';
 import { SessionsError, UltraplanPollError } from '../../core/errors';
 import { formatRejectFeedback } from '../../core/feedback';
-import type { DecisionKind, LineComment, PanelDraft, PanelNotice, PanelState, PlanRevision } from '../../core/panelMessages';
+import type { DecisionKind, LineComment, PanelDraft, PanelNotice, PanelState, PlanRevision, ReplyDraft } from '../../core/panelMessages';
 import type { PersistedSession } from '../../core/persistedSessions';
 import { endedByFromPhase, type Phase } from '../../core/phase';
 import { permissionRefusalMessage, permissionResponseEvent, type ToolPermissionRequest } from '../../core/permissionRequests';
@@ -90,6 +90,8 @@ export class SessionController implements PermissionAsker {
   readonly #restoredRevisions: PlanRevision[];
   readonly #hashes = new PlanHashes();
   #drafts = new Map<string, PanelDraft>();
+  /** The reply being written to the agent's question. */
+  #replyDraft: ReplyDraft | undefined;
   #notice: PanelNotice | undefined;
   #outcome: { text: string; link?: string } | undefined;
   #inFlight: DecisionKind | undefined;
@@ -137,6 +139,7 @@ export class SessionController implements PermissionAsker {
         this.#extras.set(rev.toolUseId, extras);
       }
       for (const d of r.drafts) this.#drafts.set(d.toolUseId, d);
+      this.#replyDraft = r.replyDraft;
       if (r.outcome !== undefined) this.#outcome = r.outcome;
       this.#notified = [...(r.notified ?? [])];
       this.#savedPlans = [...(r.savedPlans ?? [])];
@@ -605,6 +608,7 @@ export class SessionController implements PermissionAsker {
     }
     this.#inFlight = undefined;
     this.#notice = undefined;
+    this.#replyDraft = undefined;
     this.#reduce({ type: 'replied', at: this.#now() }, false);
     this.#changed();
     return { sent: true };
@@ -612,6 +616,11 @@ export class SessionController implements PermissionAsker {
 
   saveDraft(draft: PanelDraft): void {
     this.#drafts.set(draft.toolUseId, draft);
+    this.#changed();
+  }
+
+  saveReplyDraft(draft: ReplyDraft): void {
+    this.#replyDraft = draft.text ? draft : undefined;
     this.#changed();
   }
 
@@ -752,6 +761,7 @@ export class SessionController implements PermissionAsker {
       notice: this.#notice ?? (this.readOnly !== undefined ? { level: 'info', text: this.readOnly } : undefined),
       outcome: this.#outcome,
       drafts: this.#drafts,
+      replyDraft: this.#replyDraft,
     });
     return this.#panelState;
   }
@@ -783,6 +793,7 @@ export class SessionController implements PermissionAsker {
     if (this.#savedPlans.length > 0) p.savedPlans = [...this.#savedPlans];
     if (state.agentMode !== undefined) p.agentMode = { ...state.agentMode };
     if (this.#notified.length > 0) p.notified = [...this.#notified];
+    if (this.#replyDraft !== undefined) p.replyDraft = this.#replyDraft;
     return p;
   }
 

@@ -2,13 +2,7 @@
 // field, the status line, drafts and their write-out, and plan texts sent once by hash.
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import {
-  splitPlanTexts,
-  type PanelState,
-  type PlanRevision,
-  type SaveDraftMessage,
-  type StateMessage,
-} from '../../src/core/panelMessages';
+import { splitPlanTexts, type PanelState, type PlanRevision, type SaveDraftMessage, type StateMessage } from '../../src/core/panelMessages';
 import { planDraftKey, replyDraftKey } from '../../src/webview/panelDrafts';
 import { PanelModel } from '../../src/webview/panelModel';
 

@@ -543,11 +543,9 @@ describe('review panel webview (Chromium)', function () {
     const started = Date.now();
     await page.locator('#feedback').pressSequentially(text, { delay: 15 });
     const typedMs = Date.now() - started;
-    await page.waitForFunction(
-      (t) => window.__posted.some((m) => (m as { type?: string; feedback?: string }).feedback === t),
-      text,
-      { timeout: 5_000 },
-    );
+    await page.waitForFunction((t) => window.__posted.some((m) => (m as { type?: string; feedback?: string }).feedback === t), text, {
+      timeout: 5_000,
+    });
     const writes = (await panel.posted()).filter((m) => m.type === 'saveDraft');
     assert.equal(writes[0]?.feedback, 'S', 'the first keystroke is written at once');
     assert.equal(writes.at(-1)?.feedback, text);

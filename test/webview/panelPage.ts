@@ -92,10 +92,10 @@ function closeServer(server: http.Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** Serves the panel page (a fresh nonce per load) and the built bundle from dist/. */
-export async function startPanelServer(): Promise<PanelServer> {
+/** Serves the panel page (a fresh nonce per load) and the built bundle from dist/ (or another build's `dist`). */
+export async function startPanelServer(dist = DIST): Promise<PanelServer> {
   for (const file of ['webview.js', 'webview.css', 'codicon.ttf']) {
-    if (!fs.existsSync(path.join(DIST, file))) throw new Error(`dist/${file} is missing: run \`npm run build\` first`);
+    if (!fs.existsSync(path.join(dist, file))) throw new Error(`${dist}/${file} is missing: run \`npm run build\` first`);
   }
   const requests: string[] = [];
   let origin = '';
@@ -115,9 +115,9 @@ export async function startPanelServer(): Promise<PanelServer> {
     }
     const match = /^\/dist\/([\w.-]+)$/.exec(url.pathname);
     const file = match?.[1];
-    if (file && fs.existsSync(path.join(DIST, file))) {
+    if (file && fs.existsSync(path.join(dist, file))) {
       res.writeHead(200, { 'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream' });
-      res.end(fs.readFileSync(path.join(DIST, file)));
+      res.end(fs.readFileSync(path.join(dist, file)));
       return;
     }
     res.writeHead(404).end();

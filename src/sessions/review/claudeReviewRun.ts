@@ -3,8 +3,8 @@
 // the free runs: the caller tells the person before starting (CLAUDE_BILLING_NOTICE).
 import { spawn } from 'node:child_process';
 import { CLAUDE_REVIEWER, mapClaudeReview } from '../../core/review/claudeReview';
-import { countVerdicts, mergeFindings } from '../../core/review/merge';
-import { decideOutcome, type ReviewOutcome } from '../../core/review/outcome';
+import type { RawFinding } from '../../core/review/merge';
+import type { ReviewerReport } from '../../core/review/outcome';
 import type { ReviewScope } from '../../core/review/scope';
 
 export const CLAUDE_BILLING_NOTICE =
@@ -36,16 +36,23 @@ export interface ClaudeReviewOptions {
 
 const MAX_OUTPUT = 64 * 1024 * 1024;
 
-export async function runClaudeReview(options: ClaudeReviewOptions): Promise<ReviewOutcome> {
-  const reviewer = (error: string) => ({
-    kind: 'failed' as const,
-    reason: `${CLAUDE_REVIEWER} failed: ${error}`,
-    reviewers: [{ label: CLAUDE_REVIEWER, role: 'claude' as const, ok: false, error }],
+export interface ClaudeReviewRun {
+  reviewer: ReviewerReport;
+  /** Its findings, verified by Claude's review itself before it prints them. */
+  findings: RawFinding[];
+  cancelled: boolean;
+}
+
+export async function runClaudeReview(options: ClaudeReviewOptions): Promise<ClaudeReviewRun> {
+  const failed = (error: string): ClaudeReviewRun => ({
+    reviewer: { label: CLAUDE_REVIEWER, role: 'claude', ok: false, error },
+    findings: [],
+    cancelled: false,
   });
   const target = claudeTarget(options.scope);
-  if (!target.ok) return reviewer(target.error);
+  if (!target.ok) return failed(target.error);
   const [command, ...prefix] = options.command;
-  if (!command) return reviewer('no command is set for Claude Code');
+  if (!command) return failed('no command is set for Claude Code');
   const args = [...prefix, 'ultrareview', ...target.args, '--json', '--no-post', ...(options.trusted ? ['--trust-workspace'] : [])];
   if (options.timeoutMinutes) args.push('--timeout', String(options.timeoutMinutes));
   const result = await new Promise<{ stdout: string; stderr: string; code: number | null; error?: string }>((resolve) => {
@@ -91,12 +98,13 @@ export async function runClaudeReview(options: ClaudeReviewOptions): Promise<Rev
       resolve({ stdout, stderr, code });
     });
   });
-  if (options.signal.aborted)
-    return { kind: 'cancelled', reviewers: [{ label: CLAUDE_REVIEWER, role: 'claude', ok: false, error: 'cancelled' }] };
-  if (result.error) return reviewer(result.error);
+  if (options.signal.aborted) return { ...failed('cancelled'), cancelled: true };
+  if (result.error) return failed(result.error);
   const mapped = mapClaudeReview(result.stdout, result.stderr, result.code);
-  if (!mapped.ok) return reviewer(mapped.error);
-  return decideOutcome(mergeFindings(mapped.findings), countVerdicts(mapped.findings), [
-    { label: CLAUDE_REVIEWER, role: 'claude', ok: true, findings: mapped.findings.length },
-  ]);
+  if (!mapped.ok) return failed(mapped.error);
+  return {
+    reviewer: { label: CLAUDE_REVIEWER, role: 'claude', ok: true, findings: mapped.findings.length },
+    findings: mapped.findings,
+    cancelled: false,
+  };
 }

@@ -31,8 +31,16 @@ export interface FleetOptions {
 }
 
 export interface FleetResult {
-  outcome: ReviewOutcome;
   raw: RawFinding[];
+  reviewers: ReviewerReport[];
+  cancelled: boolean;
+}
+
+/** The outcome of finished reviewer runs: merged, counted, told. */
+export function reviewOutcome(raw: RawFinding[], reviewers: ReviewerReport[], cancelled = false): ReviewOutcome {
+  const ordered = orderReviewers(reviewers);
+  if (cancelled) return { kind: 'cancelled', reviewers: ordered };
+  return decideOutcome(mergeFindings(raw), countVerdicts(raw), ordered);
 }
 
 /** Runs `tasks` with at most `limit` at once, in order of start. */
@@ -82,7 +90,7 @@ export async function runReviewFleet(options: FleetOptions): Promise<FleetResult
     return { index: i, source };
   });
   const finished = await Promise.all(finderRuns);
-  if (signal.aborted) return { outcome: { kind: 'cancelled', reviewers }, raw };
+  if (signal.aborted) return { raw, reviewers, cancelled: true };
 
   tell({ stage: 'verifying' });
   const finderSource = new Map(finished.map(({ index, source }) => [`${source.label} #${index + 1}`, sources.indexOf(source)]));
@@ -109,11 +117,10 @@ export async function runReviewFleet(options: FleetOptions): Promise<FleetResult
     }),
     options.verifierConcurrency ?? 4,
   );
-  if (signal.aborted) return { outcome: { kind: 'cancelled', reviewers }, raw };
+  if (signal.aborted) return { raw, reviewers, cancelled: true };
 
   tell({ stage: 'merging' });
-  const merged = mergeFindings(raw);
-  return { outcome: decideOutcome(merged, countVerdicts(raw), orderReviewers(reviewers)), raw };
+  return { raw, reviewers, cancelled: false };
 }
 
 function timeout(options: FleetOptions): { timeoutMs?: number } {

@@ -5,7 +5,8 @@ import { strict as assert } from 'node:assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runClaudeReview } from '../../../src/sessions/review/claudeReviewRun';
+import { runClaudeReview as runClaude } from '../../../src/sessions/review/claudeReviewRun';
+import { reviewOutcome } from '../../../src/sessions/review/fleet';
 import { outcomeHeadline } from '../../../src/core/review/outcome';
 
 const STAND_IN = path.resolve(__dirname, '..', '..', 'support', 'review', 'claudeUltrareviewStandIn.mjs');
@@ -18,8 +19,8 @@ describe("Claude Code's review (claude ultrareview --json), through its stand-in
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  function run(scenario: unknown, extra: Partial<Parameters<typeof runClaudeReview>[0]> = {}) {
-    return runClaudeReview({
+  async function run(scenario: unknown, extra: Partial<Parameters<typeof runClaude>[0]> = {}) {
+    const result = await runClaude({
       command: [process.execPath, STAND_IN],
       cwd: dir,
       scope: { kind: 'branch', base: 'main', includeUntracked: false },
@@ -28,6 +29,7 @@ describe("Claude Code's review (claude ultrareview --json), through its stand-in
       env: { ...process.env, STANDIN_ULTRAREVIEW: JSON.stringify(scenario), STANDIN_CALLS: path.join(dir, 'calls.jsonl') },
       ...extra,
     });
+    return reviewOutcome(result.findings, [result.reviewer], result.cancelled);
   }
 
   async function calls(): Promise<string[][]> {

@@ -3,7 +3,7 @@
 // the false one, duplicates merge, a failing finder is named, a cancel stops every agent.
 import { strict as assert } from 'node:assert';
 import { collectChange } from '../../../src/sessions/review/gitChange';
-import { runReviewFleet } from '../../../src/sessions/review/fleet';
+import { reviewOutcome, runReviewFleet } from '../../../src/sessions/review/fleet';
 import { outcomeDetails, outcomeHeadline } from '../../../src/core/review/outcome';
 import type { ReviewProgress } from '../../../src/core/review/progress';
 import { ReviewRepo } from '../../support/review/gitRepo';
@@ -72,7 +72,7 @@ describe('the review fleet with real agents, models scripted', function () {
     });
     const change = await collectChange(repo.root, { kind: 'branch', includeUntracked: false });
     const stages: string[] = [];
-    const { outcome, raw } = await runReviewFleet({
+    const { raw, reviewers } = await runReviewFleet({
       change,
       sources: reviewSources,
       finders: 3,
@@ -82,6 +82,7 @@ describe('the review fleet with real agents, models scripted', function () {
       },
     });
     assert.deepEqual(stages, ['finding', 'verifying', 'merging']);
+    const outcome = reviewOutcome(raw, reviewers);
     assert.equal(raw.length, 6);
     assert.equal(outcome.kind, 'findings', outcomeDetails(outcome).join('\n'));
     if (outcome.kind !== 'findings') return;
@@ -111,7 +112,8 @@ describe('the review fleet with real agents, models scripted', function () {
       verifier,
     });
     const change = await collectChange(repo.root, { kind: 'staged' });
-    const { outcome } = await runReviewFleet({ change, sources: reviewSources, finders: 3, signal: new AbortController().signal });
+    const fleet = await runReviewFleet({ change, sources: reviewSources, finders: 3, signal: new AbortController().signal });
+    const outcome = reviewOutcome(fleet.raw, fleet.reviewers);
     assert.equal(outcome.kind, 'clean');
     assert.equal(outcomeHeadline(outcome), 'No issues found by 2 reviewers');
     const details = outcomeDetails(outcome);
@@ -127,7 +129,8 @@ describe('the review fleet with real agents, models scripted', function () {
     const running = runReviewFleet({ change, sources: reviewSources, finders: 2, signal: abort.signal });
     await sources[0]!.model.waitForRound(2, 120_000);
     abort.abort();
-    const { outcome } = await running;
+    const fleet = await running;
+    const outcome = reviewOutcome(fleet.raw, fleet.reviewers, fleet.cancelled);
     assert.equal(outcome.kind, 'cancelled');
     assert.equal(outcomeHeadline(outcome), 'The review was cancelled');
     // close() (afterEach) asserts every agent process group is gone.

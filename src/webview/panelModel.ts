@@ -60,6 +60,12 @@ export interface DecisionLock {
   key: string;
 }
 
+/**
+ * Which decisions the session offers (parts/decisionBar.ts has the rows of each). One today: a
+ * plan waiting for review; a session whose agent stopped will offer fresh turns instead.
+ */
+export type DecisionOffer = 'review';
+
 /** What an act of the person came to: a message for the host, or a notice saying why not. */
 export type Outcome<M> = { ok: true; message: M } | { ok: false; notice: string; focus?: 'feedback' | 'notes' | 'reply' };
 
@@ -191,6 +197,10 @@ export class PanelModel {
   canComment(): boolean {
     const shown = this.shown();
     return shown !== undefined && this.viewingCurrent() && shown.status === 'pending' && !this.#lock && !this.#state?.pendingDecision;
+  }
+
+  offer(): DecisionOffer {
+    return 'review';
   }
 
   /** The current plan can be decided now (the host allows it and nothing is in flight). */

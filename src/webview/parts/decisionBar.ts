@@ -1,8 +1,10 @@
 // The decision bar: the feedback for a rejection and the count of line comments, the decisions on
-// the current plan, the notes field of Approve with Notes, and the status line. The decisions are
-// a table of actions (DECISIONS): a state that offers other decisions adds its rows there and says
-// when they apply, and the bar builds and enables them the same way.
+// the current plan, the notes field of Approve with Notes, and the status line. The decisions come
+// from a table per offer (OFFERS), and the model says which offer the session is in: a state that
+// offers other decisions (an agent that stopped: Approve, Reject, Continue as fresh turns) adds an
+// offer with its rows, and the bar builds, enables and locks them the same way.
 import { PANEL_LIMITS, type InvokableAction } from '../../core/panelMessages';
+import type { DecisionOffer } from '../panelModel';
 import { button, el, sendOnCtrlEnter, showFieldText } from './dom';
 import type { PanelActions } from './panelActions';
 
@@ -20,14 +22,17 @@ const decide =
   (bar) =>
     bar.actions.decide(action);
 
-/** The decisions on a plan waiting for review, in the order shown. */
-const DECISIONS: readonly Decision[] = [
-  { id: 'approve', label: 'Approve', icon: 'check', primary: true, run: decide('approve') },
-  { id: 'approve-notes', label: 'Approve with Notes…', icon: 'note', primary: false, run: (bar) => bar.openNotes() },
-  { id: 'reject', label: 'Reject', icon: 'close', primary: false, run: decide('reject') },
-  { id: 'edit', label: 'Edit', icon: 'edit', primary: false, run: decide('edit') },
-  { id: 'teleport', label: 'Teleport', icon: 'rocket', primary: false, run: decide('teleport') },
-];
+/** The decisions of each offer, in the order shown. */
+const OFFERS: Record<DecisionOffer, readonly Decision[]> = {
+  /** A plan waiting for review. */
+  review: [
+    { id: 'approve', label: 'Approve', icon: 'check', primary: true, run: decide('approve') },
+    { id: 'approve-notes', label: 'Approve with Notes…', icon: 'note', primary: false, run: (bar) => bar.openNotes() },
+    { id: 'reject', label: 'Reject', icon: 'close', primary: false, run: decide('reject') },
+    { id: 'edit', label: 'Edit', icon: 'edit', primary: false, run: decide('edit') },
+    { id: 'teleport', label: 'Teleport', icon: 'rocket', primary: false, run: decide('teleport') },
+  ],
+};
 
 export class DecisionBar {
   readonly actions: PanelActions;
@@ -36,7 +41,10 @@ export class DecisionBar {
     attrs: { id: 'feedback', rows: '4', maxlength: String(PANEL_LIMITS.feedbackChars), 'aria-describedby': 'comment-count' },
   });
   readonly #commentCount = el('p', { className: 'comment-count', attrs: { id: 'comment-count' } });
-  readonly #buttons = new Map<string, HTMLButtonElement>();
+  /** One toolbar per offer, built when first shown. */
+  readonly #toolbars = new Map<DecisionOffer, { element: HTMLElement; buttons: Map<string, HTMLButtonElement> }>();
+  readonly #toolbarSlot = el('div', { className: 'decision-toolbar' });
+  #offer: DecisionOffer | undefined;
   readonly #notesForm = el('div', { className: 'approval-notes', attrs: { role: 'group', 'aria-label': 'Approve with notes' } });
   readonly notes = el('textarea', {
     attrs: { id: 'approval-notes', rows: '3', maxlength: String(PANEL_LIMITS.notesChars), 'aria-describedby': 'approval-notes-count' },
@@ -47,21 +55,12 @@ export class DecisionBar {
 
   constructor(actions: PanelActions) {
     this.actions = actions;
-    const toolbar = el('div', { className: 'actions', attrs: { role: 'toolbar', 'aria-label': 'Decide on this plan' } });
-    for (const decision of DECISIONS) {
-      const b = button(decision.label, decision.icon, decision.primary ? 'primary' : 'secondary');
-      b.dataset.action = decision.id;
-      b.addEventListener('click', () => decision.run(this));
-      this.#buttons.set(decision.id, b);
-      toolbar.append(b);
-    }
-    this.#buttons.get('approve-notes')?.setAttribute('aria-controls', 'approval-notes');
     this.#buildNotes();
     this.element.append(
       el('label', { text: 'Feedback for the agent (sent with Reject)', attrs: { for: 'feedback' } }),
       this.feedback,
       this.#commentCount,
-      toolbar,
+      this.#toolbarSlot,
       this.#notesForm,
       this.status,
     );
@@ -86,6 +85,7 @@ export class DecisionBar {
     const { model } = this.actions;
     const state = model.state;
     this.element.hidden = !model.current();
+    this.#showOffer(model.offer());
     this.#setEnabled(state !== undefined && model.buttonsEnabled());
     const draft = model.currentDraft();
     this.feedback.disabled = !model.feedbackEnabled();
@@ -94,14 +94,40 @@ export class DecisionBar {
     this.#commentCount.textContent = model.commentCountText(hasBlocks);
     const notesShown = model.notesShown();
     this.#notesForm.hidden = !notesShown;
-    this.#buttons.get('approve-notes')?.setAttribute('aria-expanded', String(notesShown));
+    this.#button('approve-notes')?.setAttribute('aria-expanded', String(notesShown));
     showFieldText(this.notes, draft?.notes ?? '');
     this.#renderNotesCount();
     this.status.textContent = model.statusText();
   }
 
+  #button(id: string): HTMLButtonElement | undefined {
+    return this.#offer === undefined ? undefined : this.#toolbars.get(this.#offer)?.buttons.get(id);
+  }
+
+  #showOffer(offer: DecisionOffer): void {
+    if (offer === this.#offer) return;
+    let toolbar = this.#toolbars.get(offer);
+    if (!toolbar) {
+      const element = el('div', { className: 'actions', attrs: { role: 'toolbar', 'aria-label': 'Decide on this plan' } });
+      const buttons = new Map<string, HTMLButtonElement>();
+      for (const decision of OFFERS[offer]) {
+        const b = button(decision.label, decision.icon, decision.primary ? 'primary' : 'secondary');
+        b.dataset.action = decision.id;
+        if (decision.id === 'approve-notes') b.setAttribute('aria-controls', 'approval-notes');
+        b.addEventListener('click', () => decision.run(this));
+        buttons.set(decision.id, b);
+        element.append(b);
+      }
+      toolbar = { element, buttons };
+      this.#toolbars.set(offer, toolbar);
+    }
+    this.#offer = offer;
+    this.#toolbarSlot.replaceChildren(toolbar.element);
+  }
+
   #setEnabled(enabled: boolean): void {
-    for (const b of [...this.#buttons.values(), this.#notesSend]) {
+    const buttons = this.#offer === undefined ? [] : [...(this.#toolbars.get(this.#offer)?.buttons.values() ?? [])];
+    for (const b of [...buttons, this.#notesSend]) {
       b.disabled = !enabled;
       b.setAttribute('aria-disabled', String(!enabled));
     }
@@ -121,7 +147,7 @@ export class DecisionBar {
     // The text stays as the draft: Escape closes the field, it does not throw away what was typed.
     this.actions.model.closeNotes();
     this.actions.render();
-    this.#buttons.get('approve-notes')?.focus();
+    this.#button('approve-notes')?.focus();
   }
 
   #buildNotes(): void {

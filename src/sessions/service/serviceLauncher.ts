@@ -202,7 +202,8 @@ async function rotateLog(file: string): Promise<void> {
 /** The service's last error line, for the message a person sees. */
 async function lastLogLine(file: string): Promise<string> {
   const text = await fs.readFile(file, 'utf8').catch(() => '');
-  const lines = text.split('\n').filter((l) => l.trim() !== '' && !/^Run ultraplan-server --help/.test(l));
+  // A stack's frames say where, its first line says what.
+  const lines = text.split('\n').filter((l) => l.trim() !== '' && !/^\s+at /.test(l) && !/^Run ultraplan-server --help/.test(l));
   return (lines[lines.length - 1] ?? 'no output').replace(/^ultraplan-server: /, '').slice(0, 500);
 }
 

@@ -14,6 +14,7 @@ import { loadScenarioFile } from '../../sessions/scriptedAgent';
 import { connectServer } from '../../sessions/serverConnectionLoader';
 import { withAgentLaunch, type AgentLaunch } from '../../sessions/service/agentLaunch';
 import { LocalService } from '../../sessions/service/localService';
+import { ServiceBackend } from '../../sessions/service/serviceBackend';
 import { servicePaths } from '../../sessions/service/servicePaths';
 import { AgentNotice } from '../agents/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -63,7 +64,7 @@ export class Backends implements vscode.Disposable {
   readonly #options: BackendsOptions;
   readonly #agentNotice: AgentNotice;
   /** The client of the local session service, made on first use. */
-  #embedded: HttpBackend | undefined;
+  #embedded: ServiceBackend | undefined;
   readonly #servers = new Map<string, HttpBackend>();
   /** Servers read without a token (sessions attached read-only), one per URL. */
   readonly #tokenlessServers = new Map<string, HttpBackend>();
@@ -83,14 +84,14 @@ export class Backends implements vscode.Disposable {
    * The embedded backend with the agent for a new session, chosen now from the settings.
    * Refuses in an untrusted workspace: an embedded agent runs on this machine.
    */
-  async embedded(settings: UltraplanSettings): Promise<{ backend: HttpBackend; agent: EmbeddedAgent }> {
+  async embedded(settings: UltraplanSettings): Promise<{ backend: SessionBackend; agent: EmbeddedAgent }> {
     if (!vscode.workspace.isTrusted) throw new Error(UNTRUSTED_EMBEDDED);
     const agent = await this.#options.embeddedAgent(settings);
     return { backend: this.#service(settings), agent };
   }
 
   /** The client of this user's session service (it is started by the first request that needs it). */
-  #service(settings: UltraplanSettings): HttpBackend {
+  #service(settings: UltraplanSettings): ServiceBackend {
     if (this.#embedded) return this.#embedded;
     const log = this.#options.log;
     const service = new LocalService({
@@ -100,15 +101,16 @@ export class Backends implements vscode.Disposable {
       idleExitSeconds: Math.round(settings['embedded.idleExitMinutes'] * 60),
       log: (line) => log.info(`service: ${line}`),
     });
-    this.#embedded = connectServer(
-      {
-        baseUrl: 'http://localhost',
-        getToken: () => service.token(),
-        log: (line) => log.debug(`service: ${line}`),
-        fetch: loggingFetch(log, service.fetch),
-      },
-      { preferStream: true, kind: 'embedded', label: 'Embedded', lifecycle: EMBEDDED_LIFECYCLE },
-    );
+    this.#embedded = new ServiceBackend({
+      service,
+      label: 'Embedded',
+      lifecycle: EMBEDDED_LIFECYCLE,
+      connect: (fetch, getToken) =>
+        connectServer(
+          { baseUrl: 'http://localhost', getToken, log: (line) => log.debug(`service: ${line}`), fetch: loggingFetch(log, fetch) },
+          { preferStream: true, kind: 'embedded', label: 'Embedded', lifecycle: EMBEDDED_LIFECYCLE },
+        ),
+    });
     return this.#embedded;
   }
 

@@ -201,10 +201,11 @@ async function rotateLog(file: string): Promise<void> {
 
 /** The service's last error line, for the message a person sees. */
 async function lastLogLine(file: string): Promise<string> {
-  const text = await fs.readFile(file, 'utf8').catch(() => '');
-  // A stack's frames say where, its first line says what.
-  const lines = text.split('\n').filter((l) => l.trim() !== '' && !/^\s+at /.test(l) && !/^Run ultraplan-server --help/.test(l));
-  return (lines[lines.length - 1] ?? 'no output').replace(/^ultraplan-server: /, '').slice(0, 500);
+  const lines = (await fs.readFile(file, 'utf8').catch(() => '')).split('\n').map((l) => l.trim());
+  // Ours start with "ultraplan-server:"; node's own crash report names the error on one line
+  // among stack frames, source lines and its version.
+  const said = lines.filter((l) => /^ultraplan-server: |^\w*Error\b/.test(l));
+  return (said[said.length - 1] ?? lines.filter(Boolean).pop() ?? 'no output').replace(/^ultraplan-server: /, '').slice(0, 500);
 }
 
 function processAlive(pid: number): boolean {

@@ -27,6 +27,7 @@ import {
   type SaveDraftMessage,
   type SaveReplyDraftMessage,
 } from '../../core/panelMessages';
+import { samePanelState, withWebviewDraft } from '../../core/sessionProjection';
 import { reviewPanelHtml } from './reviewPanelHtml';
 
 /** Where the panel logs; a vscode.LogOutputChannel fits. */
@@ -104,6 +105,8 @@ export class ReviewPanel extends Disposable {
   #state: PanelState | undefined;
   /** The hashes of the plan texts the webview has: those of the last state posted to it. */
   #sentPlans: ReadonlySet<string> = new Set();
+  /** What the webview shows now, as last given (its own saved drafts included): an equal state is not posted. */
+  #shown: PanelState | undefined;
 
   /** Drafts the webview saved as they were typed (its write rate is bounded): a plan's, or a reply. */
   readonly onDidSaveDraft: vscode.Event<SaveDraftMessage | SaveReplyDraftMessage> = this.#onDidSaveDraft.event;
@@ -154,9 +157,11 @@ export class ReviewPanel extends Disposable {
    * limit) is logged and not sent, and the error is returned so the caller can tell the user.
    */
   update(state: PanelState): string | undefined {
+    if (this.#shown && samePanelState(this.#shown, state)) return undefined;
     const error = this.#postState(state);
     if (error !== undefined) return error;
     this.#state = state;
+    this.#shown = state;
     this.#panel.title = state.title ? `${PANEL_TITLE}: ${clip(state.title, 40)}` : PANEL_TITLE;
     return undefined;
   }
@@ -218,6 +223,7 @@ export class ReviewPanel extends Disposable {
         return;
       case 'saveDraft':
       case 'saveReplyDraft':
+        if (this.#shown) this.#shown = withWebviewDraft(this.#shown, message);
         this.#onDidSaveDraft.fire(message);
         return;
       default:

@@ -119,16 +119,15 @@ export class PanelModel {
   // ---- what the host says ------------------------------------------------------------------
 
   /**
-   * Takes a state message. `missing`: it names plan texts this page does not have (the view asks
-   * the host for everything again); `session`: it shows another session than before.
+   * Takes a state message; or, when it names plan texts this page does not have, shows nothing of
+   * it and says which (the view asks the host for everything again).
    */
-  receiveState(message: StateMessage): { shown: true; sessionChanged: boolean } | { shown: false; missing: string[] } {
+  receiveState(message: StateMessage): { shown: true } | { shown: false; missing: string[] } {
     const joined = joinPlanTexts(message, this.#texts);
     if (!joined.ok) return { shown: false, missing: joined.missing };
     this.#texts = joined.texts;
-    const sessionChanged = this.#state?.sessionKey !== joined.state.sessionKey;
     this.#applyState(joined.state);
-    return { shown: true, sessionChanged };
+    return { shown: true };
   }
 
   #applyState(state: PanelState): void {
@@ -406,7 +405,7 @@ export class PanelModel {
       message = { type: action, ...request };
     }
     this.#lock = { requestId: request.requestId, kind: action, sessionKey: state.sessionKey, key: current.toolUseId };
-    this.#composer = undefined;
+    this.#setComposer(undefined);
     this.#notice = undefined;
     this.#drafts.decided(state.sessionKey, current.toolUseId);
     return { ok: true, message };
@@ -436,8 +435,9 @@ export class PanelModel {
 
   #setComposer(composer: Composer | undefined): void {
     this.#composer = composer;
+    // The composer is only ever open on the current plan: its draft mirrors it, open or closed.
     const draft = this.currentDraft();
-    if (!draft || !this.viewingCurrent()) return;
+    if (!draft) return;
     const before = JSON.stringify(draft.comment);
     if (composer) draft.comment = composerToDraft(composer);
     else delete draft.comment;

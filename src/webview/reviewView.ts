@@ -104,7 +104,7 @@ export class ReviewView implements PanelActions {
       this.render();
       // Another session is saved at once: the workbench revives the panel from this saved state,
       // and a reload right after the switch would bring back the session shown before.
-      if (taken.sessionChanged || this.model.sessionUnsaved()) this.#host.save(this.model.savedState());
+      if (this.model.sessionUnsaved()) this.#host.save(this.model.savedState());
     } else if (message.type === 'answer') {
       if (this.model.receiveAnswer(message)) this.render();
     } else {

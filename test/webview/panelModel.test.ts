@@ -58,7 +58,7 @@ describe('panel model', () => {
     it('sends each text once, names it by hash after that, and rebuilds the full state in the webview', () => {
       const t = setUp();
       const first = panelState([revision(1, PLAN_1)]);
-      assert.deepEqual(t.post(first), { shown: true, sessionChanged: true });
+      assert.deepEqual(t.post(first), { shown: true });
       assert.deepEqual(
         t.messages[0]?.plans.map((p) => p.text),
         [PLAN_1],
@@ -199,6 +199,24 @@ describe('panel model', () => {
       assert.deepEqual(reject.message.comments, [{ line: 3, quote: '1. One', text: 'Say why' }]);
       assert.equal(t.model.takeChanged(key), undefined, 'a write left waiting does not bring the decided draft back to the host');
       assert.equal(t.model.canComment(), false, 'locked');
+    });
+
+    it('closes the comment being written when another revision is shown or a decision goes out, and the draft says so', () => {
+      const t = setUp();
+      t.post(panelState([revision(1, PLAN_1, { status: 'rejected' }), revision(2, PLAN_2)]));
+      const key = planDraftKey('embedded:sess_1', 'toolu_2');
+      t.model.openComposer({ first: 4, last: 4 });
+      t.model.typeComment('half');
+      assert.deepEqual((t.model.takeChanged(key) as SaveDraftMessage).comment, { line: 5, text: 'half' });
+      t.model.select(1);
+      assert.equal(t.model.composer, undefined);
+      assert.equal((t.model.takeChanged(key) as SaveDraftMessage).comment, undefined, 'no stale comment comes back after a reload');
+      t.model.select(2);
+      t.model.openComposer({ first: 2, last: 2 });
+      t.model.typeFeedback('why');
+      assert.ok(t.model.decide('reject').ok);
+      assert.equal(t.model.composer, undefined);
+      assert.equal(t.model.currentDraft()?.comment, undefined);
     });
 
     it('opens the notes field on request or when the plan has a notes draft, and sends the notes with Approve', () => {

@@ -93,9 +93,12 @@ describe('drafts typed in the review panel survive a window reload 1 s later (se
     await typeInto(frame, '.comment-composer textarea', COMMENT);
     await typeInto(frame, '#feedback', FEEDBACK);
     await frame.getByRole('button', { name: 'Approve with Notes…' }).click();
-    await typeInto(frame, '#approval-notes', NOTES.slice(0, 10));
+    const firstNotesAt = await typeInto(frame, '#approval-notes', NOTES.slice(0, 10));
 
-    // Hidden and shown again: a new page, which gets the plan's text again and its drafts from setState.
+    // Hidden and shown again (as long after the last keystroke as the reload below): a new page,
+    // which gets the plan's text again and its drafts back.
+    const left = firstNotesAt + RELOAD_AFTER_MS - Date.now();
+    if (left > 0) await w.page.waitForTimeout(left);
     await hideAndShowPanel(w);
     await fieldShows(w.page, '#feedback', FEEDBACK, 'the rejection feedback (after the panel was hidden)');
     await fieldShows(w.page, '.comment-composer textarea', COMMENT, 'the comment being written (after the panel was hidden)');

@@ -46,6 +46,8 @@ export interface SessionState {
   readonly lastAssistantText: string | null;
   /** The agent's mode as its events last reported it (undefined: it has not said). */
   readonly agentMode: ReportedMode | undefined;
+  /** The host's words on why the session's agent stopped, while no agent runs (undefined: one runs). */
+  readonly agentStopped: string | undefined;
 }
 
 export interface SessionChange {
@@ -81,6 +83,7 @@ export class SessionModel {
   #ended: EndedBy | undefined;
   #cursor: string | null;
   #agentMode: ReportedMode | undefined;
+  #agentStopped: string | undefined;
   readonly #initialPhase: Phase;
   #state: SessionState;
 
@@ -112,15 +115,20 @@ export class SessionModel {
       case 'poll': {
         const { batch, status, cursor } = input.poll;
         this.#cursor = cursor;
+        if (batch.agentLife) this.#agentStopped = batch.agentLife.stopped ? batch.agentLife.message : undefined;
         if (batch.agentMode) this.#agentMode = batch.agentMode;
         // The poller has fed the scanner this batch already (it decides when following ends); the
         // permission tracker reads the same parsed events here.
         const changes = this.#permissions.ingestParsed(batch);
         opened = changes.opened;
         closed = changes.closed;
+        // A stopped agent asks nothing any more: its open requests went with its process.
+        if (batch.agentLife?.stopped) closed = [...closed, ...this.#permissions.closeAll('agent_stopped')];
         if (batch.size > 0) this.#replied = false;
         this.#poll = pollPhaseOf(this.#scanner.pendingPlan !== null, status, batch.size);
-        this.#question = this.#poll === 'needs_input' ? (this.#scanner.lastAssistantText ?? undefined) : undefined;
+        // A stopped agent's last words are what it left the person to answer (no plan: it asked, or it was working).
+        const waitsOnPerson = this.#poll === 'needs_input' || (this.#agentStopped !== undefined && this.#poll !== 'plan_ready');
+        this.#question = waitsOnPerson ? (this.#scanner.lastAssistantText ?? undefined) : undefined;
         break;
       }
       case 'decided':
@@ -144,6 +152,7 @@ export class SessionModel {
         this.#poll = undefined;
         this.#replied = false;
         this.#ended = undefined;
+        this.#agentStopped = undefined;
         break;
     }
     const state = this.#snapshot(before, input.at, opened.length > 0 || closed.length > 0 || input.type === 'permissionAnswered');
@@ -165,6 +174,7 @@ export class SessionModel {
       localDecision: local === 'rejected' ? 'rejected' : local === 'approved' || local === 'approved_edited' ? 'approved' : undefined,
       poll: this.#poll,
       replied: this.#replied,
+      agentStopped: this.#agentStopped !== undefined,
       openPermissions: permissions.length,
       initial: this.#initialPhase,
     });
@@ -179,7 +189,8 @@ export class SessionModel {
       pendingPlan,
       revisions: scanner.revisions,
       localDecisions: new Map(this.#local),
-      question: phase === 'needs_input' ? this.#question : undefined,
+      // A question the stopped agent left is still worth answering: the answer starts a fresh turn.
+      question: phase === 'needs_input' || phase === 'agent_stopped' ? this.#question : undefined,
       permissions,
       ended: this.#ended,
       cursor: this.#cursor,
@@ -187,6 +198,7 @@ export class SessionModel {
       executionResult: scanner.executionResult,
       lastAssistantText: scanner.lastAssistantText,
       agentMode: this.#agentMode,
+      agentStopped: this.#agentStopped,
     };
   }
 }
@@ -194,6 +206,7 @@ export class SessionModel {
 /** Whether two states differ in anything a projection shows (cheap: ids and counts, not texts). */
 function differs(a: SessionState, b: SessionState): boolean {
   if (a.phase !== b.phase || a.attention !== b.attention || a.question !== b.question || a.ended !== b.ended) return true;
+  if (a.agentStopped !== b.agentStopped) return true;
   if (a.cursor !== b.cursor) return true;
   if (a.agentMode?.id !== b.agentMode?.id || a.agentMode?.name !== b.agentMode?.name || a.agentMode?.readOnly !== b.agentMode?.readOnly)
     return true;

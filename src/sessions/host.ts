@@ -9,6 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import {
+  AGENT_LOST_SUBTYPE,
+  AGENT_RESUMED_SUBTYPE,
   AnyEventSchema,
   CreateSessionRequestSchema,
   type AnyEvent,
@@ -17,7 +19,10 @@ import {
   type SessionStatus,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
-import type { Agent, AgentContext, AgentFactory } from './agent';
+import type { Agent, AgentContext, AgentFactory, AgentStartOptions } from './agent';
+import { LostAgents, restartedEvent, type OrphanDecision } from './lostAgents';
+import { carriedOutLast, continuePrompt, carryOutPrompt, conversationRecap, revisePrompt } from './agentRecovery';
+import { parseEventBatch } from '../core/eventBatch';
 import { parseClientEvent, parseCreationEvents } from './clientEvents';
 import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
 
@@ -74,7 +79,7 @@ function parseEventSeq(id: string): number {
 }
 
 /** The system event a session gets when a restarted host cannot continue its agent. */
-export const AGENT_LOST_SUBTYPE = 'agent_lost';
+export { AGENT_LOST_SUBTYPE };
 /** The system event a session gets when lines of its journal were skipped as damaged. */
 export const JOURNAL_DAMAGED_SUBTYPE = 'journal_damaged';
 
@@ -112,6 +117,8 @@ export class SessionHost {
   private readonly agentFactory: AgentFactory;
   private readonly store: SessionStore;
   private readonly log: (line: string) => void;
+  /** Requests of agents that stopped with a restart (lostAgents.ts). */
+  private readonly lost = new LostAgents();
   readonly limits: SessionHostLimits;
   private creating = 0;
   private closing = false;
@@ -185,23 +192,23 @@ export class SessionHost {
 
   private async resumeAgent(session: Session, lostBecause?: string): Promise<void> {
     const id = session.meta.id;
-    // null: a previous start already reported this session's agent as lost. Its requests went
-    // with it: a decision on one would be stored and never received.
-    if (session.checkpoint === null) {
-      session.outstanding.clear();
-      return;
-    }
     let reason = lostBecause ?? 'the agent does not support resuming';
-    if (session.checkpoint !== undefined && lostBecause === undefined) {
+    // null: no agent state to resume (an earlier start already reported the agent as lost).
+    if (session.checkpoint !== undefined && session.checkpoint !== null && lostBecause === undefined) {
       try {
         const agent = this.agentFactory({ sessionId: id, title: session.meta.title });
         if (agent.resume) {
           session.agent = agent;
-          if (await agent.resume(this.contextFor(session), session.checkpoint)) {
+          const outcome = await agent.resume(this.contextFor(session), session.checkpoint);
+          if (outcome === true || outcome === 'continued') {
             this.log(`session ${id}: agent resumed (${agent.label})`);
             return;
           }
-          reason = 'the agent could not continue from its saved state';
+          if (outcome === 'reloaded') {
+            this.reportReloaded(session, agent);
+            return;
+          }
+          reason = typeof outcome === 'object' ? outcome.lost : 'the agent could not continue from its saved state';
         }
         session.agent = null;
         await agent.stop();
@@ -210,17 +217,40 @@ export class SessionHost {
         reason = `resuming failed: ${errorText(err)}`;
       }
     }
-    this.log(`session ${id}: agent lost after restart (${reason})`);
+    const plans = this.lost.orphan(id, session.outstanding, session.events);
     session.outstanding.clear();
+    this.queueStatus(session, 'idle');
+    // Said once: a later start finds the agent already reported and nothing running since.
+    if (agentStoppedInLog(session.events)) return;
+    this.log(`session ${id}: agent lost after restart (${reason})`);
+    const what =
+      plans > 0
+        ? 'Its plan can still be decided: Approve starts a new agent turn that carries it out, Reject starts one that revises it.'
+        : 'Send a message (or Continue) to start a new agent turn with the conversation so far.';
     this.queueEvents(session, [
       {
         type: 'system',
         subtype: AGENT_LOST_SUBTYPE,
-        message: `The session host restarted and this session's agent could not continue (${reason}). Send a message to start a new agent turn.`,
+        message: `The session host restarted and this session's agent could not continue (${reason}). ${what}`,
       },
     ]);
-    this.queueStatus(session, 'idle');
     this.queue(session, [{ t: 'checkpoint', state: null }]).catch(() => {});
+  }
+
+  /** The agent has its conversation back; what it had open is answered through the host now. */
+  private reportReloaded(session: Session, agent: Agent): void {
+    const id = session.meta.id;
+    const plans = this.lost.orphan(id, session.outstanding, session.events);
+    session.outstanding.clear();
+    this.log(`session ${id}: agent resumed its conversation (${agent.label}); ${plans} plan(s) wait for a decision`);
+    this.queueEvents(session, [
+      {
+        type: 'system',
+        subtype: AGENT_RESUMED_SUBTYPE,
+        message: `The session host restarted and ${agent.label} continued this session's conversation.${plans > 0 ? ' Its plan can still be decided.' : ''}`,
+      },
+    ]);
+    this.queueStatus(session, plans > 0 ? 'requires_action' : 'idle');
   }
 
   // -------------------------------------------------------------------------------------------
@@ -320,9 +350,9 @@ export class SessionHost {
     }
   }
 
-  private async startAgent(session: Session, agent: Agent, prompt: string): Promise<void> {
+  private async startAgent(session: Session, agent: Agent, prompt: string, options?: AgentStartOptions): Promise<void> {
     try {
-      await agent.start(this.contextFor(session), prompt);
+      await agent.start(this.contextFor(session), prompt, options);
     } catch (err) {
       this.log(`session ${session.meta.id}: agent failed to start: ${errorText(err)}`);
       session.agent = null;
@@ -349,43 +379,69 @@ export class SessionHost {
 
     const routes = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
     const answering = new Set<string>();
-    for (const [index, route] of routes.entries()) {
-      if (route.kind !== 'decision') continue;
-      const at = `events[${index}]`;
-      if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
-        throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
+    // Decisions on plans whose agent stopped: taken now (synchronously), acted on once stored.
+    const orphaned = new Map<string, OrphanDecision>();
+    try {
+      for (const [index, route] of routes.entries()) {
+        if (route.kind !== 'decision') continue;
+        const at = `events[${index}]`;
+        if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
+          throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
+        }
+        if (!session.outstanding.has(route.requestId)) {
+          const taken = this.lost.take(id, route.requestId, route.decision, at, session.agent !== null);
+          if (!taken)
+            throw new SessionsError('bad_request', `${at}: no control_request ${route.requestId} awaits an answer in session ${id}`, 400);
+          orphaned.set(route.requestId, taken);
+        }
+        answering.add(route.requestId);
       }
-      if (!session.outstanding.has(route.requestId)) {
-        throw new SessionsError('bad_request', `${at}: no control_request ${route.requestId} awaits an answer in session ${id}`, 400);
-      }
-      answering.add(route.requestId);
+    } catch (err) {
+      for (const taken of orphaned.values()) this.lost.restore(id, taken.orphan);
+      throw err;
     }
+    // A message while plans of a stopped agent wait: it replaces the decision (planning goes on).
+    const superseded =
+      routes.some((route) => route.kind === 'user') && orphaned.size === 0 ? this.lost.supersede(id) : { requestIds: [], events: [] };
 
     // Decided synchronously, before any await, so a concurrent duplicate is refused above.
     const toolUseIds = new Map<string, string>();
     for (const requestId of answering) {
-      toolUseIds.set(requestId, session.outstanding.get(requestId) ?? '');
+      if (!orphaned.has(requestId)) toolUseIds.set(requestId, session.outstanding.get(requestId) ?? '');
       session.outstanding.delete(requestId);
       session.answered.add(requestId);
     }
+    for (const requestId of superseded.requestIds) session.answered.add(requestId);
+    // In log order: the closed plans before the message that closed them, a decision's effect after it.
+    const closing = superseded.events.map((event) => this.stamp(session, event));
     const stamped = routes.map((route) => this.stamp(session, stripId(route.event)));
+    const effects = [...orphaned.values()].flatMap((taken) => taken.events).map((event) => this.stamp(session, event));
     try {
       await this.queue(
         session,
-        stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
+        [...closing, ...stamped, ...effects].map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
       );
     } catch (err) {
       for (const [requestId, toolUseId] of toolUseIds) {
         session.answered.delete(requestId);
         session.outstanding.set(requestId, toolUseId);
       }
+      for (const [requestId, taken] of orphaned) {
+        session.answered.delete(requestId);
+        this.lost.restore(id, taken.orphan);
+      }
+      for (const requestId of superseded.requestIds) session.answered.delete(requestId);
       throw err;
     }
     for (const route of routes) {
       if (session.archived || this.closing) continue;
       try {
         if (route.kind === 'user') this.deliverUserMessage(session, route.text);
-        else if (route.kind === 'decision') session.agent?.onDecision(route.requestId, route.decision);
+        else if (route.kind === 'decision') {
+          const taken = orphaned.get(route.requestId);
+          if (taken) this.actOnOrphanDecision(session, taken);
+          else session.agent?.onDecision(route.requestId, route.decision);
+        }
       } catch (err) {
         this.log(`session ${id}: agent failed on a ${route.kind}: ${errorText(err)}`);
       }
@@ -398,11 +454,46 @@ export class SessionHost {
       session.agent.onUserMessage(text);
       return;
     }
-    // The agent was lost (restart) or failed to start: the message starts a fresh one.
+    // The agent was lost (restart) or failed to start: a fresh one goes on from the conversation
+    // (the message is its last entry), carrying the plan out when the last decision approved it.
+    const carryOut = carriedOutLast(session.events);
+    const recap = conversationRecap(session.events);
+    this.queueEvents(session, [restartedEvent(carryOut ? 'carry_out' : 'continue')]);
+    this.log(`session ${session.meta.id}: a message starts a new agent turn (${carryOut ? 'carrying out the approved plan' : 'planning'})`);
+    this.startFresh(session, continuePrompt(recap, carryOut ? 'carry_out' : 'plan'), { carryOut });
+  }
+
+  /** A reviewer decided a plan whose agent stopped: the agent that has the conversation, or a fresh one, acts on it. */
+  private actOnOrphanDecision(session: Session, taken: OrphanDecision): void {
+    const { recovery } = taken;
+    if (recovery.kind === 'none') return;
+    const agent = session.agent;
+    this.log(
+      `session ${session.meta.id}: ${recovery.kind === 'carry_out' ? 'approved' : 'rejected'} plan ${taken.orphan.toolUseId} of a stopped agent`,
+    );
+    if (agent) {
+      // The agent reloaded its conversation: it knows the plan; it only needs the answer.
+      if (recovery.kind === 'carry_out') {
+        const prompt = `The reviewer approved your plan. Carry it out now:\n\n${recovery.plan}`;
+        if (agent.carryOut) agent.carryOut(prompt);
+        else agent.onUserMessage(prompt);
+      } else {
+        agent.onUserMessage(
+          `The reviewer rejected your plan. Their feedback:\n\n${recovery.feedback}\n\nStay in plan mode, revise the plan, and ask again when it is ready.`,
+        );
+      }
+      return;
+    }
+    const recap = conversationRecap(session.events);
+    if (recovery.kind === 'carry_out') this.startFresh(session, carryOutPrompt(recovery.plan, recap), { carryOut: true });
+    else this.startFresh(session, revisePrompt(recovery.plan, recovery.feedback, recap));
+  }
+
+  private startFresh(session: Session, prompt: string, options?: AgentStartOptions): void {
     const agent = this.agentFactory({ sessionId: session.meta.id, title: session.meta.title });
     session.agent = agent;
     this.queueStatus(session, 'running');
-    void this.startAgent(session, agent, text);
+    void this.startAgent(session, agent, prompt, options);
   }
 
   /** Archives a session: stops its agent; later appends get 409. Already archived: 409. */
@@ -411,6 +502,7 @@ export class SessionHost {
     const session = this.require(id);
     if (session.archived) throw new SessionsError('conflict', `session ${id} is already archived`, 409);
     session.archived = true;
+    this.lost.forget(id);
     session.agentAbort.abort();
     const agent = session.agent;
     session.agent = null;
@@ -654,6 +746,11 @@ export function checkTitle(title: string): string {
     throw new SessionsError('bad_request', 'title must be one line without control characters', 400);
   }
   return trimmed;
+}
+
+/** Whether the log's last word on the agent is that it stopped (see ParsedBatch.agentLife). */
+function agentStoppedInLog(events: readonly StoredEvent[]): boolean {
+  return parseEventBatch(events).agentLife?.stopped === true;
 }
 
 /** A failed append as callers see it: a full disk is the server's to fix, and says so. */

@@ -129,6 +129,7 @@ export function needNotificationKey(f: NeedFacts): string | undefined {
   if (f.finished) return undefined;
   if (f.attention === 'plan_ready' && f.planToolUseId) return `plan_ready:${f.planToolUseId}`;
   if (f.attention === 'needs_input' && f.questionId) return `needs_input:${f.questionId}`;
+  if (f.attention === 'agent_stopped') return `agent_stopped:${f.planToolUseId ?? f.questionId ?? ''}`;
   return undefined;
 }
 

@@ -34,12 +34,13 @@ const STATUS_LABELS: Record<RevisionStatus, string> = {
   superseded: 'superseded',
 };
 
-const ACTION_LABELS: Record<InvokableAction | 'reply', string> = {
+const ACTION_LABELS: Record<InvokableAction | 'reply' | 'continue', string> = {
   approve: 'Approve',
   reject: 'Reject',
   edit: 'Edit',
   teleport: 'Teleport',
   reply: 'Reply',
+  continue: 'Continue planning',
 };
 
 /** How a revision's status reads, with the notes an approval carried. */
@@ -67,7 +68,7 @@ interface Draft {
 /** A decision or reply sent and not yet answered by the host (see panelMessages.ts). */
 interface DecisionLock {
   requestId: string;
-  kind: InvokableAction | 'reply';
+  kind: InvokableAction | 'reply' | 'continue';
   sessionKey: string;
   /** The pending toolUseId, or the question for a reply. */
   key: string;
@@ -160,6 +161,8 @@ export class ReviewView {
   readonly #outcome = el('section', { className: 'outcome', attrs: { 'aria-label': 'Outcome' } });
   readonly #question = el('section', { className: 'question', attrs: { 'aria-label': 'Question from the agent' } });
   readonly #questionText = el('div', { className: 'question-text markdown' });
+  readonly #questionHeading = el('h2', { text: 'The agent asks' });
+  readonly #replyLabel = el('label', { text: 'Your reply', attrs: { for: 'reply-text' } });
   readonly #replyText = el('textarea', { attrs: { id: 'reply-text', rows: '4', maxlength: String(PANEL_LIMITS.replyChars) } });
   readonly #replyButton = button('Reply', 'reply', 'primary');
   readonly #revisionNav = el('nav', { className: 'revisions', attrs: { 'aria-label': 'Revisions' } });
@@ -237,7 +240,7 @@ export class ReviewView {
     if (lock) {
       // The session moved on (another session, plan or question): the request is over whatever
       // its answer says. Otherwise only the answer ends it, never a state posted meanwhile.
-      const key = lock.kind === 'reply' ? (state.question ?? '') : (current?.toolUseId ?? '');
+      const key = lock.kind === 'reply' || lock.kind === 'continue' ? (state.question ?? '') : (current?.toolUseId ?? '');
       if (lock.sessionKey !== state.sessionKey || lock.key !== key) this.#lock = undefined;
     }
     if (previous?.sessionKey !== state.sessionKey || currentRevision(previous)?.toolUseId !== current?.toolUseId) {
@@ -302,7 +305,8 @@ export class ReviewView {
   }
 
   #renderNotices(state: PanelState): void {
-    const notice = state.notice;
+    // Why the agent stopped, and what can still be done, unless the host has something newer to say.
+    const notice = state.notice ?? (state.agentStopped ? { level: 'warning' as const, text: state.agentStopped.text } : undefined);
     this.#hostNotice.hidden = !notice;
     this.#hostNotice.textContent = notice?.text ?? '';
     this.#hostNotice.dataset.level = notice?.level ?? '';
@@ -327,9 +331,18 @@ export class ReviewView {
 
   #renderQuestion(state: PanelState): void {
     const question = state.question;
-    this.#question.hidden = !question;
-    if (!question) return;
-    if (this.#questionText.dataset.source !== question) {
+    // A stopped agent with no plan waiting: Continue (with an optional message) starts a new turn.
+    const stopped = state.agentStopped?.canContinue === true;
+    this.#question.hidden = !question && !stopped;
+    if (!question && !stopped) return;
+    this.#questionHeading.textContent = stopped ? (question ? 'The agent stopped after saying' : 'The agent stopped') : 'The agent asks';
+    this.#replyLabel.textContent = stopped
+      ? 'Your message (optional): a new agent turn goes on planning with the conversation so far'
+      : 'Your reply';
+    this.#replyButton.textContent = stopped ? ACTION_LABELS.continue : ACTION_LABELS.reply;
+    this.#question.setAttribute('aria-label', stopped ? 'The agent stopped' : 'Question from the agent');
+    this.#questionText.hidden = !question;
+    if (question && this.#questionText.dataset.source !== question) {
       this.#questionText.replaceChildren(renderTextMarkdown(question));
       this.#questionText.dataset.source = question;
     }
@@ -691,16 +704,18 @@ export class ReviewView {
 
   #sendReply(): void {
     const state = this.#state;
-    if (!state?.question || state.pendingDecision || this.#lock) return;
+    const stopped = state?.agentStopped?.canContinue === true;
+    if (!state || (!state.question && !stopped) || state.pendingDecision || this.#lock) return;
     const text = this.#replyText.value;
-    if (!text.trim()) {
+    if (!text.trim() && !stopped) {
       this.#showLocalNotice('Write a reply first.');
       this.#replyText.focus();
       return;
     }
     const requestId = newRequestId();
-    this.#host.send({ type: 'reply', requestId, sessionKey: state.sessionKey, text });
-    this.#lock = { requestId, kind: 'reply', sessionKey: state.sessionKey, key: state.question };
+    const kind = stopped ? 'continue' : 'reply';
+    this.#host.send({ type: kind, requestId, sessionKey: state.sessionKey, text });
+    this.#lock = { requestId, kind, sessionKey: state.sessionKey, key: state.question ?? '' };
     this.#reply = undefined;
     this.#replyText.value = '';
     this.#hideLocalNotice();
@@ -940,11 +955,10 @@ export class ReviewView {
     meta.append(this.#revisionLabel, this.#backendLabel, this.#phaseBadge, this.#sessionLink);
     header.append(titleRow, meta, this.#demoNote);
 
-    const replyLabel = el('label', { text: 'Your reply', attrs: { for: 'reply-text' } });
     this.#question.append(
-      el('h2', { text: 'The agent asks' }),
+      this.#questionHeading,
       this.#questionText,
-      replyLabel,
+      this.#replyLabel,
       this.#replyText,
       el('div', { className: 'actions' }),
     );

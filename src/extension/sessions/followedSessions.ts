@@ -570,6 +570,7 @@ export class FollowedSessions extends Disposable {
       return { result: 'refused', reason };
     }
     if (request.type === 'reply') return answerOf(await controller.reply(request.text));
+    if (request.type === 'continue') return answerOf(await controller.continuePlanning(request.text));
     return this.decide(controller, request);
   }
 

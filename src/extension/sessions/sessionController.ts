@@ -44,6 +44,9 @@ export interface SessionControllerOptions {
   notifyNeeds?: () => boolean;
 }
 
+/** What Continue sends when the person typed nothing. */
+export const CONTINUE_MESSAGE = 'Continue planning from where you stopped.';
+
 /** The one answer to a decision or reply: it went out, or it was refused and why. */
 export type DecisionOutcome = { sent: true } | { sent: false; message: string };
 
@@ -395,6 +398,11 @@ export class SessionController implements PermissionAsker {
     if (state.attention === 'plan_ready') {
       const n = this.revisionCount;
       notifier.say('info', `plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, review);
+    } else if (state.attention === 'agent_stopped') {
+      const next = state.pendingPlan
+        ? 'its plan can still be approved or rejected; either starts a new agent turn.'
+        : 'Continue starts a new agent turn with the conversation so far.';
+      notifier.say('warning', `the agent of "${this.title}" stopped: ${next}`, review);
     } else {
       notifier.say('info', `the agent asks a question in "${this.title}".`, review);
     }
@@ -585,18 +593,36 @@ export class SessionController implements PermissionAsker {
   }
 
   async reply(text: string): Promise<DecisionOutcome> {
+    return this.#sendMessage('reply', text);
+  }
+
+  /**
+   * After the agent stopped: a new agent turn goes on planning from the session's conversation,
+   * with the person's message (or a plain "continue"). Refused when an agent runs again.
+   */
+  async continuePlanning(text: string): Promise<DecisionOutcome> {
+    if (this.phase !== 'agent_stopped' || this.state.pendingPlan) {
+      const message = this.state.pendingPlan
+        ? 'A plan waits for a decision: approve or reject it to start the new agent turn.'
+        : 'The agent is running again; there is nothing to continue.';
+      return { sent: false, message };
+    }
+    return this.#sendMessage('continue', text.trim() || CONTINUE_MESSAGE);
+  }
+
+  async #sendMessage(kind: 'reply' | 'continue', text: string): Promise<DecisionOutcome> {
     const log = this.#options.log;
     if (this.readOnly !== undefined) return { sent: false, message: this.readOnly };
     if (this.finished) return { sent: false, message: 'This session is no longer followed.' };
     if (this.#inFlight !== undefined) return { sent: false, message: 'A message is being sent already.' };
-    this.#inFlight = 'reply';
+    this.#inFlight = kind;
     this.#changed();
-    log.info(`[${this.key}] reply (${text.length} chars)`);
+    log.info(`[${this.key}] ${kind} (${text.length} chars)`);
     try {
       await this.backend.sendEvents(this.sessionId, [userMessageEvent(text)]);
     } catch (err) {
       this.#inFlight = undefined;
-      const message = `Sending the reply failed: ${errorText(err)}`;
+      const message = `Sending the ${kind === 'reply' ? 'reply' : 'message'} failed: ${errorText(err)}`;
       log.error(`[${this.key}] ${message}`);
       this.#notice = { level: 'error', text: message };
       this.#changed();
@@ -748,6 +774,7 @@ export class SessionController implements PermissionAsker {
       sessionLink: this.sessionLink,
       canDecide: this.canDecide,
       inFlight: this.#inFlight,
+      canContinue: this.readOnly === undefined && !this.finished && this.#inFlight === undefined,
       editing: this.#editing,
       notice: this.#notice ?? (this.readOnly !== undefined ? { level: 'info', text: this.readOnly } : undefined),
       outcome: this.#outcome,

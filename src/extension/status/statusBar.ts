@@ -2,6 +2,7 @@
 // tooltip gives title, backend, elapsed time and revision count; a click opens the review.
 import * as vscode from 'vscode';
 import { Disposable, toDisposable } from '../../core/lifecycle';
+import { needsYou } from '../../core/inbox';
 import { PHASE_LABELS } from '../../core/phase';
 import { formatElapsed, summarizeStatus } from '../../core/statusSummary';
 import type { SessionController } from '../sessions/sessionController';
@@ -89,7 +90,7 @@ export class PhaseStatusBarItem extends Disposable {
     this.#item.backgroundColor =
       s.phase === 'failed'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
-        : summary.primary.phase === 'plan_ready' || summary.primary.phase === 'needs_input' || summary.primary.phase === 'needs_permission'
+        : needsYou(summary.primary.phase)
           ? new vscode.ThemeColor('statusBarItem.warningBackground')
           : undefined;
     this.#item.show();

@@ -8,6 +8,7 @@ import {
   EXIT_PLAN_MODE_TOOL,
   ULTRAPLAN_TELEPORT_SENTINEL,
   AGENT_LOST_SUBTYPE,
+  AGENT_RESTARTED_SUBTYPE,
   type PermissionDecision,
 } from '../core/protocol';
 import type { StoredEvent } from './store';
@@ -160,6 +161,17 @@ export function continuePrompt(recap: string, mode: 'plan' | 'carry_out'): strin
       ? 'Go on planning from the conversation so far, in plan mode, and propose your plan when it is ready.'
       : 'The reviewer approved the last plan in the conversation below; carry on carrying it out (some steps may be done already: check before you change anything).';
   return `${RESTART_NOTE} ${what} The person's newest message is the last entry.\n\nThe conversation so far:\n\n${recap}`;
+}
+
+/** Whether the host started a fresh agent turn after the log's last agent_lost. */
+export function freshTurnSinceLost(events: readonly StoredEvent[]): boolean {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as StoredEvent;
+    if (event.type !== 'system') continue;
+    if (event.subtype === AGENT_RESTARTED_SUBTYPE) return true;
+    if (event.subtype === AGENT_LOST_SUBTYPE) return false;
+  }
+  return false;
 }
 
 /** Whether the log's last decision on a plan approved it (a fresh turn then carries it out). */

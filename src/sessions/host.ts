@@ -21,7 +21,7 @@ import {
 import { SessionsError } from '../core/errors';
 import type { Agent, AgentContext, AgentFactory, AgentStartOptions } from './agent';
 import { LostAgents, restartedEvent, type OrphanDecision } from './lostAgents';
-import { carriedOutLast, continuePrompt, carryOutPrompt, conversationRecap, revisePrompt } from './agentRecovery';
+import { carriedOutLast, continuePrompt, carryOutPrompt, conversationRecap, freshTurnSinceLost, revisePrompt } from './agentRecovery';
 import { parseEventBatch } from '../core/eventBatch';
 import { parseClientEvent, parseCreationEvents } from './clientEvents';
 import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
@@ -220,8 +220,9 @@ export class SessionHost {
     const plans = this.lost.orphan(id, session.outstanding, session.events);
     session.outstanding.clear();
     this.queueStatus(session, 'idle');
-    // Said once: a later start finds the agent already reported and nothing running since.
-    if (agentStoppedInLog(session.events)) return;
+    // Said once: a later start finds the agent already reported and nothing running since. A null
+    // checkpoint is such a report too, unless a fresh turn was started since (and never saved its state).
+    if (agentStoppedInLog(session.events) || (session.checkpoint === null && !freshTurnSinceLost(session.events))) return;
     this.log(`session ${id}: agent lost after restart (${reason})`);
     const what =
       plans > 0

@@ -21,7 +21,7 @@ import { registerWorkspaceCommands } from './commands/workspaceCommands';
 import { FollowedSessions } from './sessions/followedSessions';
 import type { InboxViewHandle } from './inbox/inboxStandIn';
 import { registerInbox } from './inbox/inboxView';
-import type { SessionController } from './sessions/sessionController';
+import type { FollowedSession } from './sessions/followedSession';
 import { SettingsReader } from './settings/settings';
 import type { UltraplanSettings } from './settings/settingsSchema';
 
@@ -50,7 +50,7 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
   context.subscriptions.push(log, settings);
   log.info(`Ultraplan ${version} activated`);
 
-  const launch = async (prompt: string, s: UltraplanSettings): Promise<SessionController | undefined> => {
+  const launch = async (prompt: string, s: UltraplanSettings): Promise<FollowedSession | undefined> => {
     if (s.backend === 'claude-web') {
       const retry = () => {
         const again = settings.readForBackend();

@@ -7,7 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { bindingFor } from '../../../src/core/decision';
 import { APPROVED_PLAN_MARKER } from '../../../src/core/protocol';
-import { CONTINUE_MESSAGE, SessionController } from '../../../src/extension/sessions/sessionController';
+import { FollowedSession } from '../../../src/extension/sessions/followedSession';
+import { CONTINUE_MESSAGE } from '../../../src/extension/sessions/sessionDecisions';
 import type { NotifierAction, SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
 import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../../src/sessions/host';
@@ -30,7 +31,7 @@ class RecordingNotifier implements SessionNotifier {
 describe('SessionController: the agent stopped (agent_lost in the log)', () => {
   let dataDir: string;
   let host: SessionHost | undefined;
-  let controller: SessionController | undefined;
+  let controller: FollowedSession | undefined;
   beforeEach(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ultraplan-stopped-'));
   });
@@ -56,14 +57,14 @@ describe('SessionController: the agent stopped (agent_lost in the log)', () => {
     });
     const backend = new EmbeddedBackend({ host, label: 'Embedded', closeHostOnDispose: false });
     const notifier = new RecordingNotifier();
-    controller = new SessionController({
+    controller = new FollowedSession({
       backend,
       log: quietLog,
       notifier,
       pollIntervalMs: 50,
       timeoutMs: 60_000,
-      onDidChange: () => undefined,
-      fresh: { key: `embedded:${id}`, sessionId: id, title: 'changelog', demo: false },
+      onSnapshot: () => undefined,
+      from: { fresh: { key: `embedded:${id}`, sessionId: id, title: 'changelog', demo: false } },
     });
     controller.start();
     await waitUntil(() => controller!.phase === 'agent_stopped', 'the agent_stopped phase');
@@ -72,9 +73,9 @@ describe('SessionController: the agent stopped (agent_lost in the log)', () => {
 
   it('a waiting plan: shown as agent stopped with its plan decidable; approve goes out and the log carries it out', async () => {
     const { id, controller, notifier, host } = await stoppedSession('approve.json', 'requires_action');
-    assert.equal(controller.statusPhase, 'agent_stopped');
-    assert.equal(controller.inboxEntry().attention, 'agent_stopped');
-    const panel = controller.panelState();
+    assert.equal(controller.state.attention, 'agent_stopped');
+    assert.equal(controller.snapshot.inbox.attention, 'agent_stopped');
+    const panel = controller.snapshot.panel;
     assert.equal(panel.phase, 'agent_stopped');
     assert.equal(panel.canDecide, true, 'Approve and Reject work: each starts a new agent turn');
     assert.equal(panel.agentStopped?.canContinue, false, 'no Continue while a plan waits');
@@ -83,28 +84,28 @@ describe('SessionController: the agent stopped (agent_lost in the log)', () => {
       notifier.said.map((s) => [s.level, s.text]),
       [['warning', 'the agent of "changelog" stopped: its plan can still be approved or rejected; either starts a new agent turn.']],
     );
-    assert.deepEqual(await controller.continuePlanning(''), {
+    assert.deepEqual(await controller.decisions.continuePlanning(''), {
       sent: false,
       message: 'A plan waits for a decision: approve or reject it to start the new agent turn.',
     });
     const pending = controller.pendingPlan!;
-    assert.deepEqual(await controller.approve(bindingFor(pending.sessionId, pending.toolUseId, pending.plan)), { sent: true });
+    assert.deepEqual(await controller.decisions.approve(bindingFor(id, pending.toolUseId, pending.plan)), { sent: true });
     assert.match(toolResults(allEvents(host, id), pending.toolUseId)[0]?.text ?? '', new RegExp(APPROVED_PLAN_MARKER.trim()));
     await waitUntil(() => controller.phase === 'executing' || controller.phase === 'completed', 'the approved plan carried out');
   });
 
   it('no plan: Continue (empty) sends a plain continue, and planning goes on with a fresh agent', async () => {
     const { id, controller, host } = await stoppedSession('question.json', 'idle');
-    const panel = controller.panelState();
+    const panel = controller.snapshot.panel;
     assert.equal(panel.agentStopped?.canContinue, true);
     assert.equal(panel.canDecide, false);
-    assert.deepEqual(await controller.continuePlanning('  '), { sent: true });
+    assert.deepEqual(await controller.decisions.continuePlanning('  '), { sent: true });
     const messages = allEvents(host, id).filter(
       (e) => e.type === 'user' && (e.message as { content?: unknown }).content === CONTINUE_MESSAGE,
     );
     assert.equal(messages.length, 1);
     await waitUntil(() => controller.phase !== 'agent_stopped', 'a fresh agent turn');
-    assert.deepEqual(await controller.continuePlanning('again'), {
+    assert.deepEqual(await controller.decisions.continuePlanning('again'), {
       sent: false,
       message: 'The agent is running again; there is nothing to continue.',
     });

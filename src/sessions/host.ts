@@ -1,6 +1,7 @@
-// SessionHost: sessions in one process. Owns each session's append-only event log and status,
-// drives its agent, and routes what reviewers send (user messages, control_response decisions)
-// to that agent. The embedded backend uses it in memory; the server persists it (store.ts).
+// SessionHost: sessions in one process. Holds each session (hostedSession.ts: its append-only
+// event log, status and write pipeline), drives its agent, and routes what reviewers send (user
+// messages, control_response decisions) to that agent. The embedded backend uses it in memory;
+// the server persists it (store.ts).
 //
 // Durability rule: an event, status or checkpoint becomes visible (readEvents, getSession,
 // subscribers) only after the store has made it durable. So nothing a client has seen can be
@@ -10,23 +11,36 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import {
   AGENT_LOST_SUBTYPE,
-  AGENT_RESUMED_SUBTYPE,
   AnyEventSchema,
   CreateSessionRequestSchema,
   type AnyEvent,
   type CreateSessionRequest,
+  type PermissionDecision,
   type SessionResource,
-  type SessionStatus,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import type { Agent, AgentContext, AgentFactory, AgentStartOptions } from './agent';
-import { LostAgents, restartedEvent, type OrphanDecision } from './lostAgents';
-import { carriedOutLast, continuePrompt, carryOutPrompt, conversationRecap, freshTurnSinceLost, revisePrompt } from './agentRecovery';
-import { parseEventBatch } from '../core/eventBatch';
+import { AgentRestarts } from './agentRestarts';
 import { parseClientEvent, parseCreationEvents } from './clientEvents';
+import {
+  DEFAULT_EVENT_PAGE_SIZE,
+  HostedSession,
+  errorText,
+  parseEventSeq,
+  type SessionListener,
+  type StoredEventPage,
+} from './hostedSession';
 import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
 
 export type { StoredEvent } from './store';
+export {
+  DEFAULT_EVENT_PAGE_SIZE,
+  MAX_EVENT_PAGE_SIZE,
+  formatEventId,
+  type SessionListener,
+  type SessionNotice,
+  type StoredEventPage,
+} from './hostedSession';
 
 export interface SessionHostLimits {
   /** Sessions held at once, archived ones included (they stay readable). */
@@ -43,9 +57,6 @@ export const DEFAULT_HOST_LIMITS: SessionHostLimits = {
   maxEventBytes: 1024 * 1024,
 };
 
-export const DEFAULT_EVENT_PAGE_SIZE = 100;
-export const MAX_EVENT_PAGE_SIZE = 1000;
-
 export interface SessionHostOptions {
   agentFactory: AgentFactory;
   /** Default: in memory (nothing outlives the process). */
@@ -54,71 +65,18 @@ export interface SessionHostOptions {
   limits?: Partial<SessionHostLimits>;
 }
 
-/** What a subscriber hears: one committed event, or a status change. */
-export interface SessionNotice {
-  event?: StoredEvent;
-  status?: SessionStatus;
-}
-export type SessionListener = (notice: SessionNotice) => void;
-
-export interface StoredEventPage {
-  data: StoredEvent[];
-  has_more: boolean;
-  first_id: string | null;
-  last_id: string | null;
-}
-
-/** Event ids: zero-padded so byte order is numeric order ("e_000000000042"). */
-export function formatEventId(seq: number): string {
-  return `e_${String(seq).padStart(12, '0')}`;
-}
-
-function parseEventSeq(id: string): number {
-  const match = /^e_(\d{12,})$/.exec(id);
-  return match ? Number(match[1]) : 0;
-}
-
 /** The system event a session gets when a restarted host cannot continue its agent. */
 export { AGENT_LOST_SUBTYPE };
 /** The system event a session gets when lines of its journal were skipped as damaged. */
 export const JOURNAL_DAMAGED_SUBTYPE = 'journal_damaged';
 
-interface Waiter {
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
-interface Session {
-  meta: SessionMeta;
-  // Committed (durable) state, what readers see.
-  events: StoredEvent[];
-  status: SessionStatus;
-  updatedAt: string;
-  checkpoint: unknown;
-  // Intended state, decided synchronously so concurrent calls cannot both pass a check.
-  seq: number;
-  intendedStatus: SessionStatus;
-  archived: boolean;
-  /** The agent's control_requests awaiting a decision: request_id -> tool_use_id. */
-  outstanding: Map<string, string>;
-  answered: Set<string>;
-  // Write pipeline.
-  pending: LogRecord[];
-  waiters: Waiter[];
-  flushing: Promise<void> | null;
-  // Agent.
-  agent: Agent | null;
-  agentAbort: AbortController;
-  listeners: Set<SessionListener>;
-}
-
 export class SessionHost {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions = new Map<string, HostedSession>();
   private readonly agentFactory: AgentFactory;
   private readonly store: SessionStore;
   private readonly log: (line: string) => void;
-  /** Requests of agents that stopped with a restart (lostAgents.ts). */
-  private readonly lost = new LostAgents();
+  /** Agents across restarts of this host: resumed, or lost and restarted by a decision (agentRestarts.ts). */
+  private readonly restarts: AgentRestarts;
   readonly limits: SessionHostLimits;
   private creating = 0;
   private closing = false;
@@ -129,6 +87,12 @@ export class SessionHost {
     this.store = options.store ?? new MemorySessionStore();
     this.log = options.log ?? (() => {});
     this.limits = { ...DEFAULT_HOST_LIMITS, ...options.limits };
+    this.restarts = new AgentRestarts({
+      agentFactory: this.agentFactory,
+      contextFor: (session) => this.contextFor(session),
+      startAgent: (session, agent, prompt, startOptions) => this.startAgent(session, agent, prompt, startOptions),
+      log: this.log,
+    });
   }
 
   /** A host with its stored sessions loaded and their agents resumed. */
@@ -141,28 +105,29 @@ export class SessionHost {
   /**
    * Loads stored sessions and resumes their agents (once; a no-op for the memory store). An
    * agent that cannot resume (no checkpoint, or it refuses) leaves its session `idle` with a
-   * `system` event of subtype `agent_lost`; the next user message starts a fresh agent.
+   * `system` event of subtype `agent_lost`; a decision on the plan it left, or a message, starts
+   * a fresh agent turn (agentRestarts.ts).
    */
   async load(): Promise<void> {
     if (this.loaded) return;
     this.loaded = true;
     for (const { meta, records, damagedLines } of await this.store.load()) {
-      const session = this.newSession(meta, 'running');
+      const session = new HostedSession(meta, 'running', this.store, this.log);
       for (const record of records) {
         if (record.t === 'event') {
           session.seq = Math.max(session.seq, parseEventSeq(record.event.id));
-          this.trackControl(session, record.event);
+          session.trackControl(record.event);
         }
-        this.apply(session, record, false);
+        session.apply(record, false);
       }
       session.intendedStatus = session.status;
       session.archived = session.status === 'archived';
       this.sessions.set(meta.id, session);
       const damaged = damagedLines.length > 0 ? this.reportDamage(session, damagedLines) : false;
-      if (!session.archived) await this.resumeAgent(session, damaged ? 'its journal is damaged' : undefined);
+      if (!session.archived) await this.restarts.resume(session, damaged ? 'its journal is damaged' : undefined);
     }
     // What loading wrote (notices, lost agents) is stored before the first reader can ask.
-    await Promise.all([...this.sessions.values()].map((s) => s.flushing ?? Promise.resolve()));
+    await Promise.all([...this.sessions.values()].map((s) => s.flushed()));
   }
 
   /**
@@ -171,7 +136,7 @@ export class SessionHost {
    * the agent does not resume from a state that may be missing a step. Said once in the log, as
    * a system event. Returns whether this is news (not reported by an earlier start).
    */
-  private reportDamage(session: Session, lines: number[]): boolean {
+  private reportDamage(session: HostedSession, lines: number[]): boolean {
     session.outstanding.clear();
     const known = session.events.some(
       (e) => e.type === 'system' && e.subtype === JOURNAL_DAMAGED_SUBTYPE && JSON.stringify(e.lines) === JSON.stringify(lines),
@@ -179,7 +144,7 @@ export class SessionHost {
     if (known) return false;
     const list = lines.join(', ');
     this.log(`session ${session.meta.id}: journal line(s) ${list} are damaged; open requests are closed`);
-    this.queueEvents(session, [
+    session.queueEvents([
       {
         type: 'system',
         subtype: JOURNAL_DAMAGED_SUBTYPE,
@@ -190,117 +155,28 @@ export class SessionHost {
     return true;
   }
 
-  private async resumeAgent(session: Session, lostBecause?: string): Promise<void> {
-    const id = session.meta.id;
-    let reason = lostBecause ?? 'the agent does not support resuming';
-    // null: no agent state to resume (an earlier start already reported the agent as lost).
-    if (session.checkpoint !== undefined && session.checkpoint !== null && lostBecause === undefined) {
-      try {
-        const agent = this.agentFactory({ sessionId: id, title: session.meta.title });
-        if (agent.resume) {
-          session.agent = agent;
-          const outcome = await agent.resume(this.contextFor(session), session.checkpoint);
-          if (outcome === true || outcome === 'continued') {
-            this.log(`session ${id}: agent resumed (${agent.label})`);
-            return;
-          }
-          if (outcome === 'reloaded') {
-            this.reportReloaded(session, agent);
-            return;
-          }
-          reason = typeof outcome === 'object' ? outcome.lost : 'the agent could not continue from its saved state';
-        }
-        session.agent = null;
-        await agent.stop();
-      } catch (err) {
-        session.agent = null;
-        reason = `resuming failed: ${errorText(err)}`;
-      }
-    }
-    const plans = this.lost.orphan(id, session.outstanding, session.events);
-    session.outstanding.clear();
-    this.queueStatus(session, 'idle');
-    // Said once: a later start finds the agent already reported and nothing running since. A null
-    // checkpoint is such a report too, unless a fresh turn was started since (and never saved its state).
-    if (agentStoppedInLog(session.events) || (session.checkpoint === null && !freshTurnSinceLost(session.events))) return;
-    this.log(`session ${id}: agent lost after restart (${reason})`);
-    const what =
-      plans > 0
-        ? 'Its plan can still be decided: Approve starts a new agent turn that carries it out, Reject starts one that revises it.'
-        : 'Send a message (or Continue) to start a new agent turn with the conversation so far.';
-    this.queueEvents(session, [
-      {
-        type: 'system',
-        subtype: AGENT_LOST_SUBTYPE,
-        message: `The session host restarted and this session's agent could not continue (${reason}). ${what}`,
-      },
-    ]);
-    this.queue(session, [{ t: 'checkpoint', state: null }]).catch(() => {});
-  }
-
-  /** The agent has its conversation back; what it had open is answered through the host now. */
-  private reportReloaded(session: Session, agent: Agent): void {
-    const id = session.meta.id;
-    const plans = this.lost.orphan(id, session.outstanding, session.events);
-    session.outstanding.clear();
-    this.log(`session ${id}: agent resumed its conversation (${agent.label}); ${plans} plan(s) wait for a decision`);
-    this.queueEvents(session, [
-      {
-        type: 'system',
-        subtype: AGENT_RESUMED_SUBTYPE,
-        message: `The session host restarted and ${agent.label} continued this session's conversation.${plans > 0 ? ' Its plan can still be decided.' : ''}`,
-      },
-    ]);
-    this.queueStatus(session, plans > 0 ? 'requires_action' : 'idle');
-  }
-
   // -------------------------------------------------------------------------------------------
   // Reading
 
   getSession(id: string): SessionResource {
-    return this.resource(this.require(id));
+    return this.require(id).resource();
   }
 
   listSessions(): SessionResource[] {
-    return [...this.sessions.values()].map((s) => this.resource(s));
+    return [...this.sessions.values()].map((s) => s.resource());
   }
 
   readEvents(id: string, afterId: string | null, limit: number = DEFAULT_EVENT_PAGE_SIZE): StoredEventPage {
-    const session = this.require(id);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EVENT_PAGE_SIZE) {
-      throw new SessionsError('bad_request', `limit must be an integer from 1 to ${MAX_EVENT_PAGE_SIZE}, got ${limit}`, 400);
-    }
-    const events = session.events;
-    // Ids are strictly increasing, so the first id after the cursor is found by bisection. A
-    // cursor that is not an id of this log still works: it is compared, not looked up.
-    let start = 0;
-    if (afterId !== null) {
-      let hi = events.length;
-      while (start < hi) {
-        const mid = (start + hi) >>> 1;
-        if ((events[mid] as StoredEvent).id <= afterId) start = mid + 1;
-        else hi = mid;
-      }
-    }
-    const data = events.slice(start, start + limit);
-    return {
-      data,
-      has_more: start + data.length < events.length,
-      first_id: data[0]?.id ?? null,
-      last_id: data[data.length - 1]?.id ?? null,
-    };
+    return this.require(id).readEvents(afterId, limit);
   }
 
   /** The id of the session's newest committed event, or null. */
   lastEventId(id: string): string | null {
-    const events = this.require(id).events;
-    return events[events.length - 1]?.id ?? null;
+    return this.require(id).lastEventId();
   }
 
   subscribe(id: string, listener: SessionListener): () => void {
-    const session = this.require(id);
-    session.listeners.add(listener);
-    return () => session.listeners.delete(listener);
+    return this.require(id).subscribe(listener);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -336,32 +212,32 @@ export class SessionHost {
         agent_label: agent.label,
       };
       await this.store.create(meta);
-      const session = this.newSession(meta, 'running');
+      const session = new HostedSession(meta, 'running', this.store, this.log);
       session.agent = agent;
       this.sessions.set(id, session);
-      const stamped = events.map((e) => this.stamp(session, stripId(e)));
-      await this.queue(session, [
+      const stamped = events.map((e) => session.stamp(stripId(e)));
+      await session.queue([
         ...stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
-        this.statusRecord(session, 'running'),
+        session.statusRecord('running'),
       ]);
       await this.startAgent(session, agent, prompt);
-      return this.resource(session);
+      return session.resource();
     } finally {
       this.creating--;
     }
   }
 
-  private async startAgent(session: Session, agent: Agent, prompt: string, options?: AgentStartOptions): Promise<void> {
+  private async startAgent(session: HostedSession, agent: Agent, prompt: string, options?: AgentStartOptions): Promise<void> {
     try {
       await agent.start(this.contextFor(session), prompt, options);
     } catch (err) {
       this.log(`session ${session.meta.id}: agent failed to start: ${errorText(err)}`);
       session.agent = null;
-      this.queueEvents(session, [
+      session.queueEvents([
         { type: 'system', subtype: 'agent_error', message: `The agent failed to start: ${errorText(err)}` },
         { type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, errors: [errorText(err)] },
       ]);
-      this.queueStatus(session, 'idle');
+      session.queueStatus('idle');
     }
   }
 
@@ -380,58 +256,51 @@ export class SessionHost {
 
     const routes = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
     const answering = new Set<string>();
-    // Decisions on plans whose agent stopped: taken now (synchronously), acted on once stored.
-    const orphaned = new Map<string, OrphanDecision>();
-    try {
-      for (const [index, route] of routes.entries()) {
-        if (route.kind !== 'decision') continue;
-        const at = `events[${index}]`;
-        if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
-          throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
-        }
-        if (!session.outstanding.has(route.requestId)) {
-          const taken = this.lost.take(id, route.requestId, route.decision, at, session.agent !== null);
-          if (!taken)
-            throw new SessionsError('bad_request', `${at}: no control_request ${route.requestId} awaits an answer in session ${id}`, 400);
-          orphaned.set(route.requestId, taken);
-        }
-        answering.add(route.requestId);
+    const decisions: Array<{ requestId: string; decision: PermissionDecision; at: string }> = [];
+    for (const [index, route] of routes.entries()) {
+      if (route.kind !== 'decision') continue;
+      const at = `events[${index}]`;
+      if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
+        throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
       }
-    } catch (err) {
-      for (const taken of orphaned.values()) this.lost.restore(id, taken.orphan);
-      throw err;
+      answering.add(route.requestId);
+      decisions.push({ requestId: route.requestId, decision: route.decision, at });
     }
-    // A message while plans of a stopped agent wait: it replaces the decision (planning goes on).
-    const superseded =
-      routes.some((route) => route.kind === 'user') && orphaned.size === 0 ? this.lost.supersede(id) : { requestIds: [], events: [] };
+    // Plans whose agent stopped with a restart are still decided here (agentRestarts.ts).
+    const claimed = this.restarts.claim(
+      session,
+      decisions,
+      routes.some((route) => route.kind === 'user'),
+    );
+    if (claimed.unknown !== undefined) {
+      claimed.undo();
+      const at = decisions.find((d) => d.requestId === claimed.unknown)?.at ?? 'events';
+      throw new SessionsError('bad_request', `${at}: no control_request ${claimed.unknown} awaits an answer in session ${id}`, 400);
+    }
 
     // Decided synchronously, before any await, so a concurrent duplicate is refused above.
     const toolUseIds = new Map<string, string>();
     for (const requestId of answering) {
-      if (!orphaned.has(requestId)) toolUseIds.set(requestId, session.outstanding.get(requestId) ?? '');
+      if (!claimed.taken.has(requestId)) toolUseIds.set(requestId, session.outstanding.get(requestId) ?? '');
       session.outstanding.delete(requestId);
       session.answered.add(requestId);
     }
-    for (const requestId of superseded.requestIds) session.answered.add(requestId);
-    // In log order: the closed plans before the message that closed them, a decision's effect after it.
-    const closing = superseded.events.map((event) => this.stamp(session, event));
-    const stamped = routes.map((route) => this.stamp(session, stripId(route.event)));
-    const effects = [...orphaned.values()].flatMap((taken) => taken.events).map((event) => this.stamp(session, event));
+    for (const requestId of claimed.closedRequests) session.answered.add(requestId);
+    // In log order: the plans a message closes before it, a decision's effect after it.
+    const before = claimed.before.map((event) => session.stamp(event));
+    const stamped = routes.map((route) => session.stamp(stripId(route.event)));
+    const after = claimed.after.map((event) => session.stamp(event));
     try {
-      await this.queue(
-        session,
-        [...closing, ...stamped, ...effects].map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
+      await session.queue(
+        [...before, ...stamped, ...after].map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
       );
     } catch (err) {
       for (const [requestId, toolUseId] of toolUseIds) {
         session.answered.delete(requestId);
         session.outstanding.set(requestId, toolUseId);
       }
-      for (const [requestId, taken] of orphaned) {
-        session.answered.delete(requestId);
-        this.lost.restore(id, taken.orphan);
-      }
-      for (const requestId of superseded.requestIds) session.answered.delete(requestId);
+      for (const requestId of claimed.taken.keys()) session.answered.delete(requestId);
+      claimed.undo();
       throw err;
     }
     for (const route of routes) {
@@ -439,8 +308,8 @@ export class SessionHost {
       try {
         if (route.kind === 'user') this.deliverUserMessage(session, route.text);
         else if (route.kind === 'decision') {
-          const taken = orphaned.get(route.requestId);
-          if (taken) this.actOnOrphanDecision(session, taken);
+          const taken = claimed.taken.get(route.requestId);
+          if (taken) this.restarts.act(session, taken);
           else session.agent?.onDecision(route.requestId, route.decision);
         }
       } catch (err) {
@@ -450,51 +319,9 @@ export class SessionHost {
     return stamped;
   }
 
-  private deliverUserMessage(session: Session, text: string): void {
-    if (session.agent) {
-      session.agent.onUserMessage(text);
-      return;
-    }
-    // The agent was lost (restart) or failed to start: a fresh one goes on from the conversation
-    // (the message is its last entry), carrying the plan out when the last decision approved it.
-    const carryOut = carriedOutLast(session.events);
-    const recap = conversationRecap(session.events);
-    this.queueEvents(session, [restartedEvent(carryOut ? 'carry_out' : 'continue')]);
-    this.log(`session ${session.meta.id}: a message starts a new agent turn (${carryOut ? 'carrying out the approved plan' : 'planning'})`);
-    this.startFresh(session, continuePrompt(recap, carryOut ? 'carry_out' : 'plan'), { carryOut });
-  }
-
-  /** A reviewer decided a plan whose agent stopped: the agent that has the conversation, or a fresh one, acts on it. */
-  private actOnOrphanDecision(session: Session, taken: OrphanDecision): void {
-    const { recovery } = taken;
-    if (recovery.kind === 'none') return;
-    const agent = session.agent;
-    this.log(
-      `session ${session.meta.id}: ${recovery.kind === 'carry_out' ? 'approved' : 'rejected'} plan ${taken.orphan.toolUseId} of a stopped agent`,
-    );
-    if (agent) {
-      // The agent reloaded its conversation: it knows the plan; it only needs the answer.
-      if (recovery.kind === 'carry_out') {
-        const prompt = `The reviewer approved your plan. Carry it out now:\n\n${recovery.plan}`;
-        if (agent.carryOut) agent.carryOut(prompt);
-        else agent.onUserMessage(prompt);
-      } else {
-        agent.onUserMessage(
-          `The reviewer rejected your plan. Their feedback:\n\n${recovery.feedback}\n\nStay in plan mode, revise the plan, and ask again when it is ready.`,
-        );
-      }
-      return;
-    }
-    const recap = conversationRecap(session.events);
-    if (recovery.kind === 'carry_out') this.startFresh(session, carryOutPrompt(recovery.plan, recap), { carryOut: true });
-    else this.startFresh(session, revisePrompt(recovery.plan, recovery.feedback, recap));
-  }
-
-  private startFresh(session: Session, prompt: string, options?: AgentStartOptions): void {
-    const agent = this.agentFactory({ sessionId: session.meta.id, title: session.meta.title });
-    session.agent = agent;
-    this.queueStatus(session, 'running');
-    void this.startAgent(session, agent, prompt, options);
+  private deliverUserMessage(session: HostedSession, text: string): void {
+    if (session.agent) session.agent.onUserMessage(text);
+    else this.restarts.messageWithoutAgent(session);
   }
 
   /** Archives a session: stops its agent; later appends get 409. Already archived: 409. */
@@ -503,12 +330,12 @@ export class SessionHost {
     const session = this.require(id);
     if (session.archived) throw new SessionsError('conflict', `session ${id} is already archived`, 409);
     session.archived = true;
-    this.lost.forget(id);
+    this.restarts.forget(id);
     session.agentAbort.abort();
     const agent = session.agent;
     session.agent = null;
     await Promise.all([
-      this.queue(session, [this.statusRecord(session, 'archived')]),
+      session.queue([session.statusRecord('archived')]),
       agent?.stop().catch((err: unknown) => this.log(`session ${id}: agent stop failed: ${errorText(err)}`)),
     ]);
   }
@@ -529,8 +356,8 @@ export class SessionHost {
       }
     }
     await Promise.all(stops);
-    await Promise.all([...this.sessions.values()].map((s) => s.flushing ?? Promise.resolve()));
-    for (const session of this.sessions.values()) session.listeners.clear();
+    await Promise.all([...this.sessions.values()].map((s) => s.flushed()));
+    for (const session of this.sessions.values()) session.unsubscribeAll();
     await this.store.close();
   }
 
@@ -541,28 +368,7 @@ export class SessionHost {
   // -------------------------------------------------------------------------------------------
   // Internals
 
-  private newSession(meta: SessionMeta, status: SessionStatus): Session {
-    return {
-      meta,
-      events: [],
-      status,
-      updatedAt: meta.created_at,
-      checkpoint: undefined,
-      seq: 0,
-      intendedStatus: status,
-      archived: false,
-      outstanding: new Map(),
-      answered: new Set(),
-      pending: [],
-      waiters: [],
-      flushing: null,
-      agent: null,
-      agentAbort: new AbortController(),
-      listeners: new Set(),
-    };
-  }
-
-  private contextFor(session: Session): AgentContext {
+  private contextFor(session: HostedSession): AgentContext {
     const id = session.meta.id;
     const signal = session.agentAbort.signal;
     const live = () => !signal.aborted && !session.archived && !this.closing;
@@ -576,128 +382,21 @@ export class SessionHost {
           this.log(`session ${id}: dropped an agent event that is not an object with a type`);
           return;
         }
-        const stamped = this.stamp(session, stripId(parsed.data));
-        this.trackControl(session, stamped);
-        this.queue(session, [{ t: 'event', event: stamped, at: new Date().toISOString() }]).catch(() => {});
+        const stamped = session.stamp(stripId(parsed.data));
+        session.trackControl(stamped);
+        session.queue([{ t: 'event', event: stamped, at: new Date().toISOString() }]).catch(() => {});
       },
       setStatus: (status) => {
-        if (live()) this.queueStatus(session, status);
+        if (live()) session.queueStatus(status);
       },
       log: (line) => this.log(`session ${id}: ${line}`),
       checkpoint: (state) => {
-        if (live()) this.queue(session, [{ t: 'checkpoint', state }]).catch(() => {});
+        if (live()) session.queue([{ t: 'checkpoint', state }]).catch(() => {});
       },
     };
   }
 
-  /** Registers the agent's can_use_tool requests so decisions can be matched to them. */
-  private trackControl(session: Session, event: StoredEvent): void {
-    if (event.type === 'control_request') {
-      const request = event.request as { subtype?: unknown; tool_use_id?: unknown } | undefined;
-      if (request?.subtype === 'can_use_tool' && typeof event.request_id === 'string') {
-        session.outstanding.set(event.request_id, typeof request.tool_use_id === 'string' ? request.tool_use_id : '');
-      }
-    } else if (event.type === 'control_response') {
-      const requestId = (event.response as { request_id?: unknown } | undefined)?.request_id;
-      if (typeof requestId === 'string') {
-        session.outstanding.delete(requestId);
-        session.answered.add(requestId);
-      }
-    }
-  }
-
-  private stamp(session: Session, event: Record<string, unknown> & { type: string }): StoredEvent {
-    session.seq += 1;
-    const uuid = typeof event.uuid === 'string' && event.uuid ? event.uuid : randomUUID();
-    return { id: formatEventId(session.seq), ...event, uuid, session_id: session.meta.id };
-  }
-
-  private statusRecord(session: Session, status: SessionStatus): LogRecord {
-    session.intendedStatus = status;
-    return { t: 'status', status, at: new Date().toISOString() };
-  }
-
-  private queueStatus(session: Session, status: SessionStatus): void {
-    if (session.intendedStatus === status) return;
-    this.queue(session, [this.statusRecord(session, status)]).catch(() => {});
-  }
-
-  /** Host-written events (not from the agent or a client); failures are logged by flush. */
-  private queueEvents(session: Session, events: Array<Record<string, unknown> & { type: string }>): void {
-    const records = events.map((e): LogRecord => ({ t: 'event', event: this.stamp(session, e), at: new Date().toISOString() }));
-    this.queue(session, records).catch(() => {});
-  }
-
-  private queue(session: Session, records: LogRecord[]): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      session.pending.push(...records);
-      session.waiters.push({ resolve, reject });
-      if (!session.flushing) session.flushing = this.flush(session);
-    });
-  }
-
-  private async flush(session: Session): Promise<void> {
-    try {
-      // Batches whatever queued meanwhile into one durable append (one fsync).
-      while (session.pending.length > 0) {
-        await Promise.resolve();
-        const batch = session.pending.splice(0);
-        const waiters = session.waiters.splice(0);
-        try {
-          await this.store.append(session.meta.id, batch);
-        } catch (err) {
-          this.log(`session ${session.meta.id}: storing ${batch.length} records failed: ${errorText(err)}`);
-          const failure = storageFailure(session.meta.id, err);
-          for (const w of waiters) w.reject(failure);
-          continue;
-        }
-        for (const record of batch) this.apply(session, record, true);
-        for (const w of waiters) w.resolve();
-      }
-    } finally {
-      session.flushing = null;
-    }
-  }
-
-  private apply(session: Session, record: LogRecord, notify: boolean): void {
-    if (record.t === 'event') {
-      session.events.push(record.event);
-      if (record.at) session.updatedAt = record.at;
-      if (notify) this.notify(session, { event: record.event });
-    } else if (record.t === 'status') {
-      session.updatedAt = record.at;
-      if (session.status === record.status) return;
-      session.status = record.status;
-      if (notify) this.notify(session, { status: record.status });
-    } else {
-      session.checkpoint = record.state;
-    }
-  }
-
-  private notify(session: Session, notice: SessionNotice): void {
-    for (const listener of [...session.listeners]) {
-      try {
-        listener(notice);
-      } catch (err) {
-        this.log(`session ${session.meta.id}: a subscriber failed: ${errorText(err)}`);
-      }
-    }
-  }
-
-  private resource(session: Session): SessionResource {
-    return {
-      type: 'session',
-      id: session.meta.id,
-      title: session.meta.title,
-      session_status: session.status,
-      environment_id: session.meta.environment_id,
-      created_at: session.meta.created_at,
-      updated_at: session.updatedAt,
-      session_context: session.meta.session_context,
-    };
-  }
-
-  private require(id: string): Session {
+  private require(id: string): HostedSession {
     const session = this.sessions.get(id);
     if (!session) throw new SessionsError('not_found', `no session ${JSON.stringify(id)}`, 404);
     return session;
@@ -749,30 +448,6 @@ export function checkTitle(title: string): string {
   return trimmed;
 }
 
-/** Whether the log's last word on the agent is that it stopped (see ParsedBatch.agentLife). */
-function agentStoppedInLog(events: readonly StoredEvent[]): boolean {
-  return parseEventBatch(events).agentLife?.stopped === true;
-}
-
-/** A failed append as callers see it: a full disk is the server's to fix, and says so. */
-function storageFailure(sessionId: string, err: unknown): Error {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return new SessionsError(
-      'transient',
-      `the server's disk is full: nothing was stored in session ${sessionId}; retry once space is freed`,
-      507,
-      undefined,
-      { cause: err },
-    );
-  }
-  return new Error(`storing session ${sessionId} failed: ${errorText(err)}`, { cause: err });
-}
-
 function badRequest(at: string, error: z.ZodError): SessionsError {
   return new SessionsError('bad_request', `${at}: ${z.prettifyError(error).replace(/\s*\n\s*/g, '; ')}`, 400);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -87,13 +87,10 @@ export class LostAgents {
    * A message instead of a decision: the open plans are closed (the model is told so), and the
    * message goes on from the conversation. Returns the events that close them, in order.
    */
-  supersede(sessionId: string): { requestIds: string[]; events: HostEvent[] } {
+  supersede(sessionId: string): { plans: OrphanedPlan[]; events: HostEvent[] } {
     const plans = this.plans(sessionId);
     this.#orphans.delete(sessionId);
-    return {
-      requestIds: plans.map((plan) => plan.requestId),
-      events: plans.map((plan) => planResultEvent(plan.toolUseId, SUPERSEDED_PLAN_TEXT, true)),
-    };
+    return { plans, events: plans.map((plan) => planResultEvent(plan.toolUseId, SUPERSEDED_PLAN_TEXT, true)) };
   }
 
   forget(sessionId: string): void {

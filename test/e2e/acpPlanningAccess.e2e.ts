@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { openTestWindow, readStatusBar, screenshot, waitForNotification, type TestWindow } from './harness';
 import { ALLOW_OR_REJECT } from '../support/acpFixtures';
-import { fakeAgentCommand, readAgentRecord } from '../support/fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord, permissionOutcomes } from '../support/fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
@@ -121,9 +121,6 @@ describe('reads outside the workspace and fetches while planning go to the perso
     assert.equal(reads[0]?.content, '# Demo project\n');
     assert.match(String(reads[1]?.message), /the person denied reading outside the workspace/);
     assert.ok(!JSON.stringify(entries).includes('PRIVATE KEY'), 'the file reached the agent');
-    assert.deepEqual(
-      entries.filter((e) => e.kind === 'permission_outcome').map((e) => e.outcome),
-      ['allow'],
-    );
+    assert.deepEqual(permissionOutcomes(entries), ['allow']);
   });
 });

@@ -103,7 +103,7 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
         );
         const agentLog = (line: string) => log.info(`agent ${plan.label}: ${line}`);
         const factory = endsAfterApprovedResult(
-          createAcpAgentFactory({
+          await createAcpAgentFactory({
             argv: plan.argv,
             cwd,
             label: plan.label,

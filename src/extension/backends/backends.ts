@@ -8,12 +8,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import { claudeWebBackendOptions, type PreparedClaudeWeb } from '../claudeWeb/claudeWebBackend';
-import { createClaudeWebBackend, type ClaudeWebBackend, attachClaudeWebBackend } from '../../sessions/claudeWeb';
+import type { ClaudeWebBackend } from '../../sessions/claudeWeb';
 import { EmbeddedBackend } from '../../sessions/embeddedBackend';
 import { SessionHost } from '../../sessions/host';
 import type { HttpBackend } from '../../sessions/httpBackend';
 import { loadScenarioFile, scriptedAgentFactory } from '../../sessions/scriptedAgent';
-import { connectServer } from '../../sessions/serverConnectionLoader';
 import { FileSessionStore } from '../../sessions/store';
 import { AgentNotice } from '../agents/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -145,7 +144,9 @@ export class Backends implements vscode.Disposable {
   }
 
   /** The HTTP backend for a server URL (one per URL). */
-  server(serverUrl: string): HttpBackend {
+  async server(serverUrl: string): Promise<HttpBackend> {
+    // The server's client is a chunk of its own, loaded with the first server backend.
+    const { connectServer } = await import('../../sessions/serverConnection');
     const existing = this.#servers.get(serverUrl);
     if (existing) return existing;
     const log = this.#options.log;
@@ -172,7 +173,8 @@ export class Backends implements vscode.Disposable {
    * A server read without a token, for a session attached read-only: only a server that runs
    * without one (`--insecure-no-auth`, loopback only) answers it; no decision is ever sent through it.
    */
-  tokenlessServer(serverUrl: string): HttpBackend {
+  async tokenlessServer(serverUrl: string): Promise<HttpBackend> {
+    const { connectServer } = await import('../../sessions/serverConnection');
     const existing = this.#tokenlessServers.get(serverUrl);
     if (existing) return existing;
     const log = this.#options.log;
@@ -191,6 +193,8 @@ export class Backends implements vscode.Disposable {
    */
   async prepareClaudeWeb(settings: UltraplanSettings, signal?: AbortSignal): Promise<PreparedClaudeWeb> {
     const options = claudeWebBackendOptions(settings, this.#options.log, signal);
+    // The backend is a chunk of its own, loaded the first time it is used.
+    const { createClaudeWebBackend } = await import('../../sessions/claudeWeb/backend');
     const { backend, warnings } = await createClaudeWebBackend(options);
     this.#claudeWeb.add(backend);
     const prepared: PreparedClaudeWeb = { backend, warnings, key: options.key, at: Date.now() };
@@ -222,7 +226,7 @@ export class Backends implements vscode.Disposable {
         return { backend: backend.forAgent(agent.factory), demo: agent.demo, agentLabel: agent.label };
       }
       case 'server':
-        return { backend: this.server(settings['server.url']), demo: false, serverUrl: settings['server.url'] };
+        return { backend: await this.server(settings['server.url']), demo: false, serverUrl: settings['server.url'] };
       case 'claude-web':
         return { backend: await this.#claudeWebForLaunch(settings), demo: false };
     }
@@ -247,10 +251,12 @@ export class Backends implements vscode.Disposable {
         // Re-attaching checks only the login and the organization, once for every re-attached
         // session; a failed check is not kept, so a retry checks again.
         if (!this.#claudeWebRestored) {
-          const opening = attachClaudeWebBackend(claudeWebBackendOptions(settings, this.#options.log)).then((backend) => {
-            this.#claudeWeb.add(backend);
-            return backend;
-          });
+          const opening = import('../../sessions/claudeWeb/backend')
+            .then(({ attachClaudeWebBackend }) => attachClaudeWebBackend(claudeWebBackendOptions(settings, this.#options.log)))
+            .then((backend) => {
+              this.#claudeWeb.add(backend);
+              return backend;
+            });
           this.#claudeWebRestored = opening;
           opening.catch(() => {
             if (this.#claudeWebRestored === opening) this.#claudeWebRestored = undefined;

@@ -19,15 +19,14 @@ const common = {
 };
 
 /**
- * Our Node programs as one ES module graph: the extension (VS Code imports a `main` that ends in
- * .mjs since 1.100 and resolves its `import 'vscode'`; docs/packaging.md) and the session server.
- * esbuild splits it: each entry is a file, code behind an `await import()` is a chunk loaded at
- * that call, and a module used from several places is in one shared chunk, so every module and
- * class exists once. A new Node entry point goes in this list.
+ * Our Node programs as one ES module graph: the extension (VS Code resolves `import 'vscode'` in an
+ * extension's ES modules since 1.100; docs/packaging.md) and the session server. esbuild splits
+ * it: each entry is a file, code behind an `await import()` is a chunk loaded at that call, and a
+ * module used from several places is in one shared chunk, so every module and class exists once.
+ * A new Node entry point goes in this list.
  */
 export const NODE_ENTRIES = {
-  // package.json `main`: small; it imports ./extension.mjs when the extension is first used.
-  bootstrap: 'src/extension/bootstrap.ts',
+  // Imported by dist/bootstrap.js when the extension is first used.
   extension: 'src/extension/extension.ts',
   // package.json `bin` (its hashbang comes from cli.ts).
   server: 'src/sessions/server/cli.ts',
@@ -52,9 +51,30 @@ export function nodeGraph({ entryPoints = NODE_ENTRIES, outdir = 'dist', product
   };
 }
 
+/**
+ * package.json `main`, loaded at every startup: CommonJS, which VS Code requires on the extension
+ * host's thread (an ES module main pays a trip through Node's module hooks thread for each file;
+ * docs/packaging.md). About 3 KB, importing only vscode; it imports dist/extension.mjs on first use.
+ */
+export function bootstrapBuild({ outdir = 'dist', production: minify = production } = {}) {
+  return {
+    ...common,
+    sourcemap: minify ? false : 'linked',
+    minify,
+    entryPoints: { bootstrap: 'src/extension/bootstrap.ts' },
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+    outdir,
+    metafile: true,
+  };
+}
+
 /** @type {esbuild.BuildOptions[]} */
 const targets = [
   nodeGraph(),
+  bootstrapBuild(),
   {
     ...common,
     entryPoints: { core: 'src/core/index.ts' },

@@ -2,8 +2,9 @@
 // small: it shows the idle status item, creates the plan inbox's view (empty until the rest puts
 // its tree in it), and registers stand-ins for the contributed commands, the review panel's
 // serializer, and the @ultraplan chat participant. The rest of the extension
-// (dist/extension.js: backends, sessions, the panel) is loaded the first time one of them is used,
-// or at once when this workspace has sessions to re-attach or a review to bring back.
+// (dist/extension.mjs: backends, sessions, the panel) is imported the first time one of them is
+// used, or at once when this workspace has sessions to re-attach or a review to bring back.
+import { pathToFileURL } from 'node:url';
 import * as vscode from 'vscode';
 import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agents/agentNotice';
 import { createIdleStatusItem } from './status/idleStatus';
@@ -91,8 +92,10 @@ function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[
     // The stand-ins go first: the full extension registers the same command ids, serializer and
     // participant, and its own status item takes the idle one's place.
     for (const d of standIns.splice(0)) d.dispose();
-    // dist/extension.mjs, a chunk of the same module graph: what both files use exists once.
-    const loaded = await import('./extension');
+    // dist/extension.mjs, the entry of the extension's ES module graph (docs/packaging.md). This file
+    // is CommonJS, required at startup; the path is computed at run time, so esbuild leaves the
+    // import to Node.
+    const loaded = (await import(pathToFileURL(context.asAbsolutePath('dist/extension.mjs')).href)) as FullExtension;
     loaded.activate(context, inbox ? { inbox } : {});
     return loaded;
   })();

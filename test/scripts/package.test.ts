@@ -17,7 +17,7 @@ const EXPECTED = [
   'CHANGELOG.md',
   'LICENSE',
   'README.md',
-  'dist/bootstrap.mjs',
+  'dist/bootstrap.js',
   'dist/codicon.ttf',
   'dist/extension.mjs',
   'dist/webview.css',
@@ -69,7 +69,7 @@ describe('npm run package: the .vsix', function () {
     assert.match(String(manifest.version), /^\d+\.\d+\.\d+$/);
     assert.equal(manifest.license, 'MIT');
     assert.match(JSON.stringify(manifest.repository), /^\{"type":"git","url":"https:\/\/github\.com\//);
-    assert.equal(manifest.main, './dist/bootstrap.mjs');
+    assert.equal(manifest.main, './dist/bootstrap.js');
     assert.equal(manifest.icon, 'media/icon.png');
   });
 });

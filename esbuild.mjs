@@ -28,8 +28,10 @@ const common = {
 export const NODE_ENTRIES = {
   // Imported by dist/bootstrap.js when the extension is first used.
   extension: 'src/extension/extension.ts',
-  // package.json `bin` (its hashbang comes from cli.ts).
+  // package.json `bin`, and the local session service the extension starts (its hashbang comes from cli.ts).
   server: 'src/sessions/server/cli.ts',
+  // ultraplan-review, the review's command line for CI (package.json `bin`).
+  review: 'src/sessions/review/cli.ts',
 };
 
 /** The options of that graph; tests build it with a probe entry added. */
@@ -108,7 +110,7 @@ async function main() {
   const results = await Promise.all(selected.map((t) => esbuild.build(t)));
   if (selected.includes(targets[0])) {
     await removeStaleChunks(results[selected.indexOf(targets[0])].metafile);
-    await chmod('dist/server.mjs', 0o755);
+    for (const bin of ['server', 'review']) await chmod(`dist/${bin}.mjs`, 0o755);
   }
 }
 

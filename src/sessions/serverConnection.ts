@@ -1,6 +1,5 @@
 // Everything talking to a session server takes: the HTTP client, its event stream and HttpBackend
-// over them. The extension imports it with `await import()` when it first follows a server, so it
-// is a chunk of its own: the demo and the ACP agents never load it.
+// over them: the extension's way to the local session service and to a self-hosted server.
 import { SessionsClient, type SessionsClientOptions } from './client';
 import { HttpBackend, type HttpBackendOptions } from './httpBackend';
 

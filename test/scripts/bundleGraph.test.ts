@@ -1,7 +1,7 @@
 // The production build of our Node programs as one ES module graph (esbuild.mjs, docs/packaging.md):
 // every module in exactly one file, zod once; what the extension loads first stays under its size
-// goal and holds neither the ACP agent runtime, the Claude Code on the web backend nor the session
-// server's client; each of those is a chunk Node loads only at its first use (a probe built into
+// goal and holds neither the ACP agent runtime nor the Claude Code on the web backend; each of those
+// is a chunk Node loads only at its first use (a probe built into
 // the same graph shows the files loaded at each step); the CommonJS bootstrap holds only its own
 // small stateless modules; and every file the extension can load is in the package.
 import assert from 'node:assert/strict';
@@ -18,7 +18,7 @@ const run = promisify(execFile);
 /** The issue's goal for what the extension loads when it is first used (minified). */
 const EXTENSION_FIRST_LOAD_LIMIT_KB = 300;
 /** The seams: a chunk named after the module behind each `await import()`. */
-const LAZY_CHUNKS = { acpRuntime: 'acpAgent', claudeWeb: 'backend', serverClient: 'serverConnection' } as const;
+const LAZY_CHUNKS = { acpRuntime: 'acpAgent', claudeWeb: 'backend' } as const;
 
 interface ProbeSteps {
   atLoad: string[];
@@ -111,7 +111,7 @@ describe('the production bundles: one module graph, split at its seams', functio
     const kb = [...firstLoad].reduce((sum, file) => sum + (meta.outputs[file]?.bytes ?? 0), 0) / 1024;
     assert.ok(kb < EXTENSION_FIRST_LOAD_LIMIT_KB, `extension.mjs and its static imports are ${kb.toFixed(1)} KB`);
     const modules = inputsOf(meta, firstLoad);
-    for (const lazy of ['src/sessions/acp/acpAgent.ts', 'src/sessions/claudeWeb/backend.ts', 'src/sessions/client.ts']) {
+    for (const lazy of ['src/sessions/acp/acpAgent.ts', 'src/sessions/claudeWeb/backend.ts']) {
       assert.ok(!modules.includes(lazy), `${lazy} is loaded with extension.mjs`);
     }
     assert.ok(!modules.some((m) => m.includes('node_modules/@agentclientprotocol/sdk/')), 'the ACP SDK is loaded with extension.mjs');
@@ -166,7 +166,6 @@ describe('the production bundles: one module graph, split at its seams', functio
     assert.deepEqual(lazy(steps.claudeWeb.loaded), ['acpRuntime', 'claudeWeb']);
     // Thrown inside the backend's chunk, recognised by the probe's import of the same class.
     assert.deepEqual(steps.claudeWeb.error, { isClaudeWebError: true, reason: 'not_logged_in' });
-    // The probe imports the server client statically (the extension does with import()).
     assert.deepEqual(steps.server.error, { isSessionsError: true, kind: 'transient' });
     // ES modules load each file once.
     const urls = fs.readFileSync(loadLog, 'utf8').split('\n').filter(Boolean);

@@ -20,6 +20,7 @@ const EXPECTED = [
   'dist/bootstrap.js',
   'dist/codicon.ttf',
   'dist/extension.mjs',
+  'dist/server.mjs',
   'dist/webview.css',
   'dist/webview.js',
   'examples/demo.json',

@@ -70,8 +70,8 @@ async function backendFor(
 ): Promise<{ backend: SessionBackend; readOnly?: string; serverUrl?: string }> {
   if (target.kind === 'server') {
     const url = target.serverUrl ?? settings['server.url'];
-    if (await services.backends.hasServerToken(url)) return { backend: await services.backends.server(url), serverUrl: url };
-    return { backend: await services.backends.tokenlessServer(url), readOnly: noTokenReadOnly(url), serverUrl: url };
+    if (await services.backends.hasServerToken(url)) return { backend: services.backends.server(url), serverUrl: url };
+    return { backend: services.backends.tokenlessServer(url), readOnly: noTokenReadOnly(url), serverUrl: url };
   }
   return { backend: await services.backends.forRestored(target.kind, settings, undefined) };
 }

@@ -15,7 +15,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** The graph's files loaded so far, by path from the probe's folder (`chunks/acpAgent-….mjs`). */
 function loaded(): string[] {
-  const urls = readFileSync(process.env.ULTRAPLAN_LOAD_LOG ?? '', 'utf8').split('\n').filter(Boolean);
+  const urls = readFileSync(process.env.ULTRAPLAN_LOAD_LOG ?? '', 'utf8')
+    .split('\n')
+    .filter(Boolean);
   return urls.map((url) => path.relative(here, fileURLToPath(url)).split(path.sep).join('/'));
 }
 

@@ -1,4 +1,4 @@
-// The embedded ACP agent's process ends with the approved plan's result (real SessionHost, real
+// The service's ACP agent process ends with the approved plan's result (real SessionHost, real
 // AcpAgent, the fake ACP agent as a real child process), and not before: a rejected plan's turn
 // also ends with a result, and the agent must keep running for the revision.
 import { strict as assert } from 'node:assert';
@@ -6,12 +6,12 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { approvalWithNotesEvents, notesPrompt } from '../../../src/core/approvalNotes';
 import { controlResponseEvent, type AnyEvent } from '../../../src/core/protocol';
-import { endsAfterApprovedResult } from '../../../src/extension/agents/acpAgentLifetime';
+import { endsAfterApprovedResult } from '../../../src/sessions/service/endsAfterApproval';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { SessionHost } from '../../../src/sessions/host';
-import { SCENARIOS, fakeRun, readRecord, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
+import { SCENARIOS, fakeRun, readRecord, waitForRecord, type FakeRun } from '../acpTestSupport';
 import { isAlive, waitGone } from '../../support/processes';
-import { allEvents, createRequest } from '../../sessions/hostTestKit';
+import { allEvents, createRequest } from '../hostTestKit';
 
 async function waitForEvent(
   host: SessionHost,

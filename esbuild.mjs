@@ -1,7 +1,7 @@
 // Builds every bundle the project ships. One file so the entry points and their
 // platforms (node for the extension host and server, browser for the webview) stay in one place.
 import * as esbuild from 'esbuild';
-import { chmod, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -107,11 +107,26 @@ async function main() {
   }
   const selected = only ? targets.filter((t) => Object.keys(t.entryPoints).includes(only)) : targets;
   if (selected.length === 0) throw new Error(`--only=${only}: no such bundle`);
-  const results = await Promise.all(selected.map((t) => esbuild.build(t)));
+  const results = await Promise.all(selected.map(buildAndWrite));
   if (selected.includes(targets[0])) {
     await removeStaleChunks(results[selected.indexOf(targets[0])].metafile);
     for (const bin of ['server', 'review']) await chmod(`dist/${bin}.mjs`, 0o755);
   }
+}
+
+/**
+ * Builds, then writes each file under a temporary name and renames it: tests rebuild the graph
+ * while other test processes run its files, and a reader must never see half a file.
+ */
+async function buildAndWrite(options) {
+  const result = await esbuild.build({ ...options, write: false });
+  for (const file of result.outputFiles) {
+    await mkdir(path.dirname(file.path), { recursive: true });
+    const temp = `${file.path}.${process.pid}.tmp`;
+    await writeFile(temp, file.contents);
+    await rename(temp, file.path);
+  }
+  return result;
 }
 
 /**
@@ -123,7 +138,8 @@ async function removeStaleChunks(metafile) {
   const dir = path.resolve('dist', 'chunks');
   for (const name of await readdir(dir)) {
     const file = path.join(dir, name);
-    if (!written.has(file)) await rm(file, { force: true });
+    // Another build's file on its way in (buildAndWrite) is not stale.
+    if (!written.has(file) && !name.endsWith('.tmp')) await rm(file, { force: true });
   }
 }
 

@@ -169,11 +169,12 @@ function install(version) {
   const vscodeDir = path.join(codeServer, 'lib', 'vscode');
   log('step 3/5: VS Code dependencies, ripgrep, native rebuild');
   run(vscodeDir, 'npm', ['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], nodeEnv);
-  // Older releases download ripgrep in an install script; ours comes from the system package.
-  const rgBin = path.join(vscodeDir, 'node_modules', '@vscode', 'ripgrep', 'bin');
-  if (!existsSync(path.join(rgBin, 'rg'))) {
-    mkdirSync(rgBin, { recursive: true });
-    copyFileSync(which('rg'), path.join(rgBin, 'rg'));
+  // @vscode/ripgrep (1.100) downloads its binary in an install script: ours comes from the system
+  // package. 1.139 ships @vscode/ripgrep-universal, binaries included, instead.
+  const ripgrep = path.join(vscodeDir, 'node_modules', '@vscode', 'ripgrep');
+  if (existsSync(path.join(ripgrep, 'package.json')) && !existsSync(path.join(ripgrep, 'bin', 'rg'))) {
+    mkdirSync(path.join(ripgrep, 'bin'), { recursive: true });
+    copyFileSync(which('rg'), path.join(ripgrep, 'bin', 'rg'));
   }
   // node-pty's install script calls npx, which would otherwise stop to ask.
   run(vscodeDir, 'npm', ['rebuild'], { ...nodeEnv, npm_config_yes: 'true' });

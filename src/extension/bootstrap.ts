@@ -89,13 +89,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
 function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[]): Promise<FullExtension> {
   full ??= (async () => {
-    // The stand-ins go first: the full extension registers the same command ids, serializer and
-    // participant, and its own status item takes the idle one's place.
-    for (const d of standIns.splice(0)) d.dispose();
     // dist/extension.mjs, the entry of the extension's ES module graph (docs/packaging.md). This file
     // is CommonJS, required at startup; the path is computed at run time, so esbuild leaves the
     // import to Node.
     const loaded = (await import(pathToFileURL(context.asAbsolutePath('dist/extension.mjs')).href)) as FullExtension;
+    // The stand-ins stay until the rest is there (a second click while it loads waits for the same
+    // import), then go in the same turn as the full extension registers the same command ids,
+    // serializer and participant, and its own status item takes the idle one's place.
+    for (const d of standIns.splice(0)) d.dispose();
     loaded.activate(context, inbox ? { inbox } : {});
     return loaded;
   })();

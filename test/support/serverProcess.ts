@@ -76,12 +76,12 @@ export function ensureServerBuilt(): void {
   ensureBundleBuilt('server');
 }
 
-/** Rebuilds dist/<bundle>.js (a command-line bundle of src/sessions and src/core) when a source is newer. */
+/** Rebuilds dist/<bundle>.mjs (a command-line entry of the Node graph, esbuild.mjs) when a source is newer. */
 export function ensureBundleBuilt(bundle: 'server' | 'review'): void {
   if (built.has(bundle)) return;
   let builtAt = 0;
   try {
-    builtAt = statSync(path.join(REPO_ROOT, 'dist', `${bundle}.js`)).mtimeMs;
+    builtAt = statSync(path.join(REPO_ROOT, 'dist', `${bundle}.mjs`)).mtimeMs;
   } catch {
     /* missing: build */
   }

@@ -206,16 +206,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-if (require.main === module) {
-  const abort = new AbortController();
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => abort.abort());
-  void runCli(process.argv.slice(2), {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
-    env: process.env,
-    cwd: process.cwd(),
-    signal: abort.signal,
-  }).then((code) => {
-    process.exitCode = code;
-  });
-}
+// The program's entry (dist/review.mjs, an ES module of the Node graph): it runs when loaded, as
+// dist/server.mjs does.
+const abort = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => abort.abort());
+void runCli(process.argv.slice(2), {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+  signal: abort.signal,
+}).then((code) => {
+  process.exitCode = code;
+});

@@ -2,7 +2,15 @@
 // custom command) planning in the workspace folder, or the scripted demo when chosen or when
 // nothing is installed. Chosen per new session, so a change in "Choose Backend…" applies at once.
 import * as vscode from 'vscode';
-import { KNOWN_AGENTS, createAcpAgentFactory, detectCustomAgent, detectKnownAgents } from '../../sessions/acp';
+import {
+  KNOWN_AGENTS,
+  claudeBypassProblem,
+  createAcpAgentFactory,
+  currentProcessIdentity,
+  detectCustomAgent,
+  detectKnownAgents,
+  type ProcessIdentity,
+} from '../../sessions/acp';
 import { offerAgentInstall } from './agentInstallUi';
 import { endsAfterApprovedResult } from './acpAgentLifetime';
 import { planEmbeddedAgent, type AgentDetection, type EmbeddedAgentPlan } from './agentChoice';
@@ -22,7 +30,11 @@ function workspaceFolder(): string | undefined {
 }
 
 /** What the embedded backend would run now, with the settings' agent choice. */
-export function planForSettings(settings: UltraplanSettings, detection: AgentDetection = detectAgents()): EmbeddedAgentPlan {
+export function planForSettings(
+  settings: UltraplanSettings,
+  detection: AgentDetection = detectAgents(),
+  identity: ProcessIdentity = currentProcessIdentity(),
+): EmbeddedAgentPlan {
   const plan = planEmbeddedAgent(settings['agent.choice'], settings['agent.command'], detection, workspaceFolder());
   if (plan.kind === 'acp' && !workspaceFolder()) {
     return {
@@ -31,6 +43,8 @@ export function planForSettings(settings: UltraplanSettings, detection: AgentDet
       settingKey: 'ultraplan.agent.choice',
     };
   }
+  const bypass = plan.kind === 'acp' && plan.id === 'claude' ? claudeBypassProblem(settings.afterApproval, identity) : undefined;
+  if (bypass) return { kind: 'unavailable', message: bypass, settingKey: 'ultraplan.afterApproval' };
   return plan;
 }
 

@@ -22,6 +22,7 @@ import type {
 import type { AnyEvent, PermissionDecision } from '../../core/protocol';
 import { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, ULTRAPLAN_TELEPORT_SENTINEL, agentModeEvent } from '../../core/protocolMarkers';
 import type { Agent, AgentContext } from '../agent';
+import { claudeSessionMeta, claudeStartupRefusal } from './claudeBypass';
 import { labelFromArgv } from './agentLabel';
 import { AgentProcess, type AgentExit } from './agentProcess';
 import { acpSdk } from './sdk';
@@ -468,7 +469,11 @@ export class AcpAgent implements Agent {
 
       step = 'session/new';
       const session = await withTimeout(
-        connection.agent.request('session/new', { cwd: this.workspace, mcpServers: [] }),
+        connection.agent.request('session/new', {
+          cwd: this.workspace,
+          mcpServers: [],
+          ...(this.agentKind === 'claude' ? { _meta: claudeSessionMeta(this.afterApproval) } : {}),
+        }),
         bound,
         `${this.label} did not answer session/new within ${seconds} s.`,
       );
@@ -512,6 +517,11 @@ export class AcpAgent implements Agent {
     } catch (error) {
       if (error instanceof TimeoutError) this.fail(error.message);
       else {
+        const refusal = this.agentKind === 'claude' ? claudeStartupRefusal(error, this.afterApproval) : undefined;
+        if (refusal) {
+          this.fail(refusal, { stderr: false });
+          return;
+        }
         const context = step === 'session/new' ? `${this.label} refused session/new` : `${this.label} failed during ${step}`;
         const hint = this.agentKind === 'codex' && (step === 'session/new' || step === 'authenticate') ? CODEX_LOGIN_HINT : undefined;
         await this.failFromError(context, error, hint);
@@ -1307,12 +1317,14 @@ export class AcpAgent implements Agent {
     this.fail(`${context}: ${message}.${hint}`);
   }
 
-  private fail(message: string): void {
+  /** Ends the session with `message`; the agent's last stderr lines follow unless the message already says it all. */
+  private fail(message: string, options: { stderr: boolean } = { stderr: true }): void {
     if (this.finished || this.stopping) return;
     this.finished = true;
     this.disarmFirstEventTimer();
     this.translator?.flush();
-    const tail = this.proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
+    const tail =
+      options.stderr && this.proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
     const full = tail ? `${message}\n\n${this.label} stderr (last lines):\n${tail}` : message;
     this.emitResult('error_during_execution', full);
     this.ctx?.setStatus('idle');

@@ -106,7 +106,8 @@ export const PHASE_LABELS: { statusBar: Record<Phase, string>; panel: Record<Pha
     plan_ready: 'Plan ready',
     needs_permission: 'Needs permission',
     approved: 'Approved',
-    executing: 'Executing remotely',
+    // Where it executes is the backend's to say (the header names it): on this machine, a server or the web.
+    executing: 'Executing',
     teleported: 'Teleported',
     rejected: 'Rejected, revising',
     failed: 'Failed',

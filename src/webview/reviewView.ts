@@ -145,7 +145,8 @@ export class ReviewView {
   readonly #demoBadge = el('span', {
     className: 'badge demo-badge',
     text: 'Demo',
-    attrs: { title: 'A scripted demo scenario, not a real agent' },
+    // Hidden until a state says the session is the demo: a real agent's panel never shows it.
+    attrs: { title: 'A scripted demo scenario, not a real agent', hidden: '' },
   });
   readonly #revisionLabel = el('span', { className: 'revision-label' });
   readonly #backendLabel = el('span', { className: 'backend-label' });
@@ -154,6 +155,7 @@ export class ReviewView {
   readonly #demoNote = el('p', {
     className: 'demo-note',
     text: 'This is the scripted demo: no real agent is planning, and nothing it approves runs anywhere.',
+    attrs: { hidden: '' },
   });
   readonly #hostNotice = el('div', { className: 'notice', attrs: { 'aria-live': 'polite' } });
   readonly #localNotice = el('div', { className: 'notice notice-local', attrs: { role: 'alert' } });

@@ -29,7 +29,7 @@ const FAKE_AGENT = path.join(FAKE_AGENT_DIR, 'fake-acp-agent.mjs');
 const SCENARIO = path.join(FAKE_AGENT_DIR, 'scenarios', 'execute-with-permission.json');
 const AGENT_LABEL = 'fake-acp-agent.mjs (ACP)';
 const ORIGINAL = 'export const original = true;\n';
-const PROMPT_TEXT = `Ultraplan: ${AGENT_LABEL} wants to Edit src/app.ts`;
+const PROMPT_TEXT = `Ultraplan: ${AGENT_LABEL} asks permission: Edit src/app.ts`;
 const TOAST = '.notifications-toasts .notification-toast-container';
 
 interface RecordEntry {

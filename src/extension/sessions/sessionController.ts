@@ -338,6 +338,8 @@ export class SessionController implements PermissionAsker {
       this.#outcome = link ? { text, link } : { text };
       this.#reduce({ type: 'ended', by: result.isError ? 'execution_failed' : 'completed', at: this.#now() });
       log.info(`[${this.key}] execution ended: ${result.subtype}`);
+      // The review on screen shows the outcome itself; a notification would only cover it.
+      if (o.notifier.isReviewShowing(this.key)) return;
       const actions = [this.#showReviewAction()];
       const pullRequest = report?.pullRequest;
       if (pullRequest) actions.push({ label: 'Open Pull Request', run: () => o.notifier.openExternal(pullRequest) });

@@ -11,7 +11,7 @@ import {
   detectKnownAgents,
   type ProcessIdentity,
 } from '../../sessions/acp';
-import { offerAgentInstall } from './agentInstallUi';
+import { fetchForNpx, offerAgentInstall } from './agentInstallUi';
 import { endsAfterApprovedResult } from './acpAgentLifetime';
 import { planEmbeddedAgent, type AgentDetection, type EmbeddedAgentPlan } from './agentChoice';
 import type { EmbeddedAgent, EmbeddedAgentSource } from '../backends/embeddedAgent';
@@ -115,6 +115,8 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
         log.info(
           `embedded agent: ${plan.label} (${plan.availability}): ${plan.argv.join(' ')} in ${cwd}; after approval: ${settings.afterApproval}`,
         );
+        const viaNpx = plan.availability === 'npx' ? KNOWN_AGENTS.find((agent) => agent.id === plan.id) : undefined;
+        if (viaNpx) await fetchForNpx(viaNpx, log);
         const agentLog = (line: string) => log.info(`agent ${plan.label}: ${line}`);
         const factory = endsAfterApprovedResult(
           createAcpAgentFactory({

@@ -6,6 +6,9 @@ import * as z from 'zod';
 import { PanelDraftSchema, PlanRevisionSchema, HttpUrlSchema } from './panelMessages';
 import { PhaseSchema } from './phase';
 import { MAX_NOTIFIED_PER_SESSION } from './inbox';
+import { MAX_SAVED_PLANS } from './hostActs';
+
+export { MAX_SAVED_PLANS } from './hostActs';
 
 export { PERSISTED_SESSIONS_KEY } from './stateKeys';
 /**
@@ -14,8 +17,6 @@ export { PERSISTED_SESSIONS_KEY } from './stateKeys';
  * always kept and do not count.
  */
 export const MAX_FINISHED_SESSIONS = 50;
-/** Saved plan files remembered per session (the newest). */
-export const MAX_SAVED_PLANS = 10;
 
 export const PersistedSessionSchema = z.strictObject({
   key: z.string().min(1),

@@ -5,14 +5,12 @@ import * as vscode from 'vscode';
 import {
   KNOWN_AGENTS,
   claudeBypassProblem,
-  createAcpAgentFactory,
   currentProcessIdentity,
   detectCustomAgent,
   detectKnownAgents,
   type ProcessIdentity,
 } from '../../sessions/acp';
 import { fetchForNpx, offerAgentInstall } from './agentInstallUi';
-import { endsAfterApprovedResult } from './acpAgentLifetime';
 import { planEmbeddedAgent, type AgentDetection, type EmbeddedAgentPlan } from './agentChoice';
 import type { EmbeddedAgent, EmbeddedAgentSource } from '../backends/embeddedAgent';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -117,20 +115,16 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
         );
         const viaNpx = plan.availability === 'npx' ? KNOWN_AGENTS.find((agent) => agent.id === plan.id) : undefined;
         if (viaNpx) await fetchForNpx(viaNpx, log);
-        const agentLog = (line: string) => log.info(`agent ${plan.label}: ${line}`);
-        const factory = endsAfterApprovedResult(
-          createAcpAgentFactory({
-            argv: plan.argv,
-            cwd,
-            label: plan.label,
-            afterApproval: settings.afterApproval,
-            firstEventTimeoutMs: settings['agent.firstEventTimeoutSeconds'] * 1000,
-            outsideAccess: settings['agent.outsideAccess'],
-            log: agentLog,
-          }),
-          agentLog,
-        );
-        return { factory, label: plan.label, demo: false };
+        const launch = {
+          kind: 'acp' as const,
+          argv: [...plan.argv],
+          cwd,
+          label: plan.label,
+          afterApproval: settings.afterApproval,
+          firstEventTimeoutMs: settings['agent.firstEventTimeoutSeconds'] * 1000,
+          outsideAccess: settings['agent.outsideAccess'],
+        };
+        return { launch, label: plan.label, demo: false };
       }
     }
   };

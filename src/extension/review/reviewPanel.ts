@@ -23,6 +23,7 @@ import {
   type PanelState,
   type SaveDraftMessage,
 } from '../../core/panelMessages';
+import { samePanelState, withWebviewDraft } from '../../core/sessionProjection';
 import { reviewPanelHtml } from './reviewPanelHtml';
 
 /** Where the panel logs; a vscode.LogOutputChannel fits. */
@@ -98,6 +99,8 @@ export class ReviewPanel extends Disposable {
   readonly #onDidDispose = this._register(new vscode.EventEmitter<void>());
   #handler: PanelRequestHandler | undefined;
   #state: PanelState | undefined;
+  /** What the webview shows now, as last given (its own saved draft included): an equal state is not posted. */
+  #shown: PanelState | undefined;
 
   /** Drafts the webview saved (debounced): feedback and comments typed so far. */
   readonly onDidSaveDraft: vscode.Event<SaveDraftMessage> = this.#onDidSaveDraft.event;
@@ -142,12 +145,14 @@ export class ReviewPanel extends Disposable {
    * the caller can tell the user.
    */
   update(state: PanelState): string | undefined {
+    if (this.#shown && samePanelState(this.#shown, state)) return undefined;
     const parsed = parsePanelState(state);
     if (!parsed.ok) {
       this.#options.log?.warn(`review panel: not showing an invalid state: ${parsed.error}`);
       return parsed.error;
     }
     this.#state = parsed.value;
+    this.#shown = state;
     this.#panel.title = parsed.value.title ? `${PANEL_TITLE}: ${clip(parsed.value.title, 40)}` : PANEL_TITLE;
     this.#post({ type: 'state', state: parsed.value });
     return undefined;
@@ -188,6 +193,7 @@ export class ReviewPanel extends Disposable {
         this.#openLink(message.href);
         return;
       case 'saveDraft':
+        if (this.#shown) this.#shown = withWebviewDraft(this.#shown, message);
         this.#onDidSaveDraft.fire(message);
         return;
       default:

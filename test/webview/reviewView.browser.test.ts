@@ -107,6 +107,12 @@ describe('review panel webview (Chromium)', function () {
     assert.notEqual(await background('#plan ol > li:nth-child(1)'), hover, 'not its sibling');
   });
 
+  it('an approved plan executing on this machine reads "Executing", never "remotely"', async () => {
+    panel = await panels.open();
+    await panel.postState(panelState([revision(1, PLAN_V1, { status: 'approved' })], { phase: 'executing', canDecide: false }));
+    assert.equal(await panel.page.locator('.phase-badge').textContent(), 'Executing');
+  });
+
   it('labels the scripted demo as a demo', async () => {
     panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)], { demo: true, backendLabel: 'Embedded (demo)' }));

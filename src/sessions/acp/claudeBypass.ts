@@ -8,7 +8,7 @@
 // the person chose it for after approval, so it opts the session out of it (the adapter's
 // `_meta.claudeCode.options.allowDangerouslySkipPermissions: false`, read from its session/new).
 // When the person did choose it, the refusal is said before the session starts, with the fix.
-import type { AfterApproval } from './planReview';
+import type { AfterApproval } from './afterApproval';
 
 /** session/new's `_meta` for Claude's adapter: no bypass-permissions support unless it is wanted. */
 export function claudeSessionMeta(afterApproval: AfterApproval): Record<string, unknown> | undefined {

@@ -98,12 +98,12 @@ describe('reads outside the workspace and fetches while planning go to the perso
   it('asks before a read outside the workspace (Deny keeps it from the agent) and before a fetch (Allow lets it through)', async function () {
     const { page } = window!;
     await planTask(page, 'set original to false', 'Ultraplan: needs permission');
-    const readPrompt = `Ultraplan: ${AGENT_LABEL} wants to Read ${secret}`;
+    const readPrompt = `Ultraplan: ${AGENT_LABEL} asks permission: Read ${secret}`;
     const readToast = await waitForNotification(page, readPrompt, { timeoutMs: 30_000 });
     await screenshot(page, 'outside-read-asked');
     await readToast.locator('.monaco-button', { hasText: 'Deny' }).click();
 
-    const fetchToast = await waitForNotification(page, `Ultraplan: ${AGENT_LABEL} wants to Fetch https://example.com/docs`, {
+    const fetchToast = await waitForNotification(page, `Ultraplan: ${AGENT_LABEL} asks permission: Fetch https://example.com/docs`, {
       timeoutMs: 30_000,
     });
     await fetchToast.locator('.monaco-button', { hasText: 'Allow' }).click();

@@ -84,18 +84,22 @@ async function replyLatencies(backend: SessionBackend, launch: AgentLaunch | nul
   }
 }
 
+function benchService(dir: string) {
+  return connectOrStartService({
+    paths: servicePaths({ env: { [SERVICE_DIR_ENV]: dir } }),
+    version: 'bench',
+    serverScript: SERVER_JS,
+    idleExitSeconds: 0,
+  });
+}
+
 async function eventToPoller(): Promise<BenchResult[]> {
   ensureServerBuilt();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'up-bench-svc-'));
   const host = await SessionHost.open({ agentFactory: scriptedAgentFactory(await loadScenarioFile(QUESTION_FILE), 'bench') });
   const inProcess = new EmbeddedBackend({ host });
   try {
-    const connection = await connectOrStartService({
-      paths: servicePaths({ env: { [SERVICE_DIR_ENV]: dir } }),
-      version: 'bench',
-      serverScript: SERVER_JS,
-      idleExitSeconds: 0,
-    });
+    const connection = await benchService(dir);
     const client = new SessionsClient({
       baseUrl: 'http://localhost',
       getToken: async () => connection.token,
@@ -136,12 +140,7 @@ async function idleMemory(): Promise<BenchResult[]> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'up-bench-mem-'));
     const node = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
     try {
-      const connection = await connectOrStartService({
-        paths: servicePaths({ env: { [SERVICE_DIR_ENV]: dir } }),
-        version: 'bench',
-        serverScript: SERVER_JS,
-        idleExitSeconds: 0,
-      });
+      const connection = await benchService(dir);
       // Settled: no client (the status request's connection closes), nothing live.
       await sleep(6_000);
       service.push(rssMiB(connection.status.pid));

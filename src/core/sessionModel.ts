@@ -351,6 +351,7 @@ function differs(a: SessionState, b: SessionState): boolean {
   // This host's acts: each is replaced, never changed in place, when it changes.
   if (a.inFlight !== b.inFlight || a.editing !== b.editing || a.decided !== b.decided || a.drafts !== b.drafts || a.notes !== b.notes)
     return true;
+  if (a.replyDraft !== b.replyDraft) return true;
   if (a.notice !== b.notice || a.outcome !== b.outcome || a.savedPlans !== b.savedPlans || a.announced !== b.announced) return true;
   return a.usedBindings !== b.usedBindings || a.executionResult !== b.executionResult;
 }

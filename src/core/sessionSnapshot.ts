@@ -73,6 +73,7 @@ export function sessionSnapshot(
     notice: state.notice ?? (identity.readOnly !== undefined ? { level: 'info', text: identity.readOnly } : undefined),
     outcome: state.outcome,
     drafts: state.drafts,
+    replyDraft: state.replyDraft,
   });
   const panel = previous && samePanelState(previous.panel, panelNow) ? previous.panel : Object.freeze(panelNow);
   const inbox: InboxEntry = Object.freeze({

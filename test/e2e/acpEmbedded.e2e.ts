@@ -20,13 +20,10 @@ import {
   statusBarItem,
   waitFor,
 } from './harness';
-import { readAgentRecord } from './fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord } from '../support/fakeAcpAgent';
 import { isAlive, killGroupsLeft, waitGone } from '../support/processes';
 import { planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
-const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
-const FAKE_AGENT = path.join(FAKE_AGENT_DIR, 'fake-acp-agent.mjs');
-const SCENARIO = path.join(FAKE_AGENT_DIR, 'scenarios', 'claude-plan.json');
 const AGENT_LABEL = 'fake-acp-agent.mjs (ACP)';
 
 interface RecordEntry {
@@ -115,12 +112,12 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     await screenshot(page, 'choose-backend');
     await answerQuickPick(page, 'Embedded · Custom command…');
     // Typed as a person would: one command line, split into argv without a shell.
-    await answerInputBox(page, `${process.execPath} ${FAKE_AGENT} ${SCENARIO} ${record}`);
+    await answerInputBox(page, fakeAgentCommand('claude-plan.json', record).join(' '));
     await waitFor(async () => ((await probe.getConfiguration('ultraplan', 'agent.choice')) === 'custom' ? true : undefined), {
       timeoutMs: 10_000,
       message: 'ultraplan.agent.choice to become "custom"',
     });
-    assert.deepEqual(await probe.getConfiguration('ultraplan', 'agent.command'), [process.execPath, FAKE_AGENT, SCENARIO, record]);
+    assert.deepEqual(await probe.getConfiguration('ultraplan', 'agent.command'), fakeAgentCommand('claude-plan.json', record));
     assert.equal(await probe.getConfiguration('ultraplan', 'backend'), 'embedded');
   });
 

@@ -6,7 +6,7 @@
 // can say (Claude Code on the web's failures) through that backend's voice.
 import type { DecisionBinding } from '../../core/decision';
 import { UltraplanPollError } from '../../core/errors';
-import type { PanelDraft, PanelNotice } from '../../core/panelMessages';
+import type { PanelDraft, PanelNotice, ReplyDraft } from '../../core/panelMessages';
 import { clip } from '../../core/panelMessages';
 import type { PersistedSession } from '../../core/persistedSessions';
 import type { Phase } from '../../core/phase';
@@ -284,6 +284,10 @@ export class FollowedSession {
 
   saveDraft(draft: PanelDraft): void {
     this.#reduce({ type: 'draftSaved', draft, at: this.#now() });
+  }
+
+  saveReplyDraft(draft: ReplyDraft): void {
+    this.#reduce({ type: 'replyDraftSaved', draft, at: this.#now() });
   }
 
   /** Records a plan file saved from this session (a teleport), so it is listed under it. */

@@ -172,7 +172,8 @@ async function main(argv: string[]): Promise<void> {
       ...(defaultAgent ? { defaultAgent: defaultAgent.factory } : {}),
       limits,
       server: { keepAliveMs, maxBodyBytes, maxStreams, maxStreamsPerSession, allowedHosts },
-      log,
+      // Its log is a file read after the fact: every line says when (request lines already do).
+      log: (line) => log(/^\d{4}-\d\d-\d\dT/.test(line) ? line : `${new Date().toISOString()} ${line}`),
     });
   }
 

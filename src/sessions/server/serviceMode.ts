@@ -9,7 +9,7 @@ import type { AgentFactory } from '../agent';
 import { DataDirLockError, lockDataDir } from '../dataDirLock';
 import { SessionHost, type SessionHostLimits } from '../host';
 import { checkOwnEntry, ensurePrivateDir, ServiceSetupError } from '../service/privateFiles';
-import { versionOfDataDir } from '../service/servicePaths';
+import { compareVersions, versionOfDataDir } from '../service/servicePaths';
 import { FileSessionStore } from '../store';
 import { SessionsServer, type SessionsServerOptions } from './server';
 import { liveSessionCount, LocalServiceFace } from './serviceRoutes';
@@ -124,16 +124,19 @@ async function readServiceToken(file: string): Promise<string> {
 }
 
 /**
- * Sessions of other versions' services that are not running (their lock is free) move into this
+ * Sessions of older versions' services that are not running (their lock is free) move into this
  * version's folder, so replacing a service keeps its sessions. A version still running keeps its
- * own: it runs side by side until its sessions end.
+ * own: it runs side by side until its sessions end. A newer version's journals are never read by
+ * an older one.
  */
 async function adoptIdleSessions(dataDir: string, log: (line: string) => void): Promise<void> {
   const stateDir = path.dirname(dataDir);
-  if (versionOfDataDir(path.basename(dataDir)) === null) return;
+  const own = versionOfDataDir(path.basename(dataDir));
+  if (own === null) return;
   for (const name of await fs.readdir(stateDir)) {
     const other = path.join(stateDir, name);
-    if (other === dataDir || versionOfDataDir(name) === null) continue;
+    const version = versionOfDataDir(name);
+    if (version === null || compareVersions(version, own) >= 0) continue;
     let release: () => Promise<void>;
     try {
       release = await lockDataDir(other);

@@ -5,8 +5,9 @@
 // both windows connect to the winner.
 import { spawn } from 'node:child_process';
 import { promises as fs, openSync, closeSync } from 'node:fs';
+import { processAlive } from '../dataDirLock';
 import { ServiceSetupError, checkOwnEntry, ensurePrivateDir, readOrCreateToken } from './privateFiles';
-import { servicePlace, versionOfDataDir, type ServicePaths, type ServicePlace } from './servicePaths';
+import { compareVersions, servicePlace, versionOfDataDir, type ServicePaths, type ServicePlace } from './servicePaths';
 import { ServiceStatusSchema, type ServiceStatus } from './serviceStatus';
 import { socketFetch } from './socketFetch';
 
@@ -118,10 +119,13 @@ async function serviceRequest(
   }
 }
 
-/** Other versions with nothing live are asked to stop, so this one takes their sessions over. */
+/**
+ * Older versions with nothing live are asked to stop, so this one takes their sessions over. A
+ * newer version is never stopped by an older one: they run side by side.
+ */
 async function makeWayForThisVersion(paths: ServicePaths, version: string, token: string, log: (line: string) => void): Promise<void> {
   for (const other of await knownServiceVersions(paths)) {
-    if (other === version) continue;
+    if (compareVersions(other, version) >= 0) continue;
     const place = servicePlace(paths, other);
     const status = await readServiceStatus(place, token).catch(() => null);
     if (!status) continue;
@@ -206,15 +210,6 @@ async function lastLogLine(file: string): Promise<string> {
   // among stack frames, source lines and its version.
   const said = lines.filter((l) => /^ultraplan-server: |^\w*Error\b/.test(l));
   return (said[said.length - 1] ?? lines.filter(Boolean).pop() ?? 'no output').replace(/^ultraplan-server: /, '').slice(0, 500);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function delay(ms: number): Promise<void> {

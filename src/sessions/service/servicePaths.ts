@@ -101,6 +101,26 @@ export function servicePlace(paths: ServicePaths, version: string): ServicePlace
   };
 }
 
+/**
+ * Orders versions as releases are numbered (1.10.0 after 1.9.2): dot-separated parts compared as
+ * numbers where both are numbers, else as text; a version with a pre-release tag (1.0.0-rc.1)
+ * comes before the release.
+ */
+export function compareVersions(a: string, b: string): number {
+  const [mainA = '', preA] = a.split(/-(.*)/s);
+  const [mainB = '', preB] = b.split(/-(.*)/s);
+  const partsA = mainA.split('.');
+  const partsB = mainB.split('.');
+  for (let i = 0; i < Math.max(partsA.length, partsB.length); i++) {
+    const x = partsA[i] ?? '0';
+    const y = partsB[i] ?? '0';
+    const order = /^\d+$/.test(x) && /^\d+$/.test(y) ? Number(x) - Number(y) : x.localeCompare(y);
+    if (order !== 0) return Math.sign(order);
+  }
+  if (preA === undefined || preB === undefined) return preA === preB ? 0 : preA === undefined ? 1 : -1;
+  return Math.sign(preA.localeCompare(preB));
+}
+
 /** The version a data folder belongs to (`data-<version>`), or null for any other name. */
 export function versionOfDataDir(name: string): string | null {
   const match = /^data-([A-Za-z0-9._+-]{1,64})$/.exec(name);

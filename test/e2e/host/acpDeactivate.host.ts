@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isAlive } from '../../support/processes';
-import { fakeAgentCommand, readAgentRecord } from '../fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord } from '../../support/fakeAcpAgent';
 import { waitFor } from '../harness/waitFor';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';

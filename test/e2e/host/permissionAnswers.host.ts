@@ -16,7 +16,7 @@ import { vscodeNotifier } from '../../../src/extension/sessions/vscodeNotifier';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../../src/sessions/host';
-import { fakeAgentCommand, readAgentRecord } from '../fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord } from '../../support/fakeAcpAgent';
 import { waitFor } from '../harness/waitFor';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';

@@ -10,7 +10,7 @@ import { HttpBackend } from '../../../src/sessions/httpBackend';
 import type { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import { followSession, waitUntil } from '../../support/followedSession';
 import { startServer, type ServerProcess } from '../../support/serverProcess';
-import { fakeRun, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
+import { fakeRun, waitForRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { createRequest } from '../../sessions/hostTestKit';
 import { sessionEvents } from '../../e2e/ultraplanSteps';
 

@@ -4,12 +4,13 @@
 import { strict as assert } from 'node:assert';
 import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { controlResponseEvent } from '../../../src/core/protocol';
+import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
 import { SessionsClient } from '../../../src/sessions/client';
 import { connectOrStartService, readServiceStatus, ServiceStartError } from '../../../src/sessions/service/serviceLauncher';
 import { LocalService } from '../../../src/sessions/service/localService';
 import { servicePlace } from '../../../src/sessions/service/servicePaths';
 import { isAlive, waitGone } from '../../support/processes';
+import { EXAMPLES_DIR, startServer } from '../../support/serverProcess';
 import { killService, servicePids } from '../../support/serviceProcess';
 import { cleanUpServices, clientOf, createSession, launcherOptions, scripted, serviceDir, waitUntil } from './serviceKit';
 
@@ -54,6 +55,36 @@ describe('local session service: start, find, race, replace, exit', function () 
       /ultraplan_agent\.file: must be an absolute path/,
     );
     assert.equal((await client.listSessions()).length, 0, 'nothing was created');
+  });
+
+  it('ultraplan-server on a port runs its own agent: a request naming one is refused, nothing is created', async () => {
+    const server = await startServer({ scenario: path.join(EXAMPLES_DIR, 'approve.json') });
+    try {
+      const response = await fetch(`${server.url}/v1/code/sessions`, {
+        method: 'POST',
+        headers: server.headers({ 'content-type': 'application/json' }),
+        body: JSON.stringify({
+          title: 'x',
+          events: [{ payload: userMessageEvent('plan') }],
+          config: {
+            ultraplan_agent: {
+              kind: 'acp',
+              argv: ['/bin/sh', '-c', 'touch /tmp/owned'],
+              cwd: '/',
+              label: 'x',
+              afterApproval: 'default',
+              outsideAccess: 'ask',
+            },
+          },
+        }),
+      });
+      assert.equal(response.status, 400);
+      assert.match(await response.text(), /this server runs its own agent; session_context\.ultraplan_agent is not taken/);
+      const list = await fetch(`${server.url}/v1/code/sessions`, { headers: server.headers() });
+      assert.deepEqual(((await list.json()) as { data: unknown[] }).data, []);
+    } finally {
+      await server.stop();
+    }
   });
 
   it('two windows starting it at once: one service wins, every window connects to it', async () => {
@@ -126,6 +157,15 @@ describe('local session service: start, find, race, replace, exit', function () 
       "the stopped versions' sessions moved to the new one",
     );
     assert.deepEqual(servicePids(dir), [newest.status.pid]);
+  });
+
+  it('an older version never stops a newer one, even an idle one: they run side by side', async () => {
+    const dir = serviceDir();
+    const newer = await connectOrStartService(launcherOptions(dir, '2.0.0'));
+    const older = await connectOrStartService(launcherOptions(dir, '1.9.0'));
+    assert.notEqual(older.status.pid, newer.status.pid);
+    assert.ok(isAlive(newer.status.pid), 'the newer service runs on');
+    assert.deepEqual(servicePids(dir).sort(), [newer.status.pid, older.status.pid].sort());
   });
 
   it('exits after the idle time with no live session and no client, removing its socket', async () => {

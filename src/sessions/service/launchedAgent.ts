@@ -1,6 +1,6 @@
 // The service's side of an agent launch (agentLaunch.ts): the agent it describes, made when a
 // session starts or must start again.
-import type { Agent, AgentContext, AgentFactory } from '../agent';
+import type { Agent, AgentContext, AgentFactory, AgentStartOptions } from '../agent';
 import { createAcpAgentFactory } from '../acp';
 import { loadScenarioFile, scriptedAgentFactory } from '../scriptedAgent';
 import type { AgentLaunch } from './agentLaunch';
@@ -54,15 +54,16 @@ export function deferredAgent(agentLabel: string, ready: Promise<Agent>): Agent 
   const when = (deliver: (agent: Agent) => void) => (inner ? deliver(inner) : early.push(deliver));
   return {
     label: agentLabel,
-    start: async (ctx: AgentContext, prompt: string) => {
+    start: async (ctx: AgentContext, prompt: string, options?: AgentStartOptions) => {
       const agent = await settled;
-      if (!stopped) await agent.start(ctx, prompt);
+      if (!stopped) await agent.start(ctx, prompt, options);
     },
     resume: async (ctx: AgentContext, checkpoint: unknown) => {
       const agent = await settled;
       return !stopped && agent.resume ? agent.resume(ctx, checkpoint) : false;
     },
     onUserMessage: (text) => when((agent) => agent.onUserMessage(text)),
+    carryOut: (prompt) => when((agent) => (agent.carryOut ? agent.carryOut(prompt) : agent.onUserMessage(prompt))),
     onDecision: (requestId, decision) => when((agent) => agent.onDecision(requestId, decision)),
     stop: async () => {
       stopped = true;

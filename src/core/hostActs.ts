@@ -2,7 +2,7 @@
 // open for editing, the drafts and the notes kept per revision, the notice and outcome shown, the
 // plan files saved and the needs already announced. A pure reducer over an immutable record: the
 // session model (sessionModel.ts) applies it and publishes the result with what the wire said.
-import type { DecisionKind, LineComment, PanelDraft, PanelNotice } from './panelMessages';
+import type { DecisionKind, LineComment, PanelDraft, PanelNotice, ReplyDraft } from './panelMessages';
 import { appendLatest } from './inbox';
 
 /** What the person added to a revision: the feedback and comments sent with it, when it was decided. */
@@ -37,6 +37,8 @@ export interface HostActs {
   readonly decided: ReadonlyMap<string, LocalDecision>;
   /** Drafts by tool_use id: feedback, comments and notes typed and not sent yet. */
   readonly drafts: ReadonlyMap<string, PanelDraft>;
+  /** The reply being typed to the agent's question. */
+  readonly replyDraft: ReplyDraft | undefined;
   /** What was sent with each decided revision, by tool_use id. */
   readonly notes: ReadonlyMap<string, RevisionNotes>;
   readonly notice: PanelNotice | undefined;
@@ -67,6 +69,7 @@ export type HostAct =
   | { type: 'replied' }
   | { type: 'editing'; toolUseId: string | undefined }
   | { type: 'draftSaved'; draft: PanelDraft }
+  | { type: 'replyDraftSaved'; draft: ReplyDraft }
   | { type: 'notice'; notice: PanelNotice | undefined }
   /** What happened in the end; a warning or an error is also the notice. */
   | { type: 'outcome'; outcome: SessionOutcome; level?: PanelNotice['level'] }
@@ -77,6 +80,7 @@ export const NO_ACTS: HostActs = {
   editing: undefined,
   decided: new Map(),
   drafts: new Map(),
+  replyDraft: undefined,
   notes: new Map(),
   notice: undefined,
   outcome: undefined,
@@ -114,11 +118,13 @@ export function reduceHostActs(acts: HostActs, act: HostAct): HostActs {
       };
     }
     case 'replied':
-      return { ...acts, inFlight: undefined, notice: undefined };
+      return { ...acts, inFlight: undefined, notice: undefined, replyDraft: undefined };
     case 'editing':
       return acts.editing === act.toolUseId ? acts : { ...acts, editing: act.toolUseId };
     case 'draftSaved':
       return { ...acts, drafts: withEntry(acts.drafts, act.draft.toolUseId, act.draft) };
+    case 'replyDraftSaved':
+      return { ...acts, replyDraft: act.draft.text ? act.draft : undefined };
     case 'notice':
       return acts.notice === act.notice ? acts : { ...acts, notice: act.notice };
     case 'outcome':

@@ -7,10 +7,12 @@ import {
   clip,
   type DecisionKind,
   type PanelDraft,
+  type ReplyDraft,
   type PanelNotice,
   type PanelState,
   type PlanRevision,
   type SaveDraftMessage,
+  type SaveReplyDraftMessage,
 } from './panelMessages';
 import type { RevisionNotes } from './hostActs';
 import type { SessionState } from './sessionState';
@@ -97,11 +99,15 @@ export interface PanelFacts {
   canDecide: boolean;
   /** A decision or reply being sent. */
   inFlight: DecisionKind | undefined;
+  /** A message could be sent from here (not read-only, not finished, nothing in flight). */
+  canContinue: boolean;
   /** The plan open for editing, if any. */
   editing: string | undefined;
   notice: PanelNotice | undefined;
   outcome: { text: string; link?: string } | undefined;
   drafts: ReadonlyMap<string, PanelDraft>;
+  /** The reply being written to the question. */
+  replyDraft?: ReplyDraft | undefined;
 }
 
 export function projectPanelState(state: SessionState, allRevisions: readonly PlanRevision[], facts: PanelFacts): PanelState {
@@ -121,7 +127,13 @@ export function projectPanelState(state: SessionState, allRevisions: readonly Pl
   if (facts.agentLabel) panel.agentLabel = clip(facts.agentLabel, PANEL_LIMITS.labelChars);
   if (facts.agentMode) panel.agentMode = clip(facts.agentMode, PANEL_LIMITS.labelChars);
   if (facts.sessionLink) panel.sessionLink = facts.sessionLink;
-  if (state.phase === 'needs_input' && state.question) panel.question = clip(state.question, PANEL_LIMITS.textChars);
+  if ((state.phase === 'needs_input' || state.phase === 'agent_stopped') && state.question) {
+    panel.question = clip(state.question, PANEL_LIMITS.textChars);
+    if (facts.replyDraft) panel.replyDraft = facts.replyDraft;
+  }
+  if (state.phase === 'agent_stopped' && state.agentStopped) {
+    panel.agentStopped = { text: clip(state.agentStopped, PANEL_LIMITS.textChars), canContinue: facts.canContinue && !state.pendingPlan };
+  }
   const editingCurrent = facts.editing !== undefined && facts.editing === current?.toolUseId && facts.canDecide;
   const pendingDecision = facts.inFlight ?? (editingCurrent ? 'edit' : undefined);
   if (pendingDecision !== undefined) panel.pendingDecision = pendingDecision;
@@ -171,8 +183,13 @@ function sameValue(x: unknown, y: unknown): boolean {
 
 /** The draft a saveDraft message carries, as the session keeps it. */
 export function panelDraftOf(message: SaveDraftMessage): PanelDraft {
-  const draft: PanelDraft = { toolUseId: message.toolUseId, feedback: message.feedback, comments: message.comments };
-  if (message.notes !== undefined) draft.notes = message.notes;
+  const { type: _type, sessionKey: _sessionKey, ...draft } = message;
+  return draft;
+}
+
+/** The reply draft a saveReplyDraft message carries, as the session keeps it. */
+export function replyDraftOf(message: SaveReplyDraftMessage): ReplyDraft {
+  const { type: _type, sessionKey: _sessionKey, ...draft } = message;
   return draft;
 }
 
@@ -180,7 +197,12 @@ export function panelDraftOf(message: SaveDraftMessage): PanelDraft {
  * What a webview shows once it has sent `message`: `shown`, with its own draft for the current
  * revision. The session's next panel part carries that same draft, so it is not posted back.
  */
-export function withWebviewDraft(shown: PanelState, message: SaveDraftMessage): PanelState {
+export function withWebviewDraft(shown: PanelState, message: SaveDraftMessage | SaveReplyDraftMessage): PanelState {
+  if (message.type === 'saveReplyDraft') {
+    if (shown.sessionKey !== message.sessionKey || shown.question === undefined) return shown;
+    const { replyDraft: _kept, ...rest } = shown;
+    return message.text ? { ...rest, replyDraft: replyDraftOf(message) } : rest;
+  }
   const current = shown.revisions[shown.revisions.length - 1];
   if (shown.sessionKey !== message.sessionKey || current?.toolUseId !== message.toolUseId) return shown;
   return { ...shown, draft: panelDraftOf(message) };

@@ -36,6 +36,7 @@ export function toPersisted(snapshot: SessionSnapshot): PersistedSession {
   if (state.savedPlans.length > 0) p.savedPlans = [...state.savedPlans];
   if (state.agentMode !== undefined) p.agentMode = { ...state.agentMode };
   if (state.announced.length > 0) p.notified = [...state.announced];
+  if (state.replyDraft !== undefined) p.replyDraft = { ...state.replyDraft };
   return p;
 }
 
@@ -71,6 +72,7 @@ export function restoredModelOptions(p: PersistedSession, sessionLink: string | 
     decided,
     notes,
     drafts: new Map(p.drafts.map((d) => [d.toolUseId, d])),
+    replyDraft: p.replyDraft,
     outcome: p.outcome,
     savedPlans: p.savedPlans ?? [],
   };
@@ -99,6 +101,7 @@ export function persistedPartChanged(a: SessionSnapshot, b: SessionSnapshot): bo
     x.ended !== y.ended ||
     x.question !== y.question ||
     x.drafts !== y.drafts ||
+    x.replyDraft !== y.replyDraft ||
     x.usedBindings !== y.usedBindings ||
     x.outcome !== y.outcome ||
     x.savedPlans !== y.savedPlans ||

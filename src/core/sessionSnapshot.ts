@@ -69,10 +69,12 @@ export function sessionSnapshot(
     sessionLink: identity.sessionLink,
     canDecide: state.canDecide,
     inFlight: state.inFlight,
+    canContinue: identity.readOnly === undefined && !finished && state.inFlight === undefined,
     editing: state.editing,
     notice: state.notice ?? (identity.readOnly !== undefined ? { level: 'info', text: identity.readOnly } : undefined),
     outcome: state.outcome,
     drafts: state.drafts,
+    replyDraft: state.replyDraft,
   });
   const panel = previous && samePanelState(previous.panel, panelNow) ? previous.panel : Object.freeze(panelNow);
   const inbox: InboxEntry = Object.freeze({

@@ -9,7 +9,7 @@ import { Disposable } from '../../core/lifecycle';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import { sameServerUrl, sameSessionId } from '../../core/attachTarget';
 import { displayTitle } from '../../core/sessionListing';
-import type { PanelAnswer, PanelRequest, PanelState } from '../../core/panelMessages';
+import type { PanelAnswer, PanelRequest } from '../../core/panelMessages';
 import { setPlanModeEvent, userMessageEvent } from '../../core/protocol';
 import type { SessionSnapshot } from '../../core/sessionSnapshot';
 import type { Backends } from '../backends/backends';
@@ -118,9 +118,9 @@ export class FollowedSessions extends Disposable {
   }
 
   /** A review panel the workbench revived after a reload: show the session it should. */
-  async restorePanel(panel: ReviewPanel, saved: PanelState | undefined): Promise<void> {
+  async restorePanel(panel: ReviewPanel, savedKey: string | undefined): Promise<void> {
     await this.restored;
-    this.#review.restore(panel, saved);
+    this.#review.restore(panel, savedKey);
   }
 
   // -------------------------------------------------------------------------------------------

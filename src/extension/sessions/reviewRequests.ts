@@ -5,8 +5,8 @@
 import * as vscode from 'vscode';
 import type { DecisionBinding } from '../../core/decision';
 import { Disposable } from '../../core/lifecycle';
-import type { DecisionMessage, PanelAnswer, PanelRequest, SaveDraftMessage } from '../../core/panelMessages';
-import { panelDraftOf } from '../../core/sessionProjection';
+import type { DecisionMessage, PanelAnswer, PanelRequest, SaveDraftMessage, SaveReplyDraftMessage } from '../../core/panelMessages';
+import { panelDraftOf, replyDraftOf } from '../../core/sessionProjection';
 import { PlanEdits } from '../review/planEdits';
 import {
   openTeleportTarget,
@@ -57,6 +57,7 @@ export class ReviewRequests extends Disposable {
         return { result: 'refused', reason };
       }
       if (request.type === 'reply') return answerOf(await session.decisions.reply(request.text));
+      if (request.type === 'continue') return answerOf(await session.decisions.continuePlanning(request.text));
       return await this.decide(session, request);
     } finally {
       // Decisions and replies are written at once, not on the debounce: a reload right after a
@@ -65,13 +66,14 @@ export class ReviewRequests extends Disposable {
     }
   }
 
-  saveDraft(draft: SaveDraftMessage): void {
+  saveDraft(draft: SaveDraftMessage | SaveReplyDraftMessage): void {
     const session = this.#p.session(draft.sessionKey);
     if (!session) {
       this.#p.log.warn(`review panel: draft for an unknown session ${draft.sessionKey}`);
       return;
     }
-    session.saveDraft(panelDraftOf(draft));
+    if (draft.type === 'saveReplyDraft') session.saveReplyDraft(replyDraftOf(draft));
+    else session.saveDraft(panelDraftOf(draft));
   }
 
   /** A decision from the panel (click or keybinding), checked by its session. */

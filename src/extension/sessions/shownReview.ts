@@ -4,7 +4,7 @@
 // is opened again: at once when the workbench kept no tab for it, else after a grace period.
 import * as vscode from 'vscode';
 import * as z from 'zod';
-import type { PanelAnswer, PanelRequest, PanelState, SaveDraftMessage } from '../../core/panelMessages';
+import type { PanelAnswer, PanelRequest, SaveDraftMessage, SaveReplyDraftMessage } from '../../core/panelMessages';
 import { REVIEW_PANEL_KEY } from '../../core/stateKeys';
 import { ReviewPanel } from '../review/reviewPanel';
 import type { FollowedSession } from './followedSession';
@@ -33,7 +33,7 @@ export interface ShownReviewPorts {
   /** Sessions by who needs the person first (optionally only some). */
   ordered(filter?: (session: FollowedSession) => boolean): FollowedSession[];
   answer(request: PanelRequest): Promise<PanelAnswer>;
-  saveDraft(draft: SaveDraftMessage): void;
+  saveDraft(draft: SaveDraftMessage | SaveReplyDraftMessage): void;
 }
 
 export class ShownReview {
@@ -85,7 +85,7 @@ export class ShownReview {
   }
 
   /** A review panel the workbench revived after a reload: show the session it should. */
-  restore(panel: ReviewPanel, saved: PanelState | undefined): void {
+  restore(panel: ReviewPanel, savedKey: string | undefined): void {
     this.#attach(panel);
     // Which session: the one we last showed (our own record, written when shown), else the one
     // the webview's saved state names. The workbench stores that saved state with its editors,
@@ -94,17 +94,17 @@ export class ShownReview {
     const remembered = this.#remembered();
     const session =
       (remembered ? this.#p.session(remembered) : undefined) ??
-      (saved ? this.#p.session(saved.sessionKey) : undefined) ??
-      (saved ? undefined : this.#p.ordered()[0]);
+      (savedKey ? this.#p.session(savedKey) : undefined) ??
+      (savedKey ? undefined : this.#p.ordered()[0]);
     this.#p.log.info(
-      `review panel restored (${saved ? `saved state for ${saved.sessionKey}` : 'no saved state'}; last shown ${remembered ?? 'unknown'}; showing ${session?.key ?? 'nothing'})`,
+      `review panel restored (${savedKey ? `saved state for ${savedKey}` : 'no saved state'}; last shown ${remembered ?? 'unknown'}; showing ${session?.key ?? 'nothing'})`,
     );
     if (session) {
       this.#remember(session.key);
       panel.update(session.snapshot.panel);
-    } else if (saved) {
-      // A session we no longer follow: its last state stays readable; decisions are refused.
-      panel.update({ ...saved, canDecide: false });
+    } else if (savedKey) {
+      // A session we no longer follow: there is nothing to show or decide in its review.
+      panel.dispose();
     }
   }
 

@@ -7,7 +7,7 @@ import { controlResponseEvent, teleportDenyMessage } from '../../src/core/protoc
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
-import { fakeRun, readAgentRecord, received, waitForRecord, type FakeRun } from '../support/fakeAcpAgent';
+import { fakeRun, readAgentRecord, received, waitForRecord, type FakeRun, permissionOutcomes } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { allEvents, createRequest, decideFirstPlan, replyThenApprove as replyAndApprove } from './hostTestKit';
 
@@ -82,10 +82,7 @@ describe('ACP agents through SessionHost and the poller', function () {
     // The approval reaches the log before the fake has written its own record of the answer.
     await waitForRecord(run.record, 'permission_outcome', 2);
     const record = readAgentRecord(run.record);
-    assert.deepEqual(
-      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-      ['plan', 'default'],
-    );
+    assert.deepEqual(permissionOutcomes(record), ['plan', 'default']);
     const prompts = record.filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));
     assert.match(prompts[1] ?? '', /Handle an empty name too\./);
 
@@ -103,10 +100,7 @@ describe('ACP agents through SessionHost and the poller', function () {
     await waitForRecord(run.record, 'turn_end');
     const record = readAgentRecord(run.record);
     assert.equal(received(record, 'session/cancel').length, 1);
-    assert.deepEqual(
-      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-      ['plan'],
-    );
+    assert.deepEqual(permissionOutcomes(record), ['plan']);
   });
 
   it('a question: needs_input with the question, the answer reaches the agent, then a plan', async () => {

@@ -6,7 +6,7 @@ import { controlResponseEvent } from '../../src/core/protocol';
 import { SessionsClient } from '../../src/sessions/client';
 import { HttpBackend } from '../../src/sessions/httpBackend';
 import { runServerCli, startServer, type ServerProcess } from '../support/serverProcess';
-import { fakeRun, readAgentRecord, waitForRecord, type FakeRun } from '../support/fakeAcpAgent';
+import { fakeRun, readAgentRecord, waitForRecord, type FakeRun, permissionOutcomes } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { createRequest } from './hostTestKit';
 
@@ -58,10 +58,7 @@ describe('ultraplan-server with an ACP agent', function () {
     const started = record.find((entry) => entry.kind === 'started');
     assert.equal(started?.cwd, run.workspace);
     assert.equal(record.find((entry) => entry.kind === 'session_new')?.cwd, run.workspace);
-    assert.deepEqual(
-      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-      ['plan', 'default'],
-    );
+    assert.deepEqual(permissionOutcomes(record), ['plan', 'default']);
     assert.match(String(record.filter((entry) => entry.kind === 'prompt')[1]?.text), /Name the function hello\(\)\./);
     assert.match(server.stderr(), /agent fake-acp-agent\.mjs \(ACP\)/);
 

@@ -14,7 +14,7 @@ import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
 import type { ModelApiFamily, ScenarioRound } from '../support/modelApi/scenario';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
-import { killGroupsLeft, processGroupMembers, waitGone } from '../support/processes';
+import { assertAgentGroupsGone, killGroupsLeft } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 import { standIn } from '../support/standIn';
 import { ORIGINAL_APP } from '../support/acpFixtures';
@@ -101,12 +101,7 @@ export class RealAgentRun {
     const pids = this.agents.map((agent) => agent.pid).filter((pid): pid is number => pid !== undefined);
     try {
       await this.backend?.dispose();
-      for (const pid of pids) {
-        assert.ok(await waitGone(pid, 10_000), `agent ${pid} left behind`);
-        const deadline = Date.now() + 5000;
-        while (processGroupMembers(pid).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-        assert.deepEqual(processGroupMembers(pid), [], `processes left in agent group ${pid}`);
-      }
+      await assertAgentGroupsGone(pids);
     } finally {
       killGroupsLeft(pids);
       await this.model?.close();

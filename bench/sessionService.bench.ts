@@ -254,15 +254,37 @@ export async function run(): Promise<BenchResult[]> {
   const server = await reloadToPlan('server');
   const embedded = await reloadToPlan('embedded');
   results.push(
-    result('reload -> "plan ready" in the status bar, server backend (TCP)', 'ms', 'lower', server.map((s) => s.statusBar)),
-    result('reload -> "plan ready" in the status bar, embedded (local service)', 'ms', 'lower', embedded.map((s) => s.statusBar), {
-      baseline: 'reload -> "plan ready" in the status bar, server backend (TCP)',
-      note: `from the extension's "activated" log line; ${RELOADS} reloads each`,
-    }),
-    result('reload -> plan painted in the panel, server backend (TCP)', 'ms', 'lower', server.map((s) => s.painted)),
-    result('reload -> plan painted in the panel, embedded (local service)', 'ms', 'lower', embedded.map((s) => s.painted), {
-      baseline: 'reload -> plan painted in the panel, server backend (TCP)',
-    }),
+    result(
+      'reload -> "plan ready" in the status bar, server backend (TCP)',
+      'ms',
+      'lower',
+      server.map((s) => s.statusBar),
+    ),
+    result(
+      'reload -> "plan ready" in the status bar, embedded (local service)',
+      'ms',
+      'lower',
+      embedded.map((s) => s.statusBar),
+      {
+        baseline: 'reload -> "plan ready" in the status bar, server backend (TCP)',
+        note: `from the extension's "activated" log line; ${RELOADS} reloads each`,
+      },
+    ),
+    result(
+      'reload -> plan painted in the panel, server backend (TCP)',
+      'ms',
+      'lower',
+      server.map((s) => s.painted),
+    ),
+    result(
+      'reload -> plan painted in the panel, embedded (local service)',
+      'ms',
+      'lower',
+      embedded.map((s) => s.painted),
+      {
+        baseline: 'reload -> plan painted in the panel, server backend (TCP)',
+      },
+    ),
   );
   return results;
 }

@@ -1,7 +1,7 @@
 // The fake ACP agent through the real SessionHost, EmbeddedBackend and pollForApprovedPlan: the
 // path the editor takes with the embedded default, scanner and poller unchanged.
 import { strict as assert } from 'node:assert';
-import { pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
+import { pollForApprovedPlan, type PollPhase } from '../../src/core/poller';
 import { UltraplanPollError } from '../../src/core/errors';
 import { controlResponseEvent, teleportDenyMessage } from '../../src/core/protocol';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
@@ -10,6 +10,7 @@ import { SessionHost } from '../../src/sessions/host';
 import { fakeRun, readAgentRecord, received, waitForRecord, type FakeRun, permissionOutcomes } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { allEvents, createRequest, decideFirstPlan, replyThenApprove as replyAndApprove } from './hostTestKit';
+import { watchPhases, type PollPhaseDetail } from '../support/pollPhases';
 
 const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };
 
@@ -60,7 +61,7 @@ describe('ACP agents through SessionHost and the poller', function () {
       sessionId: session.id,
       transport: backend.transport,
       ...FAST,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         phases.push({ phase, detail });
         if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
         const requestId = detail.pendingPlan.requestId;
@@ -70,7 +71,7 @@ describe('ACP agents through SessionHost and the poller', function () {
             ? ({ behavior: 'deny', message: 'Handle an empty name too.' } as const)
             : ({ behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } } as const);
         void backend.sendEvents(session.id, [controlResponseEvent(requestId, decision)]);
-      },
+      }),
     });
     assert.equal(approved.executionTarget, 'remote');
     assert.equal(approved.plan, '# Add a greeting (v2)\n\n1. Write greet(name)\n2. Test it');

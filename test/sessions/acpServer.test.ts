@@ -9,6 +9,7 @@ import { runServerCli, startServer, type ServerProcess } from '../support/server
 import { fakeRun, readAgentRecord, waitForRecord, type FakeRun, permissionOutcomes } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { createRequest } from './hostTestKit';
+import { watchPhases } from '../support/pollPhases';
 
 describe('ultraplan-server with an ACP agent', function () {
   this.timeout(40000);
@@ -38,7 +39,7 @@ describe('ultraplan-server with an ACP agent', function () {
       transport: backend.transport,
       pollIntervalMs: 100,
       timeoutMs: 20000,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
         decisions += 1;
         const decision =
@@ -46,7 +47,7 @@ describe('ultraplan-server with an ACP agent', function () {
             ? ({ behavior: 'deny', message: 'Name the function hello().' } as const)
             : ({ behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } } as const);
         void backend.sendEvents(session.id, [controlResponseEvent(detail.pendingPlan.requestId, decision)]);
-      },
+      }),
     });
     assert.equal(approved.executionTarget, 'remote');
     assert.match(approved.plan, /v2/);

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ToolPermissionTracker, permissionResponseEvent, type ToolPermissionRequest } from '../../src/core/permissionRequests';
-import { followUntilResult, pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
+import { followUntilResult, pollForApprovedPlan, type PollPhase } from '../../src/core/poller';
 import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
 import { UltraplanPollError } from '../../src/core/errors';
 import { AcpAgent, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
@@ -17,6 +17,7 @@ import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { assertAgentGroupsGone, killGroupsLeft } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 import { standIn } from '../support/standIn';
+import { watchPhases, type PollPhaseDetail } from '../support/pollPhases';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
 export { ORIGINAL_APP };
@@ -155,7 +156,7 @@ export async function planUntilApproved(
     transport: run.backend.transport,
     pollIntervalMs: 50,
     timeoutMs: script.timeoutMs,
-    onPhase: (phase, detail) => {
+    ...watchPhases((phase, detail) => {
       phases.push({ phase, detail });
       if (phase === 'needs_input' && detail.question && questions[questions.length - 1] !== detail.question) {
         questions.push(detail.question);
@@ -173,7 +174,7 @@ export async function planUntilApproved(
           ),
         ]);
       }
-    },
+    }),
   });
   return { approved, plans, questions, phases };
 }
@@ -195,8 +196,8 @@ export async function executeAllowing(
     timeoutMs,
     scanner: approved.scanner,
     initialCursor: approved.cursor,
-    onBatch: (events) => {
-      for (const request of tracker.ingest(events).opened) {
+    onPoll: (poll) => {
+      for (const request of tracker.ingestParsed(poll.batch).opened) {
         asked.push(request);
         answers.push(
           run.backend

@@ -22,6 +22,8 @@ const LAZY_FILES = [
   // The session server's HTTP client, loaded when a server backend is first made
   // (src/sessions/serverConnectionLoader.ts).
   { module: 'src/sessions/serverConnection.ts', file: 'server-client' },
+  // The review runtime, loaded when a review first starts (src/sessions/review/reviewLoader.ts).
+  { module: 'src/sessions/review/review.ts', file: 'review-runtime' },
 ];
 
 const isSource = (entry) => entry.module.startsWith('src/');

@@ -22,6 +22,7 @@ import type { InboxViewHandle } from './inbox/inboxStandIn';
 import { registerInbox } from './inbox/inboxView';
 import type { SessionController } from './sessions/sessionController';
 import { SettingsReader } from './settings/settings';
+import { registerUltrareview } from './ultrareview/ultrareviewCommands';
 import type { UltraplanSettings } from './settings/settingsSchema';
 
 /** For the startup bootstrap (bootstrap.ts): a chat request it received before this module loaded. */
@@ -60,7 +61,8 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
   registerReviewCommands(services);
   registerBackendCommands(services);
   registerWorkspaceCommands(services);
-  registerInbox(services, fromBootstrap.inbox);
+  const reviews = registerUltrareview(services);
+  registerInbox(services, fromBootstrap.inbox, reviews);
   registerChatParticipant(context, { settings, log, launch });
 }
 

@@ -22,6 +22,7 @@ const EXPECTED = [
   'dist/claude-web.js',
   'dist/codicon.ttf',
   'dist/extension.js',
+  'dist/review-runtime.js',
   'dist/server-client.js',
   'dist/vendor-acp-sdk.js',
   'dist/webview.css',

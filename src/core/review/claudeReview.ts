@@ -5,11 +5,15 @@
 // is a completed review with no findings) or an object {error, reason?} with exit code 1. A run
 // that never produced a payload (not logged in, launch refused, timeout) exits 1 with its reason on
 // stderr only.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RawFinding } from './merge';
 import type { Severity } from './finding';
 
 export const CLAUDE_REVIEWER = 'Claude Code ultrareview';
+
+/** Said before Claude Code's review starts: it is not free. */
+export const CLAUDE_BILLING_NOTICE =
+  "Claude Code's review runs in Anthropic's cloud. After your free runs, Anthropic bills each review as extra usage.";
 
 const ClaudeBugSchema = z.looseObject({
   file_path: z.string().optional(),

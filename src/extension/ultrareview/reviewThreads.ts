@@ -9,8 +9,8 @@ import { Disposable, toDisposable } from '../../core/lifecycle';
 import type { ReviewFinding } from '../../core/review/merge';
 import { readPersistedReviews, type PersistedReviews, type PersistedThread } from '../../core/review/persisted';
 import { threadLabel, threadMarkdown } from '../../core/review/threadText';
+import { REVIEW_THREADS_KEY } from '../../core/stateKeys';
 
-export const REVIEW_STATE_KEY = 'ultraplan.review.threads';
 export const REVIEW_CONTROLLER_ID = 'ultraplan.review';
 /** Edits are re-anchored after typing pauses this long. */
 const REANCHOR_DELAY_MS = 300;
@@ -70,7 +70,7 @@ export class ReviewThreads extends Disposable {
   }
 
   #restore(): void {
-    const read = readPersistedReviews(this.state.get(REVIEW_STATE_KEY));
+    const read = readPersistedReviews(this.state.get(REVIEW_THREADS_KEY));
     if (!read.ok) {
       this.log.warn(`the saved review threads do not parse (${read.error}); starting without them`);
       return;
@@ -91,7 +91,7 @@ export class ReviewThreads extends Disposable {
       threads: this.all,
       dismissals: this.#dismissals,
     };
-    await this.state.update(REVIEW_STATE_KEY, value);
+    await this.state.update(REVIEW_THREADS_KEY, value);
     this.#changed.fire();
   }
 

@@ -24,6 +24,7 @@ const EXPECTED = [
   'dist/extension.js',
   'dist/review-runtime.js',
   'dist/server-client.js',
+  'dist/server.js',
   'dist/vendor-acp-sdk.js',
   'dist/webview.css',
   'dist/webview.js',

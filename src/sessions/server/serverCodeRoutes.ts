@@ -14,7 +14,7 @@ import {
   toCodeSessionId,
 } from '../../core/codeSessions';
 import { SessionsError } from '../../core/errors';
-import type { SessionResource } from '../../core/protocol';
+import type { CreateSessionRequest, SessionResource } from '../../core/protocol';
 import { formatEventId, newestFirst, type SessionHost, type StoredEvent } from '../host';
 
 /** What the route handlers need from the server that owns the socket and its limits. */
@@ -27,6 +27,8 @@ export interface EventStreamWriter {
 
 export interface CodeRouteContext {
   host: SessionHost;
+  /** Creates a session with the agent the server gives it. */
+  createSession(request: CreateSessionRequest): Promise<SessionResource>;
   readJson(req: http.IncomingMessage, optional?: boolean): Promise<unknown>;
   send(res: http.ServerResponse, status: number, body: unknown): void;
   /** The server's event stream, within its caps, with keep-alives and the slow-reader bound. */
@@ -54,7 +56,7 @@ export async function handleCodeRoute(
     if (method !== 'POST') throw notAllowed('GET, POST');
     const body = CodeCreateRequestSchema.safeParse(await ctx.readJson(req));
     if (!body.success) throw schemaError('invalid session request', body.error);
-    const created = await ctx.host.createSession(toV1CreateRequest(body.data));
+    const created = await ctx.createSession(toV1CreateRequest(body.data));
     return ctx.send(res, 200, envelope(created));
   }
   const id = toLinkSessionId(rawId);

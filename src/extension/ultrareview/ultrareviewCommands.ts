@@ -40,24 +40,20 @@ export function registerUltrareview(services: ExtensionServices): ReviewControll
   async function fleetSources(): Promise<ReviewerSource[] | undefined> {
     const s = settings.readForBackend();
     if (!s) return undefined;
-    if (s.backend === 'embedded') {
-      const { backend, agent } = await backends.embedded(s);
-      if (agent.demo) {
-        void vscode.window.showWarningMessage(
-          `Ultraplan: the review needs an ACP agent, and the embedded backend runs the scripted demo (${agent.label}). Choose an agent first.`,
-        );
-        return undefined;
-      }
-      return [{ label: agent.label, backend }];
+    if (s.backend === 'claude-web') {
+      void vscode.window.showWarningMessage(
+        "Ultraplan: a review's agents run on the embedded backend or a session server; Claude Code on the web is not one. Use Claude Code's own review, or choose another backend.",
+      );
+      return undefined;
     }
-    if (s.backend === 'server') {
-      const backend = backends.server(s['server.url']);
-      return [{ label: backend.label, backend }];
+    const chosen = await backends.forNewSession(s);
+    if (chosen.demo) {
+      void vscode.window.showWarningMessage(
+        `Ultraplan: the review needs an ACP agent, and the embedded backend runs the scripted demo (${chosen.agentLabel ?? 'demo'}). Choose an agent first.`,
+      );
+      return undefined;
     }
-    void vscode.window.showWarningMessage(
-      "Ultraplan: a review's agents run on the embedded backend or a session server; Claude Code on the web is not one. Use Claude Code's own review, or choose another backend.",
-    );
-    return undefined;
+    return [{ label: chosen.agentLabel ?? chosen.backend.label, backend: chosen.backend }];
   }
 
   async function pickReviewers(claudeFound: boolean): Promise<Reviewers | undefined> {

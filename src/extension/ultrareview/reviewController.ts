@@ -7,7 +7,6 @@ import { outcomeDetails, outcomeHeadline, type ReviewOutcome } from '../../core/
 import { progressLine, type ReviewProgress } from '../../core/review/progress';
 import { describeScope, type ReviewScope } from '../../core/review/scope';
 import type { ReviewRequest } from '../../sessions/review/review';
-import { reviewRuntime } from '../../sessions/review/reviewLoader';
 import type { ReviewThreads } from './reviewThreads';
 
 export const REVIEW_STATUS_ID = 'ultraplan.reviewStatus';
@@ -63,7 +62,9 @@ export class ReviewController extends Disposable {
     const scopeText = describeScope(request.scope);
     this.#set({ running: true, scopeText, line: 'collecting the change', details: [] });
     try {
-      const { outcome, change } = await reviewRuntime().runReview({
+      // The review runtime (git, the fleet, the diff parser) is a chunk loaded by the first review.
+      const { runReview } = await import('../../sessions/review/review');
+      const { outcome, change } = await runReview({
         ...request,
         signal: abort.signal,
         onProgress: (progress: ReviewProgress) => this.#set({ running: true, scopeText, line: progressLine(progress), details: [] }),

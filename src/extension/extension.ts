@@ -23,7 +23,7 @@ import type { InboxViewHandle } from './inbox/inboxStandIn';
 import { registerInbox } from './inbox/inboxView';
 import type { FollowedSession } from './sessions/followedSession';
 import { SettingsReader } from './settings/settings';
-import { registerUltrareview } from './ultrareview/ultrareviewCommands';
+import { registerUltrareview } from './ultrareview/ultrareviewEntry';
 import type { UltraplanSettings } from './settings/settingsSchema';
 
 /** For the startup bootstrap (bootstrap.ts): a chat request it received before this module loaded. */

@@ -22,7 +22,7 @@ import type { SessionSnapshot } from '../../core/sessionSnapshot';
 import type { FollowedSession } from '../sessions/followedSession';
 import { registerCommand, type ExtensionServices } from '../commands/services';
 import type { InboxViewHandle } from './inboxStandIn';
-import type { ReviewController } from '../ultrareview/reviewController';
+import type { ReviewRows } from '../ultrareview/ultrareviewEntry';
 import { reviewInboxItem } from '../ultrareview/reviewInboxItem';
 
 type InboxNode =
@@ -75,9 +75,9 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   /** The sessions grouped as of the last change (every change refreshes the tree). */
   #groups: Array<InboxGroup<InboxEntry>> = [];
 
-  readonly #reviews: ReviewController | undefined;
+  readonly #reviews: ReviewRows | undefined;
 
-  constructor(sessions: FollowedSessions, handle: InboxViewHandle | undefined, reviews?: ReviewController) {
+  constructor(sessions: FollowedSessions, handle: InboxViewHandle | undefined, reviews?: ReviewRows) {
     super();
     this.#sessions = sessions;
     this.#reviews = reviews;
@@ -194,7 +194,7 @@ function keyOf(arg: unknown): string | undefined {
   return undefined;
 }
 
-export function registerInbox(services: ExtensionServices, handle: InboxViewHandle | undefined, reviews?: ReviewController): void {
+export function registerInbox(services: ExtensionServices, handle: InboxViewHandle | undefined, reviews?: ReviewRows): void {
   const { sessions, context } = services;
   const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
   context.subscriptions.push(new InboxTree(sessions, handle, reviews));

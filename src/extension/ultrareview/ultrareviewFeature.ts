@@ -1,5 +1,7 @@
-// The review's commands: Review Changes… (palette, inbox title bar, the `ultrareview` keyword),
-// Cancel Review, and the thread actions Fix, Dismiss, Copy, Resolve and Reopen.
+// The review in the editor, loaded by the first review command or at startup when threads are
+// saved (ultrareviewEntry.ts): the threads, the controller, and the handlers of the commands Review
+// Changes… (palette, inbox title bar, the `ultrareview` keyword), Cancel Review, and the thread
+// actions Fix, Dismiss, Copy, Resolve and Reopen.
 import * as vscode from 'vscode';
 import * as z from 'zod';
 import { fixPrompt } from '../../core/review/prompts';
@@ -9,9 +11,9 @@ import { findOnPath, splitCommandLine } from '../../sessions/acp';
 import { CLAUDE_BILLING_NOTICE } from '../../core/review/claudeReview';
 import type { ReviewerSource } from '../../sessions/review/fleet';
 import type { ReviewRequest } from '../../sessions/review/review';
-import { registerCommand, type ExtensionServices } from '../commands/services';
+import type { ExtensionServices } from '../commands/services';
 import { REVIEW_CHANGES_COMMAND } from './commandIds';
-import { ReviewController, pickScope } from './reviewController';
+import { ReviewController, pickScope, type ReviewSummary } from './reviewController';
 import { ReviewThreads } from './reviewThreads';
 import type { PersistedThread } from '../../core/review/persisted';
 
@@ -28,12 +30,26 @@ const ReviewArgsSchema = z
 
 type Reviewers = 'agents' | 'claude' | 'both';
 
-export function registerUltrareview(services: ExtensionServices): ReviewController {
+export type ReviewCommandHandlers = Record<string, (...args: unknown[]) => unknown>;
+
+/** Builds the review's parts; `onSummary` hears every change of what the inbox shows. */
+export function activateUltrareview(
+  services: ExtensionServices,
+  onSummary: (summary: ReviewSummary | undefined) => void,
+): ReviewCommandHandlers {
   const { context, log, settings, backends } = services;
   const threads = new ReviewThreads(context.workspaceState, log);
   const controller = new ReviewController(threads, log);
-  context.subscriptions.push(threads, controller);
-  const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
+  context.subscriptions.push(
+    threads,
+    controller,
+    controller.onDidChange(() => onSummary(controller.summary)),
+  );
+  onSummary(controller.summary);
+  const handlers: ReviewCommandHandlers = {};
+  const register = (id: string, run: (...args: unknown[]) => unknown) => {
+    handlers[id] = run;
+  };
 
   const reviewSettings = () => ReviewSettingsSchema.parse({ ...vscode.workspace.getConfiguration('ultraplan.review') });
 
@@ -142,5 +158,5 @@ export function registerUltrareview(services: ExtensionServices): ReviewControll
     const finding = findingOf(arg);
     if (finding) await threads.setState(finding.id, 'unresolved');
   });
-  return controller;
+  return handlers;
 }

@@ -18,6 +18,7 @@ import {
   startRig,
   type Rig,
 } from './clientHarness';
+import { recordReads, watchPhases } from '../support/pollPhases';
 
 const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });
 /** The poller's own reads: the session (status) and its events; not the stream, not POSTs. */
@@ -36,7 +37,7 @@ async function pollOutcome(
       transport: rig.backend.transport,
       pollIntervalMs: 100,
       timeoutMs: 20_000,
-      onPhase: reviewer.onPhase,
+      ...watchPhases(reviewer.onPhase),
       ...extra,
     });
     await reviewer.settled();
@@ -211,7 +212,8 @@ describe('restarts', function () {
           pollIntervalMs: pollInterval(mode),
           timeoutMs: 20_000,
           signal: stop.signal,
-          onBatch: (_events, _scanner, cursor) => {
+          onPoll: ({ batch, cursor }) => {
+            if (batch.size === 0) return;
             saved = cursor;
             stop.abort(); // the window closes right after saving
           },
@@ -228,13 +230,11 @@ describe('restarts', function () {
         const reviewer = scriptedReviewer(restarted.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
         const plan = await pollForApprovedPlan({
           sessionId,
-          transport: restarted.backend.transport,
+          transport: recordReads(restarted.backend.transport, (events) => seen.push(...events.map((e) => (e as { uuid: string }).uuid))),
           pollIntervalMs: pollInterval(mode),
           timeoutMs: 20_000,
           initialCursor: saved,
-          scanner: new ExitPlanModeScanner(),
-          onPhase: reviewer.onPhase,
-          onBatch: (events) => seen.push(...events.map((e) => (e as { uuid: string }).uuid)),
+          ...watchPhases(reviewer.onPhase, { scanner: new ExitPlanModeScanner() }),
         });
         await reviewer.settled();
         await restarted.backend.dispose();
@@ -271,21 +271,23 @@ describe('restarts', function () {
           timeoutMs: 30_000,
           // The restart takes a moment; the poll must ride it out as transient failures.
           maxConsecutiveFailures: 100,
-          onPhase: reviewer.onPhase,
-          onBatch: () => {
-            restarting ??= (async () => {
-              before = await rawEvents(rig.client, sessionId);
-              assert.equal(await first.stop(), 0, 'clean shutdown');
-              // The server stays gone until the poll has met it so (else a quick restart can fall
-              // between two polls, and nothing would show the poll riding out the gap).
-              for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502);) {
-                if (Date.now() > deadline) throw new Error('no poll reached the stopped server within 20 s');
-                await new Promise((resolve) => setTimeout(resolve, 20));
-              }
-              second = await startServer({ scenario: scenario('slow'), dataDir, token: first.token });
-              rig.proxy.setTarget(second.url);
-            })();
-          },
+          ...watchPhases(reviewer.onPhase, {
+            also: ({ batch }) => {
+              if (batch.size === 0) return;
+              restarting ??= (async () => {
+                before = await rawEvents(rig.client, sessionId);
+                assert.equal(await first.stop(), 0, 'clean shutdown');
+                // The server stays gone until the poll has met it so (else a quick restart can fall
+                // between two polls, and nothing would show the poll riding out the gap).
+                for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502);) {
+                  if (Date.now() > deadline) throw new Error('no poll reached the stopped server within 20 s');
+                  await new Promise((resolve) => setTimeout(resolve, 20));
+                }
+                second = await startServer({ scenario: scenario('slow'), dataDir, token: first.token });
+                rig.proxy.setTarget(second.url);
+              })();
+            },
+          }),
         });
         await restarting;
         await reviewer.settled();

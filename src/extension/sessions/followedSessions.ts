@@ -347,7 +347,7 @@ export class FollowedSessions extends Disposable {
             const set = 'Set Server Token…';
             void vscode.window
               .showErrorMessage(`Ultraplan: no token is set for ${new URL(serverUrl).origin}.`, set)
-              .then((c) => c && vscode.commands.executeCommand('ultraplan.setServerToken'));
+              .then((c) => c && vscode.commands.executeCommand('ultraplan.setServerToken', serverUrl));
             return undefined;
           }
           progress.report({ message: `creating the session on ${backend.label}` });

@@ -23,7 +23,6 @@ import type { FollowedSession } from '../sessions/followedSession';
 import { registerCommand, type ExtensionServices } from '../commands/services';
 import type { InboxViewHandle } from './inboxStandIn';
 import type { ReviewRows } from '../ultrareview/ultrareviewEntry';
-import { reviewInboxItem } from '../ultrareview/reviewInboxItem';
 
 type InboxNode =
   { kind: 'group'; id: InboxGroupId } | { kind: 'session'; key: string } | { kind: 'plan'; key: string; file: string } | { kind: 'review' };
@@ -118,7 +117,7 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   getChildren(node?: InboxNode): InboxNode[] {
     if (!node) {
       const groups: InboxNode[] = this.#groups.map((g) => ({ kind: 'group', id: g.id }));
-      return this.#reviews?.summary ? [{ kind: 'review' }, ...groups] : groups;
+      return this.#reviews?.item() ? [{ kind: 'review' }, ...groups] : groups;
     }
     if (node.kind === 'group') {
       const group = this.#groups.find((g) => g.id === node.id);
@@ -143,7 +142,7 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   }
 
   getTreeItem(node: InboxNode): vscode.TreeItem {
-    if (node.kind === 'review') return reviewInboxItem(this.#reviews?.summary);
+    if (node.kind === 'review') return this.#reviews?.item() ?? new vscode.TreeItem('Review');
     if (node.kind === 'group') {
       const group = this.#groups.find((g) => g.id === node.id);
       const item = new vscode.TreeItem(group?.label ?? node.id, vscode.TreeItemCollapsibleState.Expanded);

@@ -18,20 +18,20 @@ export const REVIEW_COMMANDS = [
   'ultraplan.review.reopen',
 ] as const;
 
-/** What the inbox reads: the review's summary, and when it changes. */
+/** What the inbox reads: the review's row (none before a review), and when it changes. */
 export interface ReviewRows {
-  readonly summary: ReviewSummary | undefined;
+  item(): vscode.TreeItem | undefined;
   readonly onDidChange: vscode.Event<void>;
 }
 
 export function registerUltrareview(services: ExtensionServices): ReviewRows {
   const changed = new vscode.EventEmitter<void>();
-  let summary: ReviewSummary | undefined;
+  let row: (() => vscode.TreeItem) | undefined;
   let loading: Promise<ReviewCommandHandlers> | undefined;
   const load = (): Promise<ReviewCommandHandlers> =>
     (loading ??= import('./ultrareviewFeature').then((feature) =>
-      feature.activateUltrareview(services, (next) => {
-        summary = next;
+      feature.activateUltrareview(services, (summary: ReviewSummary | undefined) => {
+        row = summary ? () => feature.reviewInboxItem(summary) : undefined;
         changed.fire();
       }),
     ));
@@ -42,10 +42,5 @@ export function registerUltrareview(services: ExtensionServices): ReviewRows {
       services.log.error(`review threads could not be restored: ${err instanceof Error ? err.message : String(err)}`),
     );
   }
-  return {
-    get summary() {
-      return summary;
-    },
-    onDidChange: changed.event,
-  };
+  return { item: () => row?.(), onDidChange: changed.event };
 }

@@ -15,6 +15,8 @@ import type { ExtensionServices } from '../commands/services';
 import { REVIEW_CHANGES_COMMAND } from './commandIds';
 import { ReviewController, pickScope, type ReviewSummary } from './reviewController';
 import { ReviewThreads } from './reviewThreads';
+
+export { reviewInboxItem } from './reviewInboxItem';
 import type { PersistedThread } from '../../core/review/persisted';
 
 const ReviewSettingsSchema = z.object({

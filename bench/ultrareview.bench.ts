@@ -26,22 +26,29 @@ const FINDINGS_PER_FINDER = 20;
 const RUNS = 5;
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@e', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@e' } });
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@e', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@e' },
+  });
 }
 
 /** main with 20 small files; a branch adding 50 lines to each (committed) and 50 more uncommitted. */
 function makeRepo(): string {
   const root = mkdtempSync(path.join(tmpdir(), 'ultraplan-bench-review-'));
   git(root, 'init', '-q', '-b', 'main');
-  const lines = (file: number, from: number, count: number) => Array.from({ length: count }, (_, i) => `export const v${file}_${from + i} = ${from + i} * 2; // line ${from + i}`);
+  const lines = (file: number, from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => `export const v${file}_${from + i} = ${from + i} * 2; // line ${from + i}`);
   mkdirSync(path.join(root, 'src'));
   for (let f = 0; f < FILES; f++) writeFileSync(path.join(root, 'src', `m${f}.ts`), `// module ${f}\n`);
   git(root, 'add', '.');
   git(root, 'commit', '-qm', 'base');
   git(root, 'checkout', '-qb', 'feature');
-  for (let f = 0; f < FILES; f++) writeFileSync(path.join(root, 'src', `m${f}.ts`), [`// module ${f}`, ...lines(f, 0, LINES_PER_FILE / 2), ''].join('\n'));
+  for (let f = 0; f < FILES; f++)
+    writeFileSync(path.join(root, 'src', `m${f}.ts`), [`// module ${f}`, ...lines(f, 0, LINES_PER_FILE / 2), ''].join('\n'));
   git(root, 'commit', '-qam', 'half');
-  for (let f = 0; f < FILES; f++) writeFileSync(path.join(root, 'src', `m${f}.ts`), [`// module ${f}`, ...lines(f, 0, LINES_PER_FILE), ''].join('\n'));
+  for (let f = 0; f < FILES; f++)
+    writeFileSync(path.join(root, 'src', `m${f}.ts`), [`// module ${f}`, ...lines(f, 0, LINES_PER_FILE), ''].join('\n'));
   return root;
 }
 
@@ -76,9 +83,15 @@ async function pipeline(root: string): Promise<number> {
   const backend = new EmbeddedBackend({ host, label: 'bench' });
   try {
     const change = await collectChange(root, { kind: 'branch', includeUntracked: false });
-    const fleet = await runReviewFleet({ change, sources: [{ label: 'Instant', backend }], finders: 3, signal: new AbortController().signal });
+    const fleet = await runReviewFleet({
+      change,
+      sources: [{ label: 'Instant', backend }],
+      finders: 3,
+      signal: new AbortController().signal,
+    });
     const outcome = reviewOutcome(fleet.raw, fleet.reviewers);
-    if (outcome.kind !== 'findings' || change.size.changedLines !== FILES * LINES_PER_FILE) throw new Error(`unexpected: ${outcome.kind}, ${change.size.changedLines} lines`);
+    if (outcome.kind !== 'findings' || change.size.changedLines !== FILES * LINES_PER_FILE)
+      throw new Error(`unexpected: ${outcome.kind}, ${change.size.changedLines} lines`);
     let painted = 0;
     const files = new Map<string, string[]>();
     for (const finding of outcome.findings) {

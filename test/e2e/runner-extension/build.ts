@@ -37,7 +37,10 @@ export async function buildRunnerExtension(): Promise<{ suites: string[] }> {
     format: 'cjs',
     target: 'node20',
     sourcemap: 'linked',
-    external: ['vscode', 'mocha'],
+    // zod is required from node_modules, not bundled: in one CommonJS bundle, the modules an
+    // `await import()` seam reaches are initialised lazily, and esbuild then leaves zod's classes
+    // uninitialised for a module that reads them through `import * as z from 'zod'` at load.
+    external: ['vscode', 'mocha', 'zod'],
     logLevel: 'warning',
   });
   // Several test processes may build while an extension host loads a bundle: write each file

@@ -286,7 +286,7 @@ export class AcpAgent implements Agent {
   async #startSession(connection: ClientConnection, prompt: string): Promise<void> {
     const outcome = await handshake(connection, this.#host);
     if (!outcome.ok) {
-      if ('message' in outcome) this.#fail(outcome.message);
+      if ('message' in outcome) this.#fail(outcome.message, { stderr: !outcome.complete });
       else await this.#failFromError(outcome.context, outcome.error, outcome.loginHint);
       return;
     }
@@ -395,12 +395,13 @@ export class AcpAgent implements Agent {
     this.#fail(`${context}: ${message}.${hint}`);
   }
 
-  #fail(message: string): void {
+  /** Ends the session with `message`; the agent's last stderr lines follow unless the message says it all. */
+  #fail(message: string, options: { stderr: boolean } = { stderr: true }): void {
     if (!this.#live) return;
     this.#finished = true;
     this.#turns.clear();
     this.#translator.flush();
-    const tail = this.#proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
+    const tail = options.stderr && this.#proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
     const full = tail ? `${message}\n\n${this.label} stderr (last lines):\n${tail}` : message;
     this.#emitResult('error_during_execution', full);
     this.#ctx?.setStatus('idle');

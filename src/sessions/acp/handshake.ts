@@ -3,6 +3,7 @@
 // Each step has its bound; the planning guard learns the modes as they are answered.
 import type { ClientConnection, InitializeResponse } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import type { AgentQuirks } from './agents/agentQuirks';
+import type { AfterApproval } from './planReview';
 import { chooseQuirks } from './agents/chooseQuirks';
 import { choosePlanMode } from './planMode';
 import type { PlanningGuard } from './planningGuard';
@@ -16,6 +17,7 @@ export interface HandshakeHost {
   readonly env: Record<string, string | undefined>;
   /** The bound on each step. */
   readonly boundMs: number;
+  readonly afterApproval: AfterApproval;
   readonly guard: PlanningGuard;
   log(line: string): void;
   /** initialize answered: the agent's quirks apply from here on. */
@@ -26,8 +28,8 @@ export interface HandshakeHost {
 
 export type HandshakeOutcome =
   | { ok: true }
-  /** Said as it is. */
-  | { ok: false; message: string }
+  /** Said as it is; `complete`: it says all there is, so the agent's stderr does not follow it. */
+  | { ok: false; message: string; complete?: boolean }
   /** A request failed: `context` and the error (or the process's exit, if it died), with a login hint for the person. */
   | { ok: false; context: string; error: unknown; loginHint?: string };
 
@@ -69,8 +71,13 @@ export async function handshake(connection: ClientConnection, host: HandshakeHos
     }
 
     step = 'session/new';
+    const meta = quirks.sessionMeta?.(host.afterApproval);
     const created = await withTimeout(
-      connection.agent.request('session/new', { cwd: host.workspace, mcpServers: [] }),
+      connection.agent.request('session/new', {
+        cwd: host.workspace,
+        mcpServers: [],
+        ...(meta ? { _meta: meta } : {}),
+      }),
       bound,
       `${label} did not answer session/new within ${seconds} s.`,
     );
@@ -101,6 +108,8 @@ export async function handshake(connection: ClientConnection, host: HandshakeHos
     return { ok: true };
   } catch (error) {
     if (error instanceof TimeoutError) return { ok: false, message: error.message };
+    const refusal = step === 'session/new' ? quirks?.startupRefusal?.(error, host.afterApproval) : undefined;
+    if (refusal) return { ok: false, message: refusal, complete: true };
     const context = step === 'session/new' ? `${label} refused session/new` : `${label} failed during ${step}`;
     const loginHint = step === 'session/new' || step === 'authenticate' ? quirks?.loginHint : undefined;
     return { ok: false, context, error, loginHint };

@@ -78,6 +78,10 @@ export interface AgentQuirks {
   readonly readsMissingAsEmptyOnceApproved: boolean;
   /** Words added when a mode switch after approval fails with `message`. */
   modeSwitchHint(message: string): string | undefined;
+  /** session/new's `_meta` for this agent, if it takes one. */
+  sessionMeta?(afterApproval: AfterApproval): Record<string, unknown> | undefined;
+  /** A refusal of session/new this agent explains in full (cause and fix), so no stderr follows it. */
+  startupRefusal?(error: unknown, afterApproval: AfterApproval): string | undefined;
 }
 
 /** An agent that reads the protocol plainly. */

@@ -119,36 +119,40 @@ describe('SessionsClient against the real server: failure classes', function () 
   for (const mode of MODES) {
     describe(`over ${mode}`, () => {
       let rig: Rig;
+      // Sessions are made with the default bound: only the reads under test have the short one.
+      let setup: ReturnType<typeof clientRig>;
       beforeEach(async () => {
         rig = await startRig({ mode, reuse: server, requestTimeoutMs: 500 });
+        setup = clientRig(server, rig.proxy, { mode });
       });
       afterEach(async () => {
+        await setup.backend.dispose();
         await rig.close();
       });
 
       it('4 consecutive 5xx are retried and the poll succeeds', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 4, fault: { kind: 'status', status: 503 } });
         assertApproved(await pollOutcome(rig, sessionId));
         assert.equal(rig.proxy.requests.filter((r) => r.status === 503).length, 4);
       });
 
       it('5 consecutive 5xx fail the poll as network_or_unknown', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 5, fault: { kind: 'status', status: 500 } });
         const failed = assertFailure(await pollOutcome(rig, sessionId), 'network_or_unknown');
         assert.match(failed.message, /5 attempts in a row/);
       });
 
       it('a reset connection is retried', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 2, fault: { kind: 'reset' } });
         assertApproved(await pollOutcome(rig, sessionId));
         assert.equal(rig.proxy.requests.filter((r) => r.fault === 'reset').length, 2);
       });
 
       it('a response slower than the request timeout is abandoned and retried', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', times: 1, fault: { kind: 'delay', ms: 1_500 } });
         assertApproved(await pollOutcome(rig, sessionId));
         const delayed = rig.proxy.requests.find((r) => r.fault === 'delay');
@@ -156,14 +160,14 @@ describe('SessionsClient against the real server: failure classes', function () 
       });
 
       it('malformed JSON fails the poll at once, saying so', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', fault: { kind: 'malformed_json' } });
         const failed = assertFailure(await pollOutcome(rig, sessionId), 'network_or_unknown');
         assert.match(failed.message, /malformed JSON/);
       });
 
       it('a page holding garbage events still gives the approval', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', times: Infinity, fault: { kind: 'garbage_events' } });
         assertApproved(await pollOutcome(rig, sessionId));
         // Every HTTP page was garbled (the stream, once live, serves the rest itself).

@@ -337,7 +337,7 @@ export class FollowedSessions extends Disposable {
           progress.report({
             message:
               settings.backend === 'embedded'
-                ? 'opening the embedded session host'
+                ? 'connecting to the local session service'
                 : settings.backend === 'claude-web'
                   ? 'connecting to Claude Code on the web'
                   : `connecting to ${settings['server.url']}`,

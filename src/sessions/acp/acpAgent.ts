@@ -401,7 +401,8 @@ export class AcpAgent implements Agent {
     this.#finished = true;
     this.#turns.clear();
     this.#translator.flush();
-    const tail = options.stderr && this.#proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
+    const tail =
+      options.stderr && this.#proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
     const full = tail ? `${message}\n\n${this.label} stderr (last lines):\n${tail}` : message;
     this.#emitResult('error_during_execution', full);
     this.#ctx?.setStatus('idle');

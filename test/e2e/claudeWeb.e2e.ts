@@ -425,8 +425,11 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
       listed.some((r) => r.includes('document the widgets API')),
       listed.join(' | '),
     );
-    const list = proxy!.requests.find((r) => r.method === 'GET' && r.path === '/v1/code/sessions');
-    assert.ok(list, 'the list came from the Claude-compatible API');
+    // Recorded when it arrives, its status set when answered: wait for an answered one.
+    const list = await waitFor(() => proxy!.requests.find((r) => r.method === 'GET' && r.path === '/v1/code/sessions' && r.status !== 0), {
+      timeoutMs: 20_000,
+      message: 'the list from the Claude-compatible API, answered',
+    });
     assert.equal(list.status, 200);
     assert.deepEqual(list.query, { limit: '100' });
     assert.equal(list.headers['x-organization-uuid'], undefined);

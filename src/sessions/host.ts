@@ -18,7 +18,7 @@ import {
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import type { Agent, AgentContext, AgentFactory } from './agent';
-import { parseClientEvent, parseCreationEvents } from './clientEvents';
+import { checkEventBatch, isClientEvent, parseClientEvent, parseCreationEvents } from './clientEvents';
 import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
 
 export type { StoredEvent } from './store';
@@ -96,6 +96,8 @@ interface Session {
   archived: boolean;
   /** The agent's control_requests awaiting a decision: request_id -> tool_use_id. */
   outstanding: Map<string, string>;
+  /** Client events by uuid (a retried POST is answered with what was stored, not stored twice). */
+  clientUuids: Map<string, { event: StoredEvent; stored: Promise<void> }>;
   answered: Set<string>;
   // Write pipeline.
   pending: LogRecord[];
@@ -145,6 +147,8 @@ export class SessionHost {
         if (record.t === 'event') {
           session.seq = Math.max(session.seq, parseEventSeq(record.event.id));
           this.trackControl(session, record.event);
+          if (isClientEvent(record.event))
+            session.clientUuids.set(record.event.uuid as string, { event: record.event, stored: Promise.resolve() });
         }
         this.apply(session, record, false);
       }
@@ -282,7 +286,7 @@ export class SessionHost {
     const body = parsed.data;
     const title = checkTitle(body.title);
     const raws = body.events.map((e) => e.data);
-    this.checkBatch(raws, 'events');
+    checkEventBatch(raws, this.limits, 'events');
     const { events: creation, prompt } = parseCreationEvents(raws);
     const events = creation.map((e) => e.event);
     if (this.sessions.size + this.creating >= this.limits.maxSessions) {
@@ -339,18 +343,37 @@ export class SessionHost {
    * agent once they are durable. The batch is checked whole first: any refusal appends nothing.
    */
   async appendEvents(id: string, events: AnyEvent[]): Promise<StoredEvent[]> {
+    return (await this.appendClientEvents(id, events)).map((appended) => appended.event);
+  }
+
+  /**
+   * appendEvents, telling which events were already stored: an event whose uuid the session
+   * holds from a client (a retried POST) is answered with the stored event and not delivered again.
+   */
+  async appendClientEvents(id: string, events: AnyEvent[]): Promise<Array<{ event: StoredEvent; duplicate: boolean }>> {
     this.refuseWhenClosing();
     const session = this.require(id);
     if (session.archived) throw new SessionsError('conflict', `session ${id} is archived; it takes no more events`, 409);
     if (!Array.isArray(events) || events.length === 0) {
       throw new SessionsError('bad_request', 'events must be a non-empty list', 400);
     }
-    this.checkBatch(events, 'events');
+    checkEventBatch(events, this.limits, 'events');
 
-    const routes = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
+    const parsed = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
+    const seen = new Map<string, number>();
+    const earlier = parsed.map((route, index) => {
+      const uuid = typeof route.event.uuid === 'string' && route.event.uuid ? route.event.uuid : undefined;
+      if (uuid === undefined) return undefined;
+      const known = session.clientUuids.get(uuid);
+      if (known) return known;
+      const first = seen.get(uuid);
+      seen.set(uuid, first ?? index);
+      return first === undefined ? undefined : ('batch' as const);
+    });
+    const routes = parsed.filter((_, index) => earlier[index] === undefined);
     const answering = new Set<string>();
-    for (const [index, route] of routes.entries()) {
-      if (route.kind !== 'decision') continue;
+    for (const [index, route] of parsed.entries()) {
+      if (earlier[index] !== undefined || route.kind !== 'decision') continue;
       const at = `events[${index}]`;
       if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
         throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
@@ -369,12 +392,20 @@ export class SessionHost {
       session.answered.add(requestId);
     }
     const stamped = routes.map((route) => this.stamp(session, stripId(route.event)));
+    const stored =
+      stamped.length === 0
+        ? Promise.resolve()
+        : this.queue(
+            session,
+            stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
+          );
+    for (const event of stamped) session.clientUuids.set(event.uuid as string, { event, stored });
     try {
-      await this.queue(
-        session,
-        stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
-      );
+      await stored;
+      // A duplicate of an event still being stored by another request is answered once it is.
+      await Promise.all(earlier.map((known) => (known && known !== 'batch' ? known.stored : undefined)));
     } catch (err) {
+      for (const event of stamped) session.clientUuids.delete(event.uuid as string);
       for (const [requestId, toolUseId] of toolUseIds) {
         session.answered.delete(requestId);
         session.outstanding.set(requestId, toolUseId);
@@ -390,7 +421,17 @@ export class SessionHost {
         this.log(`session ${id}: agent failed on a ${route.kind}: ${errorText(err)}`);
       }
     }
-    return stamped;
+    const storedAt = new Map<number, StoredEvent>();
+    parsed.forEach((_, index) => {
+      if (earlier[index] === undefined) storedAt.set(index, stamped[storedAt.size] as StoredEvent);
+    });
+    return parsed.map((route, index) => {
+      const known = earlier[index];
+      if (known === undefined) return { event: storedAt.get(index) as StoredEvent, duplicate: false };
+      // A uuid repeated inside one batch answers with the event its first copy became.
+      const event = known === 'batch' ? (storedAt.get(seen.get(route.event.uuid as string) as number) as StoredEvent) : known.event;
+      return { event, duplicate: true };
+    });
   }
 
   private deliverUserMessage(session: Session, text: string): void {
@@ -459,6 +500,7 @@ export class SessionHost {
       intendedStatus: status,
       archived: false,
       outstanding: new Map(),
+      clientUuids: new Map(),
       answered: new Set(),
       pending: [],
       waiters: [],
@@ -612,22 +654,6 @@ export class SessionHost {
 
   private refuseWhenClosing(): void {
     if (this.closing) throw new SessionsError('transient', 'the session host is shutting down; retry shortly', 503);
-  }
-
-  private checkBatch(events: unknown[], at: string): void {
-    if (events.length > this.limits.maxEventsPerAppend) {
-      throw new SessionsError('bad_request', `${at}: at most ${this.limits.maxEventsPerAppend} events at once, got ${events.length}`, 400);
-    }
-    events.forEach((event, index) => {
-      const size = Buffer.byteLength(JSON.stringify(event) ?? '', 'utf8');
-      if (size > this.limits.maxEventBytes) {
-        throw new SessionsError(
-          'bad_request',
-          `${at}[${index}]: an event may hold at most ${this.limits.maxEventBytes} bytes, this one ${size}`,
-          413,
-        );
-      }
-    });
   }
 }
 

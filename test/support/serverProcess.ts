@@ -19,6 +19,8 @@ export interface StartServerOptions {
   agent?: string;
   /** Default: a fresh temp dir, removed when the test process exits. */
   dataDir?: string;
+  /** A PostgreSQL URL: the server is a replica on that database (no data dir, no agent: workers run agents). */
+  store?: string;
   /** Default: a random token (sent as ULTRAPLAN_SERVER_TOKEN). null: --insecure-no-auth. */
   token?: string | null;
   /** Default 127.0.0.1. */
@@ -96,7 +98,8 @@ function newestMtime(dir: string): number {
 
 function buildArgs(options: StartServerOptions, dataDir: string): string[] {
   const agent = options.agent ?? `scripted:${options.scenario ?? path.join(EXAMPLES_DIR, 'approve.json')}`;
-  const args = [SERVER_JS, '--host', options.host ?? '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--agent', agent];
+  const where = options.store !== undefined ? ['--store', options.store] : ['--data-dir', dataDir, '--agent', agent];
+  const args = [SERVER_JS, '--host', options.host ?? '127.0.0.1', '--port', '0', ...where];
   if (options.token === null) args.push('--insecure-no-auth');
   if (options.keepAliveMs !== undefined) args.push('--keep-alive-ms', String(options.keepAliveMs));
   args.push(...(options.extraArgs ?? []));

@@ -1,14 +1,16 @@
 // The self-hosted server's HTTP face: the Sessions API (docs/protocol.md section 1) and the event
-// stream (section 6) over a SessionHost, on node:http. No framework: six routes, and every
+// stream (section 6) over a ServerStore (the journal, or PostgreSQL), on node:http. No framework: six routes, and every
 // byte that enters is bounded and checked here or by the host's zod schemas.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SessionsError, type SessionsErrorKind } from '../../core/errors';
-import { CreateSessionRequestSchema, SendEventsRequestSchema, type SessionStatus } from '../../core/protocol';
-import type { SessionHost, SessionNotice, StoredEvent } from '../host';
+import { CreateSessionRequestSchema, SendEventsRequestSchema } from '../../core/protocol';
+import type { StoredEvent } from '../host';
+import type { ServerStore } from '../store/serverStore';
+import { AuthenticationError, SharedTokenAuthenticator, type RequestAuthenticator } from './authenticator';
+import { followSession, type EventStreamWriter } from './sessionFollower';
 import { allowedHostNames, refuseRequest, REQUEST_REFUSED_REASON } from '../requestGuard';
-import { handleCodeRoute, type CodeRouteContext, type EventStreamWriter } from './serverCodeRoutes';
+import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
 import { toLinkSessionId } from '../../core/codeSessions';
 import * as z from 'zod';
 
@@ -26,9 +28,11 @@ export const DEFAULT_MAX_STREAMS = 256;
 export const DEFAULT_MAX_STREAMS_PER_SESSION = 16;
 
 export interface SessionsServerOptions {
-  host: SessionHost;
+  store: ServerStore;
   /** The bearer token every request must carry; null only for --insecure-no-auth on loopback. */
   token: string | null;
+  /** Who may ask: replaces the shared-token check when given. */
+  authenticator?: RequestAuthenticator;
   keepAliveMs?: number;
   maxBodyBytes?: number;
   /** Time to receive a whole request; a silent new connection is closed within it too. */
@@ -79,8 +83,8 @@ class HttpError extends Error {
 
 export class SessionsServer {
   readonly httpServer: http.Server;
-  private readonly host: SessionHost;
-  private readonly tokenDigest: Buffer | null;
+  private readonly store: ServerStore;
+  private readonly authenticator: RequestAuthenticator;
   private readonly keepAliveMs: number;
   private readonly maxBodyBytes: number;
   private readonly log: (line: string) => void;
@@ -96,8 +100,8 @@ export class SessionsServer {
   private readonly codeRoutes: CodeRouteContext;
 
   constructor(options: SessionsServerOptions) {
-    this.host = options.host;
-    this.tokenDigest = options.token === null ? null : digest(options.token);
+    this.store = options.store;
+    this.authenticator = options.authenticator ?? new SharedTokenAuthenticator(options.token);
     this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.log = options.log ?? (() => {});
@@ -105,7 +109,8 @@ export class SessionsServer {
     this.maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
     this.maxStreamsPerSession = options.maxStreamsPerSession ?? DEFAULT_MAX_STREAMS_PER_SESSION;
     this.codeRoutes = {
-      host: this.host,
+      store: this.store,
+      log: this.log,
       readJson: (req, optional) => this.readJson(req, optional),
       send: (res, status, body) => this.send(res, status, body),
       openEventStream: (res, id, onEnd, headers) => this.openEventStream(res, id, onEnd, headers),
@@ -170,7 +175,7 @@ export class SessionsServer {
     if (this.closing) throw new HttpError(503, 'the server is shutting down; retry shortly', { connection: 'close' });
     const refusal = refuseRequest(req, this.allowedHosts);
     if (refusal) throw new HttpError(refusal.status, refusal.message, {}, REQUEST_REFUSED_REASON);
-    this.authenticate(req);
+    await this.authenticate(req);
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
     if (parts[0] === 'v1' && parts[1] === 'code' && parts[2] === 'sessions' && parts.length <= 6) {
@@ -182,28 +187,28 @@ export class SessionsServer {
     const tail = parts.slice(3).join('/');
 
     if (id === undefined) {
-      if (method === 'GET') return this.send(res, 200, this.listBody());
+      if (method === 'GET') return this.send(res, 200, await this.listBody());
       if (method === 'POST') {
         const body = CreateSessionRequestSchema.safeParse(await this.readJson(req));
         if (!body.success) throw schemaError('invalid session request', body.error);
-        return this.send(res, 200, await this.host.createSession(body.data));
+        return this.send(res, 200, await this.store.createSession(body.data));
       }
       throw methodNotAllowed('GET, POST');
     }
     if (tail === '') {
-      if (method === 'GET') return this.send(res, 200, this.host.getSession(id));
+      if (method === 'GET') return this.send(res, 200, await this.store.getSession(id));
       throw methodNotAllowed('GET');
     }
     if (tail === 'events') {
       if (method === 'GET') {
         const afterId = url.searchParams.get('after_id') || null;
-        return this.send(res, 200, this.host.readEvents(id, afterId, parseLimit(url.searchParams.get('limit'))));
+        return this.send(res, 200, await this.store.readEvents(id, afterId, parseLimit(url.searchParams.get('limit'))));
       }
       if (method === 'POST') {
         const body = SendEventsRequestSchema.safeParse(await this.readJson(req));
         if (!body.success) throw schemaError('invalid events request', body.error);
-        const stored = await this.host.appendEvents(id, body.data.events);
-        return this.send(res, 200, { data: stored });
+        const stored = await this.store.appendEvents(id, body.data.events);
+        return this.send(res, 200, { data: stored.map((appended) => appended.event) });
       }
       throw methodNotAllowed('GET, POST');
     }
@@ -214,27 +219,26 @@ export class SessionsServer {
     if (tail === 'archive') {
       if (method === 'POST') {
         await this.readJson(req, true);
-        await this.host.archive(id);
-        return this.send(res, 200, this.host.getSession(id));
+        await this.store.archive(id);
+        return this.send(res, 200, await this.store.getSession(id));
       }
       throw methodNotAllowed('POST');
     }
     throw notFound(url.pathname);
   }
 
-  private authenticate(req: http.IncomingMessage): void {
-    if (this.tokenDigest === null) return;
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    if (!match) throw new HttpError(401, 'missing bearer token: send Authorization: Bearer <token>');
-    // Hashing first gives equal lengths, so timingSafeEqual cannot leak the token's length.
-    if (!timingSafeEqual(digest(match[1] as string), this.tokenDigest)) {
-      throw new HttpError(401, 'the bearer token was refused');
+  private async authenticate(req: http.IncomingMessage): Promise<void> {
+    try {
+      await this.authenticator.authenticate(req);
+    } catch (err) {
+      if (err instanceof AuthenticationError) throw new HttpError(401, err.message);
+      throw err;
     }
   }
 
-  private listBody() {
-    const data = this.host.listSessions();
+  private async listBody() {
+    // The older route lists every session, oldest first, in one answer.
+    const data = (await this.store.listSessions(this.store.limits.maxSessions, null)).data.reverse();
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
   }
 
@@ -315,35 +319,26 @@ export class SessionsServer {
   // -------------------------------------------------------------------------------------------
   // Event stream (docs/protocol.md section 6)
 
-  private stream(req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): void {
+  private async stream(req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): Promise<void> {
     const lastEventId = req.headers['last-event-id'];
-    let cursor: string | null = url.searchParams.get('after_id') || (typeof lastEventId === 'string' && lastEventId) || null;
-    const initial = this.host.getSession(id); // 404 before any stream header is written
-    let unsubscribe = () => {};
-    const stream = this.openEventStream(res, id, () => unsubscribe());
-    const writeEvent = (event: StoredEvent) => {
-      if (cursor !== null && event.id <= cursor) return;
-      cursor = event.id;
-      stream.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
-    };
-    const writeStatus = (status: SessionStatus | string) => {
-      stream.write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
-      if (status === 'archived') stream.end();
-    };
-    // Backlog, status and subscription all happen in this one synchronous run, so no event can
-    // commit between them: nothing is missed and nothing is sent twice.
-    for (let guard = 0; guard < 1_000_000; guard++) {
-      const page = this.host.readEvents(id, cursor, 1000);
-      for (const event of page.data) writeEvent(event);
-      if (!page.has_more || stream.ended) break;
-    }
-    if (stream.ended) return;
-    writeStatus(this.host.getSession(id).session_status ?? initial.session_status);
-    if (stream.ended) return;
-    unsubscribe = this.host.subscribe(id, (notice: SessionNotice) => {
-      if (notice.event) writeEvent(notice.event);
-      if (notice.status) writeStatus(notice.status);
-    });
+    const cursor: string | null = url.searchParams.get('after_id') || (typeof lastEventId === 'string' && lastEventId) || null;
+    await this.store.getSession(id); // 404 before any stream header is written
+    let stop = () => {};
+    const stream = this.openEventStream(res, id, () => stop());
+    stop = followSession(
+      this.store,
+      id,
+      cursor,
+      stream,
+      {
+        event: (event: StoredEvent) => stream.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`),
+        status: (status) => {
+          stream.write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
+          if (status === 'archived') stream.end();
+        },
+      },
+      this.log,
+    );
   }
 
   /**
@@ -431,10 +426,6 @@ export function jsonNestingExceeds(text: string, max: number): boolean {
     }
   }
   return false;
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
 }
 
 function decodeSegment(segment: string): string {

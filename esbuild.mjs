@@ -75,6 +75,17 @@ const targets = [
     banner: { js: '#!/usr/bin/env node' },
   },
   {
+    // ultraplan-review, the review's command line for CI (package.json bin).
+    ...common,
+    entryPoints: { review: 'src/sessions/review/cli.ts' },
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    plugins: [lazyFiles],
+    outdir: 'dist',
+    banner: { js: '#!/usr/bin/env node' },
+  },
+  {
     ...common,
     entryPoints: { webview: 'src/webview/main.ts' },
     platform: 'browser',
@@ -99,7 +110,8 @@ async function main() {
   // A bundle that requires a lazy file needs it next to it.
   const selected = only && named.some((t) => t.plugins?.includes(lazyFiles)) ? [...new Set([...lazyTargets, ...named])] : named;
   await Promise.all(selected.map((t) => esbuild.build(t)));
-  if (selected.some((t) => Object.keys(t.entryPoints).includes('server'))) await chmod('dist/server.js', 0o755);
+  for (const bin of ['server', 'review'])
+    if (selected.some((t) => Object.keys(t.entryPoints).includes(bin))) await chmod(`dist/${bin}.js`, 0o755);
 }
 
 main().catch((err) => {

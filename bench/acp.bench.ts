@@ -20,7 +20,7 @@ import { EmbeddedBackend } from '../src/sessions/embeddedBackend';
 import { SessionHost } from '../src/sessions/host';
 import { HttpBackend } from '../src/sessions/httpBackend';
 import { startServer } from '../test/support/serverProcess';
-import { FAKE_AGENT, readRecord } from '../test/sessions/acpTestSupport';
+import { fakeAgentProgram, readAgentRecord } from '../test/support/fakeAcpAgent';
 import { result, type BenchResult } from './measure';
 import { exitPlanScenario } from './fakeAgentScenario';
 
@@ -53,7 +53,7 @@ async function sample(backend: SessionBackend, scenarioFile: string, record: str
       ]);
     },
   });
-  const sent = (await readRecord(record)).find((entry) => entry.kind === 'permission_request_sent');
+  const sent = readAgentRecord(record).find((entry) => entry.kind === 'permission_request_sent');
   if (!sent) throw new Error('bench: the agent did not record its permission request');
   await backend.archive(session.id);
   return readyAt - (sent.hr as number);
@@ -63,7 +63,7 @@ export async function run(): Promise<BenchResult[]> {
   const dir = await mkdtemp(path.join(tmpdir(), 'ultraplan-acp-bench-'));
   const scenarioFile = path.join(dir, 'scenario.json');
   const record = path.join(dir, 'record.jsonl');
-  const argv = [process.execPath, FAKE_AGENT, scenarioFile, record];
+  const argv = [process.execPath, fakeAgentProgram(), scenarioFile, record];
   const results: BenchResult[] = [];
   try {
     const embedded = new EmbeddedBackend({ host: new SessionHost({ agentFactory: createAcpAgentFactory({ argv, cwd: dir }) }) });

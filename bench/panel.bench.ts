@@ -5,12 +5,19 @@
 // (pre.textContent), the least a panel could do. For 2,000 lines also the first plan of a freshly
 // loaded panel (cold code, but for what the panel warms in idle time: src/webview/renderWarmUp.ts),
 // which is what the editor shows first. Also the webview bundle's size.
+// Before/after in one run: with ULTRAPLAN_BENCH_BEFORE=<git ref>, the webview of that commit is
+// built too (its src/ and media/ from git, bundled as esbuild.mjs does) and measured in the same
+// browser beside this tree's, each sent the messages its own host side sends: a state update on
+// the plan shown (a notice) -> painted, what each message weighs, and what setState holds after
+// typing feedback.
 import * as esbuild from 'esbuild';
-import { statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Page } from 'playwright-core';
-import type { PanelState } from '../src/core/panelMessages';
+import type { Browser, Page } from 'playwright-core';
+import { splitPlanTexts, type PanelState } from '../src/core/panelMessages';
 import { launchChromium, openPanel, panelState, revision, startPanelServer, REPO_ROOT } from '../test/webview/panelPage';
 import { repeat, result, type BenchResult } from './measure';
 
@@ -52,8 +59,13 @@ interface Timing {
   ms: number;
 }
 
+/** The state message as this tree's host sends it to a page that has no text yet. */
+function firstMessage(state: PanelState): unknown {
+  return splitPlanTexts(state, new Set()).message;
+}
+
 /** In the page: post the message, and after the view's own listener ran, wait for the frame to paint. */
-async function timeStateToPaint(page: Page, state: PanelState): Promise<number> {
+async function timeStateToPaint(page: Page, message: unknown): Promise<number> {
   const timing = await page.evaluate(
     (s) =>
       new Promise<Timing>((resolve) => {
@@ -65,9 +77,9 @@ async function timeStateToPaint(page: Page, state: PanelState): Promise<number> 
           requestAnimationFrame(() => setTimeout(() => resolve({ ms: performance.now() - start }), 0));
         };
         window.addEventListener('message', after);
-        window.postMessage({ type: 'state', state: s }, '*');
+        window.postMessage(s, '*');
       }),
-    state,
+    message,
   );
   return timing.ms;
 }
@@ -138,14 +150,14 @@ export async function run(): Promise<BenchResult[]> {
           const fresh = await openPanel(browser, server);
           try {
             await fresh.page.waitForTimeout(FIRST_PLAN_AFTER_MS);
-            return await timeStateToPaint(fresh.page, nextState());
+            return await timeStateToPaint(fresh.page, firstMessage(nextState()));
           } finally {
             await fresh.close();
           }
         });
         firstPlan = first;
       }
-      const ours = await repeat(RUNS, () => timeStateToPaint(panel.page, nextState()), 1);
+      const ours = await repeat(RUNS, () => timeStateToPaint(panel.page, firstMessage(nextState())), 1);
       const rendered = await panel.page.locator('#plan [data-ls]').count();
       const baseline = await repeat(RUNS, () => timeTextToPaint(plain, generatePlan(lines, ++n)), 1);
       const baseName = `${lines} lines: plain textContent (baseline)`;
@@ -165,6 +177,8 @@ export async function run(): Promise<BenchResult[]> {
         );
     }
     await panel.close();
+    const before = process.env.ULTRAPLAN_BENCH_BEFORE;
+    if (before) results.push(...(await beforeAndAfter(browser, before)));
     const sizes = await bundleSizes();
     results.push(
       result('dist/webview.js as built', 'KB', 'lower', [sizes.built / 1024], { note: 'npm run build (not minified, sourcemap linked)' }),
@@ -174,6 +188,118 @@ export async function run(): Promise<BenchResult[]> {
   } finally {
     await browser.close();
     await server.close();
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Before/after: this tree's webview beside the one of another commit, in the same browser.
+
+/** Builds the webview of `ref` (its src/ and media/ from git) as esbuild.mjs does; returns its dist folder. */
+async function buildWebviewAt(ref: string, into: string): Promise<string> {
+  const tar = execFileSync('git', ['-C', REPO_ROOT, 'archive', '--format=tar', ref, 'src', 'media'], { maxBuffer: 256 * 1024 * 1024 });
+  execFileSync('tar', ['-x', '-C', into], { input: tar });
+  symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(into, 'node_modules'));
+  const dist = path.join(into, 'dist');
+  await esbuild.build({
+    entryPoints: { webview: path.join(into, 'src', 'webview', 'main.ts') },
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    outdir: dist,
+    loader: { '.ttf': 'file' },
+    assetNames: '[name]',
+    logLevel: 'silent',
+  });
+  return dist;
+}
+
+interface Variant {
+  name: string;
+  dist: string | undefined;
+  /** The messages its host side sends for `states` in turn, to one page. */
+  messages(states: PanelState[]): unknown[];
+}
+
+const KB = (value: unknown) => Buffer.byteLength(JSON.stringify(value)) / 1024;
+
+async function beforeAndAfter(browser: Browser, ref: string): Promise<BenchResult[]> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-bench-panel-before-'));
+  const results: BenchResult[] = [];
+  try {
+    const variants: Variant[] = [
+      {
+        name: `before (${ref})`,
+        dist: await buildWebviewAt(ref, dir),
+        messages: (states) => states.map((state) => ({ type: 'state', state })),
+      },
+      {
+        name: 'after (this tree)',
+        dist: undefined,
+        messages: (states) => {
+          let sent: ReadonlySet<string> = new Set();
+          return states.map((state) => {
+            const { message, has } = splitPlanTexts(state, sent);
+            sent = has;
+            return message;
+          });
+        },
+      },
+    ];
+    const lines = 2_000;
+    const v1 = generatePlan(lines, 1);
+    const v2 = generatePlan(lines, 2);
+    const shown = panelState([revision(1, v1)]);
+    const updated = { ...shown, notice: { level: 'info' as const, text: 'The agent is still connected.' } };
+    const second = panelState([revision(1, v1, { status: 'rejected', feedback: 'Split it.' }), revision(2, v2)]);
+    for (const variant of variants) {
+      const server = await startPanelServer(variant.dist);
+      try {
+        const [shownMessage, updateMessage, secondMessage] = variant.messages([shown, updated, second]);
+        const name = (what: string) => `${lines} lines, ${what}: ${variant.name}`;
+        // A state update on the plan shown (a notice), to the next painted frame.
+        const update = await repeat(RUNS, async () => {
+          const panel = await openPanel(browser, server);
+          try {
+            await timeStateToPaint(panel.page, shownMessage);
+            return await timeStateToPaint(panel.page, updateMessage);
+          } finally {
+            await panel.close();
+          }
+        });
+        // Typing feedback: what setState holds once the draft is saved.
+        const saved = await (async () => {
+          const panel = await openPanel(browser, server);
+          try {
+            await timeStateToPaint(panel.page, shownMessage);
+            await panel.page.locator('#feedback').pressSequentially('Split the migration into two steps.');
+            await panel.page.waitForFunction(() => JSON.stringify(window.__saved ?? '').includes('two steps'), undefined, {
+              timeout: 5_000,
+            });
+            return KB(await panel.saved());
+          } finally {
+            await panel.close();
+          }
+        })();
+        const entries: Array<[string, string, number[], string]> = [
+          ['a state update on the plan shown -> painted', 'ms', update, 'a notice added to the state of the plan shown'],
+          ['state message of the first plan', 'KB', [KB(shownMessage)], 'JSON size'],
+          ['state message of an update on that plan', 'KB', [KB(updateMessage)], 'JSON size'],
+          ['state message of revision 2 (after a rejection)', 'KB', [KB(secondMessage)], 'JSON size'],
+          ['setState after typing feedback', 'KB', [saved], 'what the webview saves with vscode.setState'],
+        ];
+        for (const [what, unit, samples, note] of entries) {
+          const options: { note: string; baseline?: string } = { note };
+          if (variant !== variants[0]) options.baseline = `${lines} lines, ${what}: ${variants[0]?.name}`;
+          results.push(result(name(what), unit, 'lower', samples, options));
+        }
+      } finally {
+        await server.close();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
   return results;
 }

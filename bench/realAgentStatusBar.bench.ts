@@ -15,14 +15,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createWorkspace, dismissNotifications, statusBarTexts, waitFor } from '../test/e2e/harness';
-import { readAgentRecord } from '../test/e2e/fakeAcpAgent';
+import { readAgentRecord } from '../test/support/fakeAcpAgent';
 import { planTask } from '../test/e2e/ultraplanSteps';
 import { anthropicApi } from '../test/support/modelApi/anthropic';
 import { geminiApi } from '../test/support/modelApi/gemini';
 import { Scenario, ScriptedModelServer, type ScenarioRound } from '../test/support/modelApi/scenario';
 import { killGroupsLeft, processesWithHome } from '../test/support/processes';
 import { CLAUDE_ADAPTER, claudeEnv, geminiArgv, geminiEnv, geminiPlansDir } from '../test/support/realAgents';
-import { FAKE_AGENT } from '../test/sessions/acpTestSupport';
+import { fakeAgentProgram } from '../test/support/fakeAcpAgent';
 import { watchStatusBar } from './acpStatusBar.bench';
 import { clockOffset, now, openStagedWindow, type StagedWindow } from './codeServerWindow';
 import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } from './extensionStaging';
@@ -87,7 +87,7 @@ export async function run(): Promise<BenchResult[]> {
   try {
     const env = claudeEnv(home, await model.start());
     const claudeArgv = ['/usr/bin/env', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), CLAUDE_ADAPTER];
-    const fakeArgv = [process.execPath, FAKE_AGENT, scenarioFile, record];
+    const fakeArgv = [process.execPath, fakeAgentProgram(), scenarioFile, record];
     const gemini = geminiEnv(geminiHome, await geminiModel.start());
     const geminiCommand = ['/usr/bin/env', ...Object.entries(gemini).map(([key, value]) => `${key}=${value}`), ...geminiArgv()];
     const argvOf = (agent: Agent): string[] => (agent === 'claude' ? claudeArgv : agent === 'gemini' ? geminiCommand : fakeArgv);

@@ -3,15 +3,19 @@
 // anything that fails is dropped and reported, never acted upon.
 //
 // For the extension room (who builds PanelState and handles decisions):
-// - Host -> webview: {type:'state', state: PanelState} (ReviewPanel.update),
-//   {type:'answer', requestId, result} (one per request, see below) and
-//   {type:'invoke', action} (ReviewPanel.invoke, for the host keybindings: the webview then acts
-//   as if the button was clicked, so the decision still carries the binding of the plan shown and,
-//   for reject, the feedback and comments typed there).
-// - Webview -> host: ready | approve | reject | edit | teleport | reply | openLink | saveDraft.
-//   ReviewPanel handles `ready` (re-sends the state) and `openLink` (validated, openExternal)
-//   itself; decisions and replies go to its request handler, which answers each one; drafts
-//   reach the extension as events.
+// - Host -> webview: {type:'state', state, plans} (ReviewPanel.update), {type:'answer', requestId,
+//   result} (one per request, see below) and {type:'invoke', action} (ReviewPanel.invoke, for the
+//   host keybindings: the webview then acts as if the button was clicked, so the decision still
+//   carries the binding of the plan shown and, for reject, the feedback and comments typed there).
+// - Plan texts go once: a state message carries its revisions without their texts, each naming its
+//   text by planHash, plus the texts the webview does not have yet. Both sides keep exactly the
+//   texts of the last state posted (splitPlanTexts on the host, joinPlanTexts in the webview), so
+//   they agree on what the webview has without asking. A webview that misses a text (a recreated
+//   page, a dropped message) posts `ready`, and the host forgets what it sent and sends everything.
+// - Webview -> host: ready | approve | reject | edit | teleport | reply | openLink | saveDraft |
+//   saveReplyDraft. ReviewPanel handles `ready` (re-sends the state with every text) and
+//   `openLink` (validated, openExternal) itself; decisions and replies go to its request handler,
+//   which answers each one; drafts reach the extension as events.
 // - A decision carries a DecisionBinding {sessionId, toolUseId, planHash}: planHash is whatever
 //   the host put in the revision (sha256 hex of the plan text); the webview only echoes it.
 // - Request and reply: every decision and reply carries a requestId (and the sessionKey it is
@@ -20,9 +24,12 @@
 //   from later states; a state showing another session, or another pending plan or question, also
 //   ends the lock (the session moved on). `pendingDecision` in a state says what the host is
 //   sending right now (or that the plan is open for editing).
-// - Drafts: the webview keeps feedback/comments in vscode.setState and also sends saveDraft
-//   (debounced) so the host can keep them with the session across restarts; the host may hand
-//   them back in PanelState.draft.
+// - Drafts (feedback, line comments, the comment being written, approval notes, the reply) are
+//   written from the keystroke that typed them, at most once per DRAFT_WRITE_INTERVAL_MS per draft
+//   and always once after the last keystroke: to vscode.setState (drafts only, with the key of the
+//   session shown) and to the host as saveDraft / saveReplyDraft, which keeps them with the session
+//   across reloads and hands them back in PanelState.draft / replyDraft. Each draft carries the
+//   time it was typed (`at`), so the webview keeps whichever copy is newer.
 // - Approve may carry `notes` (bounded by PANEL_LIMITS.notesChars, never blank): the host sends them
 //   to the agent with the approval, as src/core/approvalNotes.ts says per backend.
 // - Reject comments: LineComment {line, endLine?, ...} maps onto src/core/feedback.ts's
@@ -122,14 +129,42 @@ export const PanelNoticeSchema = z.strictObject({
 });
 export type PanelNotice = z.infer<typeof PanelNoticeSchema>;
 
+/** When a draft was last typed (ms since the epoch, the webview's clock): the newer copy wins. */
+const DraftTimeSchema = z.number().int().min(0);
+
+/** A line comment still being written (the composer): its lines, its text, which comment it edits. */
+export const CommentDraftSchema = z
+  .strictObject({
+    line: z.number().int().min(1),
+    endLine: z.number().int().min(1).optional(),
+    text: z.string().max(PANEL_LIMITS.commentChars),
+    /** Index of the comment it edits; absent: a new comment. */
+    editing: z.number().int().min(0).max(PANEL_LIMITS.comments).optional(),
+  })
+  .refine((c) => c.endLine === undefined || c.endLine >= c.line, 'endLine must not be before line');
+export type CommentDraft = z.infer<typeof CommentDraftSchema>;
+
 export const PanelDraftSchema = z.strictObject({
   toolUseId: IdSchema,
   feedback: FeedbackSchema,
   comments: CommentListSchema,
   /** Approval notes being written (absent: none). */
   notes: NotesDraftSchema.optional(),
+  /** The line comment being written, not yet added. */
+  comment: CommentDraftSchema.optional(),
+  at: DraftTimeSchema.optional(),
 });
 export type PanelDraft = z.infer<typeof PanelDraftSchema>;
+
+/** A reply to the agent's question being written. */
+export const ReplyDraftSchema = z.strictObject({
+  text: z.string().max(PANEL_LIMITS.replyChars),
+  at: DraftTimeSchema.optional(),
+});
+export type ReplyDraft = z.infer<typeof ReplyDraftSchema>;
+
+/** At most one draft write per draft in this interval (setState and the host), the last always written. */
+export const DRAFT_WRITE_INTERVAL_MS = 200;
 
 export const PanelStateSchema = z.strictObject({
   /** The extension's own key for the session (stable across reloads). */
@@ -155,6 +190,8 @@ export const PanelStateSchema = z.strictObject({
   outcome: z.strictObject({ text: z.string().max(PANEL_LIMITS.textChars), link: HttpUrlSchema.optional() }).optional(),
   /** Draft feedback/comments the host kept for the pending revision (from saveDraft). */
   draft: PanelDraftSchema.optional(),
+  /** The reply the host kept for the question (from saveReplyDraft). */
+  replyDraft: ReplyDraftSchema.optional(),
   /** The scripted demo scenario: labelled as a demo everywhere. */
   demo: z.boolean().optional(),
 });
@@ -174,7 +211,21 @@ export type InvokableAction = (typeof INVOKABLE_ACTIONS)[number];
 /** Names one decision or reply, so its answer finds it. */
 export const RequestIdSchema = z.string().min(1).max(64);
 
-export const StateMessageSchema = z.strictObject({ type: z.literal('state'), state: PanelStateSchema });
+/** A revision as the state message carries it: its text is named by planHash and sent once. */
+export const WirePlanRevisionSchema = PlanRevisionSchema.omit({ plan: true });
+export type WirePlanRevision = z.infer<typeof WirePlanRevisionSchema>;
+export const WirePanelStateSchema = PanelStateSchema.extend({ revisions: z.array(WirePlanRevisionSchema).max(PANEL_LIMITS.revisions) });
+export type WirePanelState = z.infer<typeof WirePanelStateSchema>;
+export const PlanTextSchema = z.strictObject({ hash: PlanHashSchema, text: z.string().max(PANEL_LIMITS.planChars) });
+export type PlanText = z.infer<typeof PlanTextSchema>;
+
+export const StateMessageSchema = z.strictObject({
+  type: z.literal('state'),
+  state: WirePanelStateSchema,
+  /** The texts of this state's revisions that the webview does not have yet. */
+  plans: z.array(PlanTextSchema).max(PANEL_LIMITS.revisions),
+});
+export type StateMessage = z.infer<typeof StateMessageSchema>;
 export const InvokeMessageSchema = z.strictObject({ type: z.literal('invoke'), action: z.enum(INVOKABLE_ACTIONS) });
 /** The one answer to a decision or reply: it went out, or it was refused and why. */
 export const AnswerMessageSchema = z.discriminatedUnion('result', [
@@ -219,14 +270,8 @@ export const ReplyMessageSchema = z.strictObject({
   text: z.string().trim().min(1, 'a reply needs text').max(PANEL_LIMITS.replyChars),
 });
 export const OpenLinkMessageSchema = z.strictObject({ type: z.literal('openLink'), href: HttpUrlSchema });
-export const SaveDraftMessageSchema = z.strictObject({
-  type: z.literal('saveDraft'),
-  sessionKey: IdSchema,
-  toolUseId: IdSchema,
-  feedback: FeedbackSchema,
-  comments: CommentListSchema,
-  notes: NotesDraftSchema.optional(),
-});
+export const SaveDraftMessageSchema = PanelDraftSchema.extend({ type: z.literal('saveDraft'), sessionKey: IdSchema });
+export const SaveReplyDraftMessageSchema = ReplyDraftSchema.extend({ type: z.literal('saveReplyDraft'), sessionKey: IdSchema });
 export const WebviewToHostMessageSchema = z.discriminatedUnion('type', [
   ReadyMessageSchema,
   ApproveMessageSchema,
@@ -236,6 +281,7 @@ export const WebviewToHostMessageSchema = z.discriminatedUnion('type', [
   ReplyMessageSchema,
   OpenLinkMessageSchema,
   SaveDraftMessageSchema,
+  SaveReplyDraftMessageSchema,
 ]);
 export type WebviewToHostMessage = z.infer<typeof WebviewToHostMessageSchema>;
 export type ApproveMessage = z.infer<typeof ApproveMessageSchema>;
@@ -245,16 +291,27 @@ export type TeleportMessage = z.infer<typeof TeleportMessageSchema>;
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
 export type OpenLinkMessage = z.infer<typeof OpenLinkMessageSchema>;
 export type SaveDraftMessage = z.infer<typeof SaveDraftMessageSchema>;
+export type SaveReplyDraftMessage = z.infer<typeof SaveReplyDraftMessageSchema>;
 /** A decision about a plan revision: everything that carries a binding. */
 export type DecisionMessage = ApproveMessage | RejectMessage | EditMessage | TeleportMessage;
 /** What ReviewPanel hands to its request handler, each answered once (ready and openLink stay inside the panel). */
 export type PanelRequest = DecisionMessage | ReplyMessage;
 
-/** What the webview keeps in vscode.setState, which the WebviewPanelSerializer gets back on reload. */
-export const WebviewSavedStateSchema = z.strictObject({
-  state: PanelStateSchema.optional(),
-  drafts: z.array(PanelDraftSchema.extend({ sessionKey: IdSchema })).max(20),
-  reply: z.strictObject({ sessionKey: IdSchema, text: z.string().max(PANEL_LIMITS.replyChars) }).optional(),
+export const MAX_SAVED_DRAFTS = 20;
+
+/**
+ * What the webview keeps in vscode.setState, which the WebviewPanelSerializer gets back on reload:
+ * its drafts and which session it showed, never the panel state itself (the host sends that).
+ * Unknown keys (a saved state of an older version, which kept the whole state) are dropped.
+ */
+export const WebviewSavedStateSchema = z.object({
+  /** The session the panel showed. */
+  sessionKey: IdSchema.optional(),
+  drafts: z.array(PanelDraftSchema.extend({ sessionKey: IdSchema })).max(MAX_SAVED_DRAFTS),
+  replies: z
+    .array(ReplyDraftSchema.extend({ sessionKey: IdSchema }))
+    .max(MAX_SAVED_DRAFTS)
+    .optional(),
 });
 export type WebviewSavedState = z.infer<typeof WebviewSavedStateSchema>;
 
@@ -281,6 +338,10 @@ export function parsePanelState(data: unknown): ParseResult<PanelState> {
   return parseWith(PanelStateSchema, 'panel state', data);
 }
 
+export function parseStateMessage(data: unknown): ParseResult<StateMessage> {
+  return parseWith(StateMessageSchema, 'panel state', data);
+}
+
 export function parseWebviewSavedState(data: unknown): ParseResult<WebviewSavedState> {
   return parseWith(WebviewSavedStateSchema, 'saved panel state', data);
 }
@@ -288,4 +349,43 @@ export function parseWebviewSavedState(data: unknown): ParseResult<WebviewSavedS
 /** The current (last) revision, if any. */
 export function currentRevision(state: PanelState): PlanRevision | undefined {
   return state.revisions[state.revisions.length - 1];
+}
+
+/**
+ * The host's half of "plan texts go once": the state message for `state`, carrying only the texts
+ * whose hash is not in `sent`, and the hashes the webview has once it took this message (exactly
+ * this state's).
+ */
+export function splitPlanTexts(state: PanelState, sent: ReadonlySet<string>): { message: StateMessage; has: Set<string> } {
+  const plans: PlanText[] = [];
+  const has = new Set<string>();
+  const revisions = state.revisions.map(({ plan, ...revision }) => {
+    if (!has.has(revision.planHash)) {
+      has.add(revision.planHash);
+      if (!sent.has(revision.planHash)) plans.push({ hash: revision.planHash, text: plan });
+    }
+    return revision;
+  });
+  return { message: { type: 'state', state: { ...state, revisions }, plans }, has };
+}
+
+/**
+ * The webview's half: the state with its texts, taken from the message or from `kept` (the texts of
+ * the last state), and the texts to keep for the next one; or the hashes it lacks.
+ */
+export function joinPlanTexts(
+  message: StateMessage,
+  kept: ReadonlyMap<string, string>,
+): { ok: true; state: PanelState; texts: Map<string, string> } | { ok: false; missing: string[] } {
+  const texts = new Map<string, string>();
+  const sent = new Map(message.plans.map((p) => [p.hash, p.text]));
+  const missing: string[] = [];
+  const revisions = message.state.revisions.map((revision): PlanRevision => {
+    const plan = texts.get(revision.planHash) ?? sent.get(revision.planHash) ?? kept.get(revision.planHash);
+    if (plan === undefined) missing.push(revision.planHash);
+    else texts.set(revision.planHash, plan);
+    return { ...revision, plan: plan ?? '' };
+  });
+  if (missing.length > 0) return { ok: false, missing };
+  return { ok: true, state: { ...message.state, revisions }, texts };
 }

@@ -3,9 +3,12 @@
 // workspaceState as JSON and parsed with zod on the way back in: a damaged or older entry is
 // dropped with a log line, never trusted. Pure (no vscode import) so it is unit-tested.
 import * as z from 'zod';
-import { PanelDraftSchema, PlanRevisionSchema, HttpUrlSchema } from './panelMessages';
+import { PanelDraftSchema, PlanRevisionSchema, HttpUrlSchema, ReplyDraftSchema } from './panelMessages';
 import { PhaseSchema } from './phase';
 import { MAX_NOTIFIED_PER_SESSION } from './inbox';
+import { MAX_SAVED_PLANS } from './hostActs';
+
+export { MAX_SAVED_PLANS } from './hostActs';
 
 export { PERSISTED_SESSIONS_KEY } from './stateKeys';
 /**
@@ -14,8 +17,6 @@ export { PERSISTED_SESSIONS_KEY } from './stateKeys';
  * always kept and do not count.
  */
 export const MAX_FINISHED_SESSIONS = 50;
-/** Saved plan files remembered per session (the newest). */
-export const MAX_SAVED_PLANS = 10;
 
 export const PersistedSessionSchema = z.strictObject({
   key: z.string().min(1),
@@ -31,6 +32,8 @@ export const PersistedSessionSchema = z.strictObject({
   phase: PhaseSchema,
   revisions: z.array(PlanRevisionSchema),
   drafts: z.array(PanelDraftSchema),
+  /** The reply being written to the question. */
+  replyDraft: ReplyDraftSchema.optional(),
   usedBindings: z.array(z.strictObject({ sessionId: z.string(), toolUseId: z.string() })),
   question: z.string().optional(),
   outcome: z.strictObject({ text: z.string(), link: HttpUrlSchema.optional() }).optional(),

@@ -1,101 +1,134 @@
 // The session model: one reducer from what happened (a poll's parsed batch, or something this host
 // did) to the followed session's state: the scanner's reading, the pending plan and its revisions,
-// the agent's question, open permission requests, the phase, how following ended. Pure: no I/O, no
-// timers (the caller passes the time), so a recorded session replays in a unit test. Everything a
-// person sees of a session (status bar, panel, persistence) is a projection of SessionState.
+// the agent's question, open permission requests, the phase, how following ended, and this host's
+// own acts (hostActs.ts). Pure: no I/O, no timers (the caller passes the time), so a recorded
+// session replays in a unit test. Each change makes one frozen SessionSnapshot (sessionSnapshot.ts)
+// and hands it to the one listener; every surface (status bar, inbox, panel, persistence) reads it.
+import { DecisionGate, planHash, type DecisionBinding } from './decision';
 import type { ReportedMode } from './eventBatch';
+import { NO_ACTS, reduceHostActs, type HostAct, type HostActs, type SessionOutcome } from './hostActs';
+import { needNotificationKey, rememberNotified } from './inbox';
+import type { DecisionKind, PanelNotice, PlanRevision as PanelRevision } from './panelMessages';
 import { attentionPhase, derivePhase, type EndedBy, type Phase } from './phase';
 import { ToolPermissionTracker, type PermissionClosure, type ToolPermissionRequest } from './permissionRequests';
 import { pollPhaseOf, type PollPhase, type PollRead } from './poller';
-import { ExitPlanModeScanner, type PendingPlan, type PlanRevision, type SessionResult } from './scanner';
+import { ExitPlanModeScanner, type PlanRevision } from './scanner';
+import { SnapshotMemo, sessionSnapshot, type SessionSnapshot } from './sessionSnapshot';
+import type { SessionIdentity, SessionState } from './sessionState';
 
-/** What this host decided on a plan, shown until the session's own events confirm it. */
-export type LocalDecision = 'approved' | 'approved_edited' | 'rejected' | 'teleported';
+export type { LocalDecision } from './hostActs';
+export type { SessionIdentity, SessionState } from './sessionState';
 
 export type SessionInput =
   /** One poll: its batch (parsed once at the transport), the status, the cursor. */
-  | { type: 'poll'; poll: PollRead; at: number }
-  /** This host sent a decision on the plan `toolUseId`. */
-  | { type: 'decided'; toolUseId: string; decision: LocalDecision; at: number }
-  /** This host sent a reply to the agent's question. */
-  | { type: 'replied'; at: number }
-  /** This host answered a permission request (our answers never come back through the log). */
-  | { type: 'permissionAnswered'; requestId: string; at: number }
-  /** Following ended: teleported, stopped, failed, the execution's result arrived. */
-  | { type: 'ended'; by: EndedBy; at: number }
-  /** Follow again from the start of the log (a re-attach, or Retry after our login failed). */
-  | { type: 'restarted'; at: number };
-
-export interface SessionState {
-  readonly phase: Phase;
-  readonly phaseChangedAt: number;
-  /** The phase where attention is shown (an open permission request outranks the phase). */
-  readonly attention: Phase;
-  readonly attentionChangedAt: number;
-  readonly pendingPlan: PendingPlan | null;
-  /** Every ExitPlanMode call seen, oldest first (the scanner's view). */
-  readonly revisions: readonly PlanRevision[];
-  readonly localDecisions: ReadonlyMap<string, LocalDecision>;
-  /** The agent's question while the phase is needs_input. */
-  readonly question: string | undefined;
-  readonly permissions: readonly ToolPermissionRequest[];
-  readonly ended: EndedBy | undefined;
-  readonly cursor: string | null;
-  readonly rejectCount: number;
-  readonly executionResult: SessionResult | null;
-  readonly lastAssistantText: string | null;
-  /** The agent's mode as its events last reported it (undefined: it has not said). */
-  readonly agentMode: ReportedMode | undefined;
-}
+  (
+    | { type: 'poll'; poll: PollRead }
+    /**
+     * This host starts sending a decision on the plan `binding` names (claimed at the gate in the
+     * same step, so a second click is refused), or a reply (no binding).
+     */
+    | { type: 'decisionStarted'; kind: DecisionKind; binding?: DecisionBinding }
+    /** It did not go out; `release` lets the same plan be decided again (not delivered at all). */
+    | { type: 'decisionFailed'; notice: PanelNotice; release?: DecisionBinding }
+    | Exclude<HostAct, { type: 'decisionStarted' | 'decisionFailed' }>
+    /** This host answered a permission request (our answers never come back through the log). */
+    | { type: 'permissionAnswered'; requestId: string }
+    /** Following ended: teleported, stopped, failed, the execution's result arrived. */
+    | { type: 'ended'; by: EndedBy; outcome?: SessionOutcome; notice?: PanelNotice }
+    /** Follow again from the start of the log (a re-attach, or Retry after our login failed). */
+    | { type: 'restarted' }
+  ) & { at: number };
 
 export interface SessionChange {
   readonly state: SessionState;
-  /** Whether anything a projection shows differs from the state before. */
+  /** The snapshot of this change; the previous one when nothing a surface shows differs. */
+  readonly snapshot: SessionSnapshot;
+  /** Whether anything a surface shows differs from the state before. */
   readonly changed: boolean;
-  /** A plan became pending that was not (announce it once). */
-  readonly planBecameReady: boolean;
+  /** A need (a plan, a question) the person has not been told about: announce it now, once. */
+  readonly announce: 'plan_ready' | 'needs_input' | undefined;
   readonly opened: readonly ToolPermissionRequest[];
   readonly closed: ReadonlyArray<{ request: ToolPermissionRequest; reason: PermissionClosure }>;
+  /** Why a decisionStarted was refused (nothing was claimed); undefined when it was not refused. */
+  readonly refused: string | undefined;
+}
+
+/** What a restored session brings back besides its phase (core/sessionRecord.ts maps it). */
+export interface RestoredFacts {
+  revisions?: readonly PanelRevision[];
+  acts?: HostActs;
+  usedBindings?: ReadonlyArray<{ sessionId: string; toolUseId: string }>;
+  announced?: readonly string[];
+  question?: string;
+  agentMode?: ReportedMode;
+  /** A restored session that had already ended. */
+  ended?: EndedBy;
 }
 
 export interface SessionModelOptions {
+  identity: SessionIdentity;
   /** Before the first poll: 'planning' for a new session, the persisted phase for a restored one. */
   initialPhase: Phase;
-  initialQuestion?: string;
   cursor: string | null;
-  /** A restored session that had already ended. */
-  ended?: EndedBy;
-  localDecisions?: Iterable<[string, LocalDecision]>;
-  /** A restored session: the mode last reported before the reload. */
-  agentMode?: ReportedMode;
+  restored?: RestoredFacts;
   at: number;
+  /** Hears each change's snapshot, once; the only place a change is announced from. */
+  onSnapshot?: (snapshot: SessionSnapshot) => void;
 }
 
 export class SessionModel {
+  readonly identity: SessionIdentity;
   #scanner = new ExitPlanModeScanner();
   #permissions = new ToolPermissionTracker();
-  readonly #local: Map<string, LocalDecision>;
+  readonly #gate: DecisionGate;
+  #used: SessionState['usedBindings'];
   #poll: PollPhase | undefined;
   #replied = false;
   #question: string | undefined;
   #ended: EndedBy | undefined;
   #cursor: string | null;
   #agentMode: ReportedMode | undefined;
+  #acts: HostActs;
+  #announced: readonly string[];
+  /** The scanner's revisions as last shown: kept (same array) while nothing in them differs. */
+  #scanRevisions: readonly PlanRevision[] = [];
   readonly #initialPhase: Phase;
+  readonly #restoredRevisions: readonly PanelRevision[];
+  readonly #onSnapshot: ((snapshot: SessionSnapshot) => void) | undefined;
+  readonly #memo = new SnapshotMemo();
   #state: SessionState;
+  #snapshot: SessionSnapshot;
 
   constructor(options: SessionModelOptions) {
+    const r = options.restored;
+    this.identity = options.identity;
     this.#initialPhase = options.initialPhase;
-    this.#question = options.initialQuestion;
     this.#cursor = options.cursor;
-    this.#ended = options.ended;
-    this.#local = new Map(options.localDecisions ?? []);
-    this.#agentMode = options.agentMode;
-    this.#state = this.#snapshot(undefined, options.at);
+    this.#question = r?.question;
+    this.#ended = r?.ended;
+    this.#agentMode = r?.agentMode;
+    this.#acts = r?.acts ?? NO_ACTS;
+    this.#announced = r?.announced ?? [];
+    this.#gate = new DecisionGate(r?.usedBindings ?? []);
+    this.#used = this.#gate.used();
+    this.#restoredRevisions = r?.revisions ?? [];
+    this.#onSnapshot = options.onSnapshot;
+    this.#state = this.#derive(undefined, options.at);
+    this.#snapshot = sessionSnapshot(this.identity, this.#state, this.#restoredRevisions, undefined, this.#memo);
   }
 
   get state(): SessionState {
     return this.#state;
+  }
+
+  /** The snapshot every surface reads (the latest change's). */
+  get snapshot(): SessionSnapshot {
+    return this.#snapshot;
+  }
+
+  /** How many times the revisions were derived: at most once per change (tests of the fan-out). */
+  get revisionsDerived(): number {
+    return this.#memo.revisionsDerived;
   }
 
   /** The scanner that has read this session so far (the poller continues with it). */
@@ -103,11 +136,35 @@ export class SessionModel {
     return this.#scanner;
   }
 
-  /** The reducer: one input, one new state, and what changed for the projections. */
+  /**
+   * Why a decision on `binding` (a reply without one) cannot be sent now; undefined: it can. Claims
+   * nothing: Edit checks before it opens the editor, decisionStarted checks and claims in one step.
+   */
+  refusal(binding?: DecisionBinding): string | undefined {
+    const { readOnly, sessionId } = this.identity;
+    const { inFlight, pendingPlan: p } = this.#state;
+    if (readOnly !== undefined) return readOnly;
+    if (binding === undefined) {
+      if (this.#ended !== undefined) return 'This session is no longer followed.';
+      return inFlight !== undefined ? 'A message is being sent already.' : undefined;
+    }
+    if (this.#ended !== undefined) return 'This session is no longer followed; the decision was not sent.';
+    if (inFlight !== undefined) return `A decision (${inFlight}) is being sent already; this one was not sent.`;
+    if (p && p.toolUseId === binding.toolUseId && p.plan !== null && p.requestId === undefined) {
+      return 'The agent has not asked for a decision on this plan yet; nothing was sent.';
+    }
+    const pending = p && p.plan !== null ? { sessionId, toolUseId: p.toolUseId, plan: p.plan } : undefined;
+    const checked = this.#gate.check(binding, pending, sessionId);
+    if (!checked.ok) return checked.message;
+    return p?.requestId === undefined ? 'The session is not waiting for a decision.' : undefined;
+  }
+
+  /** The reducer: one input, one new state, and what changed for the surfaces. */
   reduce(input: SessionInput): SessionChange {
     const before = this.#state;
     let opened: ToolPermissionRequest[] = [];
     let closed: Array<{ request: ToolPermissionRequest; reason: PermissionClosure }> = [];
+    let refused: string | undefined;
     switch (input.type) {
       case 'poll': {
         const { batch, status, cursor } = input.poll;
@@ -123,18 +180,32 @@ export class SessionModel {
         this.#question = this.#poll === 'needs_input' ? (this.#scanner.lastAssistantText ?? undefined) : undefined;
         break;
       }
-      case 'decided':
-        this.#local.set(input.toolUseId, input.decision);
+      case 'decisionStarted':
+        refused = this.refusal(input.binding);
+        if (refused !== undefined) {
+          // A refused decision is told in the panel; a refused reply only to the one who sent it.
+          if (input.binding) this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: { level: 'warning', text: refused } });
+          break;
+        }
+        if (input.binding) this.#claim(input.binding);
+        this.#acts = reduceHostActs(this.#acts, { type: 'decisionStarted', kind: input.kind });
+        break;
+      case 'decisionFailed':
+        if (input.release) this.#release(input.release);
+        this.#acts = reduceHostActs(this.#acts, { type: 'decisionFailed', notice: input.notice });
         break;
       case 'replied':
         this.#replied = true;
         this.#question = undefined;
+        this.#acts = reduceHostActs(this.#acts, input);
         break;
       case 'permissionAnswered':
         this.#permissions.markAnswered(input.requestId);
         break;
       case 'ended':
         this.#ended = input.by;
+        if (input.outcome) this.#acts = reduceHostActs(this.#acts, { type: 'outcome', outcome: input.outcome });
+        if (input.notice) this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: input.notice });
         break;
       case 'restarted':
         // The scanner holds no serializable state: a re-attached session replays its log from the
@@ -144,21 +215,66 @@ export class SessionModel {
         this.#poll = undefined;
         this.#replied = false;
         this.#ended = undefined;
+        this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: undefined });
         break;
+      default:
+        this.#acts = reduceHostActs(this.#acts, input);
     }
-    const state = this.#snapshot(before, input.at, opened.length > 0 || closed.length > 0 || input.type === 'permissionAnswered');
-    this.#state = state;
+    let state = this.#derive(before, input.at, opened.length > 0 || closed.length > 0 || input.type === 'permissionAnswered');
     const planBecameReady =
       state.phase === 'plan_ready' && (before.phase !== 'plan_ready' || before.pendingPlan?.toolUseId !== state.pendingPlan?.toolUseId);
-    return { state, changed: differs(before, state), planBecameReady, opened, closed };
+    // A new plan: a notice about the previous one no longer applies.
+    if (planBecameReady && state.notice !== undefined) {
+      this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: undefined });
+      state = { ...state, notice: undefined };
+    }
+    const announce = this.#newNeed(state);
+    if (announce) state = { ...state, announced: this.#announced };
+    const changed = differs(before, state);
+    this.#state = state;
+    if (changed) {
+      this.#snapshot = sessionSnapshot(this.identity, state, this.#restoredRevisions, this.#snapshot, this.#memo);
+      this.#onSnapshot?.(this.#snapshot);
+    }
+    return { state, snapshot: this.#snapshot, changed, announce, opened, closed, refused };
   }
 
-  /** The state as every projection reads it, derived afresh from the facts held. */
-  #snapshot(before: SessionState | undefined, at: number, permissionsMoved = false): SessionState {
+  #claim(binding: DecisionBinding): void {
+    const p = this.#state.pendingPlan;
+    const pending = p && p.plan !== null ? { sessionId: this.identity.sessionId, toolUseId: p.toolUseId, plan: p.plan } : undefined;
+    this.#gate.claim(binding, pending, this.identity.sessionId);
+    this.#used = this.#gate.used();
+  }
+
+  #release(binding: DecisionBinding): void {
+    this.#gate.release(binding);
+    this.#used = this.#gate.used();
+  }
+
+  /**
+   * A need the person is told about once: a plan once per plan, a question once per question,
+   * never again after a reload (what was announced is persisted).
+   */
+  #newNeed(state: SessionState): 'plan_ready' | 'needs_input' | undefined {
+    const key = needNotificationKey({
+      key: this.identity.key,
+      attention: state.attention,
+      finished: state.ended !== undefined,
+      planToolUseId: state.pendingPlan && state.pendingPlan.plan !== null ? state.pendingPlan.toolUseId : undefined,
+      questionId: state.question ? planHash(state.question).slice(0, 16) : undefined,
+    });
+    if (key === undefined || this.#announced.includes(key)) return undefined;
+    this.#announced = rememberNotified(this.#announced, key);
+    return state.attention === 'plan_ready' ? 'plan_ready' : 'needs_input';
+  }
+
+  /** The state as every surface reads it, derived afresh from the facts held. */
+  #derive(before: SessionState | undefined, at: number, permissionsMoved = false): SessionState {
     const scanner = this.#scanner;
+    const acts = this.#acts;
     const pendingPlan = scanner.pendingPlan;
     const permissions = this.#ended !== undefined ? [] : this.#permissions.open;
-    const local = pendingPlan ? this.#local.get(pendingPlan.toolUseId) : undefined;
+    const local = pendingPlan ? acts.decided.get(pendingPlan.toolUseId) : undefined;
     const phase = derivePhase({
       ended: this.#ended,
       decided: scanner.decided?.kind ?? null,
@@ -171,14 +287,24 @@ export class SessionModel {
     const attention = attentionPhase(phase, permissions.length, this.#ended !== undefined);
     const phaseChangedAt = before && before.phase === phase ? before.phaseChangedAt : at;
     const attentionChangedAt = before && before.attention === attention && !permissionsMoved ? before.attentionChangedAt : at;
+    const scanned = scanner.revisions;
+    if (!sameScanRevisions(this.#scanRevisions, scanned)) this.#scanRevisions = scanned;
+    const canDecide =
+      this.#ended === undefined &&
+      this.identity.readOnly === undefined &&
+      acts.inFlight === undefined &&
+      pendingPlan !== null &&
+      pendingPlan.plan !== null &&
+      pendingPlan.requestId !== undefined &&
+      !this.#gate.isUsed(this.identity.sessionId, pendingPlan.toolUseId);
     return {
+      ...acts,
       phase,
       phaseChangedAt,
       attention,
       attentionChangedAt,
-      pendingPlan,
-      revisions: scanner.revisions,
-      localDecisions: new Map(this.#local),
+      pendingPlan: before && samePending(before.pendingPlan, pendingPlan) ? before.pendingPlan : pendingPlan,
+      revisions: this.#scanRevisions,
       question: phase === 'needs_input' ? this.#question : undefined,
       permissions,
       ended: this.#ended,
@@ -187,27 +313,45 @@ export class SessionModel {
       executionResult: scanner.executionResult,
       lastAssistantText: scanner.lastAssistantText,
       agentMode: this.#agentMode,
+      canDecide,
+      usedBindings: this.#used,
+      announced: this.#announced,
     };
   }
 }
 
-/** Whether two states differ in anything a projection shows (cheap: ids and counts, not texts). */
+function samePending(a: SessionState['pendingPlan'], b: SessionState['pendingPlan']): boolean {
+  return a === b || (a !== null && b !== null && a.toolUseId === b.toolUseId && a.plan === b.plan && a.requestId === b.requestId);
+}
+
+function sameScanRevisions(a: readonly PlanRevision[], b: readonly PlanRevision[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.toolUseId !== y.toolUseId || x.plan !== y.plan || x.requestId !== y.requestId) return false;
+    const o = x.outcome;
+    const p = y.outcome;
+    if (o.kind !== p.kind) return false;
+    if (o.kind === 'rejected' && o.feedback !== (p as typeof o).feedback) return false;
+    if (o.kind === 'approved' && (o.plan !== (p as typeof o).plan || o.edited !== (p as typeof o).edited)) return false;
+    if (o.kind === 'teleport' && o.plan !== (p as typeof o).plan) return false;
+  }
+  return true;
+}
+
+/** Whether two states differ in anything a surface shows (cheap: ids, counts and references, not texts). */
 function differs(a: SessionState, b: SessionState): boolean {
   if (a.phase !== b.phase || a.attention !== b.attention || a.question !== b.question || a.ended !== b.ended) return true;
-  if (a.cursor !== b.cursor) return true;
+  if (a.cursor !== b.cursor || a.pendingPlan !== b.pendingPlan || a.revisions !== b.revisions || a.canDecide !== b.canDecide) return true;
   if (a.agentMode?.id !== b.agentMode?.id || a.agentMode?.name !== b.agentMode?.name || a.agentMode?.readOnly !== b.agentMode?.readOnly)
     return true;
-  if (
-    a.pendingPlan?.toolUseId !== b.pendingPlan?.toolUseId ||
-    a.pendingPlan?.plan !== b.pendingPlan?.plan ||
-    a.pendingPlan?.requestId !== b.pendingPlan?.requestId
-  )
-    return true;
-  if (a.revisions.length !== b.revisions.length) return true;
-  for (let i = 0; i < a.revisions.length; i++) if (a.revisions[i]!.outcome.kind !== b.revisions[i]!.outcome.kind) return true;
   if (a.permissions.length !== b.permissions.length || a.permissions.some((p, i) => p.requestId !== b.permissions[i]?.requestId))
     return true;
-  if (a.localDecisions.size !== b.localDecisions.size) return true;
-  for (const [k, v] of a.localDecisions) if (b.localDecisions.get(k) !== v) return true;
-  return a.executionResult !== b.executionResult;
+  // This host's acts: each is replaced, never changed in place, when it changes.
+  if (a.inFlight !== b.inFlight || a.editing !== b.editing || a.decided !== b.decided || a.drafts !== b.drafts || a.notes !== b.notes)
+    return true;
+  if (a.replyDraft !== b.replyDraft) return true;
+  if (a.notice !== b.notice || a.outcome !== b.outcome || a.savedPlans !== b.savedPlans || a.announced !== b.announced) return true;
+  return a.usedBindings !== b.usedBindings || a.executionResult !== b.executionResult;
 }

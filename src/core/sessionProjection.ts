@@ -1,29 +1,23 @@
 // The review panel's projection of a followed session: its revisions (what the session's events
 // say, with what this host decided until the events confirm it, and the person's notes) and the
-// PanelState the webview shows. Pure: the controller passes what it holds and shows the result.
+// PanelState the webview shows. Pure: the session's snapshot (sessionSnapshot.ts) is made from these.
 import { planHash } from './decision';
 import {
   PANEL_LIMITS,
   clip,
   type DecisionKind,
-  type LineComment,
   type PanelDraft,
+  type ReplyDraft,
   type PanelNotice,
   type PanelState,
   type PlanRevision,
+  type SaveDraftMessage,
+  type SaveReplyDraftMessage,
 } from './panelMessages';
-import type { SessionState } from './sessionModel';
+import type { RevisionNotes } from './hostActs';
+import type { SessionState } from './sessionState';
 
-/** What the person added to a revision: the feedback and comments sent with it, when it was decided. */
-export interface RevisionNotes {
-  feedback?: string;
-  comments: LineComment[];
-  decidedAt?: string;
-  /** The reviewer's version, approved in place of the agent's: the plan the revision shows. */
-  editedPlan?: string;
-  /** Notes sent with the approval. */
-  notes?: string;
-}
+export type { RevisionNotes } from './hostActs';
 
 /** Plan hashes by tool_use id: a revision's hash is computed once, not on every projection. */
 export class PlanHashes {
@@ -72,7 +66,7 @@ export function projectRevisions(
         status = 'teleported';
         break;
       default:
-        status = state.localDecisions.get(r.toolUseId) ?? (r.toolUseId === pendingId ? 'pending' : 'superseded');
+        status = state.decided.get(r.toolUseId) ?? (r.toolUseId === pendingId ? 'pending' : 'superseded');
     }
     const revision: PlanRevision = {
       revision: i + 1,
@@ -110,6 +104,8 @@ export interface PanelFacts {
   notice: PanelNotice | undefined;
   outcome: { text: string; link?: string } | undefined;
   drafts: ReadonlyMap<string, PanelDraft>;
+  /** The reply being written to the question. */
+  replyDraft?: ReplyDraft | undefined;
 }
 
 export function projectPanelState(state: SessionState, allRevisions: readonly PlanRevision[], facts: PanelFacts): PanelState {
@@ -129,7 +125,10 @@ export function projectPanelState(state: SessionState, allRevisions: readonly Pl
   if (facts.agentLabel) panel.agentLabel = clip(facts.agentLabel, PANEL_LIMITS.labelChars);
   if (facts.agentMode) panel.agentMode = clip(facts.agentMode, PANEL_LIMITS.labelChars);
   if (facts.sessionLink) panel.sessionLink = facts.sessionLink;
-  if (state.phase === 'needs_input' && state.question) panel.question = clip(state.question, PANEL_LIMITS.textChars);
+  if (state.phase === 'needs_input' && state.question) {
+    panel.question = clip(state.question, PANEL_LIMITS.textChars);
+    if (facts.replyDraft) panel.replyDraft = facts.replyDraft;
+  }
   const editingCurrent = facts.editing !== undefined && facts.editing === current?.toolUseId && facts.canDecide;
   const pendingDecision = facts.inFlight ?? (editingCurrent ? 'edit' : undefined);
   if (pendingDecision !== undefined) panel.pendingDecision = pendingDecision;
@@ -140,4 +139,66 @@ export function projectPanelState(state: SessionState, allRevisions: readonly Pl
     if (draft) panel.draft = draft;
   }
   return panel;
+}
+
+/**
+ * Whether two panel states show the same: the fields, the revisions (compared by identity, as a
+ * snapshot keeps its revisions while nothing in them changes) and the draft. Cheap, so a surface
+ * can skip a post that would change nothing on screen.
+ */
+export function samePanelState(a: PanelState, b: PanelState): boolean {
+  if (a === b) return true;
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)] as Array<keyof PanelState>);
+  for (const key of keys) {
+    const x = a[key];
+    const y = b[key];
+    if (x === y) continue;
+    if (key === 'revisions') {
+      const r = x as PanelState['revisions'];
+      const s = y as PanelState['revisions'];
+      if (r.length !== s.length || r.some((rev, i) => rev !== s[i])) return false;
+      continue;
+    }
+    if (!sameValue(x, y)) return false;
+  }
+  return true;
+}
+
+/** Structural equality of plain data (notices, outcomes, drafts: small, so no shortcut needed). */
+function sameValue(x: unknown, y: unknown): boolean {
+  if (x === y) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  if (Array.isArray(x) !== Array.isArray(y)) return false;
+  const a = x as Record<string, unknown>;
+  const b = y as Record<string, unknown>;
+  const keys = Object.keys(a).filter((k) => a[k] !== undefined);
+  if (keys.length !== Object.keys(b).filter((k) => b[k] !== undefined).length) return false;
+  return keys.every((k) => sameValue(a[k], b[k]));
+}
+
+/** The draft a saveDraft message carries, as the session keeps it. */
+export function panelDraftOf(message: SaveDraftMessage): PanelDraft {
+  const { type: _type, sessionKey: _sessionKey, ...draft } = message;
+  return draft;
+}
+
+/** The reply draft a saveReplyDraft message carries, as the session keeps it. */
+export function replyDraftOf(message: SaveReplyDraftMessage): ReplyDraft {
+  const { type: _type, sessionKey: _sessionKey, ...draft } = message;
+  return draft;
+}
+
+/**
+ * What a webview shows once it has sent `message`: `shown`, with its own draft for the current
+ * revision. The session's next panel part carries that same draft, so it is not posted back.
+ */
+export function withWebviewDraft(shown: PanelState, message: SaveDraftMessage | SaveReplyDraftMessage): PanelState {
+  if (message.type === 'saveReplyDraft') {
+    if (shown.sessionKey !== message.sessionKey || shown.question === undefined) return shown;
+    const { replyDraft: _kept, ...rest } = shown;
+    return message.text ? { ...rest, replyDraft: replyDraftOf(message) } : rest;
+  }
+  const current = shown.revisions[shown.revisions.length - 1];
+  if (shown.sessionKey !== message.sessionKey || current?.toolUseId !== message.toolUseId) return shown;
+  return { ...shown, draft: panelDraftOf(message) };
 }

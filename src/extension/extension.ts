@@ -6,6 +6,7 @@
 // shutdown, so after a reload the panel may not come back, and a session in flight would be
 // orphaned with nothing on screen. With nothing persisted, activate only registers commands (no
 // host, no network).
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { acpAgentSource } from './agents/acpAgentSource';
 import { Backends, scriptedAgentSource } from './backends/backends';
@@ -20,7 +21,7 @@ import { registerWorkspaceCommands } from './commands/workspaceCommands';
 import { FollowedSessions } from './sessions/followedSessions';
 import type { InboxViewHandle } from './inbox/inboxStandIn';
 import { registerInbox } from './inbox/inboxView';
-import type { SessionController } from './sessions/sessionController';
+import type { FollowedSession } from './sessions/followedSession';
 import { SettingsReader } from './settings/settings';
 import type { UltraplanSettings } from './settings/settingsSchema';
 
@@ -37,13 +38,19 @@ export interface FromBootstrap {
 export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBootstrap = {}): void {
   const log = vscode.window.createOutputChannel('Ultraplan', { log: true });
   const settings = new SettingsReader(log);
-  const backends = new Backends({ context, log, embeddedAgent: acpAgentSource({ log, demo: scriptedAgentSource(context.extensionUri) }) });
+  const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0');
+  const backends = new Backends({
+    context,
+    log,
+    embeddedAgent: acpAgentSource({ log, demo: scriptedAgentSource(context.extensionUri) }),
+    service: { serverScript: path.join(context.extensionUri.fsPath, 'dist', 'server.js'), version },
+  });
   const sessions = new FollowedSessions({ context, log, settings, backends });
   active = { sessions, backends };
   context.subscriptions.push(log, settings);
-  log.info(`Ultraplan ${String((context.extension.packageJSON as { version?: unknown }).version ?? '')} activated`);
+  log.info(`Ultraplan ${version} activated`);
 
-  const launch = async (prompt: string, s: UltraplanSettings): Promise<SessionController | undefined> => {
+  const launch = async (prompt: string, s: UltraplanSettings): Promise<FollowedSession | undefined> => {
     if (s.backend === 'claude-web') {
       const retry = () => {
         const again = settings.readForBackend();
@@ -68,7 +75,8 @@ export async function deactivate(): Promise<void> {
   const a = active;
   active = undefined;
   if (!a) return;
-  // Stop pollers first (they use the backends), then close the backends and the host's agents.
+  // Stop pollers first (they use the backends), then close the backends; the session service and
+  // its agents keep running for the next window.
   await a.sessions.close();
   await a.backends.dispose();
 }

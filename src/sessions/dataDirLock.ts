@@ -41,7 +41,8 @@ async function readLock(lockPath: string): Promise<LockState | null> {
   }
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, another user's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,6 +1,7 @@
-// SessionHost: sessions in one process. Owns each session's append-only event log and status,
-// drives its agent, and routes what reviewers send (user messages, control_response decisions)
-// to that agent. The embedded backend uses it in memory; the server persists it (store.ts).
+// SessionHost: sessions in one process. Holds each session (hostedSession.ts: its append-only
+// event log, status and write pipeline), drives its agent, and routes what reviewers send (user
+// messages, control_response decisions) to that agent. The embedded backend uses it in memory;
+// the server persists it (store.ts).
 //
 // Durability rule: an event, status or checkpoint becomes visible (readEvents, getSession,
 // subscribers) only after the store has made it durable. So nothing a client has seen can be
@@ -14,14 +15,29 @@ import {
   type AnyEvent,
   type CreateSessionRequest,
   type SessionResource,
-  type SessionStatus,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import type { Agent, AgentContext, AgentFactory } from './agent';
 import { checkEventBatch, isClientEvent, parseClientEvent, parseCreationEvents } from './clientEvents';
+import {
+  DEFAULT_EVENT_PAGE_SIZE,
+  HostedSession,
+  errorText,
+  parseEventSeq,
+  type SessionListener,
+  type StoredEventPage,
+} from './hostedSession';
 import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
 
 export type { StoredEvent } from './store';
+export {
+  DEFAULT_EVENT_PAGE_SIZE,
+  MAX_EVENT_PAGE_SIZE,
+  formatEventId,
+  type SessionListener,
+  type SessionNotice,
+  type StoredEventPage,
+} from './hostedSession';
 
 export interface SessionHostLimits {
   /** Sessions held at once, archived ones included (they stay readable). */
@@ -38,9 +54,6 @@ export const DEFAULT_HOST_LIMITS: SessionHostLimits = {
   maxEventBytes: 1024 * 1024,
 };
 
-export const DEFAULT_EVENT_PAGE_SIZE = 100;
-export const MAX_EVENT_PAGE_SIZE = 1000;
-
 export interface SessionHostOptions {
   agentFactory: AgentFactory;
   /** Default: in memory (nothing outlives the process). */
@@ -49,68 +62,13 @@ export interface SessionHostOptions {
   limits?: Partial<SessionHostLimits>;
 }
 
-/** What a subscriber hears: one committed event, or a status change. */
-export interface SessionNotice {
-  event?: StoredEvent;
-  status?: SessionStatus;
-}
-export type SessionListener = (notice: SessionNotice) => void;
-
-export interface StoredEventPage {
-  data: StoredEvent[];
-  has_more: boolean;
-  first_id: string | null;
-  last_id: string | null;
-}
-
-/** Event ids: zero-padded so byte order is numeric order ("e_000000000042"). */
-export function formatEventId(seq: number): string {
-  return `e_${String(seq).padStart(12, '0')}`;
-}
-
-function parseEventSeq(id: string): number {
-  const match = /^e_(\d{12,})$/.exec(id);
-  return match ? Number(match[1]) : 0;
-}
-
 /** The system event a session gets when a restarted host cannot continue its agent. */
 export const AGENT_LOST_SUBTYPE = 'agent_lost';
 /** The system event a session gets when lines of its journal were skipped as damaged. */
 export const JOURNAL_DAMAGED_SUBTYPE = 'journal_damaged';
 
-interface Waiter {
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
-interface Session {
-  meta: SessionMeta;
-  // Committed (durable) state, what readers see.
-  events: StoredEvent[];
-  status: SessionStatus;
-  updatedAt: string;
-  checkpoint: unknown;
-  // Intended state, decided synchronously so concurrent calls cannot both pass a check.
-  seq: number;
-  intendedStatus: SessionStatus;
-  archived: boolean;
-  /** The agent's control_requests awaiting a decision: request_id -> tool_use_id. */
-  outstanding: Map<string, string>;
-  /** Client events by uuid (a retried POST is answered with what was stored, not stored twice). */
-  clientUuids: Map<string, { event: StoredEvent; stored: Promise<void> }>;
-  answered: Set<string>;
-  // Write pipeline.
-  pending: LogRecord[];
-  waiters: Waiter[];
-  flushing: Promise<void> | null;
-  // Agent.
-  agent: Agent | null;
-  agentAbort: AbortController;
-  listeners: Set<SessionListener>;
-}
-
 export class SessionHost {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions = new Map<string, HostedSession>();
   private readonly agentFactory: AgentFactory;
   private readonly store: SessionStore;
   private readonly log: (line: string) => void;
@@ -142,15 +100,15 @@ export class SessionHost {
     if (this.loaded) return;
     this.loaded = true;
     for (const { meta, records, damagedLines } of await this.store.load()) {
-      const session = this.newSession(meta, 'running');
+      const session = new HostedSession(meta, 'running', this.store, this.log);
       for (const record of records) {
         if (record.t === 'event') {
           session.seq = Math.max(session.seq, parseEventSeq(record.event.id));
-          this.trackControl(session, record.event);
+          session.trackControl(record.event);
           if (isClientEvent(record.event))
             session.clientUuids.set(record.event.uuid as string, { event: record.event, stored: Promise.resolve() });
         }
-        this.apply(session, record, false);
+        session.apply(record, false);
       }
       session.intendedStatus = session.status;
       session.archived = session.status === 'archived';
@@ -159,7 +117,7 @@ export class SessionHost {
       if (!session.archived) await this.resumeAgent(session, damaged ? 'its journal is damaged' : undefined);
     }
     // What loading wrote (notices, lost agents) is stored before the first reader can ask.
-    await Promise.all([...this.sessions.values()].map((s) => s.flushing ?? Promise.resolve()));
+    await Promise.all([...this.sessions.values()].map((s) => s.flushed()));
   }
 
   /**
@@ -168,7 +126,7 @@ export class SessionHost {
    * the agent does not resume from a state that may be missing a step. Said once in the log, as
    * a system event. Returns whether this is news (not reported by an earlier start).
    */
-  private reportDamage(session: Session, lines: number[]): boolean {
+  private reportDamage(session: HostedSession, lines: number[]): boolean {
     session.outstanding.clear();
     const known = session.events.some(
       (e) => e.type === 'system' && e.subtype === JOURNAL_DAMAGED_SUBTYPE && JSON.stringify(e.lines) === JSON.stringify(lines),
@@ -176,7 +134,7 @@ export class SessionHost {
     if (known) return false;
     const list = lines.join(', ');
     this.log(`session ${session.meta.id}: journal line(s) ${list} are damaged; open requests are closed`);
-    this.queueEvents(session, [
+    session.queueEvents([
       {
         type: 'system',
         subtype: JOURNAL_DAMAGED_SUBTYPE,
@@ -187,7 +145,7 @@ export class SessionHost {
     return true;
   }
 
-  private async resumeAgent(session: Session, lostBecause?: string): Promise<void> {
+  private async resumeAgent(session: HostedSession, lostBecause?: string): Promise<void> {
     const id = session.meta.id;
     // null: a previous start already reported this session's agent as lost. Its requests went
     // with it: a decision on one would be stored and never received.
@@ -216,64 +174,39 @@ export class SessionHost {
     }
     this.log(`session ${id}: agent lost after restart (${reason})`);
     session.outstanding.clear();
-    this.queueEvents(session, [
+    session.queueEvents([
       {
         type: 'system',
         subtype: AGENT_LOST_SUBTYPE,
         message: `The session host restarted and this session's agent could not continue (${reason}). Send a message to start a new agent turn.`,
       },
     ]);
-    this.queueStatus(session, 'idle');
-    this.queue(session, [{ t: 'checkpoint', state: null }]).catch(() => {});
+    session.queueStatus('idle');
+    session.queue([{ t: 'checkpoint', state: null }]).catch(() => {});
   }
 
   // -------------------------------------------------------------------------------------------
   // Reading
 
   getSession(id: string): SessionResource {
-    return this.resource(this.require(id));
+    return this.require(id).resource();
   }
 
   listSessions(): SessionResource[] {
-    return [...this.sessions.values()].map((s) => this.resource(s));
+    return [...this.sessions.values()].map((s) => s.resource());
   }
 
   readEvents(id: string, afterId: string | null, limit: number = DEFAULT_EVENT_PAGE_SIZE): StoredEventPage {
-    const session = this.require(id);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EVENT_PAGE_SIZE) {
-      throw new SessionsError('bad_request', `limit must be an integer from 1 to ${MAX_EVENT_PAGE_SIZE}, got ${limit}`, 400);
-    }
-    const events = session.events;
-    // Ids are strictly increasing, so the first id after the cursor is found by bisection. A
-    // cursor that is not an id of this log still works: it is compared, not looked up.
-    let start = 0;
-    if (afterId !== null) {
-      let hi = events.length;
-      while (start < hi) {
-        const mid = (start + hi) >>> 1;
-        if ((events[mid] as StoredEvent).id <= afterId) start = mid + 1;
-        else hi = mid;
-      }
-    }
-    const data = events.slice(start, start + limit);
-    return {
-      data,
-      has_more: start + data.length < events.length,
-      first_id: data[0]?.id ?? null,
-      last_id: data[data.length - 1]?.id ?? null,
-    };
+    return this.require(id).readEvents(afterId, limit);
   }
 
   /** The id of the session's newest committed event, or null. */
   lastEventId(id: string): string | null {
-    const events = this.require(id).events;
-    return events[events.length - 1]?.id ?? null;
+    return this.require(id).lastEventId();
   }
 
   subscribe(id: string, listener: SessionListener): () => void {
-    const session = this.require(id);
-    session.listeners.add(listener);
-    return () => session.listeners.delete(listener);
+    return this.require(id).subscribe(listener);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -309,32 +242,32 @@ export class SessionHost {
         agent_label: agent.label,
       };
       await this.store.create(meta);
-      const session = this.newSession(meta, 'running');
+      const session = new HostedSession(meta, 'running', this.store, this.log);
       session.agent = agent;
       this.sessions.set(id, session);
-      const stamped = events.map((e) => this.stamp(session, stripId(e)));
-      await this.queue(session, [
+      const stamped = events.map((e) => session.stamp(stripId(e)));
+      await session.queue([
         ...stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
-        this.statusRecord(session, 'running'),
+        session.statusRecord('running'),
       ]);
       await this.startAgent(session, agent, prompt);
-      return this.resource(session);
+      return session.resource();
     } finally {
       this.creating--;
     }
   }
 
-  private async startAgent(session: Session, agent: Agent, prompt: string): Promise<void> {
+  private async startAgent(session: HostedSession, agent: Agent, prompt: string): Promise<void> {
     try {
       await agent.start(this.contextFor(session), prompt);
     } catch (err) {
       this.log(`session ${session.meta.id}: agent failed to start: ${errorText(err)}`);
       session.agent = null;
-      this.queueEvents(session, [
+      session.queueEvents([
         { type: 'system', subtype: 'agent_error', message: `The agent failed to start: ${errorText(err)}` },
         { type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, errors: [errorText(err)] },
       ]);
-      this.queueStatus(session, 'idle');
+      session.queueStatus('idle');
     }
   }
 
@@ -360,15 +293,16 @@ export class SessionHost {
     checkEventBatch(events, this.limits, 'events');
 
     const parsed = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
-    const seen = new Map<string, number>();
+    // Earlier copies: stored before (by uuid), or the first copy inside this batch (its index).
+    const firstInBatch = new Map<string, number>();
     const earlier = parsed.map((route, index) => {
       const uuid = typeof route.event.uuid === 'string' && route.event.uuid ? route.event.uuid : undefined;
       if (uuid === undefined) return undefined;
       const known = session.clientUuids.get(uuid);
       if (known) return known;
-      const first = seen.get(uuid);
-      seen.set(uuid, first ?? index);
-      return first === undefined ? undefined : ('batch' as const);
+      const first = firstInBatch.get(uuid);
+      if (first === undefined) firstInBatch.set(uuid, index);
+      return first;
     });
     const routes = parsed.filter((_, index) => earlier[index] === undefined);
     const answering = new Set<string>();
@@ -391,19 +325,16 @@ export class SessionHost {
       session.outstanding.delete(requestId);
       session.answered.add(requestId);
     }
-    const stamped = routes.map((route) => this.stamp(session, stripId(route.event)));
+    const stamped = routes.map((route) => session.stamp(stripId(route.event)));
     const stored =
       stamped.length === 0
         ? Promise.resolve()
-        : this.queue(
-            session,
-            stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
-          );
+        : session.queue(stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })));
     for (const event of stamped) session.clientUuids.set(event.uuid as string, { event, stored });
     try {
       await stored;
-      // A duplicate of an event still being stored by another request is answered once it is.
-      await Promise.all(earlier.map((known) => (known && known !== 'batch' ? known.stored : undefined)));
+      // A retry of an event another request is still storing is answered once it is stored.
+      await Promise.all(earlier.map((known) => (typeof known === 'object' ? known.stored : undefined)));
     } catch (err) {
       for (const event of stamped) session.clientUuids.delete(event.uuid as string);
       for (const [requestId, toolUseId] of toolUseIds) {
@@ -425,16 +356,14 @@ export class SessionHost {
     parsed.forEach((_, index) => {
       if (earlier[index] === undefined) storedAt.set(index, stamped[storedAt.size] as StoredEvent);
     });
-    return parsed.map((route, index) => {
+    return parsed.map((_, index) => {
       const known = earlier[index];
       if (known === undefined) return { event: storedAt.get(index) as StoredEvent, duplicate: false };
-      // A uuid repeated inside one batch answers with the event its first copy became.
-      const event = known === 'batch' ? (storedAt.get(seen.get(route.event.uuid as string) as number) as StoredEvent) : known.event;
-      return { event, duplicate: true };
+      return { event: typeof known === 'number' ? (storedAt.get(known) as StoredEvent) : known.event, duplicate: true };
     });
   }
 
-  private deliverUserMessage(session: Session, text: string): void {
+  private deliverUserMessage(session: HostedSession, text: string): void {
     if (session.agent) {
       session.agent.onUserMessage(text);
       return;
@@ -442,7 +371,7 @@ export class SessionHost {
     // The agent was lost (restart) or failed to start: the message starts a fresh one.
     const agent = this.agentFactory({ sessionId: session.meta.id, title: session.meta.title });
     session.agent = agent;
-    this.queueStatus(session, 'running');
+    session.queueStatus('running');
     void this.startAgent(session, agent, text);
   }
 
@@ -456,7 +385,7 @@ export class SessionHost {
     const agent = session.agent;
     session.agent = null;
     await Promise.all([
-      this.queue(session, [this.statusRecord(session, 'archived')]),
+      session.queue([session.statusRecord('archived')]),
       agent?.stop().catch((err: unknown) => this.log(`session ${id}: agent stop failed: ${errorText(err)}`)),
     ]);
   }
@@ -477,8 +406,8 @@ export class SessionHost {
       }
     }
     await Promise.all(stops);
-    await Promise.all([...this.sessions.values()].map((s) => s.flushing ?? Promise.resolve()));
-    for (const session of this.sessions.values()) session.listeners.clear();
+    await Promise.all([...this.sessions.values()].map((s) => s.flushed()));
+    for (const session of this.sessions.values()) session.unsubscribeAll();
     await this.store.close();
   }
 
@@ -489,29 +418,7 @@ export class SessionHost {
   // -------------------------------------------------------------------------------------------
   // Internals
 
-  private newSession(meta: SessionMeta, status: SessionStatus): Session {
-    return {
-      meta,
-      events: [],
-      status,
-      updatedAt: meta.created_at,
-      checkpoint: undefined,
-      seq: 0,
-      intendedStatus: status,
-      archived: false,
-      outstanding: new Map(),
-      clientUuids: new Map(),
-      answered: new Set(),
-      pending: [],
-      waiters: [],
-      flushing: null,
-      agent: null,
-      agentAbort: new AbortController(),
-      listeners: new Set(),
-    };
-  }
-
-  private contextFor(session: Session): AgentContext {
+  private contextFor(session: HostedSession): AgentContext {
     const id = session.meta.id;
     const signal = session.agentAbort.signal;
     const live = () => !signal.aborted && !session.archived && !this.closing;
@@ -525,128 +432,21 @@ export class SessionHost {
           this.log(`session ${id}: dropped an agent event that is not an object with a type`);
           return;
         }
-        const stamped = this.stamp(session, stripId(parsed.data));
-        this.trackControl(session, stamped);
-        this.queue(session, [{ t: 'event', event: stamped, at: new Date().toISOString() }]).catch(() => {});
+        const stamped = session.stamp(stripId(parsed.data));
+        session.trackControl(stamped);
+        session.queue([{ t: 'event', event: stamped, at: new Date().toISOString() }]).catch(() => {});
       },
       setStatus: (status) => {
-        if (live()) this.queueStatus(session, status);
+        if (live()) session.queueStatus(status);
       },
       log: (line) => this.log(`session ${id}: ${line}`),
       checkpoint: (state) => {
-        if (live()) this.queue(session, [{ t: 'checkpoint', state }]).catch(() => {});
+        if (live()) session.queue([{ t: 'checkpoint', state }]).catch(() => {});
       },
     };
   }
 
-  /** Registers the agent's can_use_tool requests so decisions can be matched to them. */
-  private trackControl(session: Session, event: StoredEvent): void {
-    if (event.type === 'control_request') {
-      const request = event.request as { subtype?: unknown; tool_use_id?: unknown } | undefined;
-      if (request?.subtype === 'can_use_tool' && typeof event.request_id === 'string') {
-        session.outstanding.set(event.request_id, typeof request.tool_use_id === 'string' ? request.tool_use_id : '');
-      }
-    } else if (event.type === 'control_response') {
-      const requestId = (event.response as { request_id?: unknown } | undefined)?.request_id;
-      if (typeof requestId === 'string') {
-        session.outstanding.delete(requestId);
-        session.answered.add(requestId);
-      }
-    }
-  }
-
-  private stamp(session: Session, event: Record<string, unknown> & { type: string }): StoredEvent {
-    session.seq += 1;
-    const uuid = typeof event.uuid === 'string' && event.uuid ? event.uuid : randomUUID();
-    return { id: formatEventId(session.seq), ...event, uuid, session_id: session.meta.id };
-  }
-
-  private statusRecord(session: Session, status: SessionStatus): LogRecord {
-    session.intendedStatus = status;
-    return { t: 'status', status, at: new Date().toISOString() };
-  }
-
-  private queueStatus(session: Session, status: SessionStatus): void {
-    if (session.intendedStatus === status) return;
-    this.queue(session, [this.statusRecord(session, status)]).catch(() => {});
-  }
-
-  /** Host-written events (not from the agent or a client); failures are logged by flush. */
-  private queueEvents(session: Session, events: Array<Record<string, unknown> & { type: string }>): void {
-    const records = events.map((e): LogRecord => ({ t: 'event', event: this.stamp(session, e), at: new Date().toISOString() }));
-    this.queue(session, records).catch(() => {});
-  }
-
-  private queue(session: Session, records: LogRecord[]): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      session.pending.push(...records);
-      session.waiters.push({ resolve, reject });
-      if (!session.flushing) session.flushing = this.flush(session);
-    });
-  }
-
-  private async flush(session: Session): Promise<void> {
-    try {
-      // Batches whatever queued meanwhile into one durable append (one fsync).
-      while (session.pending.length > 0) {
-        await Promise.resolve();
-        const batch = session.pending.splice(0);
-        const waiters = session.waiters.splice(0);
-        try {
-          await this.store.append(session.meta.id, batch);
-        } catch (err) {
-          this.log(`session ${session.meta.id}: storing ${batch.length} records failed: ${errorText(err)}`);
-          const failure = storageFailure(session.meta.id, err);
-          for (const w of waiters) w.reject(failure);
-          continue;
-        }
-        for (const record of batch) this.apply(session, record, true);
-        for (const w of waiters) w.resolve();
-      }
-    } finally {
-      session.flushing = null;
-    }
-  }
-
-  private apply(session: Session, record: LogRecord, notify: boolean): void {
-    if (record.t === 'event') {
-      session.events.push(record.event);
-      if (record.at) session.updatedAt = record.at;
-      if (notify) this.notify(session, { event: record.event });
-    } else if (record.t === 'status') {
-      session.updatedAt = record.at;
-      if (session.status === record.status) return;
-      session.status = record.status;
-      if (notify) this.notify(session, { status: record.status });
-    } else {
-      session.checkpoint = record.state;
-    }
-  }
-
-  private notify(session: Session, notice: SessionNotice): void {
-    for (const listener of [...session.listeners]) {
-      try {
-        listener(notice);
-      } catch (err) {
-        this.log(`session ${session.meta.id}: a subscriber failed: ${errorText(err)}`);
-      }
-    }
-  }
-
-  private resource(session: Session): SessionResource {
-    return {
-      type: 'session',
-      id: session.meta.id,
-      title: session.meta.title,
-      session_status: session.status,
-      environment_id: session.meta.environment_id,
-      created_at: session.meta.created_at,
-      updated_at: session.updatedAt,
-      session_context: session.meta.session_context,
-    };
-  }
-
-  private require(id: string): Session {
+  private require(id: string): HostedSession {
     const session = this.sessions.get(id);
     if (!session) throw new SessionsError('not_found', `no session ${JSON.stringify(id)}`, 404);
     return session;
@@ -682,25 +482,6 @@ export function checkTitle(title: string): string {
   return trimmed;
 }
 
-/** A failed append as callers see it: a full disk is the server's to fix, and says so. */
-function storageFailure(sessionId: string, err: unknown): Error {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return new SessionsError(
-      'transient',
-      `the server's disk is full: nothing was stored in session ${sessionId}; retry once space is freed`,
-      507,
-      undefined,
-      { cause: err },
-    );
-  }
-  return new Error(`storing session ${sessionId} failed: ${errorText(err)}`, { cause: err });
-}
-
 function badRequest(at: string, error: z.ZodError): SessionsError {
   return new SessionsError('bad_request', `${at}: ${z.prettifyError(error).replace(/\s*\n\s*/g, '; ')}`, 400);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

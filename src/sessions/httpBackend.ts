@@ -1,4 +1,5 @@
-// SessionBackend over HTTP: our self-hosted server or Claude Code on the web, one client for both.
+// SessionBackend over HTTP: the local session service (embedded, over its socket), our self-hosted
+// server or Claude Code on the web, one client for all.
 // The transport prefers the server's event stream (section 6) and falls back to polling by itself.
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../core/protocol';
 import type { SessionTransport } from '../core/transport';
@@ -10,7 +11,7 @@ export interface HttpBackendOptions {
   client: SessionsClient;
   /** Follow sessions over the SSE stream (falls back to polling); false: plain polling. */
   preferStream: boolean;
-  kind?: 'server' | 'claude-web';
+  kind?: 'embedded' | 'server' | 'claude-web';
   /** For people; defaults to "Server <url>" or "Claude Code on the web". */
   label?: string;
   /** A link a person can open for a session; claude-web defaults to https://claude.ai/code/<id>. */
@@ -22,7 +23,7 @@ export interface HttpBackendOptions {
 }
 
 export class HttpBackend implements SessionBackend {
-  readonly kind: 'server' | 'claude-web';
+  readonly kind: 'embedded' | 'server' | 'claude-web';
   readonly label: string;
   readonly transport: SessionTransport;
   readonly client: SessionsClient;

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import * as protocol from '../../src/core/protocol';
 import { SessionModel } from '../../src/core/sessionModel';
-import { assistantText, exitPlan, toolResult, toolUse } from './sessionEvents';
+import { TEST_IDENTITY, assistantText, exitPlan, toolResult, toolUse } from './sessionEvents';
 
 function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
   return {
@@ -45,7 +45,7 @@ describe('event batch (the one parse)', () => {
       const batch = parseEventBatch(raw);
       // With their schema: the ExitPlanMode call, two control_requests, the result. Routing fields by hand.
       assert.equal(calls.n, 4);
-      const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+      const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
       model.scanner.ingestParsed(batch);
       model.reduce({ type: 'poll', poll: { batch, status: 'requires_action', cursor: 'c1' }, at: 1 });
       assert.equal(calls.n, 4, 'nothing downstream of the transport parses again');

@@ -16,6 +16,7 @@ import {
 import { PHASES, type Phase } from '../../src/core/phase';
 import { agentModeEvent } from '../../src/core/protocol';
 import { SessionModel } from '../../src/core/sessionModel';
+import { TEST_IDENTITY } from './sessionEvents';
 
 const FINISHED: ReadonlySet<Phase> = new Set<Phase>(['teleported', 'failed', 'stopped', 'completed']);
 
@@ -162,7 +163,7 @@ describe("the agent's reported mode", () => {
   });
 
   it('is kept by the session model across polls that report nothing, and worded for the person', () => {
-    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
     assert.equal(agentModeText(model.state.agentMode), 'plan (requested)');
     const poll = (raw: unknown[], at: number) =>
       model.reduce({ type: 'poll', poll: { batch: parseEventBatch(raw), status: 'running', cursor: `c${at}` }, at });
@@ -175,7 +176,13 @@ describe("the agent's reported mode", () => {
     assert.equal(changed.changed, true);
     assert.equal(agentModeText(model.state.agentMode), 'default');
     // A restored session starts from the mode it last reported.
-    const restored = new SessionModel({ initialPhase: 'executing', cursor: null, at: 0, agentMode: { id: 'acceptEdits' } });
+    const restored = new SessionModel({
+      identity: TEST_IDENTITY,
+      initialPhase: 'executing',
+      cursor: null,
+      at: 0,
+      restored: { agentMode: { id: 'acceptEdits' } },
+    });
     assert.equal(agentModeText(restored.state.agentMode), 'acceptEdits');
   });
 });

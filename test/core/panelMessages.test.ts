@@ -7,6 +7,7 @@ import {
   parsePanelState,
   parseWebviewSavedState,
   parseWebviewToHostMessage,
+  splitPlanTexts,
   type PanelState,
 } from '../../src/core/panelMessages';
 
@@ -26,6 +27,11 @@ function state(extra: Partial<PanelState> = {}): PanelState {
   };
 }
 
+/** The state message ReviewPanel posts for `full` to a page that has no plan text yet. */
+function stateMessage(full: PanelState): unknown {
+  return splitPlanTexts(full, new Set()).message;
+}
+
 function expectError(result: { ok: boolean; error?: string }, pattern: RegExp): void {
   assert.equal(result.ok, false);
   assert.match((result as { error: string }).error, pattern);
@@ -41,14 +47,32 @@ describe('panel messages', () => {
         pendingDecision: 'approve',
         notice: { level: 'warning', text: 'Reconnecting' },
         outcome: { text: 'Done', link: 'https://example.com/s/1' },
-        draft: { toolUseId: 'toolu_1', feedback: 'more tests', comments: [{ line: 2, quote: '- step', text: 'why?' }] },
+        draft: {
+          toolUseId: 'toolu_1',
+          feedback: 'more tests',
+          comments: [{ line: 2, quote: '- step', text: 'why?' }],
+          comment: { line: 1, endLine: 2, text: 'half', editing: 0 },
+          at: 1_700_000_000_000,
+        },
+        replyDraft: { text: 'Postgres', at: 1_700_000_000_000 },
         demo: true,
       });
-      const result = parseHostToWebviewMessage({ type: 'state', state: full });
-      assert.ok(result.ok);
-      assert.equal(result.value.type, 'state');
-      assert.deepEqual(result.value.type === 'state' && result.value.state, full);
+      const message = stateMessage(full);
+      const result = parseHostToWebviewMessage(message);
+      assert.ok(result.ok, result.ok ? '' : result.error);
+      assert.deepEqual(result.value, message);
+      assert.deepEqual(result.value.type === 'state' && result.value.plans, [{ hash: HASH, text: '# Plan\n- step' }]);
       assert.equal(currentRevision(full)?.toolUseId, 'toolu_1');
+    });
+
+    it('names a plan text by its hash only, once the page has it', () => {
+      const { message, has } = splitPlanTexts(state(), new Set([HASH]));
+      assert.deepEqual(message.plans, []);
+      assert.ok(!('plan' in (message.state.revisions[0] ?? {})), 'no text in the revision');
+      assert.deepEqual([...has], [HASH]);
+      assert.ok(parseHostToWebviewMessage(message).ok);
+      // A revision carrying its text is refused on the wire: texts go only in `plans`.
+      expectError(parseHostToWebviewMessage({ ...message, state: state() }), /plan/);
     });
 
     it('accepts invoke for the four decisions only', () => {
@@ -58,8 +82,8 @@ describe('panel messages', () => {
 
     it('refuses unknown types, unknown fields and bad enums with a readable error', () => {
       expectError(parseHostToWebviewMessage({ type: 'eval', code: 'alert(1)' }), /invalid message from the extension/);
-      expectError(parseHostToWebviewMessage({ type: 'state', state: { ...state(), extra: 1 } }), /extra/);
-      expectError(parseHostToWebviewMessage({ type: 'state', state: state({ phase: 'done' as never }) }), /phase/);
+      expectError(parseHostToWebviewMessage(stateMessage({ ...state(), extra: 1 } as PanelState)), /extra/);
+      expectError(parseHostToWebviewMessage(stateMessage(state({ phase: 'done' as never }))), /phase/);
       expectError(parseHostToWebviewMessage(null), /invalid/);
     });
 
@@ -77,6 +101,8 @@ describe('panel messages', () => {
       assert.ok(parsePanelState(state({ revisions: atLimit })).ok);
       const badHash = state().revisions.map((r) => ({ ...r, planHash: 'A'.repeat(64) }));
       expectError(parsePanelState(state({ revisions: badHash })), /sha256/);
+      // On the wire too: a text over the bound in `plans` is refused.
+      expectError(parseHostToWebviewMessage(stateMessage(state({ revisions }))), /plans/);
     });
 
     it('accepts one answer per request: sent, or refused with its reason', () => {
@@ -102,7 +128,7 @@ describe('panel messages', () => {
         status: 'nope',
         comments: 'no',
       }));
-      const result = parseHostToWebviewMessage({ type: 'state', state: { ...state(), revisions } });
+      const result = parseHostToWebviewMessage({ type: 'state', state: { ...state(), revisions }, plans: [] });
       assert.equal(result.ok, false);
       assert.ok(!result.ok && result.error.length < 700, 'error is clipped');
     });
@@ -129,6 +155,17 @@ describe('panel messages', () => {
         { type: 'reply', ...req, text: 'Postgres' },
         { type: 'openLink', href: 'https://example.com/docs?a=1#b' },
         { type: 'saveDraft', sessionKey: 'k', toolUseId: 'toolu_1', feedback: '', comments: [] },
+        {
+          type: 'saveDraft',
+          sessionKey: 'k',
+          toolUseId: 'toolu_1',
+          feedback: 'f',
+          comments: [],
+          notes: 'n',
+          comment: { line: 2, text: 'being written' },
+          at: 1_700_000_000_000,
+        },
+        { type: 'saveReplyDraft', sessionKey: 'k', text: 'Postg', at: 1_700_000_000_000 },
       ];
       for (const message of messages) {
         const result = parseWebviewToHostMessage(message);
@@ -161,7 +198,7 @@ describe('panel messages', () => {
         revisions: [{ ...state().revisions[0]!, status: 'approved', notes: 'Keep the API stable.' }],
         canDecide: false,
       });
-      const parsed = parseHostToWebviewMessage({ type: 'state', state: approved });
+      const parsed = parseHostToWebviewMessage(stateMessage(approved));
       assert.ok(parsed.ok && parsed.value.type === 'state' && parsed.value.state.revisions[0]?.notes === 'Keep the API stable.');
       const saved = parseWebviewSavedState({
         drafts: [{ sessionKey: 'k', toolUseId: 'toolu_1', feedback: '', comments: [], notes: 'half-written' }],
@@ -220,17 +257,23 @@ describe('panel messages', () => {
   });
 
   describe('saved webview state', () => {
-    it('round-trips drafts and state, and refuses garbage', () => {
+    it('round-trips drafts and the session shown, and refuses garbage', () => {
       const saved = {
-        state: state(),
-        drafts: [{ sessionKey: 'k', toolUseId: 't', feedback: 'f', comments: [] }],
-        reply: { sessionKey: 'k', text: 'r' },
+        sessionKey: 'k',
+        drafts: [{ sessionKey: 'k', toolUseId: 't', feedback: 'f', comments: [], comment: { line: 1, text: 'c' }, at: 5 }],
+        replies: [{ sessionKey: 'k', text: 'r', at: 6 }],
       };
       const result = parseWebviewSavedState(saved);
       assert.ok(result.ok);
       assert.deepEqual(result.value, saved);
       expectError(parseWebviewSavedState({ drafts: 'x' }), /drafts/);
       expectError(parseWebviewSavedState(42), /saved panel state/);
+    });
+
+    it('takes the drafts of a state saved by an older version (which kept the whole state), dropping the state', () => {
+      const result = parseWebviewSavedState({ state: state(), drafts: [{ sessionKey: 'k', toolUseId: 't', feedback: 'f', comments: [] }] });
+      assert.ok(result.ok);
+      assert.deepEqual(result.value, { drafts: [{ sessionKey: 'k', toolUseId: 't', feedback: 'f', comments: [] }] });
     });
   });
 });

@@ -56,3 +56,14 @@ export function result(subtype: string) {
 export function userText(text: string) {
   return { type: 'user', ...base(), parent_tool_use_id: null, message: { role: 'user', content: text } };
 }
+
+/** Who a session model in a unit test is: a server session that takes decisions. */
+export const TEST_IDENTITY = {
+  key: 'server:s1',
+  sessionId: 's1',
+  title: 'dark mode',
+  createdAt: 0,
+  backendKind: 'server',
+  backendLabel: 'Server',
+  demo: false,
+} as const;

@@ -2,8 +2,9 @@
 // every projection reads, and the one Phase derived from it.
 import * as assert from 'node:assert/strict';
 import { parseEventBatch } from '../../src/core/eventBatch';
-import { SessionModel, type SessionChange } from '../../src/core/sessionModel';
-import { approve, assistantText, exitPlan, reject } from './sessionEvents';
+import { NO_ACTS, type LocalDecision } from '../../src/core/hostActs';
+import { SessionModel, type SessionChange, type SessionInput } from '../../src/core/sessionModel';
+import { TEST_IDENTITY, approve, assistantText, exitPlan, reject } from './sessionEvents';
 
 function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
   return {
@@ -15,6 +16,11 @@ function canUseTool(requestId: string, toolUseId: string, toolName: string, inpu
 
 let cursors = 0;
 
+/** This host's decision on a plan went out. */
+function sent(toolUseId: string, decision: LocalDecision, at = 2): SessionInput {
+  return { type: 'decisionSent', decision: { toolUseId, decision, decidedAt: new Date(at).toISOString() }, at };
+}
+
 /** Feeds a model like the follower does: the scanner first (the poller's), then the reduce. */
 function poll(model: SessionModel, raw: unknown[], status = 'running', at = 1): SessionChange {
   const batch = parseEventBatch(raw);
@@ -25,7 +31,7 @@ function poll(model: SessionModel, raw: unknown[], status = 'running', at = 1): 
 
 describe('session model', () => {
   it('a plan arriving makes the phase plan_ready, once announced, with its revision', () => {
-    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
     assert.equal(model.state.phase, 'planning');
     const first = poll(
       model,
@@ -34,21 +40,21 @@ describe('session model', () => {
       5,
     );
     assert.equal(first.state.phase, 'plan_ready');
-    assert.equal(first.planBecameReady, true);
+    assert.equal(first.announce, 'plan_ready');
     assert.equal(first.changed, true);
     assert.equal(first.state.phaseChangedAt, 5);
     assert.deepEqual(first.state.pendingPlan, { toolUseId: 'toolu_1', plan: '# Plan', requestId: 'req_1' });
     const again = poll(model, [], 'requires_action', 6);
-    assert.equal(again.planBecameReady, false, 'the same plan is announced once');
+    assert.equal(again.announce, undefined, 'the same plan is announced once');
     assert.equal(again.changed, false, 'an empty poll that changes nothing is no change');
     assert.equal(again.state.phaseChangedAt, 5);
   });
 
   it('a decision sent here shows until the session confirms it; the approval then means executing', () => {
-    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
     const events: unknown[] = [exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode')];
     poll(model, events, 'requires_action');
-    assert.equal(model.reduce({ type: 'decided', toolUseId: 'toolu_1', decision: 'approved', at: 2 }).state.phase, 'approved');
+    assert.equal(model.reduce(sent('toolu_1', 'approved')).state.phase, 'approved');
     // Still pending on the next poll (the tool_result has not landed): still approved, not plan_ready.
     assert.equal(poll(model, [], 'requires_action').state.phase, 'approved');
     events.push(approve('toolu_1', '# Plan'));
@@ -56,19 +62,19 @@ describe('session model', () => {
   });
 
   it('a rejection shows as rejected, then planning, then the next plan is announced', () => {
-    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
     poll(model, [exitPlan('toolu_1', 'v1'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode')], 'requires_action');
-    assert.equal(model.reduce({ type: 'decided', toolUseId: 'toolu_1', decision: 'rejected', at: 2 }).state.phase, 'rejected');
+    assert.equal(model.reduce(sent('toolu_1', 'rejected')).state.phase, 'rejected');
     assert.equal(poll(model, [reject('toolu_1', 'no')]).state.phase, 'planning');
     const next = poll(model, [exitPlan('toolu_2', 'v2')], 'requires_action');
     assert.equal(next.state.phase, 'plan_ready');
-    assert.equal(next.planBecameReady, true);
+    assert.equal(next.announce, 'plan_ready');
     assert.equal(next.state.revisions.length, 2);
     assert.equal(next.state.rejectCount, 1);
   });
 
   it('a quiet agent asks a question; a reply makes it planning until it speaks again', () => {
-    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
     poll(model, [assistantText('Which database?')], 'running');
     const quiet = poll(model, [], 'idle');
     assert.equal(quiet.state.phase, 'needs_input');
@@ -82,7 +88,7 @@ describe('session model', () => {
   });
 
   it('an open permission request takes attention (not the phase), and closes when answered', () => {
-    const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
     const opened = poll(model, [canUseTool('req_7', 'edit-1', 'Edit', { file_path: '/w/a.ts' })], 'requires_action', 4);
     assert.equal(opened.opened.length, 1);
     assert.equal(opened.state.attention, 'needs_permission');
@@ -96,12 +102,18 @@ describe('session model', () => {
   });
 
   it('ending wins over everything, and a restart replays from the start', () => {
-    const model = new SessionModel({ initialPhase: 'plan_ready', cursor: '7', at: 0, localDecisions: [['toolu_1', 'rejected']] });
+    const model = new SessionModel({
+      identity: TEST_IDENTITY,
+      initialPhase: 'plan_ready',
+      cursor: '7',
+      at: 0,
+      restored: { acts: { ...NO_ACTS, decided: new Map([['toolu_1', 'rejected']]) } },
+    });
     assert.equal(model.state.phase, 'plan_ready', 'a restored session shows its persisted phase until the first poll');
     assert.equal(model.reduce({ type: 'ended', by: 'stop', at: 1 }).state.phase, 'stopped');
     const restarted = model.reduce({ type: 'restarted', at: 2 });
     assert.equal(restarted.state.ended, undefined);
     assert.equal(restarted.state.phase, 'plan_ready');
-    assert.equal(restarted.state.localDecisions.get('toolu_1'), 'rejected', 'decisions made here survive a replay');
+    assert.equal(restarted.state.decided.get('toolu_1'), 'rejected', 'decisions made here survive a replay');
   });
 });

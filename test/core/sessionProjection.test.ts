@@ -6,10 +6,10 @@ import { planHash } from '../../src/core/decision';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import { SessionModel } from '../../src/core/sessionModel';
 import { PlanHashes, projectPanelState, projectRevisions, type PanelFacts, type RevisionNotes } from '../../src/core/sessionProjection';
-import { assistantText, exitPlan, reject } from './sessionEvents';
+import { TEST_IDENTITY, assistantText, exitPlan, reject } from './sessionEvents';
 
 function fed(...batches: unknown[][]): SessionModel {
-  const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+  const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
   let n = 0;
   for (const raw of batches) {
     const batch = parseEventBatch(raw);
@@ -54,7 +54,7 @@ describe('session projection (review panel)', () => {
     );
     assert.equal(revisions[0]?.planHash, planHash('v1'));
     assert.equal(revisions[0]?.comments[0]?.text, 'smaller');
-    model.reduce({ type: 'decided', toolUseId: 'toolu_2', decision: 'approved', at: 9 });
+    model.reduce({ type: 'decisionSent', decision: { toolUseId: 'toolu_2', decision: 'approved', decidedAt: 'x' }, at: 9 });
     revisions = projectRevisions(model.state, notes, [], hashes);
     assert.equal(revisions[1]?.status, 'approved', 'shown as approved until the session says so');
     assert.equal(hashes.computed, 2, 'each plan hashed once, however often it is projected');

@@ -3,7 +3,7 @@
 // as a custom command line, plan -> reject with a line comment -> revised plan -> approve; the
 // agent's own record proves the feedback (with the quoted line) and the approval (the manual
 // allow option, not a bypass) arrived; the agent label shows in the panel and the tooltip; Stop
-// and extension deactivation leave no agent process.
+// ends the agent process; extension deactivation leaves it to the session service.
 import * as assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
@@ -20,13 +20,10 @@ import {
   statusBarItem,
   waitFor,
 } from './harness';
-import { readAgentRecord } from './fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord } from '../support/fakeAcpAgent';
 import { isAlive, killGroupsLeft, waitGone } from '../support/processes';
 import { planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
-const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
-const FAKE_AGENT = path.join(FAKE_AGENT_DIR, 'fake-acp-agent.mjs');
-const SCENARIO = path.join(FAKE_AGENT_DIR, 'scenarios', 'claude-plan.json');
 const AGENT_LABEL = 'fake-acp-agent.mjs (ACP)';
 
 interface RecordEntry {
@@ -115,12 +112,12 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     await screenshot(page, 'choose-backend');
     await answerQuickPick(page, 'Embedded · Custom command…');
     // Typed as a person would: one command line, split into argv without a shell.
-    await answerInputBox(page, `${process.execPath} ${FAKE_AGENT} ${SCENARIO} ${record}`);
+    await answerInputBox(page, fakeAgentCommand('claude-plan.json', record).join(' '));
     await waitFor(async () => ((await probe.getConfiguration('ultraplan', 'agent.choice')) === 'custom' ? true : undefined), {
       timeoutMs: 10_000,
       message: 'ultraplan.agent.choice to become "custom"',
     });
-    assert.deepEqual(await probe.getConfiguration('ultraplan', 'agent.command'), [process.execPath, FAKE_AGENT, SCENARIO, record]);
+    assert.deepEqual(await probe.getConfiguration('ultraplan', 'agent.command'), fakeAgentCommand('claude-plan.json', record));
     assert.equal(await probe.getConfiguration('ultraplan', 'backend'), 'embedded');
   });
 
@@ -211,7 +208,7 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     await screenshot(page, 'stopped');
   });
 
-  it('deactivating the extension closes the embedded host and ends its agents (checked in the extension host)', async function () {
+  it('deactivating the extension leaves its agents planning in the session service (checked in the extension host)', async function () {
     const results = await suite.window.probe.runSuite('acpDeactivate', { timeoutMs: 90_000 });
     assertHostSuitePassed(results);
   });

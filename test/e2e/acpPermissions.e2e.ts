@@ -20,15 +20,12 @@ import {
   waitForNotification,
   type TestWindow,
 } from './harness';
-import { readAgentRecord } from './fakeAcpAgent';
+import { ORIGINAL_APP } from '../support/acpFixtures';
+import { fakeAgentCommand, readAgentRecord } from '../support/fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
-const FAKE_AGENT_DIR = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent');
-const FAKE_AGENT = path.join(FAKE_AGENT_DIR, 'fake-acp-agent.mjs');
-const SCENARIO = path.join(FAKE_AGENT_DIR, 'scenarios', 'execute-with-permission.json');
 const AGENT_LABEL = 'fake-acp-agent.mjs (ACP)';
-const ORIGINAL = 'export const original = true;\n';
 const PROMPT_TEXT = `Ultraplan: ${AGENT_LABEL} wants to Edit src/app.ts`;
 const TOAST = '.notifications-toasts .notification-toast-container';
 
@@ -58,11 +55,11 @@ describe('permission requests while an approved plan executes (embedded ACP agen
     record = path.join(dir, 'record.jsonl');
     window = await openTestWindow({
       suite: 'acp-permissions',
-      files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL },
+      files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL_APP },
       settings: {
         'ultraplan.backend': 'embedded',
         'ultraplan.agent.choice': 'custom',
-        'ultraplan.agent.command': [process.execPath, FAKE_AGENT, SCENARIO, record],
+        'ultraplan.agent.command': fakeAgentCommand('execute-with-permission.json', record),
         'ultraplan.afterApproval': 'default',
       },
     });

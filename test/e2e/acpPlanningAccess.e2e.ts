@@ -7,16 +7,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openTestWindow, readStatusBar, screenshot, waitForNotification, type TestWindow } from './harness';
-import { readAgentRecord } from './fakeAcpAgent';
+import { ALLOW_OR_REJECT } from '../support/acpFixtures';
+import { fakeAgentCommand, readAgentRecord } from '../support/fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
-const FAKE_AGENT = path.resolve(__dirname, '..', 'fixtures', 'fake-acp-agent', 'fake-acp-agent.mjs');
 const AGENT_LABEL = 'fake-acp-agent.mjs (ACP)';
-const OPTIONS = [
-  { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
-  { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
-];
 
 interface RecordEntry {
   kind: string;
@@ -63,7 +59,7 @@ describe('reads outside the workspace and fetches while planning go to the perso
                   kind: 'fetch',
                   rawInput: { url: 'https://example.com/docs', prompt: 'summarize' },
                 },
-                options: OPTIONS,
+                options: ALLOW_OR_REJECT,
               },
             },
             { chunk: 'Here is my plan.' },
@@ -86,7 +82,7 @@ describe('reads outside the workspace and fetches while planning go to the perso
       settings: {
         'ultraplan.backend': 'embedded',
         'ultraplan.agent.choice': 'custom',
-        'ultraplan.agent.command': [process.execPath, FAKE_AGENT, scenario, record],
+        'ultraplan.agent.command': fakeAgentCommand(scenario, record),
       },
     });
   });

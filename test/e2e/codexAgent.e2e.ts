@@ -55,10 +55,11 @@ function logTimes(log: string, needle: string): number[] {
     .split('\n')
     .filter((line) => line.includes(needle))
     .map((line) => {
-      const stamp = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(line);
+      // VS Code's log lines carry local time; the session service's, UTC (ISO 8601).
+      const stamp = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)\.(\d{3})(Z?)/.exec(line);
       if (!stamp) return NaN;
-      const [, y, mo, d, h, mi, s, ms] = stamp.map(Number) as number[];
-      return new Date(y!, mo! - 1, d!, h!, mi!, s!, ms!).getTime();
+      const [y, mo, d, h, mi, s, ms] = stamp.slice(1, 8).map(Number) as number[];
+      return stamp[8] === 'Z' ? Date.UTC(y!, mo! - 1, d!, h!, mi!, s!, ms!) : new Date(y!, mo! - 1, d!, h!, mi!, s!, ms!).getTime();
     })
     .filter((time) => !Number.isNaN(time));
 }

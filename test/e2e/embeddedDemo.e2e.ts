@@ -1,8 +1,9 @@
 // The embedded backend with the shipped demo scenario, in real code-server + Chromium: labelled as
-// a demo in the status bar tooltip and the panel; question -> reply -> plan; the in-process host
-// journals the session, so after a window reload it is re-attached and the loop goes on
-// (reject, revision 2, approve, outcome).
+// a demo in the status bar tooltip and the panel; question -> reply -> plan; the session runs in
+// the local session service, which outlives the window: after a reload the same service still
+// has it and the loop goes on (reject, revision 2, approve, outcome).
 import * as assert from 'node:assert/strict';
+import { servicePids } from '../support/serviceProcess';
 import { readStatusBar, screenshot, statusBarAriaLabel, waitFor } from './harness';
 import { planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
@@ -26,7 +27,10 @@ describe('embedded backend: the scripted demo, across a reload', function () {
 
   it('re-attaches the embedded session after a reload, then reject -> revision 2 -> approve', async function () {
     const w = suite.window;
+    const service = servicePids(w.server.serviceDir);
+    assert.equal(service.length, 1, 'one session service runs the demo');
     await w.reload();
+    assert.deepEqual(servicePids(w.server.serviceDir), service, 'the same service, untouched by the reload');
     await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     let frame = await reviewFrame(w.page, '#plan li');
     await waitFor(async () => ((await frame.getByRole('button', { name: 'Reject', exact: true }).isEnabled()) ? true : undefined), {

@@ -244,7 +244,7 @@ export async function waitForEvents<T>(
   return waitFor(async () => check(await sessionEvents(server, sessionId)) || undefined, { timeoutMs: 30_000, intervalMs: 300, message });
 }
 
-/** The extension's own log files (one per extension host, so a reload adds one). */
+/** The extension's own log files (one per extension host, so a reload adds one), then the session service's. */
 export function extensionLogFiles(window: TestWindow): string[] {
   const found: string[] = [];
   const walk = (dir: string, depth: number): void => {
@@ -260,7 +260,15 @@ export function extensionLogFiles(window: TestWindow): string[] {
   } catch {
     return [];
   }
-  return found.sort();
+  // The session service's logs: its agents' lines are there (docs/service.md).
+  const serviceState = path.join(window.server.serviceDir, 'state');
+  const serviceLogs = fs.existsSync(serviceState)
+    ? fs
+        .readdirSync(serviceState)
+        .filter((name) => /^service-.*\.log$/.test(name))
+        .map((name) => path.join(serviceState, name))
+    : [];
+  return [...found.sort(), ...serviceLogs.sort()];
 }
 
 /** Everything the extension logged so far, across reloads. */

@@ -54,14 +54,15 @@ describe('the production bundles: files loaded on first use', function () {
     assert.ok(kb < EXTENSION_JS_LIMIT_KB, `dist/extension.js is ${kb.toFixed(1)} KB`);
   });
 
-  it('dist/extension.js requires the ACP agent runtime, the ACP SDK, the Claude Code on the web backend and the server client instead of holding them', () => {
+  it('dist/extension.js requires the Claude Code on the web backend and the server client instead of holding them, and never loads the ACP agent runtime (agents run in the session service)', () => {
     const extension = read('extension.js');
     for (const { file } of LAZY_FILES) assert.ok(fs.existsSync(path.join(dist, `${file}.js`)), `no dist/${file}.js`);
     assert.ok(!extension.includes(ACP_RUNTIME_TEXT), 'the ACP agent runtime is inlined in extension.js');
     assert.ok(read('acp-agent.js').includes(ACP_RUNTIME_TEXT));
     assert.ok(!extension.includes(CLAUDE_WEB_TEXT), 'the Claude Code on the web backend is inlined in extension.js');
     assert.ok(read('claude-web.js').includes(CLAUDE_WEB_TEXT));
-    assert.match(extension, /require\("\.\/acp-agent\.js"\)/);
+    assert.doesNotMatch(extension, /require\("\.\/acp-agent\.js"\)/);
+    assert.match(read('server.js'), /require\("\.\/acp-agent\.js"\)/);
     assert.match(extension, /require\("\.\/claude-web\.js"\)/);
     assert.match(extension, /require\("\.\/server-client\.js"\)/);
     assert.ok(!extension.includes(SERVER_CLIENT_TEXT), 'the server client is inlined in extension.js');

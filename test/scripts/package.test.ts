@@ -23,6 +23,7 @@ const EXPECTED = [
   'dist/codicon.ttf',
   'dist/extension.js',
   'dist/server-client.js',
+  'dist/server.js',
   'dist/vendor-acp-sdk.js',
   'dist/webview.css',
   'dist/webview.js',

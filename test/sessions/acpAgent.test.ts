@@ -4,36 +4,17 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { AcpAgent, CONTINUE_PLANNING_PROMPT, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import { teleportDenyMessage, contentText } from '../../src/core/protocol';
-import { fakeRun, readRecord, received, RecordingContext, waitForRecord, type FakeRun } from './acpTestSupport';
+import { readAgentRecord, received, waitForRecord } from '../support/fakeAcpAgent';
+import { FakeAgentRuns, RecordingContext } from '../support/recordingAgentContext';
 import { isAlive, waitGone } from '../support/processes';
 
 describe('AcpAgent with the fake ACP agent', function () {
   this.timeout(20000);
-  const runs: FakeRun[] = [];
-  const agents: AcpAgent[] = [];
+  const runs = new FakeAgentRuns();
+  const startAgent = (scenario: string | object, options: Partial<AcpAgentOptions> = {}, prompt = 'Plan a greeting feature') =>
+    runs.start(scenario, options, prompt);
 
-  async function startAgent(
-    scenario: string | object,
-    options: Partial<AcpAgentOptions> = {},
-    prompt = 'Plan a greeting feature',
-  ): Promise<{ agent: AcpAgent; ctx: RecordingContext; run: FakeRun }> {
-    const run = await fakeRun(scenario);
-    runs.push(run);
-    const agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, ...options });
-    agents.push(agent);
-    const ctx = new RecordingContext();
-    await agent.start(ctx, prompt);
-    return { agent, ctx, run };
-  }
-
-  afterEach(async () => {
-    for (const agent of agents.splice(0)) {
-      const pid = agent.pid;
-      await agent.stop();
-      if (pid !== undefined) assert.ok(await waitGone(pid), `agent process ${pid} left behind`);
-    }
-    for (const run of runs.splice(0)) await run.cleanup();
-  });
+  afterEach(() => runs.stopAll());
 
   describe("Claude's adapter shape", () => {
     it('switches to plan mode, coalesces chunks, translates tool calls, and turns the exit request into an ExitPlanMode review', async () => {
@@ -60,7 +41,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.equal(init?.permissionMode, 'plan');
       assert.equal(init?.cwd, run.workspace);
 
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       const [initialize] = received(record, 'initialize');
       assert.equal(initialize?.params.protocolVersion, 1);
       assert.deepEqual((initialize?.params.clientCapabilities as { terminal: boolean }).terminal, false);
@@ -82,7 +63,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.match(contentText(result?.content), /## Approved Plan:\n# Add a greeting/);
       assert.equal(ctx.results()[0]?.subtype, 'success');
       assert.equal(ctx.status, 'idle');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
         ['default'],
@@ -96,7 +77,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       const request = await ctx.waitForPlanRequest();
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
         ['acceptEdits'],
@@ -108,7 +89,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       const request = await ctx.waitForPlanRequest();
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
         ['exit-plan-default'],
@@ -146,7 +127,7 @@ describe('AcpAgent with the fake ACP agent', function () {
 
       const second = await ctx.waitForPlanRequest(1);
       assert.match(second.plan, /v2/);
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
         ['plan'],
@@ -168,7 +149,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       const request = await ctx.waitForPlanRequest();
       agent.onDecision(request.requestId, { behavior: 'deny', message: teleportDenyMessage(request.plan) });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
         ['plan'],
@@ -190,7 +171,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'deny', message: 'no' });
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: {} });
       await ctx.waitForPlanRequest(1);
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
         ['plan'],
@@ -206,7 +187,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.equal(await readFile(path.join(run.workspace, 'plans', 'greeting-plan.md'), 'utf8'), request.plan);
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
         ['proceed_once'],
@@ -223,7 +204,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.equal(request.plan, '1. Add greet()\n2. Add a test');
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.equal(received(record, 'session/set_mode')[0]?.params.modeId, 'codex-plan');
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
@@ -239,7 +220,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.equal(result?.subtype, 'error_during_execution');
       assert.match(result?.result ?? '', /auto-accepts edits.*"Yes, implement this plan" \(approved, allow_once\)/s);
       // No allow option was selected on the reviewer's behalf.
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.ok(!record.some((entry) => entry.kind === 'permission_outcome' && entry.outcome === 'approved'));
       assert.ok(!record.some((entry) => entry.kind === 'received' && JSON.stringify(entry.message).includes('"optionId":"approved"')));
     });
@@ -250,7 +231,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.equal(request.plan, '# Elicited plan\n\n1. One step');
       agent.onDecision(request.requestId, { behavior: 'deny', message: 'Split the step in two.' });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       const response = record.find((entry) => entry.kind === 'elicitation_response')?.response as {
         action: string;
         content: Record<string, string>;
@@ -268,7 +249,9 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onUserMessage('SQLite, please.');
       const request = await ctx.waitForPlanRequest();
       assert.equal(request.plan, 'Use SQLite.');
-      const prompts = (await readRecord(run.record)).filter((entry) => entry.kind === 'prompt').map((entry) => entry.text);
+      const prompts = readAgentRecord(run.record)
+        .filter((entry) => entry.kind === 'prompt')
+        .map((entry) => entry.text);
       assert.deepEqual(prompts, ['Plan a greeting feature', 'SQLite, please.']);
     });
   });
@@ -277,7 +260,7 @@ describe('AcpAgent with the fake ACP agent', function () {
     it('refuses writes, terminals and edit permissions with a clear message to the agent, logs each, and allows looking', async () => {
       const { ctx, run } = await startAgent('write-while-planning.json');
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       const writes = record.filter((entry) => entry.kind === 'write_outcome');
       assert.equal(writes[0]?.ok, false);
       assert.match(String(writes[0]?.message), /refused to write .*src\/app\.ts: this session is planning/);
@@ -304,7 +287,9 @@ describe('AcpAgent with the fake ACP agent', function () {
       // The turn ended on refusals without a plan: the agent is asked once to go on planning, and the log says so.
       assert.equal(ctx.systemEvents('acp_continue_planning').length, 1);
       await waitForRecord(run.record, 'prompt', 2);
-      const prompts = (await readRecord(run.record)).filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));
+      const prompts = readAgentRecord(run.record)
+        .filter((entry) => entry.kind === 'prompt')
+        .map((entry) => String(entry.text));
       assert.equal(prompts[1], CONTINUE_PLANNING_PROMPT);
     });
 
@@ -317,7 +302,7 @@ describe('AcpAgent with the fake ACP agent', function () {
         ['acceptEdits', 'default'],
       );
       assert.match(String(reports[0]?.message), /left plan mode on its own \(now "acceptEdits"\) without your approval/);
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.deepEqual(
         received(record, 'session/set_mode').map((message) => message.params.modeId),
         ['plan', 'plan', 'plan'],
@@ -375,14 +360,14 @@ describe('AcpAgent with the fake ACP agent', function () {
       const { ctx, run } = await startAgent('no-plan-mode.json');
       const [result] = await ctx.waitFor(() => (ctx.results().length ? ctx.results() : undefined), 8000, 'error result');
       assert.match(result?.result ?? '', /Fake \(ACP\) has no plan mode.*Modes it offers: default \("Default"\), yolo \("YOLO"\)/s);
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.equal(received(record, 'session/prompt').length, 0);
     });
 
     it('a command that does not exist fails with a clear message', async () => {
       const ctx = new RecordingContext();
       const agent = new AcpAgent({ argv: ['/nonexistent/ultraplan-agent'], cwd: process.cwd(), label: 'Missing (ACP)' });
-      agents.push(agent);
+      runs.track(agent);
       await agent.start(ctx, 'plan');
       const [result] = await ctx.waitFor(() => (ctx.results().length ? ctx.results() : undefined), 8000, 'error result');
       assert.match(result?.result ?? '', /Could not start Missing \(ACP\) \(\/nonexistent\/ultraplan-agent\): ENOENT/);
@@ -396,7 +381,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.match(result?.result ?? '', /sent nothing for 1 s after the prompt.*cannot reach/s);
       assert.match(result?.result ?? '', /retrying the model request/);
       assert.ok(pid !== undefined && (await waitGone(pid)));
-      const grandchild = (await readRecord(run.record)).find((entry) => entry.kind === 'grandchild')?.pid as number | undefined;
+      const grandchild = readAgentRecord(run.record).find((entry) => entry.kind === 'grandchild')?.pid as number | undefined;
       assert.ok(grandchild !== undefined, 'the fake started a grandchild');
       assert.ok(await waitGone(grandchild), `grandchild ${grandchild} left behind`);
     });
@@ -416,7 +401,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       await agent.stop();
       assert.ok(pid !== undefined && (await waitGone(pid)), 'agent left behind');
       assert.ok(await waitGone(grandchild), 'grandchild left behind');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       assert.equal(received(record, 'session/cancel').length, 1);
       // stop() is idempotent.
       await agent.stop();

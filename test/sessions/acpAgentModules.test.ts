@@ -4,7 +4,6 @@ import { strict as assert } from 'node:assert';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import { claudeApproval, claudeNotice, claudeRejectOption, isClaudeAdapter } from '../../src/sessions/acp/agents/claude';
 import {
   geminiModeAfterApproval,
@@ -15,15 +14,9 @@ import {
 } from '../../src/sessions/acp/agents/gemini';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { isPlanExitRequest } from '../../src/sessions/acp/planReview';
-import { fakeRun, RecordingContext } from './acpTestSupport';
-
-const CLAUDE_EXIT_OPTIONS: PermissionOption[] = [
-  { optionId: 'exit-plan-default', name: 'Yes, manually approve edits', kind: 'allow_once' },
-  { optionId: 'exit-plan-clear-auto', name: 'Yes, clear context (0% used) and use auto mode', kind: 'allow_always' },
-  { optionId: 'exit-plan-auto', name: 'Yes, and use auto mode', kind: 'allow_always' },
-  { optionId: 'exit-plan-bypass', name: 'Yes, and bypass permissions', kind: 'allow_always' },
-  { optionId: 'reject', name: 'No, keep planning', kind: 'reject_once' },
-];
+import { fakeRun } from '../support/fakeAcpAgent';
+import { RecordingContext } from '../support/recordingAgentContext';
+import { DEFAULT_AND_PLAN_MODES, GEMINI_OPTIONS, CLAUDE_EXIT_OPTIONS } from '../support/acpFixtures';
 
 const GEMINI_EXIT = {
   toolCallId: 'exit_plan_mode__exit_plan_mode_1796041541078_0',
@@ -33,10 +26,6 @@ const GEMINI_EXIT = {
   content: [],
   locations: [],
 };
-const GEMINI_OPTIONS: PermissionOption[] = [
-  { optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' },
-  { optionId: 'cancel', name: 'Reject', kind: 'reject_once' },
-];
 
 describe("Claude's adapter: today's exit-plan options", () => {
   it('recognises the adapter by agentInfo', () => {
@@ -102,13 +91,7 @@ describe('Gemini-shaped exit requests through the real client (the fake agent pr
   async function planShown(home: string, planPath: string, write?: { file: string; text: string }): Promise<string> {
     const run = await fakeRun({
       agentInfo: { name: 'gemini-cli', version: '0.61.0' },
-      modes: {
-        currentModeId: 'default',
-        availableModes: [
-          { id: 'default', name: 'Default' },
-          { id: 'plan', name: 'Plan' },
-        ],
-      },
+      modes: DEFAULT_AND_PLAN_MODES,
       turns: [
         [
           {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { choosePlanMode, modeFromUpdate } from '../../src/sessions/acp/planMode';
-import { RecordingContext } from './acpTestSupport';
+import { RecordingContext } from '../support/recordingAgentContext';
 import { processGroupMembers, waitGone } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';

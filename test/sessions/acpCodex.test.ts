@@ -25,9 +25,9 @@ import {
 } from '../support/modelApi/openaiResponses';
 import { isAlive, processGroupMembers, waitGone } from '../support/processes';
 import { allEvents, approveAsShown, createRequest, decideFirstPlan, replyThenApprove } from './hostTestKit';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
 const FAST = { pollIntervalMs: 100, timeoutMs: Number(process.env.CODEX_POLL_MS ?? 120_000) };
-const ORIGINAL = 'export const original = true;\n';
 const PLAN_1 = '# Add a greeting\n\n1. Export `greeting` from src/app.ts\n2. Test it';
 const PLAN_2 = '# Add a greeting (v2)\n\n1. Export `greeting` from src/app.ts\n2. Handle an empty name\n3. Test it';
 const IMPLEMENTED = 'export const greeting = "hello";\n';
@@ -69,7 +69,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     await mkdir(path.join(workspace, 'src'), { recursive: true });
     await mkdir(codexHome);
     await writeFile(path.join(workspace, 'README.md'), '# Demo project\n');
-    await writeFile(path.join(workspace, 'src', 'app.ts'), ORIGINAL);
+    await writeFile(path.join(workspace, 'src', 'app.ts'), ORIGINAL_APP);
     const api = await startScriptedResponses(rounds);
     // A provider of our own pointing at the scripted model; a known model slug, so Codex uses its
     // own metadata instead of warning about a fallback.
@@ -221,7 +221,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     };
     assert.deepEqual([init.agent?.mode, init.agent?.version], ['plan', '2.6.0']);
     // While planning: the read went through, both writes failed, the workspace is untouched.
-    assert.equal(whilePlanning, ORIGINAL);
+    assert.equal(whilePlanning, ORIGINAL_APP);
     const requests = api.modelRequests();
     assert.match(toolOutput(requests[1]!, 'call_read') ?? '', /# Demo project/);
     assert.match(toolOutput(requests[2]!, 'call_sandboxed_write') ?? '', /Read-only file system/);
@@ -264,7 +264,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
         ),
     );
     assert.equal((agents[0] as AcpAgent).sessionMode, 'read-only');
-    assert.equal(await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL);
+    assert.equal(await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP);
     await backend.sendEvents(session.id, [controlResponseEvent(request.request_id as string, { behavior: 'allow', updatedInput: {} })]);
     await waitFor('the edit to land', async () => (await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8')) === IMPLEMENTED);
   });

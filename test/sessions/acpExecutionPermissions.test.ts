@@ -19,7 +19,7 @@ import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { chooseToolAllowOption, chooseToolRejectOption } from '../../src/sessions/acp/planReview';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
-import { fakeRun, readRecord, type FakeRun } from './acpTestSupport';
+import { fakeRun, readAgentRecord, type FakeRun } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 
@@ -48,7 +48,7 @@ describe('ACP: permission requests while executing an approved plan', function (
   afterEach(async () => {
     await backend?.dispose();
     if (run) {
-      for (const entry of (await readRecord(run.record)).filter((e) => e.kind === 'started')) {
+      for (const entry of readAgentRecord(run.record).filter((e) => e.kind === 'started')) {
         assert.ok(await waitGone(entry.pid as number), `agent ${String(entry.pid)} left behind`);
       }
       await run.cleanup();
@@ -116,7 +116,7 @@ describe('ACP: permission requests while executing an approved plan', function (
     assert.equal(result.result, 'Done: src/app.ts now says original = false.');
     assert.deepEqual(tracker.open, []);
 
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     const outcomes = record.filter((e) => e.kind === 'permission_outcome').map((e) => [e.toolCallId, e.outcome]);
     // The plan with manual edits ("default", never bypass), then the edit with the one-time "allow" (never "allow_always").
     assert.deepEqual(outcomes, [
@@ -138,7 +138,7 @@ describe('ACP: permission requests while executing an approved plan', function (
     assert.equal(seen.length, 1);
     assert.equal(result.subtype, 'success');
     assert.equal(result.result, 'Understood: I left src/app.ts unchanged.');
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     const outcomes = record.filter((e) => e.kind === 'permission_outcome').map((e) => [e.toolCallId, e.outcome]);
     assert.deepEqual(outcomes, [
       ['exit-1', 'default'],

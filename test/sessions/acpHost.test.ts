@@ -7,7 +7,7 @@ import { controlResponseEvent, teleportDenyMessage } from '../../src/core/protoc
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
-import { fakeRun, readRecord, received, waitForRecord, type FakeRun } from './acpTestSupport';
+import { fakeRun, readAgentRecord, received, waitForRecord, type FakeRun } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { allEvents, createRequest, decideFirstPlan, replyThenApprove as replyAndApprove } from './hostTestKit';
 
@@ -45,7 +45,7 @@ describe('ACP agents through SessionHost and the poller', function () {
   afterEach(async () => {
     await backend?.dispose();
     if (run) {
-      const started = (await readRecord(run.record)).filter((entry) => entry.kind === 'started');
+      const started = readAgentRecord(run.record).filter((entry) => entry.kind === 'started');
       for (const entry of started) assert.ok(await waitGone(entry.pid as number), `agent ${String(entry.pid)} left behind`);
       await run.cleanup();
     }
@@ -81,7 +81,7 @@ describe('ACP agents through SessionHost and the poller', function () {
 
     // The approval reaches the log before the fake has written its own record of the answer.
     await waitForRecord(run.record, 'permission_outcome', 2);
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     assert.deepEqual(
       record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
       ['plan', 'default'],
@@ -101,7 +101,7 @@ describe('ACP agents through SessionHost and the poller', function () {
     assert.equal(result.executionTarget, 'local');
     assert.equal(result.plan, '# Add a greeting\n\n1. Write greet()\n2. Test it');
     await waitForRecord(run.record, 'turn_end');
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     assert.equal(received(record, 'session/cancel').length, 1);
     assert.deepEqual(
       record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
@@ -113,7 +113,9 @@ describe('ACP agents through SessionHost and the poller', function () {
     const { question, result } = await replyThenApprove('question.json', 'SQLite, please.');
     assert.equal(question, 'Which database should I use: Postgres or SQLite?');
     assert.equal(result.plan, 'Use SQLite.');
-    const prompts = (await readRecord(run.record)).filter((entry) => entry.kind === 'prompt').map((entry) => entry.text);
+    const prompts = readAgentRecord(run.record)
+      .filter((entry) => entry.kind === 'prompt')
+      .map((entry) => entry.text);
     assert.deepEqual(prompts, ['Plan the change', 'SQLite, please.']);
   });
 
@@ -121,7 +123,7 @@ describe('ACP agents through SessionHost and the poller', function () {
     const { question, result } = await replyThenApprove('ask-question.json', 'sqlite');
     assert.equal(question, 'Which database should the service use?\n- Postgres\n- SQLite');
     assert.equal(result.plan, 'Use SQLite.');
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     assert.deepEqual(record.find((entry) => entry.kind === 'elicitation_response')?.response, {
       action: 'accept',
       content: { question_0: 'SQLite' },
@@ -162,7 +164,7 @@ describe('ACP agents through SessionHost and the poller', function () {
       (event) => event.type === 'system' && (event as { subtype?: string }).subtype === 'acp_refused',
     );
     assert.equal(refused.length, 3);
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     assert.equal(record.find((entry) => entry.kind === 'write_outcome')?.ok, false);
   });
 

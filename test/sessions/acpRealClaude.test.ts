@@ -9,6 +9,7 @@ import { assistantTexts } from './hostTestKit';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import { agentModeText } from '../../src/core/inbox';
 import { SessionModel } from '../../src/core/sessionModel';
+import { TEST_IDENTITY } from '../core/sessionEvents';
 import type { ScenarioRound } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import {
@@ -32,7 +33,7 @@ const UPDATED_APP = '// Flipped: the original behaviour is retired.\nexport cons
 function reportedModes(run: RealAgentRun, sessionId: string) {
   const events = run.events(sessionId);
   const modes = events.flatMap((event) => parseEventBatch([event]).agentMode ?? []);
-  const model = new SessionModel({ initialPhase: 'planning', cursor: null, at: 0 });
+  const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
   model.reduce({ type: 'poll', poll: { batch: parseEventBatch(events), status: 'idle', cursor: null }, at: 1 });
   return { modes, text: agentModeText(model.state.agentMode) };
 }

@@ -1,5 +1,5 @@
 // Approve with notes through real agents (Claude's ACP adapter 0.101.0, Gemini CLI 0.61.0): the
-// followed session (the real SessionController) on the real SessionHost and EmbeddedBackend, only
+// followed session (the real FollowedSession) on the real SessionHost and EmbeddedBackend, only
 // the model scripted. The model's request log is the agent's record. Claude: the ExitPlanMode
 // approval as a tool_result with the notes beside it, before the execution. Gemini: the approval,
 // then, once the approved turn has ended, the notes as the next prompt.
@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { notesPrompt } from '../../src/core/approvalNotes';
 import { bindingFor } from '../../src/core/decision';
-import type { SessionController } from '../../src/extension/sessions/sessionController';
+import type { FollowedSession } from '../../src/extension/sessions/followedSession';
 import { followSession } from '../support/followedSession';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { geminiApi } from '../support/modelApi/gemini';
@@ -17,14 +17,14 @@ import { createRequest, eachRealAgentRun, until } from './realAgentKit';
 const PLAN = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const NOTES = 'Keep `original` exported under the same name.';
 
-async function stopFollowing(controller: SessionController | undefined): Promise<void> {
+async function stopFollowing(controller: FollowedSession | undefined): Promise<void> {
   controller?.dispose();
   await controller?.settled();
 }
 
 describe('approve with notes through the real Claude ACP adapter, with only the model scripted', function () {
   this.timeout(120_000);
-  let controller: SessionController | undefined;
+  let controller: FollowedSession | undefined;
   // Defined before the run's own hooks: the controller stops following before the agent closes.
   afterEach(() => stopFollowing(controller).then(() => (controller = undefined)));
   const run = eachRealAgentRun();
@@ -47,7 +47,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     const c = controller;
     await until(() => (c.canDecide ? true : undefined), 90_000, 'the plan to decide');
     assert.equal(c.pendingPlan?.plan, PLAN);
-    assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), NOTES), { sent: true });
+    assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), NOTES), { sent: true });
 
     // The model's record: the request after ExitPlanMode carries its approval (a tool_result, not an
     // error) and, in the same user turn, the notes, which Claude Code marks as sent while it worked.
@@ -94,7 +94,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
       [['end_turn', 'Executed the plan; the name stays.']],
     );
     assert.equal(results.length, 1);
-    const revision = c.panelState().revisions[0];
+    const revision = c.snapshot.panel.revisions[0];
     assert.equal(revision?.notes, NOTES);
     assert.equal(revision?.status, 'approved');
     assert.deepEqual(run.model.scenario.overruns, []);
@@ -103,7 +103,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
 
 describe('approve with notes through the real Gemini CLI, with only the model scripted', function () {
   this.timeout(180_000);
-  let controller: SessionController | undefined;
+  let controller: FollowedSession | undefined;
 
   before(() => {
     geminiArgv();
@@ -131,7 +131,7 @@ describe('approve with notes through the real Gemini CLI, with only the model sc
     const c = controller;
     await until(() => (c.canDecide ? true : undefined), 150_000, 'the plan to decide');
     assert.equal(c.pendingPlan?.plan.trimEnd(), PLAN.trimEnd());
-    assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, c.pendingPlan!.plan), NOTES), {
+    assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, c.pendingPlan!.plan), NOTES), {
       sent: true,
     });
 
@@ -157,7 +157,7 @@ describe('approve with notes through the real Gemini CLI, with only the model sc
       results.map((r) => (r as { result?: string }).result),
       ['Executed the approved plan.', 'Noted: the name stays.'],
     );
-    assert.equal(c.panelState().revisions[0]?.notes, NOTES);
+    assert.equal(c.snapshot.panel.revisions[0]?.notes, NOTES);
     assert.deepEqual(run.model.scenario.overruns, []);
   });
 });

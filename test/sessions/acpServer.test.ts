@@ -6,7 +6,7 @@ import { controlResponseEvent } from '../../src/core/protocol';
 import { SessionsClient } from '../../src/sessions/client';
 import { HttpBackend } from '../../src/sessions/httpBackend';
 import { runServerCli, startServer, type ServerProcess } from '../support/serverProcess';
-import { fakeRun, readRecord, waitForRecord, type FakeRun } from './acpTestSupport';
+import { fakeRun, readAgentRecord, waitForRecord, type FakeRun } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { createRequest } from './hostTestKit';
 
@@ -54,7 +54,7 @@ describe('ultraplan-server with an ACP agent', function () {
 
     // The approval reaches the log before the fake has written its own record of the answer.
     await waitForRecord(run.record, 'permission_outcome', 2);
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     const started = record.find((entry) => entry.kind === 'started');
     assert.equal(started?.cwd, run.workspace);
     assert.equal(record.find((entry) => entry.kind === 'session_new')?.cwd, run.workspace);

@@ -9,8 +9,9 @@ import * as path from 'node:path';
 import { SessionsClient } from '../../src/sessions/client';
 import { HttpBackend } from '../../src/sessions/httpBackend';
 import { startServer, type ServerProcess } from '../support/serverProcess';
-import { fakeRun, readRecord, waitForRecord, type FakeRun } from './acpTestSupport';
+import { fakeRun, readAgentRecord, waitForRecord, type FakeRun } from '../support/fakeAcpAgent';
 import { createRequest } from './hostTestKit';
+import { DEFAULT_AND_PLAN_MODES } from '../support/acpFixtures';
 
 describe('ultraplan-server: an ACP agent cannot read the server token', function () {
   this.timeout(40_000);
@@ -32,13 +33,7 @@ describe('ultraplan-server: an ACP agent cannot read the server token', function
     await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
     const targets = [tokenFile, '{{cwd}}/token.md', '/proc/self/environ', '/proc/self/cmdline'];
     run = await fakeRun({
-      modes: {
-        currentModeId: 'default',
-        availableModes: [
-          { id: 'default', name: 'Default' },
-          { id: 'plan', name: 'Plan' },
-        ],
-      },
+      modes: DEFAULT_AND_PLAN_MODES,
       turns: [[...targets.map((file) => ({ readFile: { path: file } })), { chunk: 'done' }]],
     });
     await symlink(tokenFile, path.join(run.workspace, 'token.md'));
@@ -52,7 +47,7 @@ describe('ultraplan-server: an ACP agent cannot read the server token', function
     await backend.createSession(createRequest('Plan it'));
 
     await waitForRecord(run.record, 'read_outcome', targets.length, 20_000);
-    const record = await readRecord(run.record);
+    const record = readAgentRecord(run.record);
     const outcomes = record.filter((entry) => entry.kind === 'read_outcome');
     assert.deepEqual(
       outcomes.map((entry) => entry.ok),

@@ -3,7 +3,6 @@
 // cannot place told to the person instead of refused silently. Pure rules, then the fake agent
 // through the real spawn path for what no real agent does on demand.
 import { strict as assert } from 'node:assert';
-import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { choosePlanMode, modeFromUpdate } from '../../src/sessions/acp/planMode';
 import { isPlanExitRequest, isUnclearRequest } from '../../src/sessions/acp/planReview';
 import {
@@ -13,10 +12,10 @@ import {
   codexStatusText,
   isCodex,
 } from '../../src/sessions/acp/agents/codex';
-import { fakeRun, readRecord, RecordingContext, type FakeRun } from './acpTestSupport';
-import { waitGone } from '../support/processes';
+import { readAgentRecord } from '../support/fakeAcpAgent';
+import { FakeAgentRuns } from '../support/recordingAgentContext';
+import { REJECT_OPTION } from '../support/acpFixtures';
 
-const REJECT = { optionId: 'reject', name: 'Reject', kind: 'reject_once' } as const;
 const CODEX_OPTIONS = [
   {
     id: 'mode',
@@ -84,7 +83,7 @@ describe('agents Ultraplan does not know, and Codex', () => {
       assert.ok(isPlanExitRequest({ toolCall: { toolCallId: 'a', kind: 'switch_mode', title: 'Anything' }, options: [] }));
       const leaving = {
         toolCall: { toolCallId: 'b', kind: 'other', title: 'Ready?' },
-        options: [{ optionId: 'code', name: 'Go', kind: 'allow_once' }, REJECT],
+        options: [{ optionId: 'code', name: 'Go', kind: 'allow_once' }, REJECT_OPTION],
       } as const;
       assert.ok(isPlanExitRequest(leaving, { otherModeIds: ['code', 'ask'] }));
       assert.ok(!isPlanExitRequest(leaving, { otherModeIds: ['ask'] }));
@@ -92,7 +91,7 @@ describe('agents Ultraplan does not know, and Codex', () => {
         !isPlanExitRequest(
           {
             toolCall: { toolCallId: 'c', kind: 'edit', title: 'Edit a.ts' },
-            options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, REJECT],
+            options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }, REJECT_OPTION],
           },
           { otherModeIds: ['code'] },
         ),
@@ -167,17 +166,11 @@ describe('agents Ultraplan does not know, and Codex', () => {
 
   describe('through the fake agent', function () {
     this.timeout(20000);
-    let run: FakeRun | undefined;
-    let agent: AcpAgent | undefined;
-    afterEach(async () => {
-      const pid = agent?.pid;
-      await agent?.stop();
-      if (pid !== undefined) assert.ok(await waitGone(pid));
-      await run?.cleanup();
-    });
+    const runs = new FakeAgentRuns();
+    afterEach(() => runs.stopAll());
 
     it('an unclear request while planning is refused and told to the person; a request leaving the mode is a plan review', async () => {
-      run = await fakeRun({
+      const run = await runs.prepare({
         description: 'An unknown agent: a request of kind other, then one whose allow option is its other mode.',
         modes: {
           currentModeId: 'code',
@@ -191,7 +184,7 @@ describe('agents Ultraplan does not know, and Codex', () => {
             {
               permission: {
                 toolCall: { toolCallId: 'x-1', title: 'Do the thing', kind: 'other' },
-                options: [{ optionId: 'ok', name: 'OK', kind: 'allow_once' }, REJECT],
+                options: [{ optionId: 'ok', name: 'OK', kind: 'allow_once' }, REJECT_OPTION],
               },
             },
             { chunk: 'The plan: do the thing.' },
@@ -203,15 +196,13 @@ describe('agents Ultraplan does not know, and Codex', () => {
                   kind: 'other',
                   content: [{ type: 'content', content: { type: 'text', text: '# Plan\n\nDo the thing.' } }],
                 },
-                options: [{ optionId: 'code', name: 'Start coding', kind: 'allow_once' }, REJECT],
+                options: [{ optionId: 'code', name: 'Start coding', kind: 'allow_once' }, REJECT_OPTION],
               },
             },
           ],
         ],
       });
-      agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Unknown (ACP)', stopGraceMs: 500 });
-      const ctx = new RecordingContext();
-      await agent.start(ctx, 'Plan it');
+      const { ctx } = await runs.startOn(run, { label: 'Unknown (ACP)' });
       const review = await ctx.waitForPlanRequest();
       assert.equal(review.plan, '# Plan\n\nDo the thing.');
       const unclear = ctx.systemEvents('acp_unclear_request');
@@ -227,7 +218,9 @@ describe('agents Ultraplan does not know, and Codex', () => {
         ),
         'the notice is in the conversation',
       );
-      const outcomes = (await readRecord(run.record)).filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome);
+      const outcomes = readAgentRecord(run.record)
+        .filter((entry) => entry.kind === 'permission_outcome')
+        .map((entry) => entry.outcome);
       assert.deepEqual(outcomes, ['reject']);
     });
   });

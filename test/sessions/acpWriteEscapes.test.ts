@@ -5,9 +5,10 @@ import { strict as assert } from 'node:assert';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { agentDirs, inAgentPlansFolder, writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
-import { fakeRun, readRecord, RecordingContext, type FakeRun, stopAgent } from './acpTestSupport';
+import { readAgentRecord, type FakeRun } from '../support/fakeAcpAgent';
+import { FakeAgentRuns } from '../support/recordingAgentContext';
+import { DEFAULT_AND_PLAN_MODES } from '../support/acpFixtures';
 
 describe('read-only policy: a plan-file exception does not write elsewhere', () => {
   const workspace = '/work/ws';
@@ -125,28 +126,20 @@ describe('read-only policy: a plan-file exception does not write elsewhere', () 
 
 describe('AcpAgent: writes through symlinks are checked where they land', function () {
   this.timeout(30_000);
+  const runs = new FakeAgentRuns();
   let run: FakeRun;
-  let agent: AcpAgent | undefined;
   let outside: string;
 
   afterEach(async () => {
-    await stopAgent(agent);
-    agent = undefined;
-    await run.cleanup();
+    await runs.stopAll();
     await rm(outside, { recursive: true, force: true });
   });
 
   it('refuses a plan file that is a symlink to a source file, a dangling one, and a folder linked outside the workspace', async () => {
     outside = await mkdtemp(path.join(tmpdir(), 'ultraplan-outside-'));
-    run = await fakeRun({
+    run = await runs.prepare({
       description: 'Writes plan-looking paths that are symlinks, then a real plan file.',
-      modes: {
-        currentModeId: 'default',
-        availableModes: [
-          { id: 'default', name: 'Default' },
-          { id: 'plan', name: 'Plan' },
-        ],
-      },
+      modes: DEFAULT_AND_PLAN_MODES,
       turns: [
         [
           { writeFile: { path: '{{cwd}}/plans/linked.md', content: 'export const hacked = true;\n' } },
@@ -162,12 +155,10 @@ describe('AcpAgent: writes through symlinks are checked where they land', functi
     await symlink(path.join(outside, 'sourced-by-shell'), path.join(run.workspace, 'plans', 'dangling.md'));
     await symlink(outside, path.join(run.workspace, 'away'));
 
-    agent = new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 });
-    const ctx = new RecordingContext();
-    await agent.start(ctx, 'Plan it');
+    const { ctx } = await runs.startOn(run);
     await ctx.waitFor(() => ctx.results().length > 0, 15_000, 'turn end');
 
-    const writes = (await readRecord(run.record)).filter((entry) => entry.kind === 'write_outcome');
+    const writes = readAgentRecord(run.record).filter((entry) => entry.kind === 'write_outcome');
     assert.deepEqual(
       writes.map((w) => w.ok),
       [false, false, false, true],

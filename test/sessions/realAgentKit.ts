@@ -17,8 +17,9 @@ import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { killGroupsLeft, processGroupMembers, waitGone } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 import { standIn } from '../support/standIn';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
-export const ORIGINAL_APP = 'export const original = true;\n';
+export { ORIGINAL_APP };
 /** The first plan the scripted models propose for ORIGINAL_APP. */
 export const PLAN_V1 = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 

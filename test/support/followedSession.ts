@@ -1,6 +1,6 @@
-// A followed session (the real SessionController) on any backend, for tests that drive it as the
+// A followed session (the real FollowedSession) on any backend, for tests that drive it as the
 // editor does but need no editor: a quiet log, a notifier that says nothing, and a bounded wait.
-import { SessionController } from '../../src/extension/sessions/sessionController';
+import { FollowedSession } from '../../src/extension/sessions/followedSession';
 import type { SessionNotifier } from '../../src/extension/sessions/sessionNotifier';
 import type { SessionBackend } from '../../src/sessions/backend';
 
@@ -15,15 +15,15 @@ export const silentNotifier: SessionNotifier = {
 };
 
 /** Starts following `sessionId` on `backend`, polling every 50 ms. */
-export function followSession(backend: SessionBackend, sessionId: string, timeoutMs = 90_000): SessionController {
-  const controller = new SessionController({
+export function followSession(backend: SessionBackend, sessionId: string, timeoutMs = 90_000): FollowedSession {
+  const controller = new FollowedSession({
     backend,
     log: quietLog,
     notifier: silentNotifier,
     pollIntervalMs: 50,
     timeoutMs,
-    onDidChange: () => undefined,
-    fresh: { key: `${backend.kind}:${sessionId}`, sessionId, title: 'test session', demo: false },
+    onSnapshot: () => undefined,
+    from: { fresh: { key: `${backend.kind}:${sessionId}`, sessionId, title: 'test session', demo: false } },
   });
   controller.start();
   return controller;

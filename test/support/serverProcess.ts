@@ -59,7 +59,7 @@ export interface ServerRunResult {
 const LISTENING_LINE = /^ultraplan-server listening on (http:\/\/\S+)$/;
 const running = new Set<ChildProcess>();
 const createdDirs: string[] = [];
-let built = false;
+const built = new Set<string>();
 
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
@@ -75,16 +75,21 @@ export function tempDir(prefix = 'ultraplan-test-'): string {
 
 /** Rebuilds dist/server.js when any source it bundles is newer (once per process). */
 export function ensureServerBuilt(): void {
-  if (built) return;
+  ensureBundleBuilt('server');
+}
+
+/** Rebuilds dist/<bundle>.js (a command-line bundle of src/sessions and src/core) when a source is newer. */
+export function ensureBundleBuilt(bundle: 'server' | 'review'): void {
+  if (built.has(bundle)) return;
   let builtAt = 0;
   try {
-    builtAt = statSync(SERVER_JS).mtimeMs;
+    builtAt = statSync(path.join(REPO_ROOT, 'dist', `${bundle}.js`)).mtimeMs;
   } catch {
     /* missing: build */
   }
   const newest = Math.max(newestMtime(path.join(REPO_ROOT, 'src', 'sessions')), newestMtime(path.join(REPO_ROOT, 'src', 'core')));
-  if (newest > builtAt) execFileSync(process.execPath, ['esbuild.mjs', '--only=server'], { cwd: REPO_ROOT, stdio: 'inherit' });
-  built = true;
+  if (newest > builtAt) execFileSync(process.execPath, ['esbuild.mjs', `--only=${bundle}`], { cwd: REPO_ROOT, stdio: 'inherit' });
+  built.add(bundle);
 }
 
 function newestMtime(dir: string): number {

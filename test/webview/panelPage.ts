@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { PanelState, PlanRevision } from '../../src/core/panelMessages';
+import { splitPlanTexts, type PanelState, type PlanRevision } from '../../src/core/panelMessages';
 import { reviewPanelHtml } from '../../src/extension/review/reviewPanelHtml';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/harness/browser';
 
@@ -92,10 +92,10 @@ function closeServer(server: http.Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** Serves the panel page (a fresh nonce per load) and the built bundle from dist/. */
-export async function startPanelServer(): Promise<PanelServer> {
+/** Serves the panel page (a fresh nonce per load) and the built bundle from dist/ (or another build's `dist`). */
+export async function startPanelServer(dist = DIST): Promise<PanelServer> {
   for (const file of ['webview.js', 'webview.css', 'codicon.ttf']) {
-    if (!fs.existsSync(path.join(DIST, file))) throw new Error(`dist/${file} is missing: run \`npm run build\` first`);
+    if (!fs.existsSync(path.join(dist, file))) throw new Error(`${dist}/${file} is missing: run \`npm run build\` first`);
   }
   const requests: string[] = [];
   let origin = '';
@@ -115,9 +115,9 @@ export async function startPanelServer(): Promise<PanelServer> {
     }
     const match = /^\/dist\/([\w.-]+)$/.exec(url.pathname);
     const file = match?.[1];
-    if (file && fs.existsSync(path.join(DIST, file))) {
+    if (file && fs.existsSync(path.join(dist, file))) {
       res.writeHead(200, { 'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream' });
-      res.end(fs.readFileSync(path.join(DIST, file)));
+      res.end(fs.readFileSync(path.join(dist, file)));
       return;
     }
     res.writeHead(404).end();
@@ -158,7 +158,10 @@ export interface PanelPage {
   posted(): Promise<Array<Record<string, unknown>>>;
   /** Waits until the webview has posted a message of `type` (beyond `after` earlier ones). */
   waitForPosted(type: string, after?: number): Promise<Record<string, unknown>>;
+  /** Posts `state` as ReviewPanel does: plan texts the page has are named by hash only. */
   postState(state: PanelState): Promise<void>;
+  /** Forgets which plan texts the page has (as ReviewPanel does on `ready`): the next state carries them all. */
+  forgetSentPlans(): void;
   postRaw(message: unknown): Promise<void>;
   saved(): Promise<unknown>;
   screenshot(name: string): Promise<void>;
@@ -203,6 +206,7 @@ export async function openPanel(browser: Browser, server: PanelServer, saved?: u
   await page.goto(`${server.origin}/index.html`);
   await page.waitForFunction(() => window.__posted.some((m) => (m as { type?: string }).type === 'ready'));
   const posted = () => page.evaluate(() => window.__posted as Array<Record<string, unknown>>);
+  let sentPlans: ReadonlySet<string> = new Set();
   return {
     page,
     dialogs,
@@ -217,9 +221,14 @@ export async function openPanel(browser: Browser, server: PanelServer, saved?: u
       return (await handle.jsonValue()) as Record<string, unknown>;
     },
     async postState(state) {
-      await page.evaluate((s) => window.postMessage({ type: 'state', state: s }, '*'), state);
+      const { message, has } = splitPlanTexts(state, sentPlans);
+      sentPlans = has;
+      await page.evaluate((m) => window.postMessage(m, '*'), message);
       // postMessage is async; one frame later the view has handled it.
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+    },
+    forgetSentPlans() {
+      sentPlans = new Set();
     },
     async postRaw(message) {
       await page.evaluate((m) => window.postMessage(m, '*'), message);

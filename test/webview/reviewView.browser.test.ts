@@ -1,7 +1,7 @@
 // The review panel's webview in real Chromium, under the CSP ReviewPanel serves. Needs a build
 // (`npm run build`; `npm test` builds first). Screenshots go to test-output/webview/.
 import * as assert from 'node:assert/strict';
-import { parseWebviewToHostMessage } from '../../src/core/panelMessages';
+import { parseWebviewToHostMessage, splitPlanTexts } from '../../src/core/panelMessages';
 import { WARM_UP_PASSES } from '../../src/webview/renderWarmUp';
 import { panelState, revision, startRecordingServer, type PanelPage, usePanelBrowser } from './panelPage';
 
@@ -475,10 +475,11 @@ describe('review panel webview (Chromium)', function () {
     panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));
     const { page } = panel;
-    await panel.postRaw({
-      type: 'state',
-      state: { ...panelState([revision(1, '# Replaced')]), sessionLink: 'command:workbench.action.terminal.new' },
-    });
+    const hostile = splitPlanTexts(
+      { ...panelState([revision(1, '# Replaced')]), sessionLink: 'command:workbench.action.terminal.new' },
+      new Set(),
+    );
+    await panel.postRaw(hostile.message);
     assert.equal(await page.locator('#plan h1').textContent(), 'Add a dark mode toggle', 'the plan was not replaced');
     assert.match((await page.locator('.notice-local').textContent()) ?? '', /did not pass validation/);
     await panel.postRaw({ type: 'run', command: 'alert(1)' });
@@ -487,7 +488,7 @@ describe('review panel webview (Chromium)', function () {
     await panel.screenshot('invalid-message');
   });
 
-  it('keeps drafts across a reload through setState and tells the host', async () => {
+  it('keeps drafts (and only drafts) across a reload through setState, tells the host, and takes the newer copy', async () => {
     panel = await panels.open();
     const state = panelState([revision(1, PLAN_V1)]);
     await panel.postState(state);
@@ -496,40 +497,105 @@ describe('review panel webview (Chromium)', function () {
     await page.locator('.comment-composer textarea').fill('Name the steps');
     await page.getByRole('button', { name: 'Add comment' }).click();
     await page.locator('#feedback').fill('draft feedback');
-    const draft = await panel.waitForPosted('saveDraft');
-    assert.deepEqual(draft, {
-      type: 'saveDraft',
-      sessionKey: 'embedded:sess_1',
-      toolUseId: 'toolu_1',
-      feedback: 'draft feedback',
-      comments: [{ line: 5, quote: '## Steps', text: 'Name the steps' }],
-    });
-    await page.waitForFunction(() => JSON.stringify(window.__saved ?? '').includes('draft feedback'));
+    await page.locator('#plan li', { hasText: 'Persist the choice' }).click();
+    await page.locator('.comment-composer textarea').fill('half-written');
+    await page.waitForFunction(() => JSON.stringify(window.__saved ?? '').includes('half-written'));
+    const drafts = (await panel.posted()).filter((m) => m.type === 'saveDraft');
+    const last = drafts.at(-1) ?? {};
+    assert.equal(typeof last.at, 'number', 'stamped with when it was typed');
+    assert.deepEqual(
+      { ...last, at: undefined },
+      {
+        type: 'saveDraft',
+        sessionKey: 'embedded:sess_1',
+        toolUseId: 'toolu_1',
+        feedback: 'draft feedback',
+        comments: [{ line: 5, quote: '## Steps', text: 'Name the steps' }],
+        comment: { line: 9, text: 'half-written' },
+        at: undefined,
+      },
+    );
+    assert.ok(parseWebviewToHostMessage(last).ok);
     const saved = await panel.saved();
+    assert.equal((saved as { sessionKey?: string }).sessionKey, 'embedded:sess_1');
+    assert.ok(!JSON.stringify(saved).includes('dark mode toggle'), 'no plan text and no state in setState');
     await panel.close();
-    // A restored webview: the saved state is shown before the host says anything.
+    // A restored webview: its drafts are back once the host sends the state.
     panel = await panels.open(saved);
     const restored = panel.page;
-    assert.equal(await restored.locator('#plan h1').textContent(), 'Add a dark mode toggle');
+    assert.match((await restored.locator('#plan').textContent()) ?? '', /Waiting for the extension/);
+    await panel.postState(state);
     assert.equal(await restored.locator('#feedback').inputValue(), 'draft feedback');
     assert.equal(await restored.locator('.comment-card .comment-text').textContent(), 'Name the steps');
-    // A draft the host kept is used when the webview has none.
+    assert.equal(await restored.locator('.comment-composer textarea').inputValue(), 'half-written', 'the comment being written too');
+    // A draft the host kept is used when the webview has none, or when it is newer than the page's.
     await panel.close();
-    panel = await panels.open();
-    await panel.postState({ ...state, draft: { toolUseId: 'toolu_1', feedback: 'from the host', comments: [] } });
+    panel = await panels.open(saved);
+    await panel.postState({ ...state, draft: { toolUseId: 'toolu_1', feedback: 'from the host', comments: [], at: Date.now() + 60_000 } });
     assert.equal(await panel.page.locator('#feedback').inputValue(), 'from the host');
+  });
+
+  it('writes a draft from the first keystroke at a bounded rate, the last keystroke always written', async () => {
+    panel = await panels.open();
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    const { page } = panel;
+    const text = 'Split this into two pull requests, please.';
+    const started = Date.now();
+    await page.locator('#feedback').pressSequentially(text, { delay: 15 });
+    const typedMs = Date.now() - started;
+    await page.waitForFunction((t) => window.__posted.some((m) => (m as { type?: string; feedback?: string }).feedback === t), text, {
+      timeout: 5_000,
+    });
+    const writes = (await panel.posted()).filter((m) => m.type === 'saveDraft');
+    assert.equal(writes[0]?.feedback, 'S', 'the first keystroke is written at once');
+    assert.equal(writes.at(-1)?.feedback, text);
+    // One write per 200 ms at most, plus the first.
+    assert.ok(writes.length <= Math.ceil(typedMs / 200) + 2, `${writes.length} writes in ${typedMs} ms of typing`);
+    assert.ok(writes.length < text.length / 2, `not one write per keystroke (${writes.length} for ${text.length} keys)`);
+  });
+
+  it('keeps the focus and the text of the comment being written when a state arrives meanwhile', async () => {
+    panel = await panels.open();
+    const state = panelState([revision(1, PLAN_V1)]);
+    await panel.postState(state);
+    const { page } = panel;
+    await page.locator('#plan li', { hasText: 'Render a switch' }).click();
+    const composer = page.locator('.comment-composer textarea');
+    await composer.pressSequentially('Use the ');
+    // The host's echo of the draft, and a notice, while the person types.
+    await panel.postState({ ...state, notice: { level: 'info', text: 'Still planning elsewhere' } });
+    await page.keyboard.type('Switch component');
+    assert.equal(await composer.inputValue(), 'Use the Switch component');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'comment-composer-text');
   });
 
   it('saves another session at once, so a reload right after the switch restores the session shown', async () => {
     panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));
-    const other = panelState([revision(1, PLAN_V1)], { sessionKey: 'embedded:sess_2', sessionId: 'sess_2', title: 'Another session' });
-    // Dispatched synchronously and read in the same turn: no debounce timer can have run.
-    const savedKey = await panel.page.evaluate((state) => {
-      window.dispatchEvent(new MessageEvent('message', { data: { type: 'state', state } }));
-      return (window.__saved as { state?: { sessionKey?: string } } | undefined)?.state?.sessionKey;
+    const other = splitPlanTexts(
+      panelState([revision(1, PLAN_V1)], { sessionKey: 'embedded:sess_2', sessionId: 'sess_2', title: 'Another session' }),
+      new Set(),
+    ).message;
+    // Dispatched synchronously and read in the same turn: no timer can have run.
+    const savedKey = await panel.page.evaluate((message) => {
+      window.dispatchEvent(new MessageEvent('message', { data: message }));
+      return (window.__saved as { sessionKey?: string } | undefined)?.sessionKey;
     }, other);
     assert.equal(savedKey, 'embedded:sess_2');
+  });
+
+  it('asks the host for every plan text once when a state names a text the page does not have', async () => {
+    panel = await panels.open();
+    const state = panelState([revision(1, PLAN_V1)]);
+    const named = splitPlanTexts(state, new Set([state.revisions[0]?.planHash ?? ''])).message;
+    const before = (await panel.posted()).filter((m) => m.type === 'ready').length;
+    await panel.postRaw(named);
+    await panel.postRaw(named);
+    const readies = (await panel.posted()).filter((m) => m.type === 'ready').length;
+    assert.equal(readies - before, 1, 'one request, not one per state');
+    assert.match((await panel.page.locator('#plan').textContent()) ?? '', /Waiting for the extension/);
+    await panel.postState(state);
+    assert.equal(await panel.page.locator('#plan h1').textContent(), 'Add a dark mode toggle');
   });
 
   it('supports the keyboard: arrows move between blocks, Enter comments', async () => {

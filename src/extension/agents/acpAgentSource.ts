@@ -2,9 +2,8 @@
 // custom command) planning in the workspace folder, or the scripted demo when chosen or when
 // nothing is installed. Chosen per new session, so a change in "Choose Backend…" applies at once.
 import * as vscode from 'vscode';
-import { KNOWN_AGENTS, createAcpAgentFactory, detectCustomAgent, detectKnownAgents } from '../../sessions/acp';
+import { KNOWN_AGENTS, detectCustomAgent, detectKnownAgents } from '../../sessions/acp';
 import { offerAgentInstall } from './agentInstallUi';
-import { endsAfterApprovedResult } from './acpAgentLifetime';
 import { planEmbeddedAgent, type AgentDetection, type EmbeddedAgentPlan } from './agentChoice';
 import type { EmbeddedAgent, EmbeddedAgentSource } from '../backends/embeddedAgent';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -101,20 +100,16 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
         log.info(
           `embedded agent: ${plan.label} (${plan.availability}): ${plan.argv.join(' ')} in ${cwd}; after approval: ${settings.afterApproval}`,
         );
-        const agentLog = (line: string) => log.info(`agent ${plan.label}: ${line}`);
-        const factory = endsAfterApprovedResult(
-          createAcpAgentFactory({
-            argv: plan.argv,
-            cwd,
-            label: plan.label,
-            afterApproval: settings.afterApproval,
-            firstEventTimeoutMs: settings['agent.firstEventTimeoutSeconds'] * 1000,
-            outsideAccess: settings['agent.outsideAccess'],
-            log: agentLog,
-          }),
-          agentLog,
-        );
-        return { factory, label: plan.label, demo: false };
+        const launch = {
+          kind: 'acp' as const,
+          argv: [...plan.argv],
+          cwd,
+          label: plan.label,
+          afterApproval: settings.afterApproval,
+          firstEventTimeoutMs: settings['agent.firstEventTimeoutSeconds'] * 1000,
+          outsideAccess: settings['agent.outsideAccess'],
+        };
+        return { launch, label: plan.label, demo: false };
       }
     }
   };

@@ -1,20 +1,21 @@
 // Creates the SessionBackend for a backend kind and keeps it for the extension's lifetime:
-// embedded = an in-process SessionHost (sessions journaled under the extension's storage so they
-// survive a reload) driving the agent the embedded agent source provides; server = HttpBackend
-// over SessionsClient with the token from SecretStorage; claude-web = Claude Code on the web with
-// the user's Claude Code login, eligibility checked afresh for each launch. Later agent sources
-// (ACP) plug in here: one provider per kind, one function for the embedded agent.
+// embedded = a client of this user's local session service (docs/service.md), started on demand
+// and shared by every window, the agent for each new session chosen here from the settings and
+// sent with the session; server = HttpBackend over SessionsClient with the token from
+// SecretStorage; claude-web = Claude Code on the web with the user's Claude Code login,
+// eligibility checked afresh for each launch. One provider per kind.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import { claudeWebBackendOptions, type PreparedClaudeWeb } from '../claudeWeb/claudeWebBackend';
 import { createClaudeWebBackend, type ClaudeWebBackend, attachClaudeWebBackend } from '../../sessions/claudeWeb';
-import { EmbeddedBackend } from '../../sessions/embeddedBackend';
-import { SessionHost } from '../../sessions/host';
 import type { HttpBackend } from '../../sessions/httpBackend';
-import { loadScenarioFile, scriptedAgentFactory } from '../../sessions/scriptedAgent';
+import { loadScenarioFile } from '../../sessions/scriptedAgent';
 import { connectServer } from '../../sessions/serverConnectionLoader';
-import { FileSessionStore } from '../../sessions/store';
+import { withAgentLaunch, type AgentLaunch } from '../../sessions/service/agentLaunch';
+import { LocalService } from '../../sessions/service/localService';
+import { ServiceBackend } from '../../sessions/service/serviceBackend';
+import { servicePaths } from '../../sessions/service/servicePaths';
 import { AgentNotice } from '../agents/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import type { EmbeddedAgent, EmbeddedAgentSource } from './embeddedAgent';
@@ -37,29 +38,33 @@ export function scriptedAgentSource(extensionUri: vscode.Uri): EmbeddedAgentSour
         ? configured
         : path.join(root, configured)
       : path.join(extensionUri.fsPath, DEMO_SCENARIO);
-    const scenario = await loadScenarioFile(file);
+    // Read here too, so a broken file is reported in this window before a session is made.
+    await loadScenarioFile(file);
     // Every scripted run is a demo, never real work; a configured scenario names its file.
     const label = configured ? `${DEMO_LABEL}: ${path.basename(file)}` : DEMO_LABEL;
-    return { factory: scriptedAgentFactory(scenario, label), label, demo: true };
+    return { launch: { kind: 'scripted', file: path.resolve(file), label }, label, demo: true };
   };
 }
 
 export interface BackendsOptions {
-  context: Pick<vscode.ExtensionContext, 'secrets' | 'storageUri' | 'globalStorageUri'>;
+  context: Pick<vscode.ExtensionContext, 'secrets'>;
   log: vscode.LogOutputChannel;
   embeddedAgent: EmbeddedAgentSource;
+  /** The local session service: its program (dist/server.js) and the version it runs as. */
+  service: { serverScript: string; version: string };
 }
+
+/** The embedded backend's archive rules: a failed session's agent may still run (a poll that timed out): archiving ends it. */
+const EMBEDDED_LIFECYCLE = { archiveOnApprove: false, archiveOnTeleport: true, archiveOnStop: true, archiveOnFailure: true };
+
+const UNTRUSTED_EMBEDDED =
+  'The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.';
 
 export class Backends implements vscode.Disposable {
   readonly #options: BackendsOptions;
   readonly #agentNotice: AgentNotice;
-  #embedded: Promise<{ backend: EmbeddedBackend }> | undefined;
-  /**
-   * The agent chosen for the latest new session (the settings are read per session, so a change
-   * in "Choose Backend…" applies to the next one). The host's own factory hands it out to
-   * sessions it restarts: resumed after a reload, or sent a message after their agent was lost.
-   */
-  #embeddedAgent: EmbeddedAgent | undefined;
+  /** The client of the local session service, made on first use. */
+  #embedded: ServiceBackend | undefined;
   readonly #servers = new Map<string, HttpBackend>();
   /** Servers read without a token (sessions attached read-only), one per URL. */
   readonly #tokenlessServers = new Map<string, HttpBackend>();
@@ -75,73 +80,38 @@ export class Backends implements vscode.Disposable {
     this.#agentNotice = new AgentNotice(options.log);
   }
 
-  /** Where embedded sessions are journaled (per workspace when there is one). */
-  #embeddedDataDir(): string {
-    const ctx = this.#options.context;
-    return path.join((ctx.storageUri ?? ctx.globalStorageUri).fsPath, 'embedded');
-  }
-
   /**
-   * The embedded backend with the agent for a new session, chosen now from the settings. Opens
-   * the host (loading and resuming journaled sessions) on first use. Refuses in an untrusted
-   * workspace: an embedded agent runs on this machine.
+   * The embedded backend with the agent for a new session, chosen now from the settings.
+   * Refuses in an untrusted workspace: an embedded agent runs on this machine.
    */
-  async embedded(settings: UltraplanSettings): Promise<{ backend: EmbeddedBackend; agent: EmbeddedAgent }> {
-    if (!vscode.workspace.isTrusted) {
-      throw new Error(
-        'The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.',
-      );
-    }
+  async embedded(settings: UltraplanSettings): Promise<{ backend: SessionBackend; agent: EmbeddedAgent }> {
+    if (!vscode.workspace.isTrusted) throw new Error(UNTRUSTED_EMBEDDED);
     const agent = await this.#options.embeddedAgent(settings);
-    this.#embeddedAgent = agent;
-    return { backend: await this.#embeddedHost(), agent };
+    return { backend: this.#service(settings), agent };
   }
 
-  /** For re-attached sessions: the host, with the settings' agent for the sessions it restarts. */
-  async #embeddedRestored(settings: UltraplanSettings): Promise<EmbeddedBackend> {
-    if (!vscode.workspace.isTrusted) {
-      throw new Error(
-        'The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.',
-      );
-    }
-    if (!this.#embeddedAgent) {
-      // A chosen agent that cannot run must not keep the sessions from re-attaching.
-      try {
-        this.#embeddedAgent = await this.#options.embeddedAgent(settings);
-      } catch (err) {
-        this.#options.log.warn(`embedded agent for restored sessions: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    return this.#embeddedHost();
-  }
-
-  async #embeddedHost(): Promise<EmbeddedBackend> {
-    if (!this.#embedded) {
-      const log = this.#options.log;
-      const opening = (async () => {
-        const dataDir = this.#embeddedDataDir();
-        const host = await SessionHost.open({
-          // Read when the host creates an agent, never before (synchronously in createSession).
-          agentFactory: (o) => {
-            const agent = this.#embeddedAgent;
-            if (!agent) throw new Error('no embedded agent is chosen; start a new session to choose one');
-            return agent.factory(o);
-          },
-          store: new FileSessionStore(dataDir, { log: (l) => log.debug(`embedded store: ${l}`) }),
-          log: (l) => log.debug(`embedded host: ${l}`),
-        });
-        log.info(`embedded backend ready; sessions kept in ${dataDir}`);
-        // A failed session's agent may still run (a poll that timed out): archiving ends it.
-        const lifecycle = { archiveOnApprove: false, archiveOnTeleport: true, archiveOnStop: true, archiveOnFailure: true };
-        return { backend: new EmbeddedBackend({ host, label: 'Embedded', lifecycle }) };
-      })();
-      this.#embedded = opening;
-      // A failed open (bad scenario file, …) must not stick: the person fixes it and retries.
-      opening.catch(() => {
-        if (this.#embedded === opening) this.#embedded = undefined;
-      });
-    }
-    return (await this.#embedded).backend;
+  /** The client of this user's session service (it is started by the first request that needs it). */
+  #service(settings: UltraplanSettings): ServiceBackend {
+    if (this.#embedded) return this.#embedded;
+    const log = this.#options.log;
+    const service = new LocalService({
+      paths: servicePaths(),
+      version: this.#options.service.version,
+      serverScript: this.#options.service.serverScript,
+      idleExitSeconds: Math.round(settings['embedded.idleExitMinutes'] * 60),
+      log: (line) => log.info(`service: ${line}`),
+    });
+    this.#embedded = new ServiceBackend({
+      service,
+      label: 'Embedded',
+      lifecycle: EMBEDDED_LIFECYCLE,
+      connect: (fetch, getToken) =>
+        connectServer(
+          { baseUrl: 'http://localhost', getToken, log: (line) => log.debug(`service: ${line}`), fetch: loggingFetch(log, fetch) },
+          { preferStream: true, kind: 'embedded', label: 'Embedded', lifecycle: EMBEDDED_LIFECYCLE },
+        ),
+    });
+    return this.#embedded;
   }
 
   /** The HTTP backend for a server URL (one per URL). */
@@ -219,7 +189,7 @@ export class Backends implements vscode.Disposable {
       case 'embedded': {
         const { backend, agent } = await this.embedded(settings);
         if (agent.notice) this.#agentNotice.show(agent.notice, settings['agent.noAgentNotice']);
-        return { backend: backend.forAgent(agent.factory), demo: agent.demo, agentLabel: agent.label };
+        return { backend: launching(backend, agent.launch), demo: agent.demo, agentLabel: agent.label };
       }
       case 'server':
         return { backend: this.server(settings['server.url']), demo: false, serverUrl: settings['server.url'] };
@@ -237,7 +207,8 @@ export class Backends implements vscode.Disposable {
   ): Promise<SessionBackend> {
     switch (kind) {
       case 'embedded':
-        return this.#embeddedRestored(settings);
+        if (!vscode.workspace.isTrusted) throw new Error(UNTRUSTED_EMBEDDED);
+        return this.#service(settings);
       case 'server':
         if (!serverUrl) throw new Error('the stored session has no server address');
         // A session attached read-only for want of a token is read the same way after a reload.
@@ -262,20 +233,37 @@ export class Backends implements vscode.Disposable {
   }
 
   async dispose(): Promise<void> {
-    const embedded = this.#embedded;
+    // The service and its agents keep running: sessions outlive the window (docs/service.md).
+    const servers: SessionBackend[] = [
+      ...(this.#embedded ? [this.#embedded] : []),
+      ...this.#servers.values(),
+      ...this.#tokenlessServers.values(),
+      ...this.#claudeWeb,
+    ];
     this.#embedded = undefined;
-    const servers: SessionBackend[] = [...this.#servers.values(), ...this.#tokenlessServers.values(), ...this.#claudeWeb];
     this.#servers.clear();
     this.#tokenlessServers.clear();
     this.#claudeWeb.clear();
     this.#claudeWebPrepared = undefined;
     this.#claudeWebRestored = undefined;
-    await Promise.allSettled([
-      ...servers.map((s) => s.dispose()),
-      // Closing the host stops its agents (and every process they started).
-      embedded?.then((e) => e.backend.dispose()),
-    ]);
+    await Promise.allSettled(servers.map((s) => s.dispose()));
   }
+}
+
+/** The backend, with its new sessions run by `launch` (bound when chosen, so two launches in flight cannot swap agents). */
+function launching(backend: SessionBackend, launch: AgentLaunch): SessionBackend {
+  return {
+    kind: backend.kind,
+    label: backend.label,
+    transport: backend.transport,
+    createSession: (request, signal) => backend.createSession(withAgentLaunch(request, launch), signal),
+    getSession: (sessionId, signal) => backend.getSession(sessionId, signal),
+    listSessions: (signal) => backend.listSessions?.(signal) ?? Promise.resolve([]),
+    sendEvents: (sessionId, events, signal) => backend.sendEvents(sessionId, events, signal),
+    archive: (sessionId, signal) => backend.archive(sessionId, signal),
+    dispose: async () => {},
+    ...(backend.lifecycle ? { lifecycle: backend.lifecycle } : {}),
+  };
 }
 
 /**

@@ -1,11 +1,12 @@
 // What the embedded backend runs for a session, apart from both the backends that use it and the
 // agent sources that make it, so neither imports the other for a type.
-import type { AgentFactory } from '../../sessions/agent';
+import type { AgentLaunch } from '../../sessions/service/agentLaunch';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 
-/** What the embedded host runs for a session: an ACP agent (acpAgentSource.ts) or the scripted demo. */
+/** What the local session service runs for a session: an ACP agent (acpAgentSource.ts) or the scripted demo. */
 export interface EmbeddedAgent {
-  factory: AgentFactory;
+  /** Sent with the session's creation; the service starts the agent from it. */
+  launch: AgentLaunch;
   /** For people: "Demo (scripted)", "Scripted scenario (x.json)", "Claude (ACP)". */
   label: string;
   /** Scripted demo: labelled as a demo everywhere it shows. */

@@ -2,7 +2,7 @@
 // an invocation; `ultrareview` only hints) and "Ultraplan: Refine Plan…" (a session seeded with a
 // saved plan or the current editor's markdown). Both launch through the same path as "Plan a Task…".
 import * as vscode from 'vscode';
-import type { SessionController } from '../sessions/sessionController';
+import type { FollowedSession } from '../sessions/followedSession';
 import type { SettingsReader } from '../settings/settings';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import { plansFolder } from '../review/teleport';
@@ -15,7 +15,7 @@ export interface LaunchDeps {
   settings: SettingsReader;
   log: vscode.LogOutputChannel;
   /** The launch every path shares: the backend's checks, then the session (undefined: not started). */
-  launch: (prompt: string, settings: UltraplanSettings) => Promise<SessionController | undefined>;
+  launch: (prompt: string, settings: UltraplanSettings) => Promise<FollowedSession | undefined>;
 }
 
 let registeredHandler: vscode.ChatRequestHandler | undefined;
@@ -85,7 +85,7 @@ async function answerChatRequest(
       .appendText('The plan opens in the review panel when it is ready; approve, reject, edit or teleport it there.'),
   );
   stream.button({ command: 'ultraplan.showReview', title: 'Show Plan Review', arguments: [controller.key] });
-  const link = controller.sessionLink;
+  const link = controller.identity.sessionLink;
   if (link) {
     stream.markdown(new vscode.MarkdownString().appendText(`\n\nSession: ${link}`));
     stream.button({ command: 'ultraplan.openInBrowser', title: 'Open in Browser', arguments: [controller.key] });
@@ -96,7 +96,7 @@ async function answerChatRequest(
 type PlanSource = vscode.QuickPickItem & ({ from: 'editor'; document: vscode.TextDocument } | { from: 'file'; uri: vscode.Uri });
 
 /** "Ultraplan: Refine Plan…": pick a plan, then launch a session that refines it. */
-export async function refinePlan(deps: LaunchDeps): Promise<SessionController | undefined> {
+export async function refinePlan(deps: LaunchDeps): Promise<FollowedSession | undefined> {
   const settings = deps.settings.readForBackend();
   if (!settings) return undefined;
   const items: PlanSource[] = [];

@@ -2,7 +2,7 @@
 // command whose failures are logged and shown instead of lost.
 import * as vscode from 'vscode';
 import type { Backends } from '../backends/backends';
-import type { SessionController } from '../sessions/sessionController';
+import type { FollowedSession } from '../sessions/followedSession';
 import type { FollowedSessions } from '../sessions/followedSessions';
 import type { SettingsReader } from '../settings/settings';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -14,7 +14,7 @@ export interface ExtensionServices {
   backends: Backends;
   sessions: FollowedSessions;
   /** Every launch path (palette, selection, chat, refine): the backend's own checks, then the session. */
-  launch(prompt: string, settings: UltraplanSettings): Promise<SessionController | undefined>;
+  launch(prompt: string, settings: UltraplanSettings): Promise<FollowedSession | undefined>;
 }
 
 export function registerCommand(

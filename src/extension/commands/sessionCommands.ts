@@ -8,7 +8,7 @@ import { openSessionInBrowser } from '../claudeWeb/claudeWebUi';
 import { refinePlan } from '../chat/promptPathUi';
 import type { FollowedSessions } from '../sessions/followedSessions';
 import { ANSWER_PERMISSIONS_COMMAND } from '../status/statusBar';
-import type { SessionController } from '../sessions/sessionController';
+import type { FollowedSession } from '../sessions/followedSession';
 import { registerCommand, type ExtensionServices } from './services';
 
 export function registerSessionCommands(services: ExtensionServices): void {
@@ -98,8 +98,8 @@ export function registerSessionCommands(services: ExtensionServices): void {
     const controller =
       typeof key === 'string'
         ? sessions.get(key)
-        : await pickSession(sessions, 'Open which session in the browser?', (c) => c.sessionLink !== undefined);
-    const link = controller?.sessionLink;
+        : await pickSession(sessions, 'Open which session in the browser?', (c) => c.identity.sessionLink !== undefined);
+    const link = controller?.identity.sessionLink;
     if (!link) {
       void vscode.window.showInformationMessage('Ultraplan: no session with a browser page (Claude Code on the web sessions have one).');
       return;
@@ -128,8 +128,8 @@ export const promptToSend = promptFromText;
 async function pickSession(
   sessions: FollowedSessions,
   title: string,
-  filter: (c: SessionController) => boolean = () => true,
-): Promise<SessionController | undefined> {
+  filter: (c: FollowedSession) => boolean = () => true,
+): Promise<FollowedSession | undefined> {
   const candidates = sessions.ordered(filter);
   if (candidates.length <= 1) return candidates[0];
   const picked = await vscode.window.showQuickPick(

@@ -1,6 +1,7 @@
 // The plan inbox in VS Code: a tree of every followed session grouped by what it needs from the
 // person (core/inbox.ts decides the groups, order and words), its badge, its actions and Clear
 // History. Approving is never an action here: a plan is approved only in its review, on the plan shown.
+// Each row reads its session's snapshot (core/sessionSnapshot.ts); nothing is derived here.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -17,7 +18,8 @@ import {
 import { Disposable, toDisposable } from '../../core/lifecycle';
 import { PHASE_LABELS, type Phase } from '../../core/phase';
 import type { FollowedSessions } from '../sessions/followedSessions';
-import type { SessionController } from '../sessions/sessionController';
+import type { SessionSnapshot } from '../../core/sessionSnapshot';
+import type { FollowedSession } from '../sessions/followedSession';
 import { registerCommand, type ExtensionServices } from '../commands/services';
 import type { InboxViewHandle } from './inboxStandIn';
 
@@ -37,21 +39,22 @@ function phaseIcon(phase: Phase): vscode.ThemeIcon {
   return new vscode.ThemeIcon(id, color);
 }
 
-function tooltipOf(c: SessionController, entry: InboxEntry): vscode.MarkdownString {
+function tooltipOf(s: SessionSnapshot): vscode.MarkdownString {
+  const entry = s.inbox;
   const md = new vscode.MarkdownString(undefined, true);
   md.isTrusted = false;
   md.supportHtml = false;
   md.appendMarkdown('**');
-  md.appendText(c.title);
+  md.appendText(entry.title);
   md.appendMarkdown('**\n\n');
   const lines = [
     `Phase: ${inboxPhaseLabel(entry.attention)}`,
-    `Backend: ${c.backend.label}`,
-    ...(c.agentLabel ? [`Agent: ${c.agentLabel}`] : []),
+    `Backend: ${entry.backendLabel}`,
+    ...(entry.agentLabel ? [`Agent: ${entry.agentLabel}`] : []),
     ...(entry.modeText ? [`Agent mode: ${entry.modeText}`] : []),
     `Revisions: ${entry.revisionCount}`,
   ];
-  const decisions = revisionDecisionsText(c.panelState().revisions);
+  const decisions = revisionDecisionsText(s.revisions);
   if (decisions) lines.push(`Decisions: ${decisions}`);
   lines.forEach((line, i) => {
     if (i > 0) md.appendMarkdown('  \n');
@@ -87,7 +90,7 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   }
 
   refresh(): void {
-    const entries = this.#sessions.all.map((c) => c.inboxEntry());
+    const entries = this.#sessions.snapshots().map((s) => s.inbox);
     this.#groups = groupInbox(entries);
     const count = inboxBadgeCount(entries);
     this.#view.badge =
@@ -112,8 +115,8 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
       return (group?.entries ?? []).map((e) => ({ kind: 'session', key: e.key }));
     }
     if (node.kind === 'session') {
-      const c = this.#sessions.get(node.key);
-      return [...(c?.savedPlans ?? [])].reverse().map((file) => ({ kind: 'plan', key: node.key, file }));
+      const s = this.#sessions.get(node.key)?.snapshot;
+      return [...(s?.state.savedPlans ?? [])].reverse().map((file) => ({ kind: 'plan', key: node.key, file }));
     }
     return [];
   }
@@ -121,8 +124,8 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   getParent(node: InboxNode): InboxNode | undefined {
     if (node.kind === 'plan') return { kind: 'session', key: node.key };
     if (node.kind === 'session') {
-      const c = this.#sessions.get(node.key);
-      const group = groupInbox(c ? [c.inboxEntry()] : [])[0];
+      const s = this.#sessions.get(node.key)?.snapshot;
+      const group = groupInbox(s ? [s.inbox] : [])[0];
       return group ? { kind: 'group', id: group.id } : undefined;
     }
     return undefined;
@@ -137,8 +140,8 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
       item.contextValue = 'group';
       return item;
     }
-    const c = this.#sessions.get(node.key);
-    if (!c) return new vscode.TreeItem('(no longer followed)');
+    const s = this.#sessions.get(node.key)?.snapshot;
+    if (!s) return new vscode.TreeItem('(no longer followed)');
     if (node.kind === 'plan') {
       const item = new vscode.TreeItem(path.basename(node.file), vscode.TreeItemCollapsibleState.None);
       item.id = `plan:${node.key}:${node.file}`;
@@ -150,21 +153,22 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
       item.command = { title: 'Open Saved Plan', command: 'ultraplan.inbox.openSavedPlan', arguments: [node] };
       return item;
     }
-    const entry = c.inboxEntry();
+    const entry = s.inbox;
+    const hasPlans = s.state.savedPlans.length > 0;
     const item = new vscode.TreeItem(
-      c.title,
-      c.savedPlans.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+      entry.title,
+      hasPlans ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
     );
-    item.id = `session:${c.key}`;
+    item.id = `session:${entry.key}`;
     item.description = inboxDescription(entry, Date.now());
     item.iconPath = phaseIcon(entry.attention);
-    item.tooltip = tooltipOf(c, entry);
-    item.accessibilityInformation = { label: `${c.title}, ${inboxPhaseLabel(entry.attention)}, ${item.description}` };
+    item.tooltip = tooltipOf(s);
+    item.accessibilityInformation = { label: `${entry.title}, ${inboxPhaseLabel(entry.attention)}, ${item.description}` };
     item.contextValue = [
       'session',
-      c.finished ? 'finished' : 'live',
-      ...(c.sessionLink ? ['link'] : []),
-      ...(c.savedPlans.length > 0 ? ['plans'] : []),
+      entry.finished ? 'finished' : 'live',
+      ...(s.identity.sessionLink ? ['link'] : []),
+      ...(hasPlans ? ['plans'] : []),
     ].join(' ');
     item.command = { title: 'Open Review', command: 'ultraplan.inbox.openReview', arguments: [node] };
     return item;
@@ -183,7 +187,7 @@ export function registerInbox(services: ExtensionServices, handle: InboxViewHand
   const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
   context.subscriptions.push(new InboxTree(sessions, handle));
 
-  const controllerOf = (arg: unknown): SessionController | undefined => {
+  const sessionOf = (arg: unknown): FollowedSession | undefined => {
     const key = keyOf(arg);
     const c = key === undefined ? undefined : sessions.get(key);
     if (!c) void vscode.window.showWarningMessage('Ultraplan: that session is no longer in the inbox.');
@@ -191,11 +195,11 @@ export function registerInbox(services: ExtensionServices, handle: InboxViewHand
   };
 
   register('ultraplan.inbox.openReview', (arg) => {
-    const c = controllerOf(arg);
+    const c = sessionOf(arg);
     if (c) sessions.show(c);
   });
   register('ultraplan.inbox.stop', async (arg) => {
-    const c = controllerOf(arg);
+    const c = sessionOf(arg);
     if (!c || c.finished) return;
     const stop = 'Stop Session';
     const picked = await vscode.window.showWarningMessage(
@@ -206,15 +210,16 @@ export function registerInbox(services: ExtensionServices, handle: InboxViewHand
     if (picked === stop) await vscode.commands.executeCommand('ultraplan.stopSession', c.key);
   });
   register('ultraplan.inbox.openInBrowser', (arg) => {
-    const c = controllerOf(arg);
+    const c = sessionOf(arg);
     if (c) return vscode.commands.executeCommand('ultraplan.openInBrowser', c.key);
     return undefined;
   });
   register('ultraplan.inbox.openSavedPlan', async (arg) => {
-    const c = controllerOf(arg);
+    const c = sessionOf(arg);
     if (!c) return;
     const given = arg && typeof arg === 'object' ? (arg as { file?: unknown }).file : undefined;
-    const file = typeof given === 'string' && c.savedPlans.includes(given) ? given : c.savedPlans[c.savedPlans.length - 1];
+    const saved = c.state.savedPlans;
+    const file = typeof given === 'string' && saved.includes(given) ? given : saved[saved.length - 1];
     if (!file) {
       void vscode.window.showInformationMessage(`Ultraplan: no plan was saved from "${c.title}".`);
       return;
@@ -228,7 +233,7 @@ export function registerInbox(services: ExtensionServices, handle: InboxViewHand
     }
   });
   register('ultraplan.inbox.remove', async (arg) => {
-    const c = controllerOf(arg);
+    const c = sessionOf(arg);
     if (!c) return;
     if (!c.finished) {
       void vscode.window.showInformationMessage(`Ultraplan: "${c.title}" is still running; stop it first to remove it.`);

@@ -5,7 +5,9 @@
 // handler its owner sets, and the handler's answer (`sent`, or `refused` with the reason) goes back
 // to the webview under the request's id, once. Drafts reach the owner as events; `ready` (re-send
 // the state) and `openLink` (validated again, then opened with vscode.env.openExternal) are
-// handled here.
+// handled here. Plan texts go to the webview once (splitPlanTexts): the panel remembers which the
+// webview has and forgets it when the webview's page goes away (hidden, reloaded, a post that did
+// not arrive) or asks for everything again (`ready`).
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { Disposable } from '../../core/lifecycle';
@@ -13,16 +15,19 @@ import {
   PANEL_LIMITS,
   clip,
   isHttpUrl,
-  parsePanelState,
+  parseStateMessage,
   parseWebviewSavedState,
   parseWebviewToHostMessage,
+  splitPlanTexts,
   type HostToWebviewMessage,
   type InvokableAction,
   type PanelAnswer,
   type PanelRequest,
   type PanelState,
   type SaveDraftMessage,
+  type SaveReplyDraftMessage,
 } from '../../core/panelMessages';
+import { samePanelState, withWebviewDraft } from '../../core/sessionProjection';
 import { reviewPanelHtml } from './reviewPanelHtml';
 
 /** Where the panel logs; a vscode.LogOutputChannel fits. */
@@ -94,13 +99,17 @@ export class ReviewPanel extends Disposable {
 
   readonly #panel: vscode.WebviewPanel;
   readonly #options: ReviewPanelOptions;
-  readonly #onDidSaveDraft = this._register(new vscode.EventEmitter<SaveDraftMessage>());
+  readonly #onDidSaveDraft = this._register(new vscode.EventEmitter<SaveDraftMessage | SaveReplyDraftMessage>());
   readonly #onDidDispose = this._register(new vscode.EventEmitter<void>());
   #handler: PanelRequestHandler | undefined;
   #state: PanelState | undefined;
+  /** The hashes of the plan texts the webview has: those of the last state posted to it. */
+  #sentPlans: ReadonlySet<string> = new Set();
+  /** What the webview shows now, as last given (its own saved drafts included): an equal state is not posted. */
+  #shown: PanelState | undefined;
 
-  /** Drafts the webview saved (debounced): feedback and comments typed so far. */
-  readonly onDidSaveDraft: vscode.Event<SaveDraftMessage> = this.#onDidSaveDraft.event;
+  /** Drafts the webview saved as they were typed (its write rate is bounded): a plan's, or a reply. */
+  readonly onDidSaveDraft: vscode.Event<SaveDraftMessage | SaveReplyDraftMessage> = this.#onDidSaveDraft.event;
   readonly onDidDispose: vscode.Event<void> = this.#onDidDispose.event;
 
   private constructor(panel: vscode.WebviewPanel, options: ReviewPanelOptions, state: PanelState | undefined) {
@@ -111,6 +120,12 @@ export class ReviewPanel extends Disposable {
     panel.iconPath = vscode.Uri.joinPath(options.extensionUri, 'media', 'icon.png');
     this._register(panel.onDidDispose(() => this.dispose()));
     this._register(panel.webview.onDidReceiveMessage((data: unknown) => this.#receive(data)));
+    // Without retainContextWhenHidden a hidden webview's page is gone, and its plan texts with it.
+    this._register(
+      panel.onDidChangeViewState(() => {
+        if (!panel.visible) this.#sentPlans = new Set();
+      }),
+    );
     panel.webview.html = this.#html();
     if (state) this.update(state);
   }
@@ -137,19 +152,29 @@ export class ReviewPanel extends Disposable {
   }
 
   /**
-   * Shows a new state. The state is checked with the same schema the webview uses; an invalid one
-   * (for example a plan over the size limit) is logged and not sent, and the error is returned so
-   * the caller can tell the user.
+   * Shows a new state. The message is checked with the same schema the webview uses (a text the
+   * webview has was checked when it was sent); an invalid one (for example a plan over the size
+   * limit) is logged and not sent, and the error is returned so the caller can tell the user.
    */
   update(state: PanelState): string | undefined {
-    const parsed = parsePanelState(state);
+    if (this.#shown && samePanelState(this.#shown, state)) return undefined;
+    const error = this.#postState(state);
+    if (error !== undefined) return error;
+    this.#state = state;
+    this.#shown = state;
+    this.#panel.title = state.title ? `${PANEL_TITLE}: ${clip(state.title, 40)}` : PANEL_TITLE;
+    return undefined;
+  }
+
+  #postState(state: PanelState): string | undefined {
+    const { message, has } = splitPlanTexts(state, this.#sentPlans);
+    const parsed = parseStateMessage(message);
     if (!parsed.ok) {
       this.#options.log?.warn(`review panel: not showing an invalid state: ${parsed.error}`);
       return parsed.error;
     }
-    this.#state = parsed.value;
-    this.#panel.title = parsed.value.title ? `${PANEL_TITLE}: ${clip(parsed.value.title, 40)}` : PANEL_TITLE;
-    this.#post({ type: 'state', state: parsed.value });
+    this.#sentPlans = has;
+    this.#post(parsed.value);
     return undefined;
   }
 
@@ -168,9 +193,16 @@ export class ReviewPanel extends Disposable {
 
   #post(message: HostToWebviewMessage): void {
     if (this.isDisposed) return;
-    void this.#panel.webview.postMessage(message).then(undefined, (error: unknown) => {
-      this.#options.log?.warn(`review panel: could not post a ${message.type} message: ${String(error)}`);
-    });
+    void this.#panel.webview.postMessage(message).then(
+      (delivered) => {
+        // Not delivered: the webview has none of the texts it carried.
+        if (!delivered && message.type === 'state') this.#sentPlans = new Set();
+      },
+      (error: unknown) => {
+        if (message.type === 'state') this.#sentPlans = new Set();
+        this.#options.log?.warn(`review panel: could not post a ${message.type} message: ${String(error)}`);
+      },
+    );
   }
 
   #receive(data: unknown): void {
@@ -182,12 +214,16 @@ export class ReviewPanel extends Disposable {
     const message = parsed.value;
     switch (message.type) {
       case 'ready':
-        if (this.#state) this.#post({ type: 'state', state: this.#state });
+        // A new page (or one missing a text): it has no plan text yet.
+        this.#sentPlans = new Set();
+        if (this.#state) this.#postState(this.#state);
         return;
       case 'openLink':
         this.#openLink(message.href);
         return;
       case 'saveDraft':
+      case 'saveReplyDraft':
+        if (this.#shown) this.#shown = withWebviewDraft(this.#shown, message);
         this.#onDidSaveDraft.fire(message);
         return;
       default:
@@ -240,24 +276,25 @@ export class ReviewPanel extends Disposable {
 
 /**
  * Registers the serializer that brings the panel back after a window reload. `restore` gets the
- * revived panel and the last state the webview saved (already validated; undefined when there was
- * none or it was invalid), so the extension can re-attach the session and call panel.update.
+ * revived panel and the key of the session the webview last showed, from what it saved (validated;
+ * undefined when there was none or it was invalid), so the extension can re-attach the session
+ * and call panel.update.
  */
 export function registerReviewPanelSerializer(
   context: vscode.ExtensionContext,
   options: Omit<ReviewPanelOptions, 'extensionUri'>,
-  restore: (panel: ReviewPanel, saved: PanelState | undefined) => void | Thenable<void>,
+  restore: (panel: ReviewPanel, savedSessionKey: string | undefined) => void | Thenable<void>,
 ): vscode.Disposable {
   const registration = vscode.window.registerWebviewPanelSerializer(ReviewPanel.viewType, {
     async deserializeWebviewPanel(webviewPanel: vscode.WebviewPanel, saved: unknown) {
-      let state: PanelState | undefined;
+      let sessionKey: string | undefined;
       if (saved !== undefined && saved !== null) {
         const parsed = parseWebviewSavedState(saved);
-        if (parsed.ok) state = parsed.value.state;
+        if (parsed.ok) sessionKey = parsed.value.sessionKey;
         else options.log?.warn(`review panel: discarded the saved state: ${parsed.error}`);
       }
-      const panel = ReviewPanel.revive(webviewPanel, { ...options, extensionUri: context.extensionUri }, state);
-      await restore(panel, state);
+      const panel = ReviewPanel.revive(webviewPanel, { ...options, extensionUri: context.extensionUri });
+      await restore(panel, sessionKey);
     },
   });
   context.subscriptions.push(registration);

@@ -57,6 +57,10 @@ export const SETTING_SCHEMAS = {
     .refine((a) => a.length === 0 || (a[0] ?? '').trim().length > 0, 'its first element (the program) must not be empty'),
   'teleport.archiveRemote': z.boolean({ error: 'must be true or false' }),
   'embedded.scenario': z.string({ error: 'must be a path to a scenario file (or empty for the demo)' }).trim(),
+  'embedded.idleExitMinutes': z
+    .number({ error: 'must be a number of minutes' })
+    .min(0, 'must be 0 (never) or more minutes')
+    .max(7 * 24 * 60, 'must be at most 10080 minutes (a week)'),
   'agent.choice': z.enum(AGENT_CHOICES, { error: `must be one of: ${AGENT_CHOICES.join(', ')}` }),
   'agent.command': z
     .array(z.string({ error: 'each argument must be a string' }), {
@@ -90,6 +94,7 @@ export const SETTING_DEFAULTS: { [K in SettingKey]: z.output<(typeof SETTING_SCH
   'teleport.taskCommand': [],
   'teleport.archiveRemote': true,
   'embedded.scenario': '',
+  'embedded.idleExitMinutes': 30,
   'agent.choice': 'auto',
   'agent.command': [],
   afterApproval: 'default',

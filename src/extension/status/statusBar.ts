@@ -1,10 +1,11 @@
 // The one status bar item (left): the session that needs the person first, plus a count; its
-// tooltip gives title, backend, elapsed time and revision count; a click opens the review.
+// tooltip gives title, backend, elapsed time and revision count; a click opens the review. It reads
+// the sessions' snapshots (core/sessionSnapshot.ts) and derives nothing of its own.
 import * as vscode from 'vscode';
 import { Disposable, toDisposable } from '../../core/lifecycle';
 import { PHASE_LABELS } from '../../core/phase';
 import { formatElapsed, summarizeStatus } from '../../core/statusSummary';
-import type { SessionController } from '../sessions/sessionController';
+import type { SessionSnapshot } from '../../core/sessionSnapshot';
 import { STATUS_ITEM_ID, showIdleStatus } from './idleStatus';
 
 /** Internal command (not in the palette): asks the open permission requests of a session again. */
@@ -12,7 +13,7 @@ export const ANSWER_PERMISSIONS_COMMAND = 'ultraplan.answerPermissions';
 
 export class PhaseStatusBarItem extends Disposable {
   readonly #item = this._register(vscode.window.createStatusBarItem(STATUS_ITEM_ID, vscode.StatusBarAlignment.Left, 50));
-  #sessions: readonly SessionController[] = [];
+  #sessions: readonly SessionSnapshot[] = [];
 
   constructor() {
     super();
@@ -24,20 +25,27 @@ export class PhaseStatusBarItem extends Disposable {
     this._register(toDisposable(() => clearInterval(timer)));
   }
 
-  update(sessions: readonly SessionController[]): void {
+  update(sessions: readonly SessionSnapshot[]): void {
     this.#sessions = sessions;
     this.#render();
   }
 
   #render(): void {
     const summary = summarizeStatus(
-      this.#sessions.map((s) => ({ sessionId: s.key, phase: s.statusPhase, changedAt: s.statusChangedAt, controller: s })),
+      this.#sessions.map((s) => ({
+        sessionId: s.identity.key,
+        phase: s.state.attention,
+        changedAt: s.state.attentionChangedAt,
+        snapshot: s,
+      })),
     );
     if (!summary) {
       showIdleStatus(this.#item);
       return;
     }
-    const s = summary.primary.controller;
+    const snapshot = summary.primary.snapshot;
+    const s = snapshot.identity;
+    const revisionCount = snapshot.inbox.revisionCount;
     this.#item.text = summary.text;
     const md = new vscode.MarkdownString(undefined, true);
     md.isTrusted = false;
@@ -46,14 +54,14 @@ export class PhaseStatusBarItem extends Disposable {
     md.appendText(s.title);
     md.appendMarkdown('\n\n');
     md.appendText(
-      `Backend: ${s.backend.label}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`,
+      `Backend: ${s.backendLabel}${s.agentLabel ? ` · Agent: ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ' · Demo (scripted)' : ''}`,
     );
     md.appendMarkdown('\n\n');
-    const permissions = s.openPermissionCount;
+    const permissions = snapshot.state.permissions.length;
     md.appendText(
-      `Phase: ${PHASE_LABELS.words[summary.primary.phase]} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${s.revisionCount}`,
+      `Phase: ${PHASE_LABELS.words[summary.primary.phase]} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${revisionCount}`,
     );
-    const mode = s.modeText;
+    const mode = snapshot.modeText;
     if (mode) {
       md.appendMarkdown('\n\n');
       md.appendText(`Agent mode: ${mode}`);
@@ -76,9 +84,9 @@ export class PhaseStatusBarItem extends Disposable {
     }
     this.#item.tooltip = md;
     // Screen readers get plain words, not the tooltip's escaped markdown.
-    const backendWords = `${s.backend.label}${s.agentLabel ? `, agent ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ', Demo (scripted)' : ''}`;
+    const backendWords = `${s.backendLabel}${s.agentLabel ? `, agent ${s.agentLabel}` : ''}${s.demo && !s.agentLabel?.startsWith('Demo') ? ', Demo (scripted)' : ''}`;
     this.#item.accessibilityInformation = {
-      label: `${summary.text.replace(/\$\([^)]*\)\s*/g, '')}. ${s.title}. Backend ${backendWords}. Elapsed ${formatElapsed(Date.now() - s.createdAt)}, ${s.revisionCount} revision${s.revisionCount === 1 ? '' : 's'}.${mode ? ` Agent mode ${mode}.` : ''}`,
+      label: `${summary.text.replace(/\$\([^)]*\)\s*/g, '')}. ${s.title}. Backend ${backendWords}. Elapsed ${formatElapsed(Date.now() - s.createdAt)}, ${revisionCount} revision${revisionCount === 1 ? '' : 's'}.${mode ? ` Agent mode ${mode}.` : ''}`,
       role: 'button',
     };
     // With a permission request open the click asks it again (its notification may have gone).
@@ -87,7 +95,7 @@ export class PhaseStatusBarItem extends Disposable {
         ? { title: 'Answer Permission Requests', command: ANSWER_PERMISSIONS_COMMAND, arguments: [s.key] }
         : { title: 'Show Plan Review', command: 'ultraplan.showReview', arguments: [s.key] };
     this.#item.backgroundColor =
-      s.phase === 'failed'
+      snapshot.state.phase === 'failed'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
         : summary.primary.phase === 'plan_ready' || summary.primary.phase === 'needs_input' || summary.primary.phase === 'needs_permission'
           ? new vscode.ThemeColor('statusBarItem.warningBackground')

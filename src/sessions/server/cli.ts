@@ -20,6 +20,8 @@ import { JournalServerStore } from '../store/journalStore';
 import { PostgresServerStore } from '../store/postgres/postgresStore';
 import type { ServerStore } from '../store/serverStore';
 import { SECRET_ENV_NAMES } from '../acp/agentProcess';
+import { ALREADY_RUNNING_EXIT, AlreadyRunningError, runService } from './serviceMode';
+import { checkServiceVersion } from '../service/servicePaths';
 
 const USAGE_EXIT = 2;
 
@@ -46,6 +48,12 @@ ${kinds}
   --insecure-no-auth  accept requests without a token; only with a loopback --host
   --allowed-host NAME a Host name clients may use besides the bound address and localhost
                       (e.g. a proxy's name); repeatable. Other Host names are refused
+  --socket PATH       run as the local session service (docs/service.md): listen on this Unix
+                      socket (or Windows named pipe) instead of a port; needs --token-file;
+                      --agent is then a default, each session may name its own
+  --service-version V the version the service reports and replaces others by
+  --idle-exit-seconds N
+                      service: exit after N seconds with no live session and no client (0: never)
   --max-sessions N    sessions held at once (default ${DEFAULT_HOST_LIMITS.maxSessions})
   --max-body-bytes N  largest request body (default ${DEFAULT_MAX_BODY_BYTES})
   --max-events-per-append N
@@ -101,6 +109,9 @@ async function main(argv: string[]): Promise<void> {
         'max-events-per-append': { type: 'string' },
         'max-streams': { type: 'string' },
         'max-streams-per-session': { type: 'string' },
+        socket: { type: 'string' },
+        'service-version': { type: 'string' },
+        'idle-exit-seconds': { type: 'string' },
         // Hidden, for tests: the stream's keep-alive comment interval.
         'keep-alive-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
@@ -117,7 +128,7 @@ async function main(argv: string[]): Promise<void> {
   const host = values.host;
   const port = positiveInt('port', values.port, 8787, 0);
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
-  const databaseUrl = databaseUrlOf(values.store);
+  const databaseUrl = values.socket === undefined ? databaseUrlOf(values.store) : undefined;
   if (databaseUrl !== undefined) {
     if (values['data-dir'] !== undefined) {
       throw new UsageError('--data-dir is for the journal; with --store postgres://… the sessions live in the database');
@@ -126,7 +137,7 @@ async function main(argv: string[]): Promise<void> {
       throw new UsageError('with --store postgres://… agents run in workers: give --agent to `ultraplan-server worker`, not to the server');
     }
   } else if (!values['data-dir']) throw new UsageError('--data-dir DIR is required (where sessions are stored), or --store postgres://…');
-  if (databaseUrl === undefined && !values.agent)
+  if (databaseUrl === undefined && !values.agent && values.socket === undefined)
     throw new UsageError(
       `--agent is required, one of: ${Object.values(AGENT_KINDS)
         .map((k) => k.usage)
@@ -154,6 +165,34 @@ async function main(argv: string[]): Promise<void> {
     DEFAULT_KEEP_ALIVE_MS,
     10,
   );
+
+  if (values.socket !== undefined) {
+    if (values['token-file'] === undefined) throw new UsageError('--socket needs --token-file FILE (a 0600 file)');
+    let version: string;
+    try {
+      version = checkServiceVersion(values['service-version'] ?? '0');
+    } catch (err) {
+      throw new UsageError(`--service-version: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    for (const name of SECRET_ENV_NAMES) delete process.env[name];
+    const defaultAgent = values.agent
+      ? await createAgentFactory(values.agent, { log, secretFiles: [path.resolve(values['token-file'])] }).catch((err: unknown) => {
+          throw new UsageError(`--agent: ${err instanceof Error ? err.message : String(err)}`);
+        })
+      : undefined;
+    return runService({
+      socket: values.socket,
+      dataDir: path.resolve(values['data-dir'] as string),
+      tokenFile: path.resolve(values['token-file']),
+      version,
+      idleExitMs: positiveInt('idle-exit-seconds', values['idle-exit-seconds'], 600, 0) * 1000,
+      ...(defaultAgent ? { defaultAgent: defaultAgent.factory } : {}),
+      limits,
+      server: { keepAliveMs, maxBodyBytes, maxStreams, maxStreamsPerSession, allowedHosts },
+      // Its log is a file read after the fact: every line says when (request lines already do).
+      log: (line) => log(/^\d{4}-\d\d-\d\dT/.test(line) ? line : `${new Date().toISOString()} ${line}`),
+    });
+  }
 
   const token = await readToken(values['token-file'], log);
   // Read once, then gone from our environment, so nothing we start (agents) inherits it.
@@ -258,7 +297,7 @@ async function openJournal(values: ParsedValues, log: (line: string) => void, li
   }
   let agent;
   try {
-    agent = await createAgentFactory(values.agent as string, {
+    agent = await createAgentFactory(values.agent ?? '', {
       log,
       ...(workspace !== undefined ? { workspace } : {}),
       ...(values['token-file'] !== undefined ? { secretFiles: [path.resolve(values['token-file'])] } : {}),
@@ -276,8 +315,7 @@ async function openJournal(values: ParsedValues, log: (line: string) => void, li
     if (err instanceof DataDirLockError) throw new UsageError(err.message);
     throw err;
   }
-  const store = new FileSessionStore(dataDir, { log });
-  const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store, log, limits });
+  const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store: new FileSessionStore(dataDir, { log }), log, limits });
   return {
     store: new JournalServerStore(sessionHost, dataDir),
     agentLabel: `agent ${agent.label}`,
@@ -309,6 +347,10 @@ async function readToken(tokenFile: string | undefined, log: (line: string) => v
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof AlreadyRunningError) {
+    process.stderr.write(`ultraplan-server: ${err.message}\n`);
+    process.exit(ALREADY_RUNNING_EXIT);
+  }
   if (err instanceof UsageError) {
     process.stderr.write(`ultraplan-server: ${err.message}\nRun ultraplan-server --help for usage.\n`);
     process.exit(USAGE_EXIT);

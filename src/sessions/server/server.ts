@@ -4,13 +4,15 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SessionsError, type SessionsErrorKind } from '../../core/errors';
-import { CreateSessionRequestSchema, SendEventsRequestSchema } from '../../core/protocol';
+import { CreateSessionRequestSchema, SendEventsRequestSchema, type CreateSessionRequest } from '../../core/protocol';
+import type { SessionResource } from '../../core/protocol';
 import type { StoredEvent } from '../host';
 import type { ServerStore } from '../store/serverStore';
 import { AuthenticationError, SharedTokenAuthenticator, type RequestAuthenticator } from './authenticator';
 import { followSession, type EventStreamWriter } from './sessionFollower';
 import { allowedHostNames, refuseRequest, REQUEST_REFUSED_REASON } from '../requestGuard';
 import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
+import { refuseAgentLaunch, type ServiceFace } from './serviceRoutes';
 import { toLinkSessionId } from '../../core/codeSessions';
 import * as z from 'zod';
 
@@ -42,6 +44,8 @@ export interface SessionsServerOptions {
   /** Event streams open at once, in total and on one session. */
   maxStreams?: number;
   maxStreamsPerSession?: number;
+  /** The local session service: each session's agent from its request, and `/v1/service`. */
+  service?: ServiceFace;
   log?: (line: string) => void;
 }
 
@@ -96,6 +100,7 @@ export class SessionsServer {
   /** Set by listen(): the names a Host header may carry. Empty (nothing passes) before it. */
   private allowedHosts: ReadonlySet<string> = new Set();
   private closing = false;
+  private readonly service: ServiceFace | undefined;
   /** The current wire (`/v1/code/sessions`), served beside the older routes. */
   private readonly codeRoutes: CodeRouteContext;
 
@@ -108,9 +113,11 @@ export class SessionsServer {
     this.extraHosts = options.allowedHosts ?? [];
     this.maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
     this.maxStreamsPerSession = options.maxStreamsPerSession ?? DEFAULT_MAX_STREAMS_PER_SESSION;
+    this.service = options.service;
     this.codeRoutes = {
       store: this.store,
       log: this.log,
+      createSession: (request) => this.createSession(request),
       readJson: (req, optional) => this.readJson(req, optional),
       send: (res, status, body) => this.send(res, status, body),
       openEventStream: (res, id, onEnd, headers) => this.openEventStream(res, id, onEnd, headers),
@@ -129,13 +136,24 @@ export class SessionsServer {
   }
 
   /** Listens; resolves with the bound port (port 0 picks a free one). */
-  listen(port: number, hostname: string): Promise<{ port: number }> {
+  async listen(port: number, hostname: string): Promise<{ port: number }> {
     this.allowedHosts = allowedHostNames(hostname, this.extraHosts);
+    await this.listenOn({ port, host: hostname });
+    return { port: (this.httpServer.address() as AddressInfo).port };
+  }
+
+  /** Listens on a Unix socket or a Windows named pipe (the local service); clients say `localhost`. */
+  listenSocket(socketPath: string): Promise<void> {
+    this.allowedHosts = allowedHostNames('localhost', this.extraHosts);
+    return this.listenOn({ path: socketPath });
+  }
+
+  private listenOn(options: { port: number; host: string } | { path: string }): Promise<void> {
     return new Promise((resolve, reject) => {
       this.httpServer.once('error', reject);
-      this.httpServer.listen(port, hostname, () => {
+      this.httpServer.listen(options, () => {
         this.httpServer.off('error', reject);
-        resolve({ port: (this.httpServer.address() as AddressInfo).port });
+        resolve();
       });
     });
   }
@@ -178,6 +196,8 @@ export class SessionsServer {
     await this.authenticate(req);
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
+    if (parts[0] === 'v1' && parts[1] === 'service' && this.service)
+      return this.service.handle(req, res, method, parts.slice(2), this.codeRoutes);
     if (parts[0] === 'v1' && parts[1] === 'code' && parts[2] === 'sessions' && parts.length <= 6) {
       return handleCodeRoute(this.codeRoutes, req, res, method, url, parts.slice(3));
     }
@@ -191,7 +211,7 @@ export class SessionsServer {
       if (method === 'POST') {
         const body = CreateSessionRequestSchema.safeParse(await this.readJson(req));
         if (!body.success) throw schemaError('invalid session request', body.error);
-        return this.send(res, 200, await this.store.createSession(body.data));
+        return this.send(res, 200, await this.createSession(body.data));
       }
       throw methodNotAllowed('GET, POST');
     }
@@ -225,6 +245,10 @@ export class SessionsServer {
       throw methodNotAllowed('POST');
     }
     throw notFound(url.pathname);
+  }
+
+  private createSession(request: CreateSessionRequest): Promise<SessionResource> {
+    return this.store.createSession(request, this.service ? this.service.agentFor(request) : refuseAgentLaunch(request));
   }
 
   private async authenticate(req: http.IncomingMessage): Promise<void> {

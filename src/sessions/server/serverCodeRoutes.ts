@@ -14,7 +14,7 @@ import {
   toCodeSessionId,
 } from '../../core/codeSessions';
 import { SessionsError } from '../../core/errors';
-import type { SessionResource } from '../../core/protocol';
+import type { CreateSessionRequest, SessionResource } from '../../core/protocol';
 import { formatEventId, type StoredEvent } from '../host';
 import type { ServerStore } from '../store/serverStore';
 import { followSession, type EventStreamWriter } from './sessionFollower';
@@ -23,6 +23,8 @@ import { followSession, type EventStreamWriter } from './sessionFollower';
 export interface CodeRouteContext {
   store: ServerStore;
   log: (line: string) => void;
+  /** Creates a session with the agent the server gives it. */
+  createSession(request: CreateSessionRequest): Promise<SessionResource>;
   readJson(req: http.IncomingMessage, optional?: boolean): Promise<unknown>;
   send(res: http.ServerResponse, status: number, body: unknown): void;
   /** The server's event stream, within its caps, with keep-alives and the slow-reader bound. */
@@ -50,7 +52,7 @@ export async function handleCodeRoute(
     if (method !== 'POST') throw notAllowed('GET, POST');
     const body = CodeCreateRequestSchema.safeParse(await ctx.readJson(req));
     if (!body.success) throw schemaError('invalid session request', body.error);
-    const created = await ctx.store.createSession(toV1CreateRequest(body.data));
+    const created = await ctx.createSession(toV1CreateRequest(body.data));
     return ctx.send(res, 200, envelope(created));
   }
   const id = toLinkSessionId(rawId);

@@ -1,5 +1,6 @@
 // The default store: one process, its sessions in a SessionHost over the JSONL journal (store.ts),
 // agents run by that host. Every read is answered from memory.
+import type { AgentFactory } from '../agent';
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../core/protocol';
 import { newestFirst, type SessionHost, type StoredEventPage } from '../host';
 import { unknownListCursor, type AppendedEvent, type ServerStore, type SessionListPage, type StoreNotice } from './serverStore';
@@ -14,8 +15,8 @@ export class JournalServerStore implements ServerStore {
     return this.host.limits;
   }
 
-  async createSession(request: CreateSessionRequest): Promise<SessionResource> {
-    return this.host.createSession(request);
+  async createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource> {
+    return this.host.createSession(request, agent);
   }
 
   async getSession(id: string): Promise<SessionResource> {

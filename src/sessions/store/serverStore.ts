@@ -6,6 +6,7 @@
 // Both enforce the same limits and the same rules (contract: test/sessions/server/storeContract).
 import { SessionsError } from '../../core/errors';
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../core/protocol';
+import type { AgentFactory } from '../agent';
 import type { SessionHostLimits, StoredEvent, StoredEventPage } from '../host';
 
 /** One event of an append as stored; `duplicate` when its uuid was stored before (nothing new). */
@@ -31,7 +32,11 @@ export interface ServerStore {
   /** For the start-up log line: where the sessions are. */
   readonly description: string;
   readonly limits: SessionHostLimits;
-  createSession(request: CreateSessionRequest): Promise<SessionResource>;
+  /**
+   * Creates a session. `agent`: the agent this one session runs (the local service takes it from
+   * the request); else the store's own (the journal's host default, a worker's for PostgreSQL).
+   */
+  createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource>;
   /** 404 (SessionsError not_found) when there is no such session. */
   getSession(id: string): Promise<SessionResource>;
   /** A page of sessions newest first after `cursor` (a listed id); an unknown cursor is a 400. */

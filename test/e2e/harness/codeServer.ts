@@ -14,6 +14,7 @@ import { HostProbe } from './hostProbe';
 import { installedExtension } from './installedExtension';
 import { outputDir } from './paths';
 import { waitFor } from './waitFor';
+import { SERVICE_DIR_ENV, stopServices } from '../../support/serviceProcess';
 
 export interface CodeServerOptions {
   /** The folder code-server opens. */
@@ -51,7 +52,9 @@ export interface CodeServer {
   hostResultsFile: string | undefined;
   /** code-server's stdout and stderr so far (also written to test-output/e2e/<suite>/code-server.log). */
   output(): string;
-  /** Stops the whole process group and removes the temporary folders. Safe to call twice. */
+  /** The session service folder the extension host uses (ULTRAPLAN_SERVICE_DIR). */
+  serviceDir: string;
+  /** Stops the whole process group and the session services it started, removes the temporary folders. Safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -146,8 +149,11 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     ...(options.hostGrep ? { [RUNNER_ENV.grep]: options.hostGrep } : {}),
     // code-server writes a default config on first run; keep it out of the user's home.
     XDG_CONFIG_HOME: path.join(tempRoot, 'config'),
+    // The session service of this window only (a suite may share one between windows by passing it).
+    [SERVICE_DIR_ENV]: path.join(tempRoot, 'service'),
     ...options.env,
   };
+  const serviceDir = env[SERVICE_DIR_ENV] as string;
   // The outer mocha's own variables would confuse nothing, but a parent's suite name would.
   if (!options.hostSuite) {
     delete env[RUNNER_ENV.suite];
@@ -216,10 +222,13 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
     extensionsDir,
     probe: new HostProbe(probeFile, probeToken),
     hostResultsFile,
+    serviceDir,
     output: () => output,
     stop: () => {
       stopped ??= (async () => {
         await killGroup(child, exited);
+        // A service shared with another window is that window's to stop.
+        if (serviceDir.startsWith(tempRoot)) await stopServices(serviceDir);
         logStream.end();
         await fs.promises.rm(tempRoot, { recursive: true, force: true });
       })();

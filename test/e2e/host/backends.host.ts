@@ -42,9 +42,10 @@ describe('Backends (real VS Code API)', function () {
     dir = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-backends-host-'));
     log = vscode.window.createOutputChannel('Ultraplan backends (test)', { log: true });
     backends = new Backends({
-      context: { secrets, storageUri: vscode.Uri.file(dir), globalStorageUri: vscode.Uri.file(dir) },
+      context: { secrets },
       log,
       embeddedAgent: scriptedAgentSource(extension.extensionUri),
+      service: { serverScript: path.join(extension.extensionPath, 'dist', 'server.js'), version: 'backends-host' },
     });
   });
   after(async () => {

@@ -118,7 +118,7 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     assert.deepEqual(calls, ['forRestored server'], 'the embedded session does not start an agent without trust');
     const waiting = sessions.get('embedded:s_trust');
     assert.ok(waiting);
-    assert.match(waiting.panelState().outcome?.text ?? '', /Waiting for workspace trust/);
+    assert.match(waiting.snapshot.panel.outcome?.text ?? '', /Waiting for workspace trust/);
     assert.equal(waiting.finished, false, 'not given up on');
     trust.grant();
     await waitFor(() => (calls.includes('forRestored embedded') ? true : undefined), { timeoutMs: 10_000, message: 'the re-attach' });
@@ -130,7 +130,7 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
         message: 'the re-attached session to reach its plan',
       },
     );
-    assert.equal(followedNow.panelState().outcome, undefined, 'the waiting notice is gone');
+    assert.equal(followedNow.snapshot.panel.outcome, undefined, 'the waiting notice is gone');
     const stored = state.get<PersistedSession[]>(PERSISTED_SESSIONS_KEY) ?? [];
     assert.equal(stored.find((s) => s.key === 'embedded:s_trust')?.finished, false);
   });
@@ -157,7 +157,7 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     assert.equal(again.result, 'refused');
     assert.match(again.result === 'refused' ? again.reason : '', /already/);
     assert.equal(backend.sent.length, 1, 'one decision went out');
-    assert.equal(controller.panelState().revisions[0]?.status, 'approved');
+    assert.equal(controller.snapshot.panel.revisions[0]?.status, 'approved');
   });
 
   it('attach: a session started elsewhere is followed from its first event; again (either id form) it is only shown; read-only refuses and survives a restore', async () => {
@@ -173,7 +173,7 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     assert.equal(attached.key, 'server:cse_attach1');
     assert.equal(attached.title, 'started elsewhere');
     await waitFor(() => (attached.canDecide ? true : undefined), { timeoutMs: 20_000, intervalMs: 50, message: 'the replayed plan' });
-    assert.equal(attached.panelState().revisions[0]?.plan, '# Attached plan');
+    assert.equal(attached.snapshot.panel.revisions[0]?.plan, '# Attached plan');
     const again = await sessions.attach({ backend, sessionId: 'cse_attach1', serverUrl: 'http://127.0.0.1:9/', settings });
     assert.equal(again, attached, 'the same controller, only shown');
     assert.equal(sessions.all.length, 1);
@@ -193,8 +193,8 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
       intervalMs: 50,
       message: 'the read-only plan',
     });
-    assert.equal(readOnly.panelState().canDecide, false);
-    assert.equal(readOnly.panelState().notice?.text, reason);
+    assert.equal(readOnly.snapshot.panel.canDecide, false);
+    assert.equal(readOnly.snapshot.panel.notice?.text, reason);
     const answer = await sessions.answer({
       type: 'approve',
       requestId: 'r-ro',

@@ -1,4 +1,4 @@
-// In-host: the SessionController's answers to tool permission requests, against a real embedded
+// In-host: the FollowedSession's answers to tool permission requests, against a real embedded
 // SessionHost running the fake ACP agent program (execute-with-permission scenario): after the
 // approval the edit request is open; one answer goes out, a second one to the same request is
 // refused with a message; a request the session already took an answer for (409) is said to be
@@ -11,12 +11,12 @@ import * as vscode from 'vscode';
 import { bindingFor } from '../../../src/core/decision';
 import { permissionResponseEvent } from '../../../src/core/permissionRequests';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
-import { SessionController } from '../../../src/extension/sessions/sessionController';
+import { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import { vscodeNotifier } from '../../../src/extension/sessions/vscodeNotifier';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../../src/sessions/host';
-import { fakeAgentCommand, readAgentRecord } from '../fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord } from '../../support/fakeAcpAgent';
 import { waitFor } from '../harness/waitFor';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
@@ -29,13 +29,13 @@ interface RecordEntry {
 
 const readRecord = (file: string): RecordEntry[] => readAgentRecord<RecordEntry>(file);
 
-describe('answering tool permission requests (SessionController, real embedded host, fake ACP agent)', function () {
+describe('answering tool permission requests (FollowedSession, real embedded host, fake ACP agent)', function () {
   this.timeout(60_000);
   let dir = '';
   let record = '';
   let backend: EmbeddedBackend | undefined;
   let log: vscode.LogOutputChannel | undefined;
-  const controllers: SessionController[] = [];
+  const controllers: FollowedSession[] = [];
 
   before(async () => {
     const extension = vscode.extensions.getExtension(EXTENSION_ID);
@@ -61,7 +61,7 @@ describe('answering tool permission requests (SessionController, real embedded h
   });
 
   /** A followed session whose approved plan now waits on the edit's permission. */
-  async function sessionAskingPermission(n: number): Promise<SessionController> {
+  async function sessionAskingPermission(n: number): Promise<FollowedSession> {
     const resource = await backend!.createSession({
       title: `ultraplan: permission ${n}`,
       events: [
@@ -69,14 +69,16 @@ describe('answering tool permission requests (SessionController, real embedded h
         { type: 'event', data: userMessageEvent('set original to false') },
       ],
     });
-    const controller = new SessionController({
+    const controller = new FollowedSession({
       backend: backend!,
       log: log!,
       notifier: vscodeNotifier(),
       pollIntervalMs: 100,
       timeoutMs: 60_000,
-      onDidChange: () => undefined,
-      fresh: { key: `test:${resource.id}`, sessionId: resource.id, title: `permission ${n}`, demo: false, agentLabel: 'Fake (ACP)' },
+      onSnapshot: () => undefined,
+      from: {
+        fresh: { key: `test:${resource.id}`, sessionId: resource.id, title: `permission ${n}`, demo: false, agentLabel: 'Fake (ACP)' },
+      },
     });
     controllers.push(controller);
     controller.start();
@@ -85,14 +87,14 @@ describe('answering tool permission requests (SessionController, real embedded h
       intervalMs: 50,
       message: 'the plan',
     });
-    assert.deepEqual(await controller.approve(bindingFor(resource.id, plan.toolUseId, plan.plan)), { sent: true });
-    await waitFor(() => controller.openPermissions.length === 1, {
+    assert.deepEqual(await controller.decisions.approve(bindingFor(resource.id, plan.toolUseId, plan.plan)), { sent: true });
+    await waitFor(() => controller.permissions.open.length === 1, {
       timeoutMs: 20_000,
       intervalMs: 50,
       message: 'the edit permission request',
     });
-    assert.equal(controller.statusPhase, 'needs_permission');
-    assert.equal(controller.openPermissions[0]?.toolUseId, 'edit-1');
+    assert.equal(controller.state.attention, 'needs_permission');
+    assert.equal(controller.permissions.open[0]?.toolUseId, 'edit-1');
     return controller;
   }
 
@@ -103,43 +105,43 @@ describe('answering tool permission requests (SessionController, real embedded h
 
   it('one answer goes out; the same answer again is refused with a message; a finished session refuses answers', async () => {
     const controller = await sessionAskingPermission(1);
-    const request = controller.openPermissions[0]!;
-    const binding = controller.permissionBinding(request);
-    assert.deepEqual(await controller.answerPermission(binding, request.requestId, 'allow'), { sent: true });
-    assert.equal(controller.openPermissions.length, 0);
-    const again = await controller.answerPermission(binding, request.requestId, 'deny');
+    const request = controller.permissions.open[0]!;
+    const binding = controller.permissions.binding(request);
+    assert.deepEqual(await controller.permissions.answerPermission(binding, request.requestId, 'allow'), { sent: true });
+    assert.equal(controller.permissions.open.length, 0);
+    const again = await controller.permissions.answerPermission(binding, request.requestId, 'deny');
     assert.deepEqual(again, { sent: false, message: 'This permission request was already answered; it is not answered twice.' });
     await waitFor(() => controller.phase === 'completed', { timeoutMs: 20_000, intervalMs: 50, message: 'the session to complete' });
     assert.deepEqual(editOutcomes(), ['allow'], 'the agent got exactly one answer');
-    const late = await controller.answerPermission(binding, request.requestId, 'allow');
+    const late = await controller.permissions.answerPermission(binding, request.requestId, 'allow');
     assert.equal(late.sent, false);
     assert.match(late.sent ? '' : late.message, /no longer followed/);
   });
 
   it('an answer bound to other input, or to another session, is refused and nothing is sent', async () => {
     const controller = await sessionAskingPermission(2);
-    const request = controller.openPermissions[0]!;
-    const binding = controller.permissionBinding(request);
-    const changed = await controller.answerPermission({ ...binding, planHash: 'f'.repeat(64) }, request.requestId, 'allow');
+    const request = controller.permissions.open[0]!;
+    const binding = controller.permissions.binding(request);
+    const changed = await controller.permissions.answerPermission({ ...binding, planHash: 'f'.repeat(64) }, request.requestId, 'allow');
     assert.match(changed.sent ? '' : changed.message, /changed since it was shown/);
-    const other = await controller.answerPermission({ ...binding, sessionId: 'session_other' }, request.requestId, 'allow');
+    const other = await controller.permissions.answerPermission({ ...binding, sessionId: 'session_other' }, request.requestId, 'allow');
     assert.match(other.sent ? '' : other.message, /another Ultraplan session/);
-    assert.equal(controller.openPermissions.length, 1, 'still open: refusals answer nothing');
+    assert.equal(controller.permissions.open.length, 1, 'still open: refusals answer nothing');
     // Then the real answer: refusals did not use it up.
-    assert.deepEqual(await controller.answerPermission(binding, request.requestId, 'deny'), { sent: true });
+    assert.deepEqual(await controller.permissions.answerPermission(binding, request.requestId, 'deny'), { sent: true });
     await waitFor(() => controller.phase === 'completed', { timeoutMs: 20_000, intervalMs: 50, message: 'the session to complete' });
     assert.deepEqual(editOutcomes(), ['allow', 'reject']);
   });
 
   it('answered elsewhere first (the session refuses a second answer, 409): said so, the request closes', async () => {
     const controller = await sessionAskingPermission(3);
-    const request = controller.openPermissions[0]!;
+    const request = controller.permissions.open[0]!;
     // Another reviewer (the browser, another window) answers first.
     await backend!.sendEvents(controller.sessionId, [permissionResponseEvent(request, 'allow')]);
-    const ours = await controller.answerPermission(controller.permissionBinding(request), request.requestId, 'deny');
+    const ours = await controller.permissions.answerPermission(controller.permissions.binding(request), request.requestId, 'deny');
     assert.equal(ours.sent, false);
     assert.match(ours.sent ? '' : ours.message, /already answered elsewhere/);
-    assert.equal(controller.openPermissions.length, 0);
+    assert.equal(controller.permissions.open.length, 0);
     await waitFor(() => controller.phase === 'completed', { timeoutMs: 20_000, intervalMs: 50, message: 'the session to complete' });
     assert.deepEqual(editOutcomes(), ['allow', 'reject', 'allow'], 'only the first answer reached the agent');
   });

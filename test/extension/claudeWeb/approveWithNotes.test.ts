@@ -1,4 +1,4 @@
-// Approve with notes on Claude Code on the web: a followed session (the real SessionController) on
+// Approve with notes on Claude Code on the web: a followed session (the real FollowedSession) on
 // the real claude-web backend, behind the strict Claude-compatibility server in front of the real
 // session server. The notes must travel inside the approval's updatedInput.plan (a cloud session
 // refuses an approval without the plan), and the review shows it as an edited approval.
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { bindingFor } from '../../../src/core/decision';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
 import { createClaudeWebBackend, type ClaudeWebBackend } from '../../../src/sessions/claudeWeb/backend';
-import type { SessionController } from '../../../src/extension/sessions/sessionController';
+import type { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../../support/claudeCompatProxy';
 import { makeClaudeHome, makeGitRepo, type ClaudeHome } from '../../support/claudeCompatFixtures';
 import { followSession, waitUntil } from '../../support/followedSession';
@@ -24,7 +24,7 @@ describe('approve with notes on Claude Code on the web (strict stand-in)', funct
   let home: ClaudeHome;
   let repo: string;
   let backend: ClaudeWebBackend | undefined;
-  let controller: SessionController | undefined;
+  let controller: FollowedSession | undefined;
 
   before(async () => {
     server = await startServer({ scenario: join(EXAMPLES_DIR, 'approve.json') });
@@ -73,7 +73,7 @@ describe('approve with notes on Claude Code on the web (strict stand-in)', funct
     await waitUntil(() => c.canDecide, 'a plan to decide');
     const plan = c.pendingPlan!.plan;
     const before = proxy.requests.length;
-    assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, plan), NOTES), { sent: true });
+    assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, plan), NOTES), { sent: true });
 
     const posts = proxy.requests.slice(before).filter((r) => r.method === 'POST' && r.path.endsWith('/events'));
     assert.equal(posts.length, 1, 'one send');
@@ -87,7 +87,7 @@ describe('approve with notes on Claude Code on the web (strict stand-in)', funct
 
     // The remote records an edited approval; the review shows it as such, with the notes.
     await waitUntil(() => c.phase === 'executing' || c.phase === 'completed', 'the remote executing');
-    const revision = c.panelState().revisions.at(-1);
+    const revision = c.snapshot.panel.revisions.at(-1);
     assert.equal(revision?.status, 'approved_edited');
     assert.match(revision?.plan ?? '', /## Reviewer notes\n\nKeep the changelog/);
     assert.equal(revision?.notes, NOTES);

@@ -6,7 +6,9 @@ import { notesPrompt, planWithNotes } from '../../../src/core/approvalNotes';
 import { bindingFor } from '../../../src/core/decision';
 import { PANEL_LIMITS } from '../../../src/core/panelMessages';
 import type { BackendKind } from '../../../src/sessions/backend';
-import { SessionController } from '../../../src/extension/sessions/sessionController';
+import type { PersistedSession } from '../../../src/core/persistedSessions';
+import { toPersisted } from '../../../src/core/sessionRecord';
+import { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import type { NotifierAction, SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
 import { MemoryBackend } from '../../support/memoryBackend';
 import { approve, canUseTool, editedText, exitPlan, toolResult } from '../../core/sessionEvents';
@@ -36,8 +38,8 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('SessionController: approve with notes', () => {
-  const controllers: SessionController[] = [];
+describe('FollowedSession: approve with notes', () => {
+  const controllers: FollowedSession[] = [];
   afterEach(async () => {
     for (const c of controllers.splice(0)) {
       c.dispose();
@@ -45,15 +47,15 @@ describe('SessionController: approve with notes', () => {
     }
   });
 
-  function controllerFor(backend: MemoryBackend, notifier = new Notifier(), restored?: ReturnType<SessionController['toPersisted']>) {
-    const c = new SessionController({
+  function controllerFor(backend: MemoryBackend, notifier = new Notifier(), restored?: PersistedSession) {
+    const c = new FollowedSession({
       backend,
       log: quietLog,
       notifier,
       pollIntervalMs: 5,
       timeoutMs: 60_000,
-      onDidChange: () => undefined,
-      ...(restored ? { restored } : { fresh: { key: `${backend.kind}:s1`, sessionId: 's1', title: 'flag', demo: false } }),
+      onSnapshot: () => undefined,
+      from: restored ? { restored } : { fresh: { key: `${backend.kind}:s1`, sessionId: 's1', title: 'flag', demo: false } },
     });
     controllers.push(c);
     return c;
@@ -73,7 +75,7 @@ describe('SessionController: approve with notes', () => {
   for (const kind of ['embedded', 'server'] as const) {
     it(`${kind}: one batch, the approving control_response first, then the wrapped notes as the next user message`, async () => {
       const { backend, c } = await planReady(kind);
-      assert.deepEqual(await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), `  ${NOTES}\n`), { sent: true });
+      assert.deepEqual(await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), `  ${NOTES}\n`), { sent: true });
       assert.equal(backend.batches.length, 1, 'taken together or not at all');
       assert.deepEqual(backend.batches[0], [
         {
@@ -83,7 +85,7 @@ describe('SessionController: approve with notes', () => {
         { type: 'user', parent_tool_use_id: null, message: { role: 'user', content: notesPrompt(NOTES) } },
       ]);
       assert.match(notesPrompt(NOTES), /^Notes from the reviewer on the approved plan/);
-      const revision = c.panelState().revisions[0];
+      const revision = c.snapshot.panel.revisions[0];
       assert.equal(revision?.status, 'approved');
       assert.equal(revision?.notes, NOTES);
       assert.equal(revision?.plan, PLAN, 'the plan itself is unchanged');
@@ -92,20 +94,20 @@ describe('SessionController: approve with notes', () => {
       // The session's record of the approval arrives: still approved, with the notes.
       backend.push(approve('toolu_1', PLAN));
       await until(() => c.phase === 'executing', 'executing');
-      assert.equal(c.panelState().revisions[0]?.notes, NOTES);
+      assert.equal(c.snapshot.panel.revisions[0]?.notes, NOTES);
 
       // The history keeps them: persisted with the decision, shown again after a reload.
-      const persisted = c.toPersisted();
+      const persisted = toPersisted(c.snapshot);
       assert.equal(persisted.revisions[0]?.notes, NOTES);
       const restored = controllerFor(new MemoryBackend(kind), new Notifier(), persisted);
-      assert.equal(restored.panelState().revisions[0]?.notes, NOTES);
-      assert.equal(restored.panelState().revisions[0]?.status, 'approved');
+      assert.equal(restored.snapshot.panel.revisions[0]?.notes, NOTES);
+      assert.equal(restored.snapshot.panel.revisions[0]?.status, 'approved');
     });
   }
 
   it('claude-web: one edited approval whose updatedInput.plan is the plan plus "## Reviewer notes"; shown as an edited approval', async () => {
     const { backend, c } = await planReady('claude-web');
-    assert.deepEqual(await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES), { sent: true });
+    assert.deepEqual(await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES), { sent: true });
     const withNotes = planWithNotes(PLAN, NOTES);
     assert.deepEqual(backend.batches, [
       [
@@ -116,14 +118,14 @@ describe('SessionController: approve with notes', () => {
       ],
     ]);
     assert.match(withNotes, /## Reviewer notes\n\nKeep the public API as it is; add a test for the flag\.\n$/);
-    let revision = c.panelState().revisions[0];
+    let revision = c.snapshot.panel.revisions[0];
     assert.equal(revision?.status, 'approved_edited');
     assert.equal(revision?.plan, withNotes, 'the panel shows the plan that was approved');
     assert.equal(revision?.notes, NOTES);
     // The remote records it as an edited approval: the panel keeps showing it as such.
     backend.push(toolResult('toolu_1', editedText(withNotes)));
     await until(() => c.phase === 'executing', 'executing');
-    revision = c.panelState().revisions[0];
+    revision = c.snapshot.panel.revisions[0];
     assert.equal(revision?.status, 'approved_edited');
     assert.equal(revision?.plan.trimEnd(), withNotes.trimEnd());
     assert.equal(revision?.notes, NOTES);
@@ -131,18 +133,18 @@ describe('SessionController: approve with notes', () => {
 
   it('the binding still rules: notes on a plan that is not the one shown, blank notes or notes over the bound send nothing', async () => {
     const { backend, notifier, c } = await planReady('embedded');
-    const stale = await c.approveWithNotes(bindingFor('s1', 'toolu_1', '# An older text'), NOTES);
+    const stale = await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', '# An older text'), NOTES);
     assert.ok(!stale.sent && /differs from the one shown/.test(stale.message));
-    const blank = await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), '  \n');
+    const blank = await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), '  \n');
     assert.ok(!blank.sent && /notes are empty/.test(blank.message));
-    const long = await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), 'n'.repeat(PANEL_LIMITS.notesChars + 1));
+    const long = await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), 'n'.repeat(PANEL_LIMITS.notesChars + 1));
     assert.ok(!long.sent && /at most 2000/.test(long.message));
     assert.deepEqual(backend.sent, [], 'nothing was sent');
     assert.equal(notifier.said.length, 3, 'each refusal was told');
     assert.equal(c.canDecide, true, 'the plan can still be decided');
     // Decided once: the same approval with notes is not sent twice.
-    assert.equal((await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES)).sent, true);
-    const again = await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES);
+    assert.equal((await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES)).sent, true);
+    const again = await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES);
     assert.ok(!again.sent && /already decided/.test(again.message));
     assert.equal(backend.batches.length, 1);
   });
@@ -150,12 +152,12 @@ describe('SessionController: approve with notes', () => {
   it('a failed send delivers neither the approval nor the notes; trying again sends both, in order', async () => {
     const { backend, c } = await planReady('server');
     backend.failNextSend = new Error('connection reset');
-    const failed = await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES);
+    const failed = await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES);
     assert.ok(!failed.sent && /Sending the decision failed: connection reset/.test(failed.message));
     assert.deepEqual(backend.sent, []);
     assert.equal(c.canDecide, true);
-    assert.equal(c.panelState().revisions[0]?.notes, undefined, 'not recorded as sent');
-    assert.deepEqual(await c.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES), { sent: true });
+    assert.equal(c.snapshot.panel.revisions[0]?.notes, undefined, 'not recorded as sent');
+    assert.deepEqual(await c.decisions.approveWithNotes(bindingFor('s1', 'toolu_1', PLAN), NOTES), { sent: true });
     assert.deepEqual(
       backend.batches.map((batch) => batch.map((e) => e.type)),
       [['control_response', 'user']],

@@ -1,4 +1,4 @@
-// Approve with notes on our own server: a followed session (the real SessionController) on the
+// Approve with notes on our own server: a followed session (the real FollowedSession) on the
 // real HTTP backend, against a real ultraplan-server child process running an ACP agent (the fake
 // agent program, through the real spawn path). The server's log and the agent's own record show
 // the approval, then the notes as the agent's next prompt.
@@ -7,10 +7,10 @@ import { notesPrompt } from '../../../src/core/approvalNotes';
 import { bindingFor } from '../../../src/core/decision';
 import { SessionsClient } from '../../../src/sessions/client';
 import { HttpBackend } from '../../../src/sessions/httpBackend';
-import type { SessionController } from '../../../src/extension/sessions/sessionController';
+import type { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import { followSession, waitUntil } from '../../support/followedSession';
 import { startServer, type ServerProcess } from '../../support/serverProcess';
-import { fakeRun, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
+import { fakeRun, waitForRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { createRequest } from '../../sessions/hostTestKit';
 import { sessionEvents } from '../../e2e/ultraplanSteps';
 
@@ -20,7 +20,7 @@ describe('approve with notes on ultraplan-server (real server, ACP agent)', func
   this.timeout(40_000);
   let run: FakeRun | undefined;
   let server: ServerProcess | undefined;
-  let controller: SessionController | undefined;
+  let controller: FollowedSession | undefined;
 
   afterEach(async () => {
     controller?.dispose();
@@ -45,7 +45,7 @@ describe('approve with notes on ultraplan-server (real server, ACP agent)', func
     const c = controller;
     await waitUntil(() => c.canDecide, 'a plan to decide');
     const pending = c.pendingPlan!;
-    assert.deepEqual(await c.approveWithNotes(bindingFor(session.id, pending.toolUseId, pending.plan), NOTES), { sent: true });
+    assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, pending.toolUseId, pending.plan), NOTES), { sent: true });
 
     // The agent's own record: the task, then the notes as a prompt of their own.
     const prompts = await waitForRecord(run.record, 'prompt', 2, 15_000);
@@ -58,6 +58,6 @@ describe('approve with notes on ultraplan-server (real server, ACP agent)', func
     );
     assert.ok(decisionAt >= 0 && notesAt === decisionAt + 1, `control_response at ${decisionAt}, notes at ${notesAt}`);
     assert.equal((events[decisionAt]?.response as { response?: { behavior?: string } } | undefined)?.response?.behavior, 'allow');
-    assert.equal(c.panelState().revisions.at(-1)?.notes, NOTES);
+    assert.equal(c.snapshot.panel.revisions.at(-1)?.notes, NOTES);
   });
 });

@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { agentEnvironment } from '../../../src/sessions/acp/agentProcess';
 import { startServer, type ServerProcess } from '../../support/serverProcess';
-import { fakeRun, readRecord, type FakeRun } from '../acpTestSupport';
+import { fakeRun, readAgentRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { createRequest } from '../hostTestKit';
 import { call, waitForStatus } from './serverTestKit';
 
@@ -32,7 +32,7 @@ describe('agents get no token of ours', function () {
     const created = await call(server, 'POST', '/v1/sessions', createRequest('Plan a greeting feature'));
     assert.equal(created.status, 200);
     await waitForStatus(server, created.body.id, 'requires_action', 20_000); // the agent is alive, waiting
-    const started = (await readRecord(run.record)).find((entry) => entry.kind === 'started');
+    const started = readAgentRecord(run.record).find((entry) => entry.kind === 'started');
     const pid = Number(started?.pid);
     assert.ok(pid > 0);
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');

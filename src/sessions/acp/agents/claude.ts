@@ -15,7 +15,8 @@
 // - Claude Code's own notices (e.g. about auto-mode billing when the model is not Anthropic's API)
 //   arrive as agent_message_chunk with `_meta.claudeCode.kind: "informational"`: not the model's words.
 import type { InitializeResponse, PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
-import type { AfterApproval } from '../planReview';
+import { chooseRejectOption, type AfterApproval } from '../planReview';
+import { PLAIN_ACP, type AgentQuirks } from './agentQuirks';
 
 export const CLAUDE_ADAPTER_NAME = '@agentclientprotocol/claude-agent-acp';
 const CLAUDE_ADAPTER_NAMES: ReadonlySet<string> = new Set([CLAUDE_ADAPTER_NAME, '@zed-industries/claude-code-acp']);
@@ -62,3 +63,26 @@ export function claudeNotice(update: { sessionUpdate: string } & Record<string, 
   if (meta?.claudeCode?.kind !== 'informational' || content?.type !== 'text' || typeof content.text !== 'string') return undefined;
   return content.text;
 }
+
+export const CLAUDE_QUIRKS: AgentQuirks = {
+  ...PLAIN_ACP,
+  name: "Claude's adapter",
+  readUpdate(update) {
+    const text = claudeNotice(update);
+    return text === undefined ? undefined : { kind: 'notice', text };
+  },
+  approval(label, options, afterApproval) {
+    const claude = claudeApproval(options, afterApproval);
+    return claude
+      ? { choice: { ok: true, option: claude.option }, thenMode: claude.thenMode }
+      : PLAIN_ACP.approval(label, options, afterApproval);
+  },
+  rejectOption(label, options) {
+    const reject = claudeRejectOption(options);
+    return reject ? { ok: true, option: reject } : chooseRejectOption(label, options);
+  },
+  // Claude's adapter queues a prompt sent during a turn into Claude Code's input, and Claude Code
+  // shows it to the model at its next request, inside the running turn ("The user sent a new
+  // message while you were working"): after approval that is where the reviewer's notes belong.
+  joinsTurnAfterApproval: true,
+};

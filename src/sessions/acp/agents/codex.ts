@@ -14,6 +14,7 @@
 import type { InitializeResponse, PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import type { PlanModeTarget } from '../planMode';
 import type { AfterApproval } from '../planReview';
+import { PLAIN_ACP, type AgentQuirks } from './agentQuirks';
 
 export const CODEX_PACKAGE = '@agentclientprotocol/codex-acp';
 /** The adapter's names in agentInfo, current and earlier (Zed's). */
@@ -92,3 +93,31 @@ export function codexStatusText(update: Record<string, unknown>): string | undef
     ? `${error.message} (${error.additionalDetails})`
     : error.message;
 }
+
+export const CODEX_QUIRKS: AgentQuirks = {
+  ...PLAIN_ACP,
+  name: "Codex's adapter",
+  authentication: codexAuthentication,
+  // In plan mode alone Codex edits without asking: only its read-only preset turns edits into
+  // permission requests (which are refused while planning).
+  planningPreset: {
+    modeId: CODEX_READ_ONLY_PRESET,
+    missing: (label, offered) =>
+      `${label} offers no "${CODEX_READ_ONLY_PRESET}" preset (it offers ${offered.join(', ') || 'none'}), ` +
+      `and in plan mode alone it edits files without asking. Ultraplan will not plan with it; install ${CODEX_PACKAGE} 2.6.0.`,
+  },
+  loginHint: CODEX_LOGIN_HINT,
+  readUpdate(update) {
+    const text = codexStatusText(update);
+    return text ? { kind: 'status', text } : undefined;
+  },
+  presetHandover: {
+    implementOption: codexImplementOption,
+    preset: codexPresetAfterApproval,
+    leavePlanMode: codexLeavePlanMode,
+    implementPrompt: (editedPlan) =>
+      editedPlan === undefined
+        ? CODEX_IMPLEMENT_PROMPT
+        : `${CODEX_IMPLEMENT_PROMPT} The reviewer edited it before approving; follow this version:\n\n${editedPlan}`,
+  },
+};

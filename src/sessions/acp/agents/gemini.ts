@@ -14,7 +14,8 @@
 //   not-found check does not recognise): a missing file must be answered as empty for a new file
 //   to be created.
 import type { InitializeResponse, ToolCallUpdate } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
-import type { AfterApproval } from '../planReview';
+import { chooseApproveOption, type AfterApproval } from '../planReview';
+import { PLAIN_ACP, type AgentQuirks } from './agentQuirks';
 
 export const GEMINI_AGENT_NAME = 'gemini-cli';
 const EXIT_PLAN_ID_PREFIX = 'exit_plan_mode__';
@@ -57,3 +58,20 @@ export function geminiModeAfterApproval(afterApproval: AfterApproval): string | 
 /** What a person can do when Gemini refuses autoEdit/yolo. */
 export const GEMINI_TRUST_HINT =
   'Gemini CLI allows that mode only in a folder it trusts: trust this folder in Gemini CLI (run `gemini` in it once), then start again.';
+
+export const GEMINI_QUIRKS: AgentQuirks = {
+  ...PLAIN_ACP,
+  name: 'Gemini CLI',
+  readUpdate(update) {
+    const mode = geminiModeUpdate(update);
+    return mode === undefined ? undefined : { kind: 'mode', mode };
+  },
+  ownPlanExit: (toolCall) => (isGeminiPlanExit(toolCall) ? { planFile: geminiPlanPath(toolCall) } : undefined),
+  // Gemini offers a plain Allow only: the mode chosen is set once its exit tool call ran.
+  approval: (label, options, afterApproval) => ({
+    choice: chooseApproveOption(label, options, 'default'),
+    modeAfterExitTool: geminiModeAfterApproval(afterApproval),
+  }),
+  readsMissingAsEmptyOnceApproved: true,
+  modeSwitchHint: (message) => (/untrusted/i.test(message) ? GEMINI_TRUST_HINT : undefined),
+};

@@ -11,6 +11,7 @@ import type { Pool, PoolClient } from 'pg';
 import * as z from 'zod';
 import { SessionsError } from '../../../core/errors';
 import { CreateSessionRequestSchema, type AnyEvent, type CreateSessionRequest, type SessionResource } from '../../../core/protocol';
+import type { AgentFactory } from '../../agent';
 import { checkEventBatch, parseClientEvent, parseCreationEvents, type ClientEvent } from '../../clientEvents';
 import {
   DEFAULT_EVENT_PAGE_SIZE,
@@ -98,8 +99,11 @@ export class PostgresServerStore implements ServerStore {
     }
   }
 
-  async createSession(request: CreateSessionRequest): Promise<SessionResource> {
+  async createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource> {
     this.refuseWhenClosed();
+    if (agent !== undefined) {
+      throw new SessionsError('bad_request', "this server's agents run in its workers; a session cannot bring its own", 400);
+    }
     const parsed = CreateSessionRequestSchema.safeParse(request);
     if (!parsed.success) throw new SessionsError('bad_request', `invalid session: ${zodText(parsed.error)}`, 400);
     const body = parsed.data;

@@ -1,45 +1,13 @@
-// Shared by the ACP tests: the fake agent's command line, a workspace, its record, and an
-// AgentContext that records what an agent emits (until a test runs it under the real SessionHost).
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
+// An ACP agent under test without a session host: RecordingContext is the AgentContext that
+// records what the agent emits (events, statuses, log lines) and waits on it; FakeAgentRuns starts
+// AcpAgents on the fake agent's scenarios and stops every one it started, checking that no
+// process is left behind.
 import { strict as assert } from 'node:assert';
-import type { AcpAgent } from '../../src/sessions/acp/acpAgent';
+import { AcpAgent, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import type { AgentContext } from '../../src/sessions/agent';
-import { waitGone } from '../support/processes';
 import type { AnyEvent, SessionStatus } from '../../src/core/protocol';
-
-export const FAKE_AGENT = path.resolve(__dirname, '../fixtures/fake-acp-agent/fake-acp-agent.mjs');
-export const SCENARIOS = path.resolve(__dirname, '../fixtures/fake-acp-agent/scenarios');
-
-export interface FakeRun {
-  workspace: string;
-  record: string;
-  argv: string[];
-  cleanup(): Promise<void>;
-}
-
-/** A temp workspace (with a README and src/app.ts) and the fake agent's argv for `scenario`. */
-export async function fakeRun(scenario: string | object): Promise<FakeRun> {
-  const workspace = await mkdtemp(path.join(tmpdir(), 'ultraplan-acp-'));
-  await writeFile(path.join(workspace, 'README.md'), '# Demo project\n');
-  await mkdir(path.join(workspace, 'src'));
-  await writeFile(path.join(workspace, 'src', 'app.ts'), 'export const original = true;\n');
-  let scenarioPath: string;
-  if (typeof scenario === 'string') {
-    scenarioPath = path.join(SCENARIOS, scenario);
-  } else {
-    scenarioPath = path.join(workspace, '.scenario.json');
-    await writeFile(scenarioPath, JSON.stringify(scenario));
-  }
-  const record = path.join(workspace, '.record.jsonl');
-  return {
-    workspace,
-    record,
-    argv: [process.execPath, FAKE_AGENT, scenarioPath, record],
-    cleanup: () => rm(workspace, { recursive: true, force: true }),
-  };
-}
+import { fakeRun, type FakeRun } from './fakeAcpAgent';
+import { waitGone } from './processes';
 
 /** Stops `agent` (if any) and checks that its process is gone. */
 export async function stopAgent(agent: AcpAgent | undefined): Promise<void> {
@@ -48,43 +16,46 @@ export async function stopAgent(agent: AcpAgent | undefined): Promise<void> {
   if (pid !== undefined) assert.ok(await waitGone(pid), `agent process ${pid} left behind`);
 }
 
-export interface RecordEntry {
-  kind: string;
-  [key: string]: unknown;
+export interface FakeAgentRun {
+  agent: AcpAgent;
+  ctx: RecordingContext;
+  run: FakeRun;
 }
 
-export async function readRecord(file: string): Promise<RecordEntry[]> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return [];
+/** AcpAgents on the fake agent, each in a workspace of its own; `stopAll` in an afterEach. */
+export class FakeAgentRuns {
+  readonly #agents: AcpAgent[] = [];
+  readonly #runs: FakeRun[] = [];
+
+  /** A workspace for `scenario` (a scenario file name or the scenario itself), cleaned up by stopAll. */
+  async prepare(scenario: string | object): Promise<FakeRun> {
+    const run = await fakeRun(scenario);
+    this.#runs.push(run);
+    return run;
   }
-  // The fake appends while tests read: a line without its newline is still being written.
-  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
-  return complete
-    .split('\n')
-    .filter((line) => line.trim())
-    .map((line) => JSON.parse(line) as RecordEntry);
-}
 
-/** The JSON-RPC messages the fake agent received with this method. */
-export function received(entries: RecordEntry[], method: string): Array<{ method: string; params: Record<string, unknown> }> {
-  return entries
-    .filter((entry) => entry.kind === 'received')
-    .map((entry) => entry.message as { method?: string; params?: Record<string, unknown> })
-    .filter((message) => message.method === method)
-    .map((message) => ({ method: message.method as string, params: message.params ?? {} }));
-}
+  /** An AcpAgent on `run` (label "Fake (ACP)" unless `options` name one), started with `prompt`. */
+  async startOn(run: FakeRun, options: Partial<AcpAgentOptions> = {}, prompt = 'Plan it'): Promise<FakeAgentRun> {
+    const agent = this.track(new AcpAgent({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, ...options }));
+    const ctx = new RecordingContext();
+    await agent.start(ctx, prompt);
+    return { agent, ctx, run };
+  }
 
-/** Waits (bounded) for the fake's record to hold an entry of `kind`. */
-export async function waitForRecord(file: string, kind: string, count = 1, timeoutMs = 8000): Promise<RecordEntry[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const entries = (await readRecord(file)).filter((entry) => entry.kind === kind);
-    if (entries.length >= count) return entries;
-    if (Date.now() > deadline) throw new Error(`the fake agent's record has ${entries.length} "${kind}" entries, wanted ${count}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+  /** prepare, then startOn. */
+  async start(scenario: string | object, options: Partial<AcpAgentOptions> = {}, prompt = 'Plan it'): Promise<FakeAgentRun> {
+    return this.startOn(await this.prepare(scenario), options, prompt);
+  }
+
+  /** An agent made otherwise, stopped with the rest. */
+  track(agent: AcpAgent): AcpAgent {
+    this.#agents.push(agent);
+    return agent;
+  }
+
+  async stopAll(): Promise<void> {
+    for (const agent of this.#agents.splice(0)) await stopAgent(agent);
+    for (const run of this.#runs.splice(0)) await run.cleanup();
   }
 }
 

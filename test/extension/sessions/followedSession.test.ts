@@ -3,7 +3,15 @@
 // refused, and what the person hears goes through the notifier (the backend's words through its voice).
 import * as assert from 'node:assert/strict';
 import { bindingFor } from '../../../src/core/decision';
-import { SessionController } from '../../../src/extension/sessions/sessionController';
+import { groupInbox, revisionDecisionsText } from '../../../src/core/inbox';
+import type { PanelState } from '../../../src/core/panelMessages';
+import { PERSISTED_SESSIONS_KEY } from '../../../src/core/persistedSessions';
+import { samePanelState } from '../../../src/core/sessionProjection';
+import { toPersisted } from '../../../src/core/sessionRecord';
+import type { SessionSnapshot } from '../../../src/core/sessionSnapshot';
+import { summarizeStatus } from '../../../src/core/statusSummary';
+import { SessionStore } from '../../../src/extension/sessions/sessionStore';
+import { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import type { BackendVoice, NotifierAction, SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
 import { MemoryBackend } from '../../support/memoryBackend';
 import { approve, assistantText, exitPlan } from '../../core/sessionEvents';
@@ -43,8 +51,8 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('SessionController (follower, decisions, projections)', () => {
-  let controller: SessionController | undefined;
+describe('FollowedSession (follower, decisions, snapshots)', () => {
+  let controller: FollowedSession | undefined;
   afterEach(async () => {
     controller?.dispose();
     await controller?.settled();
@@ -55,24 +63,26 @@ describe('SessionController (follower, decisions, projections)', () => {
     backend: MemoryBackend,
     notifier: SessionNotifier,
     extra: { voice?: BackendVoice; onChange?: () => void; readOnly?: string } = {},
-  ): SessionController {
-    const options: ConstructorParameters<typeof SessionController>[0] = {
+  ): FollowedSession {
+    const options: ConstructorParameters<typeof FollowedSession>[0] = {
       backend,
       log: quietLog,
       notifier,
       pollIntervalMs: 5,
       timeoutMs: 60_000,
-      onDidChange: () => extra.onChange?.(),
-      fresh: {
-        key: 'server:s1',
-        sessionId: 's1',
-        title: 'dark mode',
-        demo: false,
-        ...(extra.readOnly !== undefined ? { readOnly: extra.readOnly } : {}),
+      onSnapshot: () => extra.onChange?.(),
+      from: {
+        fresh: {
+          key: 'server:s1',
+          sessionId: 's1',
+          title: 'dark mode',
+          demo: false,
+          ...(extra.readOnly !== undefined ? { readOnly: extra.readOnly } : {}),
+        },
       },
     };
     if (extra.voice) options.voice = extra.voice;
-    controller = new SessionController(options);
+    controller = new FollowedSession(options);
     controller.start();
     return controller;
   }
@@ -98,8 +108,8 @@ describe('SessionController (follower, decisions, projections)', () => {
       notifier.said.map((s) => s.text),
       ['plan ready for "dark mode".'],
     );
-    const state = c.panelState();
-    assert.equal(c.panelState(), state, 'the same projection until something changes');
+    const state = c.snapshot.panel;
+    assert.equal(c.snapshot.panel, state, 'the same projection until something changes');
     assert.equal(state.revisions[0]?.status, 'pending');
     assert.equal(state.canDecide, true);
   });
@@ -111,16 +121,21 @@ describe('SessionController (follower, decisions, projections)', () => {
     const c = follow(backend, notifier, { readOnly: reason });
     backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
     await until(() => c.phase === 'plan_ready', 'plan_ready');
-    const state = c.panelState();
+    const state = c.snapshot.panel;
     assert.equal(state.canDecide, false);
     assert.deepEqual(state.notice, { level: 'info', text: reason });
     assert.equal(state.revisions[0]?.status, 'pending');
     const binding = bindingFor('s1', 'toolu_1', '# Plan');
-    for (const outcome of [await c.approve(binding), await c.reject(binding, 'no', []), await c.reply('hello'), c.check(binding)]) {
+    for (const outcome of [
+      await c.decisions.approve(binding),
+      await c.decisions.reject(binding, 'no', []),
+      await c.decisions.reply('hello'),
+      c.decisions.check(binding),
+    ]) {
       assert.deepEqual(outcome, { sent: false, message: reason });
     }
     assert.equal(backend.sent.length, 0, 'nothing was sent');
-    assert.equal(c.toPersisted().readOnly, reason, 'the reason survives a reload');
+    assert.equal(toPersisted(c.snapshot).readOnly, reason, 'the reason survives a reload');
     // The session ends on its own (archived): quietly, and it is not archived again by us.
     backend.status = 'archived';
     await until(() => c.finished, 'the end');
@@ -144,21 +159,21 @@ describe('SessionController (follower, decisions, projections)', () => {
       { level: 'info', text: 'the agent asks a question in "dark mode".', actions: ['Review'] },
       { level: 'info', text: 'plan ready for "dark mode".', actions: ['Review'] },
     ]);
-    const persisted = c.toPersisted();
+    const persisted = toPersisted(c.snapshot);
     assert.equal(persisted.notified?.length, 2);
     c.dispose();
     await c.settled();
 
     // After a reload the log is replayed from its start: the same plan is not announced again.
     const again = new RecordingNotifier();
-    controller = new SessionController({
+    controller = new FollowedSession({
       backend,
       log: quietLog,
       notifier: again,
       pollIntervalMs: 5,
       timeoutMs: 60_000,
-      onDidChange: () => {},
-      restored: persisted,
+      onSnapshot: () => {},
+      from: { restored: persisted },
     });
     controller.start();
     await until(() => controller!.phase === 'plan_ready' && controller!.canDecide, 'the replayed plan');
@@ -183,14 +198,14 @@ describe('SessionController (follower, decisions, projections)', () => {
   it('says nothing when notifications are turned off, and counts the need as announced', async () => {
     const backend = new MemoryBackend();
     const notifier = new RecordingNotifier();
-    controller = new SessionController({
+    controller = new FollowedSession({
       backend,
       log: quietLog,
       notifier,
       pollIntervalMs: 5,
       timeoutMs: 60_000,
-      onDidChange: () => {},
-      fresh: { key: 'server:s1', sessionId: 's1', title: 'dark mode', demo: false },
+      onSnapshot: () => {},
+      from: { fresh: { key: 'server:s1', sessionId: 's1', title: 'dark mode', demo: false } },
       notifyNeeds: () => false,
     });
     controller.start();
@@ -198,7 +213,7 @@ describe('SessionController (follower, decisions, projections)', () => {
     backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => controller!.phase === 'plan_ready', 'plan_ready');
     assert.deepEqual(notifier.said, []);
-    assert.deepEqual(controller.toPersisted().notified, ['plan_ready:toolu_1']);
+    assert.deepEqual(toPersisted(controller.snapshot).notified, ['plan_ready:toolu_1']);
   });
 
   it('does not announce a plan the person is already looking at', async () => {
@@ -218,7 +233,7 @@ describe('SessionController (follower, decisions, projections)', () => {
     backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => c.canDecide, 'a decidable plan');
     const binding = bindingFor('s1', 'toolu_1', '# Plan');
-    assert.deepEqual(await c.approve(binding), { sent: true });
+    assert.deepEqual(await c.decisions.approve(binding), { sent: true });
     assert.equal(c.phase, 'approved');
     assert.equal(backend.sent.length, 1);
     assert.deepEqual((backend.sent[0] as unknown as { response: unknown }).response, {
@@ -226,11 +241,11 @@ describe('SessionController (follower, decisions, projections)', () => {
       request_id: 'req_1',
       response: { behavior: 'allow', updatedInput: { plan: '# Plan' } },
     });
-    const again = await c.approve(binding);
+    const again = await c.decisions.approve(binding);
     assert.equal(again.sent, false);
     assert.match(!again.sent ? again.message : '', /already/);
     assert.equal(backend.sent.length, 1, 'nothing more was sent');
-    assert.equal(c.panelState().pendingDecision, undefined, 'no decision is shown as in flight');
+    assert.equal(c.snapshot.panel.pendingDecision, undefined, 'no decision is shown as in flight');
     backend.push(approve('toolu_1', '# Plan'));
     await until(() => c.phase === 'executing', 'executing');
     backend.push({ type: 'result', subtype: 'success', result: 'Done: the toggle is in.' });
@@ -243,10 +258,10 @@ describe('SessionController (follower, decisions, projections)', () => {
     const c = follow(backend, new RecordingNotifier());
     backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => c.canDecide, 'a decidable plan');
-    const outcome = await c.approve(bindingFor('s1', 'toolu_1', '# Another plan'));
+    const outcome = await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Another plan'));
     assert.equal(outcome.sent, false);
     assert.deepEqual(backend.sent, []);
-    assert.equal(c.panelState().notice?.level, 'warning');
+    assert.equal(c.snapshot.panel.notice?.level, 'warning');
   });
 
   it('a failure is told in the backend voice when it has words for it', async () => {
@@ -265,7 +280,7 @@ describe('SessionController (follower, decisions, projections)', () => {
     backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => c.canDecide, 'a decidable plan');
     backend.failNextSend = new Error('401');
-    const outcome = await c.approve(bindingFor('s1', 'toolu_1', '# Plan'));
+    const outcome = await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Plan'));
     assert.deepEqual(outcome, {
       sent: false,
       message: 'Sending the decision failed: Your Claude login expired. Run `claude`, then Retry.',
@@ -284,24 +299,24 @@ describe('SessionController (follower, decisions, projections)', () => {
     const notifier = new RecordingNotifier();
     const c = follow(backend, notifier);
     backend.push(canUseTool('req_9', 'bash-1', 'Bash', { command: 'npm test' }));
-    await until(() => c.statusPhase === 'needs_permission', 'needs_permission');
+    await until(() => c.state.attention === 'needs_permission', 'needs_permission');
     await until(() => backend.reads > 3, 'more polls');
     assert.deepEqual(notifier.asked, ['req_9']);
-    const request = c.openPermissions[0]!;
-    assert.deepEqual(await c.answerPermission(c.permissionBinding(request), 'req_9', 'deny'), { sent: true });
-    assert.equal(c.statusPhase, c.phase);
+    const request = c.permissions.open[0]!;
+    assert.deepEqual(await c.permissions.answerPermission(c.permissions.binding(request), 'req_9', 'deny'), { sent: true });
+    assert.equal(c.state.attention, c.phase);
     backend.push(assistantText('Which port?'));
     await until(() => backend.reads > 6, 'the question read');
     backend.status = 'idle';
     await until(() => c.phase === 'needs_input', 'needs_input');
-    assert.equal(c.panelState().question, 'Which port?');
-    assert.deepEqual(await c.reply('8080'), { sent: true });
+    assert.equal(c.snapshot.panel.question, 'Which port?');
+    assert.deepEqual(await c.decisions.reply('8080'), { sent: true });
     assert.equal(c.phase, 'planning');
     assert.equal((backend.sent.at(-1) as unknown as { message: { content: string } }).message.content, '8080');
   });
 });
 
-describe('SessionController: following again after our own login failed', () => {
+describe('FollowedSession: following again after our own login failed', () => {
   it('Retry (resume) follows the session again from the start of its log', async () => {
     const backend = new MemoryBackend();
     const notifier = new RecordingNotifier();
@@ -314,15 +329,15 @@ describe('SessionController: following again after our own login failed', () => 
       },
       executionReport: async () => undefined,
     };
-    const c = new SessionController({
+    const c = new FollowedSession({
       backend,
       log: quietLog,
       notifier,
       voice,
       pollIntervalMs: 5,
       timeoutMs: 60_000,
-      onDidChange: () => undefined,
-      fresh: { key: 'server:s2', sessionId: 's2', title: 'retry', demo: false },
+      onSnapshot: () => undefined,
+      from: { fresh: { key: 'server:s2', sessionId: 's2', title: 'retry', demo: false } },
     });
     try {
       backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
@@ -341,6 +356,74 @@ describe('SessionController: following again after our own login failed', () => 
     } finally {
       c.dispose();
       await c.settled();
+    }
+  });
+});
+
+describe('the fan-out: every surface reads one snapshot per change', () => {
+  it('revisions are derived once per change, whoever reads them, and only what changed is written', async () => {
+    const memento = new Map<string, unknown>();
+    const store = new SessionStore({
+      get: <T>(key: string) => memento.get(key) as T,
+      update: async (key, value) => void memento.set(key, value),
+    });
+    const sessions: FollowedSession[] = [];
+    const backends = [new MemoryBackend(), new MemoryBackend(), new MemoryBackend()];
+    let heard = 0;
+    let painted = 0;
+    let shown: PanelState | undefined;
+    // What FollowedSessions does on each snapshot: the status bar, the inbox, the panel and
+    // persistence all read the snapshots, each in its own way.
+    const onSnapshot = (_session: FollowedSession, snapshot: SessionSnapshot) => {
+      heard++;
+      const all = sessions.map((s) => s.snapshot);
+      summarizeStatus(all.map((s) => ({ sessionId: s.identity.key, phase: s.state.attention, changedAt: s.state.attentionChangedAt })));
+      groupInbox(all.map((s) => s.inbox));
+      all.forEach((s) => revisionDecisionsText(s.revisions));
+      if (snapshot.identity.key === 'server:f0' && !(shown && samePanelState(shown, snapshot.panel))) {
+        shown = snapshot.panel;
+        painted++;
+      }
+      void store.write(all.map((s) => ({ snapshot: s })));
+    };
+    backends.forEach((backend, i) => {
+      const session = new FollowedSession({
+        backend,
+        log: quietLog,
+        notifier: new RecordingNotifier(),
+        pollIntervalMs: 5,
+        timeoutMs: 60_000,
+        onSnapshot,
+        from: { fresh: { key: `server:f${i}`, sessionId: `f${i}`, title: `fan ${i}`, demo: false } },
+      });
+      sessions.push(session);
+      session.start();
+    });
+    try {
+      for (const [i, backend] of backends.entries()) {
+        backend.status = 'requires_action';
+        backend.push(exitPlan(`toolu_${i}`, `# Plan ${i}`), canUseTool(`req_${i}`, `toolu_${i}`, 'ExitPlanMode'));
+      }
+      await until(() => sessions.every((s) => s.canDecide), 'three plans');
+      const s0 = sessions[0]!;
+      s0.saveDraft({ toolUseId: 'toolu_0', feedback: 'typing', comments: [] });
+      s0.setEditing('toolu_0');
+      s0.setEditing(undefined);
+      assert.deepEqual(await s0.decisions.reject(bindingFor('f0', 'toolu_0', '# Plan 0'), 'smaller', []), { sent: true });
+      const derived = sessions.reduce((n, s) => n + s.revisionsDerived, 0);
+      // One derivation for each session's first snapshot, then at most one per change heard; the
+      // three surfaces reading every session on every change would make it 3N+2 per change.
+      assert.ok(heard >= 8, `changes heard: ${heard}`);
+      assert.ok(derived <= heard + sessions.length, `derived ${derived} times for ${heard} changes`);
+      assert.ok(derived < heard, 'a change that leaves the revisions alone (the draft, the edit, the lock) derives none');
+      assert.ok(painted < heard, `the panel painted ${painted} of ${heard} changes`);
+      // Editing and the lock survive nothing: the store wrote fewer times than changes were heard.
+      assert.ok(store.writes < heard, `${store.writes} writes for ${heard} changes`);
+      const written = memento.get(PERSISTED_SESSIONS_KEY) as Array<{ key: string; revisions: Array<{ status: string }> }>;
+      assert.equal(written.find((s) => s.key === 'server:f0')?.revisions[0]?.status, 'rejected');
+    } finally {
+      for (const s of sessions) s.dispose();
+      await Promise.all(sessions.map((s) => s.settled()));
     }
   });
 });

@@ -1,17 +1,16 @@
-// The embedded ACP agent's process ends with the approved plan's result (real SessionHost, real
+// The service's ACP agent process ends with the approved plan's result (real SessionHost, real
 // AcpAgent, the fake ACP agent as a real child process), and not before: a rejected plan's turn
 // also ends with a result, and the agent must keep running for the revision.
 import { strict as assert } from 'node:assert';
 import { readFile } from 'node:fs/promises';
-import * as path from 'node:path';
 import { approvalWithNotesEvents, notesPrompt } from '../../../src/core/approvalNotes';
 import { controlResponseEvent, type AnyEvent } from '../../../src/core/protocol';
-import { endsAfterApprovedResult } from '../../../src/extension/agents/acpAgentLifetime';
+import { endsAfterApprovedResult } from '../../../src/sessions/service/endsAfterApproval';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { SessionHost } from '../../../src/sessions/host';
-import { SCENARIOS, fakeRun, readRecord, waitForRecord, type FakeRun } from '../../sessions/acpTestSupport';
+import { fakeAgentScenario, fakeRun, readAgentRecord, waitForRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { isAlive, waitGone } from '../../support/processes';
-import { allEvents, createRequest } from '../../sessions/hostTestKit';
+import { allEvents, createRequest } from '../hostTestKit';
 
 async function waitForEvent(
   host: SessionHost,
@@ -46,7 +45,7 @@ describe('embedded ACP agent lifetime', function () {
   afterEach(async () => {
     await host?.close();
     if (run) {
-      for (const entry of (await readRecord(run.record)).filter((e) => e.kind === 'started')) {
+      for (const entry of readAgentRecord(run.record).filter((e) => e.kind === 'started')) {
         assert.ok(await waitGone(entry.pid as number), `agent ${String(entry.pid)} left behind`);
       }
       await run.cleanup();
@@ -106,7 +105,7 @@ describe('embedded ACP agent lifetime', function () {
   }
 
   it('approved with notes (an agent that takes no message mid-turn): the notes are the next prompt; the process ends after that turn', async () => {
-    const claudeShaped = JSON.parse(await readFile(path.join(SCENARIOS, 'claude-0101-plan.json'), 'utf8')) as Record<string, unknown>;
+    const claudeShaped = JSON.parse(await readFile(fakeAgentScenario('claude-0101-plan.json'), 'utf8')) as Record<string, unknown>;
     const { ended, prompts } = await approveWithNotes({ ...claudeShaped, agentInfo: { name: 'fake-generic-agent', version: '1.0.0' } }, 2);
     assert.deepEqual(
       ended.map((r) => (r as { subtype?: string }).subtype),

@@ -1,12 +1,11 @@
-// An embedded ACP agent's process ends with its session's outcome: once the approved plan's turn
-// has its `result`, nothing in the editor talks to that agent again (the review is finished), so
-// leaving it idle would keep one agent process per finished session until the window closes.
+// A local-service ACP agent's process ends with its session's outcome: once the approved plan's
+// turn has its `result`, nothing in the editor talks to that agent again (the review is finished),
+// so leaving it idle would keep one agent process per finished session for the service's life.
 // A message sent with or after the approval (the notes of Approve with Notes, an edited plan) is
 // answered first: the process ends when, after the approved result, the agent reports itself idle
 // (nothing left to prompt it with).
-// Pure (no vscode): wraps any AgentFactory.
 import type { AnyEvent, PermissionDecision } from '../../core/protocol';
-import type { Agent, AgentContext, AgentFactory } from '../../sessions/agent';
+import type { Agent, AgentContext, AgentFactory } from '../agent';
 
 export function endsAfterApprovedResult(factory: AgentFactory, log: (line: string) => void = () => {}): AgentFactory {
   return (options) => {

@@ -1,0 +1,256 @@
+// The local session service (docs/service.md), in one run:
+// 1. Event -> the poller's phase report (what the status bar shows), through the service's Unix
+//    socket (SessionsClient + event stream over socketFetch, the service a separate process, as
+//    the extension follows it now) beside the in-process path the extension used before (a
+//    SessionHost in this process, its subscription waking the poller: EmbeddedBackend). The same
+//    scripted agent (examples/question.json): sessions wait on its question, each gets a reply at
+//    a random moment, timed from just before the reply is sent to the next phase report.
+// 2. The idle service's memory: resident set (VmRSS) of a service with no session and no client,
+//    beside a bare `node` process that only waits (what any Node process costs here).
+// 3. Reload -> ready plan painted, in real code-server 4.100.3 + Chromium (production build): a
+//    plan waits in the service; the window is reloaded; from the extension's activation (its
+//    "activated" log line) to the plan on screen (status bar "plan ready" and the plan in the
+//    review panel, polled every 10 ms). Baseline: the same reload on the server backend (an
+//    ultraplan-server on 127.0.0.1, followed over TCP with the token).
+import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { DEFAULT_POLL_INTERVAL_MS } from '../src/core/poller';
+import { setPlanModeEvent, userMessageEvent } from '../src/core/protocol';
+import type { SessionBackend } from '../src/sessions/backend';
+import { SessionsClient } from '../src/sessions/client';
+import { EmbeddedBackend } from '../src/sessions/embeddedBackend';
+import { SessionHost } from '../src/sessions/host';
+import { HttpBackend } from '../src/sessions/httpBackend';
+import { loadScenarioFile, scriptedAgentFactory } from '../src/sessions/scriptedAgent';
+import { withAgentLaunch, type AgentLaunch } from '../src/sessions/service/agentLaunch';
+import { connectOrStartService } from '../src/sessions/service/serviceLauncher';
+import { servicePaths, SERVICE_DIR_ENV } from '../src/sessions/service/servicePaths';
+import { socketFetch } from '../src/sessions/service/socketFetch';
+import { answerInputBox, findWebviewFrame, runCommand, statusBarTexts, type CodeServer } from '../test/e2e/harness';
+import { planTask } from '../test/e2e/ultraplanSteps';
+import { EXAMPLES_DIR, SERVER_JS, ensureServerBuilt, startServer } from '../test/support/serverProcess';
+import { stopServices } from '../test/support/serviceProcess';
+import { logLineTime, openStagedWindow } from './codeServerWindow';
+import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } from './extensionStaging';
+import { result, type BenchResult } from './measure';
+import { followForReplies, sleep, waitUntil } from './replyLatency';
+
+export const title = 'Local session service: event -> poller over its socket vs in-process, idle memory, reload -> ready plan painted';
+
+const SESSIONS = 40;
+const MEMORY_SAMPLES = 5;
+const RELOADS = 5;
+const QUESTION_FILE = path.join(EXAMPLES_DIR, 'question.json');
+const QUESTION: AgentLaunch = { kind: 'scripted', file: QUESTION_FILE, label: 'bench' };
+
+function request(i: number) {
+  return {
+    title: `bench ${i}`,
+    events: [setPlanModeEvent(`set-mode-bench-${i}`), userMessageEvent('Plan the build change.')].map((data) => ({
+      type: 'event' as const,
+      data,
+    })),
+  };
+}
+
+/** Reply latencies (ms) on one backend: every session waits on its question, then gets one reply. */
+async function replyLatencies(backend: SessionBackend, launch: AgentLaunch | null): Promise<number[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < SESSIONS; i++) {
+    ids.push((await backend.createSession(launch ? withAgentLaunch(request(i), launch) : request(i))).id);
+  }
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal);
+  try {
+    const { state, polls } = followForReplies(ids, backend.transport, stop.signal);
+    await waitUntil(() => state.every((s) => s.ready), 60_000, 'every session waiting on its question');
+    await Promise.all(
+      ids.map(async (sessionId, i) => {
+        await sleep(Math.random() * DEFAULT_POLL_INTERVAL_MS);
+        state[i]!.sentAt = performance.now();
+        await backend.sendEvents(sessionId, [userMessageEvent('Node 20.')]);
+      }),
+    );
+    await waitUntil(() => state.every((s) => s.latency >= 0), 30_000, 'a phase change in every session');
+    stop.abort();
+    await Promise.all(polls);
+    return state.map((s) => s.latency);
+  } finally {
+    stop.abort();
+  }
+}
+
+function benchService(dir: string) {
+  return connectOrStartService({
+    paths: servicePaths({ env: { [SERVICE_DIR_ENV]: dir } }),
+    version: 'bench',
+    serverScript: SERVER_JS,
+    idleExitSeconds: 0,
+  });
+}
+
+async function eventToPoller(): Promise<BenchResult[]> {
+  ensureServerBuilt();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'up-bench-svc-'));
+  const host = await SessionHost.open({ agentFactory: scriptedAgentFactory(await loadScenarioFile(QUESTION_FILE), 'bench') });
+  const inProcess = new EmbeddedBackend({ host });
+  try {
+    const connection = await benchService(dir);
+    const client = new SessionsClient({
+      baseUrl: 'http://localhost',
+      getToken: async () => connection.token,
+      fetch: socketFetch(connection.place.socket),
+    });
+    const socket = new HttpBackend({ client, preferStream: true, kind: 'embedded' });
+    // Alternating halves, so both see the same machine load.
+    const viaSocket = [...(await replyLatencies(socket, QUESTION))];
+    const inHost = [...(await replyLatencies(inProcess, null))];
+    viaSocket.push(...(await replyLatencies(socket, QUESTION)));
+    inHost.push(...(await replyLatencies(inProcess, null)));
+    await socket.dispose();
+    return [
+      result('event -> phase, in-process host (before)', 'ms', 'lower', inHost),
+      result('event -> phase, service over its Unix socket', 'ms', 'lower', viaSocket, {
+        baseline: 'event -> phase, in-process host (before)',
+        note: `${SESSIONS * 2} sessions each; reply at a random moment, stream-woken poller`,
+      }),
+    ];
+  } finally {
+    await inProcess.dispose();
+    await stopServices(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function rssMiB(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS for ${pid}`);
+  return Number(match[1]) / 1024;
+}
+
+async function idleMemory(): Promise<BenchResult[]> {
+  ensureServerBuilt();
+  const service: number[] = [];
+  const bare: number[] = [];
+  for (let i = 0; i < MEMORY_SAMPLES; i++) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'up-bench-mem-'));
+    const node = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+    try {
+      const connection = await benchService(dir);
+      // Settled: no client (the status request's connection closes), nothing live.
+      await sleep(6_000);
+      service.push(rssMiB(connection.status.pid));
+      bare.push(rssMiB(node.pid!));
+    } finally {
+      node.kill('SIGKILL');
+      await stopServices(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return [
+    result('idle memory, bare node process', 'MiB', 'lower', bare),
+    result('idle memory, session service (no session, no client)', 'MiB', 'lower', service, { baseline: 'idle memory, bare node process' }),
+  ];
+}
+
+/** From the "activated" log line after a reload to the ready plan on screen, once per reload. */
+async function reloadToPlan(backend: 'embedded' | 'server'): Promise<number[]> {
+  const root = await tempRoot('up-bench-reload-');
+  const server = backend === 'server' ? await startServer({ scenario: path.join(EXAMPLES_DIR, 'approve.json') }) : undefined;
+  try {
+    const dist = await buildBundles(path.join(root.dir, 'dist-build'), { production: true });
+    const staged = await stageExtension(path.join(root.dir, 'ext'), { dist });
+    const settings: Record<string, unknown> =
+      backend === 'embedded'
+        ? {
+            'ultraplan.backend': 'embedded',
+            'ultraplan.agent.choice': 'demo',
+            'ultraplan.embedded.scenario': path.join(EXAMPLES_DIR, 'approve.json'),
+          }
+        : { 'ultraplan.backend': 'server', 'ultraplan.server.url': server!.url };
+    const window = await openStagedWindow({
+      suite: `bench-service-reload-${backend}`,
+      settings,
+      staged: [{ id: EXTENSION_ID, folder: staged, version: readManifest(staged).version }],
+    });
+    try {
+      if (server) {
+        await runCommand(window.page, 'Ultraplan: Set Server Token…');
+        await answerInputBox(window.page, server.token ?? '');
+      }
+      await planTask(window.page, 'plan the build change');
+      const samples: number[] = [];
+      for (let i = 0; i < RELOADS; i++) {
+        const before = window.server.probe.announcement();
+        const activatedBefore = activatedLines(window.server).length;
+        await window.page.reload({ waitUntil: 'domcontentloaded' });
+        await window.server.probe.ready(before ? { after: before } : {});
+        let painted = 0;
+        const deadline = Date.now() + 60_000;
+        while (!painted) {
+          if (Date.now() > deadline) throw new Error('the plan did not come back after the reload');
+          const ready = (await statusBarTexts(window.page)).some((t) => t.includes('plan ready'));
+          const frame = ready ? await findWebviewFrame(window.page, '#plan li', { timeoutMs: 10 }).catch(() => undefined) : undefined;
+          if (frame) painted = Date.now();
+          else await sleep(10);
+        }
+        const line = await waitForActivated(window.server, activatedBefore);
+        samples.push(painted - logLineTime(line));
+      }
+      return samples;
+    } finally {
+      await window.close();
+      if (backend === 'embedded') await stopServices(window.server.serviceDir);
+    }
+  } finally {
+    await server?.stop();
+    await root.remove();
+  }
+}
+
+/** Every "Ultraplan … activated" line in the extension's logs, all extension hosts so far. */
+function activatedLines(server: CodeServer): string[] {
+  const lines: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name === 'Ultraplan.log' && full.includes(EXTENSION_ID)) {
+        lines.push(
+          ...readFileSync(full, 'utf8')
+            .split('\n')
+            .filter((l) => /\] Ultraplan \S+ activated$/.test(l)),
+        );
+      }
+    }
+  };
+  walk(path.join(server.userDataDir, 'logs'));
+  return lines.sort();
+}
+
+async function waitForActivated(server: CodeServer, before: number): Promise<string> {
+  for (let i = 0; i < 500; i++) {
+    const lines = activatedLines(server);
+    if (lines.length > before) return lines[lines.length - 1]!;
+    await sleep(10);
+  }
+  throw new Error('no "activated" log line after the reload');
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const results = [...(await eventToPoller()), ...(await idleMemory())];
+  const server = await reloadToPlan('server');
+  const embedded = await reloadToPlan('embedded');
+  results.push(
+    result('reload -> ready plan painted, server backend (TCP)', 'ms', 'lower', server),
+    result('reload -> ready plan painted, embedded (local service)', 'ms', 'lower', embedded, {
+      baseline: 'reload -> ready plan painted, server backend (TCP)',
+      note: `from the extension's "activated" log line to status bar + panel; ${RELOADS} reloads each`,
+    }),
+  );
+  return results;
+}

@@ -1,0 +1,252 @@
+// The reviewer's decisions, answered in the agent's terms: the option (or elicitation answer) an
+// Approve, a Reject or a tool permission stands for on this agent, the mode switches Approve asks
+// for, and what the model is told next (an edited plan, the reviewer's feedback).
+import type { PermissionOption, ToolCallUpdate } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
+import type { PermissionDecision } from '../../core/protocol';
+import { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, ULTRAPLAN_TELEPORT_SENTINEL } from '../../core/protocolMarkers';
+import type { AgentQuirks, PresetHandover } from './agents/agentQuirks';
+import type { AcpEventTranslator } from './eventTranslator';
+import { CANCELLED, type PendingReview, type PendingReviews, type PlanReview } from './pendingReviews';
+import type { PlanningGuard } from './planningGuard';
+import { chooseApproveOption, chooseToolAllowOption, chooseToolRejectOption, type AfterApproval } from './planReview';
+import { errorMessage } from './requestErrors';
+import type { AcpSessionChannel } from './sessionChannel';
+import type { TurnQueue } from './turnQueue';
+
+export interface ReviewDecisionsHost {
+  readonly label: string;
+  readonly afterApproval: AfterApproval;
+  readonly quirks: AgentQuirks;
+  readonly guard: PlanningGuard;
+  readonly translator: AcpEventTranslator;
+  readonly turns: TurnQueue;
+  readonly reviews: PendingReviews;
+  readonly session: AcpSessionChannel | undefined;
+  /** The agent has ended (failed or finished). */
+  readonly ended: boolean;
+  log(line: string): void;
+  report(subtype: string, message: string, extra: Record<string, unknown>): void;
+  fail(message: string): void;
+}
+
+type PlanPermission = Extract<PendingReview, { kind: 'plan_permission' }>;
+
+function approvedText(plan: string, edited: boolean): string {
+  return `User approved the plan.\n\n${edited ? APPROVED_PLAN_EDITED_MARKER : APPROVED_PLAN_MARKER}${plan}`;
+}
+
+function followEditedPlan(plan: string): string {
+  return `The reviewer edited the plan before approving it. Follow this version:\n\n${plan}`;
+}
+
+export class ReviewDecisions {
+  readonly #host: ReviewDecisionsHost;
+  /** A mode to set once the approved exit tool call has run (the agent switches itself first). */
+  #modeAfterExitTool: { toolCallId: string; modeId: string } | undefined;
+
+  constructor(host: ReviewDecisionsHost) {
+    this.#host = host;
+  }
+
+  decide(requestId: string, decision: PermissionDecision): void {
+    const host = this.#host;
+    const review = host.reviews.take(requestId);
+    if (!review) {
+      host.log(`ignored a decision for unknown or answered request ${requestId}`);
+      return;
+    }
+    if (review.kind === 'tool_permission') {
+      this.#decideToolPermission(review, decision);
+      return;
+    }
+    if (review.kind === 'file_read') {
+      review.answer(decision.behavior);
+      host.reviews.settleStatus();
+      return;
+    }
+    if (decision.behavior === 'allow') this.#approvePlan(review, decision);
+    else this.#rejectPlan(review, decision.message);
+    if (!host.ended) host.reviews.settleStatus();
+  }
+
+  /** Runs the mode switch that waited for the approved exit tool call to complete. */
+  toolCallSeen(call: ToolCallUpdate): void {
+    const pending = this.#modeAfterExitTool;
+    if (pending && call.toolCallId === pending.toolCallId && (call.status === 'completed' || call.status === 'failed')) {
+      this.#modeAfterExitTool = undefined;
+      if (call.status === 'completed') this.#switchModeAfterApproval(pending.modeId);
+    }
+  }
+
+  #approvePlan(review: PlanReview, decision: PermissionDecision & { behavior: 'allow' }): void {
+    const host = this.#host;
+    const edited = typeof decision.updatedInput.plan === 'string' ? decision.updatedInput.plan : review.plan;
+    const wasEdited = edited !== review.plan;
+    if (review.kind === 'plan_permission') {
+      const handover = host.quirks.presetHandover;
+      const implement = handover?.implementOption(review.options);
+      if (handover && implement) {
+        this.#approveWithPresetHandover(review, handover, implement, edited, wasEdited);
+        return;
+      }
+      const approval = host.quirks.approval(host.label, review.options, host.afterApproval);
+      let { choice, thenMode } = approval;
+      if (approval.modeAfterExitTool) this.#modeAfterExitTool = { toolCallId: review.agentToolCallId, modeId: approval.modeAfterExitTool };
+      if (!choice.ok && host.afterApproval === 'acceptEdits' && host.guard.availableModeIds.includes('acceptEdits')) {
+        // No auto-accept option on this request (Claude's adapter offers auto mode instead), but
+        // the agent has the mode: approve with manual edits, then switch to it, as asked.
+        const manual = chooseApproveOption(host.label, review.options, 'default');
+        if (manual.ok) {
+          choice = manual;
+          thenMode = 'acceptEdits';
+        }
+      }
+      if (!choice.ok) {
+        review.answer(CANCELLED);
+        host.fail(choice.message);
+        return;
+      }
+      if (thenMode) this.#switchModeAfterApproval(thenMode);
+      host.guard.markApproved();
+      host.translator.toolResult(review.toolUseId, approvedText(edited, wasEdited), false);
+      review.answer({ outcome: { outcome: 'selected', optionId: choice.option.optionId } });
+      host.log(`approved the plan with "${choice.option.name}" (${choice.option.optionId})`);
+    } else {
+      host.guard.markApproved();
+      host.translator.toolResult(review.toolUseId, approvedText(edited, wasEdited), false);
+      review.answer({ action: 'accept', content: { [review.form.choiceKey]: review.form.approveValue } });
+      host.log(`approved the plan with "${review.form.approveValue}"`);
+    }
+    if (wasEdited) host.turns.queue(followEditedPlan(edited));
+  }
+
+  /**
+   * An agent that implements an approved plan at once, with the preset its prompt began with
+   * (read-only, while planning). When the person chose that preset (ultraplan.afterApproval =
+   * default: each edit asked), the implement option is the answer. Otherwise the preset is set,
+   * plan mode left, the review closed with the reject option (which the model never sees) and the
+   * agent's own next prompt sent, so the implementation runs with the chosen preset.
+   */
+  #approveWithPresetHandover(
+    review: PlanPermission,
+    handover: PresetHandover,
+    implement: PermissionOption,
+    edited: string,
+    wasEdited: boolean,
+  ): void {
+    const host = this.#host;
+    const preset = handover.preset(host.afterApproval, host.guard.availableModeIds);
+    const session = host.session;
+    host.guard.markApproved();
+    host.translator.toolResult(review.toolUseId, approvedText(edited, wasEdited), false);
+    if (!preset || !session || preset === host.guard.sessionMode) {
+      if (!preset)
+        host.log(
+          `${host.label} offers no preset for ultraplan.afterApproval = ${host.afterApproval}; it keeps "${host.guard.sessionMode}"`,
+        );
+      review.answer({ outcome: { outcome: 'selected', optionId: implement.optionId } });
+      host.log(`approved the plan with "${implement.name}" (${implement.optionId}); the "${host.guard.sessionMode}" preset stays`);
+      if (wasEdited) host.turns.queue(followEditedPlan(edited));
+      return;
+    }
+    const close = host.quirks.rejectOption(host.label, review.options);
+    const leave = handover.leavePlanMode(host.guard.planTarget);
+    void (async () => {
+      try {
+        await session.setMode(preset);
+        host.guard.sessionMode = preset;
+        if (leave) await session.setConfigOption(leave.configId, leave.value);
+      } catch (error) {
+        review.answer(CANCELLED);
+        host.fail(
+          `Could not switch ${host.label} to its "${preset}" preset after approval, so the plan was not approved: ${errorMessage(error)}`,
+        );
+        return;
+      }
+      host.log(`set the "${preset}" preset after approval (ultraplan.afterApproval = ${host.afterApproval}) and left plan mode`);
+      if (close.ok) host.turns.handOver(handover.implementPrompt(wasEdited ? edited : undefined));
+      review.answer({ outcome: { outcome: 'selected', optionId: close.ok ? close.option.optionId : implement.optionId } });
+    })();
+  }
+
+  #switchModeAfterApproval(modeId: string): void {
+    const host = this.#host;
+    const session = host.session;
+    if (!session) return;
+    // After the permission answer, so the agent's own switch to manual mode does not undo it.
+    setTimeout(() => {
+      session.setMode(modeId).then(
+        () => host.log(`switched to "${modeId}" after approval (ultraplan.afterApproval)`),
+        (error: unknown) => {
+          const message = errorMessage(error);
+          const hint = host.quirks.modeSwitchHint(message);
+          host.report(
+            'acp_decision_error',
+            `Could not switch ${host.label} to "${modeId}" after approval: ${message.replace(/\.$/, '')}.${hint ? ` ${hint}` : ''}`,
+            {},
+          );
+        },
+      );
+    }, 0);
+  }
+
+  #rejectPlan(review: PlanReview, message: string): void {
+    const host = this.#host;
+    const teleport = message.includes(ULTRAPLAN_TELEPORT_SENTINEL);
+    let feedbackInAnswer = false;
+    if (review.kind === 'plan_permission') {
+      const choice = host.quirks.rejectOption(host.label, review.options);
+      if (!choice.ok) {
+        review.answer(CANCELLED);
+        host.fail(choice.message);
+        return;
+      }
+      host.translator.toolResult(review.toolUseId, message, true);
+      review.answer({ outcome: { outcome: 'selected', optionId: choice.option.optionId } });
+      host.log(`${teleport ? 'teleport: rejected' : 'rejected'} the plan with "${choice.option.name}" (${choice.option.optionId})`);
+    } else {
+      const content: Record<string, string> = { [review.form.choiceKey]: review.form.keepPlanningValue };
+      if (!teleport && review.form.feedbackKey) {
+        content[review.form.feedbackKey] = message;
+        feedbackInAnswer = true;
+      }
+      host.translator.toolResult(review.toolUseId, message, true);
+      review.answer({ action: 'accept', content });
+      host.log(`${teleport ? 'teleport: kept planning' : 'kept planning'} with "${review.form.keepPlanningValue}"`);
+    }
+    if (teleport) {
+      // The plan runs locally: this turn has nothing more to do.
+      this.#cancelTurn();
+    } else if (!feedbackInAnswer) {
+      host.turns.queue(
+        `The reviewer rejected the plan. Their feedback:\n\n${message}\n\nStay in plan mode, revise the plan, and ask again when it is ready.`,
+      );
+    }
+  }
+
+  #decideToolPermission(review: Extract<PendingReview, { kind: 'tool_permission' }>, decision: PermissionDecision): void {
+    const host = this.#host;
+    const choice =
+      decision.behavior === 'allow'
+        ? chooseToolAllowOption(host.label, review.options)
+        : chooseToolRejectOption(host.label, review.options);
+    if (!choice.ok) {
+      review.answer(CANCELLED);
+      host.report('acp_decision_error', choice.message, {});
+      host.translator.toolResult(review.toolUseId, choice.message, true);
+      return;
+    }
+    review.answer({ outcome: { outcome: 'selected', optionId: choice.option.optionId } });
+    host.log(
+      `${decision.behavior === 'allow' ? 'allowed' : 'denied'} ${review.toolUseId} with "${choice.option.name}" (${choice.option.optionId})`,
+    );
+    if (decision.behavior === 'deny') host.translator.toolResult(review.toolUseId, decision.message, true);
+    host.reviews.settleStatus();
+  }
+
+  #cancelTurn(): void {
+    const session = this.#host.session;
+    if (!session || !this.#host.turns.active) return;
+    session.cancel().catch((error: unknown) => this.#host.log(`session/cancel failed: ${errorMessage(error)}`));
+  }
+}

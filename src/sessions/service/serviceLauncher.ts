@@ -1,0 +1,217 @@
+// Finds this user's local session service or starts it (docs/service.md): the private folders
+// and the token first, then this version's socket; an older version with nothing live is asked
+// to make way, one with live sessions is left running beside this one. Two windows starting it
+// at once both spawn it: one process wins the data folder's lock, the other exits (code 3) and
+// both windows connect to the winner.
+import { spawn } from 'node:child_process';
+import { promises as fs, openSync, closeSync } from 'node:fs';
+import { processAlive } from '../dataDirLock';
+import { ServiceSetupError, checkOwnEntry, ensurePrivateDir, readOrCreateToken } from './privateFiles';
+import { compareVersions, servicePlace, versionOfDataDir, type ServicePaths, type ServicePlace } from './servicePaths';
+import { ServiceStatusSchema, type ServiceStatus } from './serviceStatus';
+import { socketFetch } from './socketFetch';
+
+/** The racing loser's exit code (src/sessions/server/serviceMode.ts ALREADY_RUNNING_EXIT). */
+const ALREADY_RUNNING_EXIT = 3;
+/** A log larger than this is moved aside (one old copy kept) when the service starts. */
+const MAX_LOG_BYTES = 2 * 1024 * 1024;
+
+export interface ServiceLauncherOptions {
+  paths: ServicePaths;
+  version: string;
+  /** The server program (dist/server.js) and the node that runs it. */
+  serverScript: string;
+  execPath?: string;
+  /** Exit after this long with no live session and no client; 0: never. */
+  idleExitSeconds: number;
+  /** The environment the service (and so its agents) runs with. */
+  env?: NodeJS.ProcessEnv;
+  /** How long a start may take before it is reported as failed. */
+  startTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ServiceConnection {
+  place: ServicePlace;
+  token: string;
+  status: ServiceStatus;
+  /** True when this call started the process (it may still have lost a race to another start). */
+  spawned: boolean;
+}
+
+/** The service did not come up; the message names the cause and the log file. */
+export class ServiceStartError extends Error {
+  constructor(
+    readonly reason: string,
+    readonly logFile: string,
+  ) {
+    super(`The Ultraplan session service did not start: ${reason}. Its log: ${logFile}`);
+  }
+}
+
+export async function connectOrStartService(options: ServiceLauncherOptions): Promise<ServiceConnection> {
+  const log = options.log ?? (() => {});
+  const { paths } = options;
+  const place = servicePlace(paths, options.version);
+  await ensurePrivateDir(paths.runtimeDir);
+  await ensurePrivateDir(paths.stateDir);
+  const token = await readOrCreateToken(paths.tokenFile);
+  const running = await readServiceStatus(place, token);
+  if (running && !running.stopping) return { place, token, status: running, spawned: false };
+  await makeWayForThisVersion(paths, options.version, token, log);
+  return { place, token, status: await startService(place, options, log), spawned: true };
+}
+
+/** `/v1/service` on a place; null when nothing answers there (no socket, refused, stopping). */
+export async function readServiceStatus(place: ServicePlace, token: string, timeoutMs = 3_000): Promise<ServiceStatus | null> {
+  const answer = await serviceRequest(place, token, 'GET', '/v1/service', timeoutMs);
+  if (answer === null) return null;
+  const parsed = ServiceStatusSchema.safeParse(answer.body);
+  if (answer.status !== 200 || !parsed.success) {
+    throw new ServiceSetupError(`the service at ${place.socket} answered ${answer.status} to its status request`);
+  }
+  return parsed.data;
+}
+
+/** Asks a service to stop; true when it agreed (nothing live), false when it keeps running. */
+export async function requestServiceStop(place: ServicePlace, token: string): Promise<boolean> {
+  const answer = await serviceRequest(place, token, 'POST', '/v1/service/stop', 3_000);
+  return answer?.status === 200;
+}
+
+/** The versions whose services may be running: one data folder each in the state folder. */
+export async function knownServiceVersions(paths: ServicePaths): Promise<string[]> {
+  const names = await fs.readdir(paths.stateDir).catch(() => [] as string[]);
+  return names.flatMap((name) => {
+    const version = versionOfDataDir(name);
+    return version === null ? [] : [version];
+  });
+}
+
+async function serviceRequest(
+  place: ServicePlace,
+  token: string,
+  method: 'GET' | 'POST',
+  route: string,
+  timeoutMs: number,
+): Promise<{ status: number; body: unknown } | null> {
+  // A socket someone else put at our name would be handed the token: it must be our own.
+  if (!place.paths.pipePrefix && !(await checkOwnEntry(place.socket))) return null;
+  try {
+    const response = await socketFetch(place.socket)(`http://localhost${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(method === 'POST' ? { body: '{}' } : {}),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (response.status === 503) {
+      await response.body?.cancel();
+      return null; // shutting down
+    }
+    if (response.status === 401) {
+      await response.body?.cancel();
+      throw new ServiceSetupError(`the service at ${place.socket} refused the token in ${place.paths.tokenFile}`);
+    }
+    return { status: response.status, body: await response.json().catch(() => null) };
+  } catch (err) {
+    if (err instanceof ServiceSetupError) throw err;
+    return null;
+  }
+}
+
+/**
+ * Older versions with nothing live are asked to stop, so this one takes their sessions over. A
+ * newer version is never stopped by an older one: they run side by side.
+ */
+async function makeWayForThisVersion(paths: ServicePaths, version: string, token: string, log: (line: string) => void): Promise<void> {
+  for (const other of await knownServiceVersions(paths)) {
+    if (compareVersions(other, version) >= 0) continue;
+    const place = servicePlace(paths, other);
+    const status = await readServiceStatus(place, token).catch(() => null);
+    if (!status) continue;
+    if (status.live_sessions > 0 || !(await requestServiceStop(place, token))) {
+      log(`service ${other} has live sessions; version ${version} runs beside it`);
+      continue;
+    }
+    log(`service ${other} had nothing live and stops for version ${version}`);
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline && processAlive(status.pid)) await delay(50);
+  }
+}
+
+async function startService(place: ServicePlace, options: ServiceLauncherOptions, log: (line: string) => void): Promise<ServiceStatus> {
+  const token = await readOrCreateToken(place.paths.tokenFile);
+  await rotateLog(place.logFile);
+  const logFd = openSync(place.logFile, 'a', 0o600);
+  let exitCode: number | null | undefined;
+  let spawnError: Error | undefined;
+  try {
+    const args = [
+      options.serverScript,
+      '--socket',
+      place.socket,
+      '--data-dir',
+      place.dataDir,
+      '--token-file',
+      place.paths.tokenFile,
+      '--service-version',
+      place.version,
+      '--idle-exit-seconds',
+      String(options.idleExitSeconds),
+    ];
+    log(`starting the session service ${place.version}: ${place.socket}`);
+    // Detached, in a process group of its own: it outlives this window, a reload, a crash of the
+    // extension host. ELECTRON_RUN_AS_NODE makes VS Code's own binary run it as plain node.
+    const child = spawn(options.execPath ?? process.execPath, args, {
+      detached: true,
+      stdio: ['ignore', logFd, logFd],
+      env: { ...(options.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
+      windowsHide: true,
+    });
+    child.once('error', (err) => (spawnError = err));
+    child.once('exit', (code, signal) => (exitCode = code ?? (signal ? 128 : 1)));
+    child.unref();
+  } finally {
+    closeSync(logFd);
+  }
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  for (;;) {
+    const status = await readServiceStatus(place, token, 1_000).catch((err: unknown) => {
+      throw new ServiceStartError(err instanceof Error ? err.message : String(err), place.logFile);
+    });
+    if (status && !status.stopping) return status;
+    if (spawnError) throw new ServiceStartError(`cannot run ${options.execPath ?? process.execPath}: ${spawnError.message}`, place.logFile);
+    // Exit 3: another start won the race; its service is coming up, so keep asking.
+    if (exitCode !== undefined && exitCode !== ALREADY_RUNNING_EXIT) {
+      throw new ServiceStartError(`it exited with code ${exitCode}: ${await lastLogLine(place.logFile)}`, place.logFile);
+    }
+    if (Date.now() > deadline) {
+      throw new ServiceStartError(
+        `it did not answer on ${place.socket} within ${Math.round((options.startTimeoutMs ?? 30_000) / 1000)} s`,
+        place.logFile,
+      );
+    }
+    await delay(50);
+  }
+}
+
+async function rotateLog(file: string): Promise<void> {
+  const size = await fs.stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
+  if (size > MAX_LOG_BYTES) await fs.rename(file, `${file}.1`).catch(() => {});
+}
+
+/** The service's last error line, for the message a person sees. */
+async function lastLogLine(file: string): Promise<string> {
+  const lines = (await fs.readFile(file, 'utf8').catch(() => '')).split('\n').map((l) => l.trim());
+  // Ours start with "ultraplan-server:"; node's own crash report names the error on one line
+  // among stack frames, source lines and its version.
+  const said = lines.filter((l) => /^ultraplan-server: |^\w*Error\b/.test(l));
+  return (said[said.length - 1] ?? lines.filter(Boolean).pop() ?? 'no output').replace(/^ultraplan-server: /, '').slice(0, 500);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

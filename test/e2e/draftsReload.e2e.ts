@@ -1,0 +1,102 @@
+// Drafts are never lost (real server, real code-server + Chromium): what is typed in the review
+// panel (a reply to the agent's question, a line comment still being written, the rejection
+// feedback, approval notes) is kept from the keystrokes that typed it, so a window reload one
+// second after the last keystroke brings every draft back, and each can still be sent.
+import * as assert from 'node:assert/strict';
+import type { Frame } from 'playwright-core';
+import { readStatusBar, screenshot, waitFor, type TestWindow } from './harness';
+import { onlySession, planTask, reviewFrame, scenario, suiteWindow, waitForEvents } from './ultraplanSteps';
+
+/** What the spec allows between the last keystroke and the reload. */
+const RELOAD_AFTER_MS = 1_000;
+
+const REPLY = 'Node 20, please: it is what CI runs.';
+const COMMENT = 'Pin the exact target, node20.11';
+const FEEDBACK = 'Also say how the engines field is checked.';
+const NOTES = 'Keep the build script names as they are.';
+
+/** Reloads the window once RELOAD_AFTER_MS have passed since `typedAt` (not later), and waits for the new extension host. */
+async function reloadSoonAfter(window: TestWindow, typedAt: number): Promise<void> {
+  const left = typedAt + RELOAD_AFTER_MS - Date.now();
+  if (left > 0) await window.page.waitForTimeout(left);
+  const before = window.probe.announcement();
+  const after = await window.reload();
+  assert.notEqual(after.startedAt, before?.startedAt, 'a new extension host');
+}
+
+/** Types `text` key by key (each keystroke an input event, as a person types). */
+async function typeInto(frame: Frame, selector: string, text: string): Promise<number> {
+  await frame.locator(selector).pressSequentially(text);
+  return Date.now();
+}
+
+/** Waits until the panel's field `selector` holds `text` (the panel may still be coming back). */
+async function fieldShows(page: TestWindow['page'], selector: string, text: string, what: string): Promise<Frame> {
+  return waitFor(
+    async () => {
+      const frame = await reviewFrame(page, selector);
+      const value = await frame
+        .locator(selector)
+        .inputValue({ timeout: 1_000 })
+        .catch(() => undefined);
+      return value === text ? frame : undefined;
+    },
+    { timeoutMs: 30_000, message: `${what} back in the panel after the reload` },
+  );
+}
+
+describe('drafts typed in the review panel survive a window reload 1 s later (server backend)', function () {
+  const suite = suiteWindow({ suite: 'drafts-reload', scenario: scenario('question.json') });
+  let sessionId = '';
+
+  it('a reply being typed to the question is back after the reload, and then goes out', async function () {
+    const w = suite.window;
+    await planTask(w.page, 'make the build target one Node version', 'Ultraplan: needs input');
+    sessionId = (await onlySession(suite.server)).id;
+    const frame = await reviewFrame(w.page, '#reply-text');
+    const typedAt = await typeInto(frame, '#reply-text', REPLY);
+    await reloadSoonAfter(w, typedAt);
+    await readStatusBar(w.page, 'Ultraplan: needs input', { timeoutMs: 30_000 });
+    const back = await fieldShows(w.page, '#reply-text', REPLY, 'the reply');
+    await screenshot(w.page, 'reply-after-reload');
+    await back.locator('#reply-text').press('Control+Enter');
+    await waitForEvents(
+      suite.server,
+      sessionId,
+      (events) => events.some((e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === REPLY),
+      'the restored reply to reach the session',
+    );
+  });
+
+  it('a comment being written, the rejection feedback and approval notes are back after the reload, and the notes go out', async function () {
+    const w = suite.window;
+    await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    const frame = await reviewFrame(w.page, '#plan li');
+    await frame.locator('#plan li', { hasText: 'Target node20' }).click();
+    await typeInto(frame, '.comment-composer textarea', COMMENT);
+    await typeInto(frame, '#feedback', FEEDBACK);
+    await frame.getByRole('button', { name: 'Approve with Notes…' }).click();
+    const typedAt = await typeInto(frame, '#approval-notes', NOTES);
+    await reloadSoonAfter(w, typedAt);
+    await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
+    await fieldShows(w.page, '#feedback', FEEDBACK, 'the rejection feedback');
+    await fieldShows(w.page, '.comment-composer textarea', COMMENT, 'the comment being written');
+    const back = await fieldShows(w.page, '#approval-notes', NOTES, 'the approval notes');
+    assert.equal(await back.locator('#approval-notes').isVisible(), true, 'the notes field is open again on its draft');
+    assert.match(
+      (await back.locator('.comment-composer label').textContent()) ?? '',
+      /Target node20/,
+      'the comment is on the lines it was written for',
+    );
+    await screenshot(w.page, 'review-drafts-after-reload');
+    // Still decidable, with what came back: the notes go with the approval.
+    await back.locator('#approval-notes').press('Control+Enter');
+    await waitForEvents(
+      suite.server,
+      sessionId,
+      (events) => events.some((e) => JSON.stringify(e).includes(NOTES)),
+      'the restored notes to reach the session with the approval',
+    );
+    await readStatusBar(w.page, 'Ultraplan: approved', { timeoutMs: 30_000 });
+  });
+});

@@ -1,0 +1,138 @@
+// The review fleet with the real agents (Claude's ACP adapter and Gemini CLI), only their models
+// scripted: finders return findings in the strict shape, verifiers confirm the true ones and refute
+// the false one, duplicates merge, a failing finder is named, a cancel stops every agent.
+import { strict as assert } from 'node:assert';
+import { collectChange } from '../../../src/sessions/review/gitChange';
+import { reviewOutcome, runReviewFleet } from '../../../src/sessions/review/fleet';
+import { outcomeDetails, outcomeHeadline } from '../../../src/core/review/outcome';
+import type { ReviewProgress } from '../../../src/core/review/progress';
+import { ReviewRepo } from '../../support/review/gitRepo';
+import { FINDER_MARK, ReviewAgentSource, json, type ReviewModelScript } from '../../support/review/reviewAgents';
+
+const OFF_BY_ONE = {
+  file: 'src/app.ts',
+  startLine: 3,
+  endLine: 3,
+  severity: 'major',
+  title: 'Loop reads past the end of items',
+  explanation: 'i <= items.length reads items[items.length], which is undefined, so the sum becomes NaN.',
+  suggestedChange: '  for (let i = 0; i < items.length; i++) sum += items[i];',
+};
+const OFF_BY_ONE_AGAIN = { ...OFF_BY_ONE, title: 'Off-by-one: loop reads past the end', explanation: 'The bound must be <, not <=.' };
+const DIVISION = {
+  file: 'src/app.ts',
+  startLine: 8,
+  endLine: 8,
+  severity: 'major',
+  title: 'Division by zero for an empty list',
+  explanation: 'items.length may be 0.',
+};
+const TOKEN = {
+  file: 'src/login.ts',
+  startLine: 2,
+  endLine: 2,
+  severity: 'critical',
+  title: 'The login token is written to the log',
+  explanation: 'console.log prints the token in clear text.',
+};
+
+/** Verifiers refute the division finding (the code checks items.length) and confirm the rest. */
+function verifier(title: string) {
+  return title.startsWith('Division')
+    ? json({ verdict: 'refuted', reason: 'average() returns 0 when items is empty: there is no division by zero.' })
+    : json({ verdict: 'confirmed', reason: 'The code does what the finding says.' });
+}
+
+describe('the review fleet with real agents, models scripted', function () {
+  this.timeout(240_000);
+  const repo = new ReviewRepo();
+  let sources: ReviewAgentSource[] = [];
+  before(() => repo.open());
+  after(() => repo.close());
+  afterEach(async () => {
+    for (const source of sources) await source.close();
+    sources = [];
+  });
+
+  async function open(kinds: Array<'claude' | 'gemini'>, script: ReviewModelScript) {
+    const opened = [];
+    for (const kind of kinds) {
+      const source = new ReviewAgentSource();
+      sources.push(source);
+      opened.push(await source.open(kind, repo.root, script));
+    }
+    return opened;
+  }
+
+  it('three finders over Claude and Gemini: true findings verified and merged, the false one refuted, the secret never sent', async () => {
+    const reviewSources = await open(['claude', 'gemini'], {
+      finder: (view) =>
+        view.model.includes('gemini') ? json({ findings: [OFF_BY_ONE_AGAIN, TOKEN] }) : json({ findings: [OFF_BY_ONE, DIVISION] }),
+      verifier,
+    });
+    const change = await collectChange(repo.root, { kind: 'branch', includeUntracked: false });
+    const stages: string[] = [];
+    const { raw, reviewers } = await runReviewFleet({
+      change,
+      sources: reviewSources,
+      finders: 3,
+      signal: new AbortController().signal,
+      onProgress: (p: ReviewProgress) => {
+        if (stages.at(-1) !== p.stage) stages.push(p.stage);
+      },
+    });
+    assert.deepEqual(stages, ['finding', 'verifying', 'merging']);
+    const outcome = reviewOutcome(raw, reviewers);
+    assert.equal(raw.length, 6);
+    assert.equal(outcome.kind, 'findings', outcomeDetails(outcome).join('\n'));
+    if (outcome.kind !== 'findings') return;
+    assert.equal(outcomeHeadline(outcome), '2 issues found by 3 reviewers');
+    assert.deepEqual(outcome.counts, { found: 6, verified: 4, refuted: 2, unverified: 0 });
+    const [token, loop] = outcome.findings;
+    assert.equal(token!.title, TOKEN.title);
+    assert.deepEqual(token!.foundBy, ['Gemini CLI (ACP) #2']);
+    assert.deepEqual(token!.confirmedBy, ['Claude (ACP) verifier']);
+    assert.equal(loop!.file, 'src/app.ts');
+    assert.deepEqual([loop!.startLine, loop!.endLine], [3, 3]);
+    assert.deepEqual(loop!.foundBy.sort(), ['Claude (ACP) #1', 'Claude (ACP) #3', 'Gemini CLI (ACP) #2']);
+    assert.equal(loop!.confirmations, 3);
+    // Each finding went to the other agent kind; the finders saw the diff, no model saw the secret.
+    const [claude, gemini] = sources;
+    const finderRequests = [...claude!.model.rounds, ...gemini!.model.rounds].filter((r) => r.view?.lastUser.text.includes(FINDER_MARK));
+    assert.equal(finderRequests.length, 3);
+    assert.ok(finderRequests.every((r) => r.view!.lastUser.text.includes('i <= items.length')));
+    for (const request of [...claude!.model.requests, ...gemini!.model.requests])
+      assert.ok(!JSON.stringify(request.body ?? '').includes('do-not-send'));
+  });
+
+  it('a finder whose reply does not fit the shape is named, and the others still report', async () => {
+    let finders = 0;
+    const reviewSources = await open(['claude'], {
+      finder: () => (++finders === 2 ? { text: 'The change looks fine to me overall.' } : json({ findings: [] })),
+      verifier,
+    });
+    const change = await collectChange(repo.root, { kind: 'staged' });
+    const fleet = await runReviewFleet({ change, sources: reviewSources, finders: 3, signal: new AbortController().signal });
+    const outcome = reviewOutcome(fleet.raw, fleet.reviewers);
+    assert.equal(outcome.kind, 'clean');
+    assert.equal(outcomeHeadline(outcome), 'No issues found by 2 reviewers');
+    const details = outcomeDetails(outcome);
+    assert.equal(details.length, 2);
+    assert.match(details[0]!, /^Claude \(ACP\) #\d failed: its reply is not JSON \(it began "The change looks fine to me overall\."\)$/);
+    assert.equal(details[1], 'The other 2 reviewers reported.');
+  });
+
+  it('a cancelled review stops its agents and says cancelled, not clean', async () => {
+    const reviewSources = await open(['claude'], { finder: () => ({ hang: true }), verifier });
+    const change = await collectChange(repo.root, { kind: 'staged' });
+    const abort = new AbortController();
+    const running = runReviewFleet({ change, sources: reviewSources, finders: 2, signal: abort.signal });
+    await sources[0]!.model.waitForRound(2, 120_000);
+    abort.abort();
+    const fleet = await running;
+    const outcome = reviewOutcome(fleet.raw, fleet.reviewers, fleet.cancelled);
+    assert.equal(outcome.kind, 'cancelled');
+    assert.equal(outcomeHeadline(outcome), 'The review was cancelled');
+    // close() (afterEach) asserts every agent process group is gone.
+  });
+});

@@ -1,0 +1,93 @@
+import { strict as assert } from 'node:assert';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { collectChange, ReviewChangeError } from '../../../src/sessions/review/gitChange';
+import { ReviewRepo, git } from '../../support/review/gitRepo';
+
+async function refusal(promise: Promise<unknown>): Promise<ReviewChangeError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof ReviewChangeError, String(error));
+    return error;
+  }
+  assert.fail('expected a refusal');
+}
+
+describe('collecting the change to review, from a real git repository', function () {
+  this.timeout(30_000);
+  const repo = new ReviewRepo();
+  before(() => repo.open());
+  after(() => repo.close());
+
+  it('by default: the branch against its merge-base with main plus staged and unstaged work; the secret withheld; untracked left out', async () => {
+    const change = await collectChange(path.join(repo.root, 'src'), { kind: 'branch', includeUntracked: false });
+    assert.equal(change.root, repo.root);
+    assert.deepEqual(change.files.map((f) => f.path).sort(), ['README.md', 'src/app.ts', 'src/login.ts']);
+    assert.deepEqual(change.withheld, ['.env']);
+    assert.ok(!change.files.some((f) => f.patch.includes('do-not-send')));
+    const app = change.files.find((f) => f.path === 'src/app.ts')!;
+    // Line 3 changed and lines 6-9 were added on the branch.
+    assert.deepEqual(app.ranges, [
+      { start: 3, end: 3 },
+      { start: 6, end: 9 },
+    ]);
+    // The README diff is against main's merge-base, so main's own "Sums prices." commit is not in it as new.
+    const readme = change.files.find((f) => f.path === 'README.md')!;
+    assert.match(readme.patch, /^-Sums prices\.$/m);
+  });
+
+  it('untracked files only when asked', async () => {
+    const change = await collectChange(repo.root, { kind: 'branch', includeUntracked: true });
+    assert.ok(change.files.some((f) => f.path === 'notes.txt' && f.status === 'added'));
+  });
+
+  it('staged only, and a commit range', async () => {
+    const staged = await collectChange(repo.root, { kind: 'staged' });
+    assert.deepEqual(
+      staged.files.map((f) => f.path),
+      ['src/login.ts'],
+    );
+    assert.deepEqual(staged.withheld, ['.env']);
+    const range = await collectChange(repo.root, { kind: 'range', from: 'main', to: 'feature' });
+    assert.deepEqual(
+      range.files.map((f) => f.path),
+      ['src/app.ts'],
+    );
+  });
+
+  it('a change over the limits is refused with its numbers, not cut', async () => {
+    const error = await refusal(
+      collectChange(repo.root, { kind: 'branch', includeUntracked: false }, { maxFiles: 2, maxChangedLines: 5, maxDiffBytes: 1_000_000 }),
+    );
+    assert.equal(error.reason, 'too_large');
+    assert.match(error.message, /3 files \(limit 2\), \d+ changed lines \(limit 5\)\. Nothing was sent/);
+  });
+
+  it('an option-looking revision never reaches git; a folder outside git says so', async () => {
+    assert.equal((await refusal(collectChange(repo.root, { kind: 'range', from: '--output=/tmp/pwned', to: 'HEAD' }))).reason, 'bad_scope');
+    const plain = await mkdtemp(path.join(tmpdir(), 'ultraplan-no-git-'));
+    try {
+      assert.equal((await refusal(collectChange(plain, { kind: 'staged' }))).reason, 'not_a_repository');
+    } finally {
+      await rm(plain, { recursive: true, force: true });
+    }
+  });
+
+  it('nothing staged is "nothing to review", and a pull request without gh says gh is needed', async () => {
+    const clean = new ReviewRepo();
+    await clean.open();
+    try {
+      git(clean.root, 'reset', '-q');
+      assert.equal((await refusal(collectChange(clean.root, { kind: 'staged' }))).reason, 'empty');
+      const pr = collectChange(clean.root, { kind: 'pr', number: 7 });
+      const error = await refusal(pr);
+      // This machine has no gh: the refusal names it. (Where gh exists, its own error is reported.)
+      assert.ok(error.reason === 'gh_missing' || error.reason === 'git_failed', error.message);
+      if (error.reason === 'gh_missing') assert.match(error.message, /GitHub CLI \(gh\)/);
+    } finally {
+      await clean.close();
+    }
+  });
+});

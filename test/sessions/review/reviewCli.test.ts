@@ -1,0 +1,143 @@
+// The built command line (dist/review.js) as CI runs it: a real child process in a real git
+// repository, the real Claude adapter as its agent with only the model scripted, and Claude Code's
+// review through its stand-in. Exit codes: 0 nothing at or above --fail-on, 1 such findings, 2 failed.
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { anthropicApi } from '../../support/modelApi/anthropic';
+import { Scenario, ScriptedModelServer, type ModelReply, type ModelRequestView } from '../../support/modelApi/scenario';
+import { CLAUDE_ADAPTER, claudeEnv } from '../../support/realAgents';
+import { ReviewRepo } from '../../support/review/gitRepo';
+import { FINDER_MARK, VERIFIER_MARK, json } from '../../support/review/reviewAgents';
+import { REPO_ROOT, ensureBundleBuilt } from '../../support/serverProcess';
+
+const REVIEW_JS = path.join(REPO_ROOT, 'dist', 'review.js');
+const STAND_IN = path.resolve(__dirname, '..', '..', 'support', 'review', 'claudeUltrareviewStandIn.mjs');
+const OFF_BY_ONE = {
+  file: 'src/app.ts',
+  startLine: 3,
+  endLine: 3,
+  severity: 'major',
+  title: 'Loop reads past the end of items',
+  explanation: 'i <= items.length reads one past the end.',
+};
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [REVIEW_JS, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('ultraplan-review (dist/review.js): exit codes and --json', function () {
+  this.timeout(180_000);
+  const repo = new ReviewRepo();
+  let home = '';
+  let model: ScriptedModelServer | undefined;
+  before(async () => {
+    ensureBundleBuilt('review');
+    await repo.open();
+    home = await mkdtemp(path.join(tmpdir(), 'ultraplan-review-cli-home-'));
+  });
+  after(async () => {
+    await repo.close();
+    await rm(home, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    await model?.close();
+    model = undefined;
+  });
+
+  async function agentEnv(finder: (view: ModelRequestView) => ModelReply): Promise<NodeJS.ProcessEnv> {
+    const route = (view: ModelRequestView): ModelReply =>
+      view.lastUser.text.includes(VERIFIER_MARK)
+        ? json({ verdict: 'confirmed', reason: 'It does.' })
+        : view.lastUser.text.includes(FINDER_MARK)
+          ? finder(view)
+          : { text: 'ok' };
+    model = new ScriptedModelServer(anthropicApi, new Scenario(Array.from({ length: 50 }, () => route)));
+    const url = await model.start();
+    return { ...process.env, ...claudeEnv(home, url) };
+  }
+
+  it('a major finding: exit 1 with --fail-on major, exit 0 with --fail-on critical; --json carries the verified finding', async () => {
+    const env = await agentEnv(() => json({ findings: [OFF_BY_ONE] }));
+    const args = ['--agent', `acp:${CLAUDE_ADAPTER}`, '--finders', '1', '--json'];
+    const failing = await runCli([...args, '--fail-on', 'major'], repo.root, env);
+    assert.equal(failing.code, 1, failing.stderr);
+    const report = JSON.parse(failing.stdout) as {
+      outcome: string;
+      headline: string;
+      findings: Array<Record<string, unknown>>;
+      withheld: string[];
+      exitCode: number;
+    };
+    assert.equal(report.outcome, 'findings');
+    assert.equal(report.headline, '1 issue found by 1 reviewer');
+    assert.deepEqual(report.withheld, ['.env']);
+    assert.equal(report.exitCode, 1);
+    assert.deepEqual(
+      report.findings.map((f) => [f.file, f.startLine, f.severity, f.confirmations, f.verdicts]),
+      [['src/app.ts', 3, 'major', 1, 1]],
+    );
+    assert.match(failing.stderr, /verifying — 1 found/);
+    const passing = await runCli([...args, '--fail-on', 'critical'], repo.root, env);
+    assert.equal(passing.code, 0, passing.stderr);
+  });
+
+  it('no findings: exit 0 and "No issues found"', async () => {
+    const env = await agentEnv(() => json({ findings: [] }));
+    const run = await runCli(['--agent', `acp:${CLAUDE_ADAPTER}`, '--finders', '2', '--staged'], repo.root, env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^No issues found by 2 reviewers$/m);
+  });
+
+  it('every finder failing is exit 2 with the reason, never a clean pass', async () => {
+    const env = await agentEnv(() => ({ text: 'LGTM' }));
+    const run = await runCli(['--agent', `acp:${CLAUDE_ADAPTER}`, '--finders', '1', '--staged', '--fail-on', 'nit'], repo.root, env);
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stdout, /^The review failed: Claude \(ACP\) #1 failed: its reply is not JSON \(it began "LGTM"\)$/m);
+  });
+
+  it("Claude Code's review: billed notice first; its {error} payload is exit 2; its findings count against --fail-on", async () => {
+    const env = {
+      ...process.env,
+      STANDIN_ULTRAREVIEW: JSON.stringify({ kind: 'error', error: 'cloud session was archived before producing output' }),
+    };
+    const failed = await runCli(['--claude', '--claude-command', STAND_IN, '--trust-workspace', '--base', 'main'], repo.root, env);
+    assert.equal(failed.code, 2);
+    assert.match(failed.stderr.split('\n')[0]!, /billed|bills/);
+    assert.match(failed.stdout, /Claude Code ultrareview failed: cloud session was archived/);
+    const findings = [{ file_path: 'src/login.ts', start_line: 2, end_line: 2, severity: 'nit', pr_comment: 'Token in the log' }];
+    const found = await runCli(['--claude', '--claude-command', STAND_IN, '--trust-workspace', '--fail-on', 'minor'], repo.root, {
+      ...process.env,
+      STANDIN_ULTRAREVIEW: JSON.stringify({ kind: 'findings', findings }),
+    });
+    assert.equal(found.code, 0, found.stderr);
+    assert.match(found.stdout, /\[nit\] src\/login\.ts:2-2 {2}Token in the log/);
+  });
+
+  it('wrong use and an empty scope are exit 2 with what to do', async () => {
+    const usage = await runCli(['--agent', 'acp:claude', '--fail-on', 'blocker'], repo.root, process.env);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--fail-on takes one of critical, major, minor, nit/);
+    const unknown = await runCli(['--frobnicate'], repo.root, process.env);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /--help/);
+    const outside = await runCli(['--claude', '--claude-command', STAND_IN, '--range', 'main..main'], repo.root, process.env);
+    assert.equal(outside.code, 2);
+    assert.match(outside.stdout, /nothing to review in commits main\.\.main/);
+  });
+});

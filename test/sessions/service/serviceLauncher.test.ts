@@ -1,0 +1,207 @@
+// The local session service as windows meet it, with the real built server as a detached process
+// on a Unix socket: started on demand and found again, private folders and files, racing starts,
+// a stale socket after kill -9, two versions, idle exit, a start that fails, each session's agent.
+import { strict as assert } from 'node:assert';
+import { promises as fs, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
+import { SessionsClient } from '../../../src/sessions/client';
+import { connectOrStartService, readServiceStatus, ServiceStartError } from '../../../src/sessions/service/serviceLauncher';
+import { LocalService } from '../../../src/sessions/service/localService';
+import { servicePlace } from '../../../src/sessions/service/servicePaths';
+import { isAlive, waitGone } from '../../support/processes';
+import { EXAMPLES_DIR, startServer } from '../../support/serverProcess';
+import { killService, servicePids } from '../../support/serviceProcess';
+import { cleanUpServices, clientOf, createSession, launcherOptions, scripted, serviceDir, waitUntil } from './serviceKit';
+
+const mode = (file: string) => statSync(file).mode & 0o777;
+
+describe('local session service: start, find, race, replace, exit', function () {
+  this.timeout(60_000);
+  afterEach(cleanUpServices);
+
+  it('starts on demand in private folders, is found again by the next window, and runs the agent the session names', async () => {
+    const dir = serviceDir();
+    const first = await connectOrStartService(launcherOptions(dir));
+    assert.equal(first.spawned, true);
+    assert.equal(mode(first.place.paths.runtimeDir), 0o700);
+    assert.equal(mode(first.place.paths.stateDir), 0o700);
+    assert.equal(mode(first.place.paths.tokenFile), 0o600);
+    assert.equal(mode(first.place.socket), 0o600);
+    assert.ok(statSync(first.place.socket).isSocket());
+
+    const second = await connectOrStartService(launcherOptions(dir));
+    assert.equal(second.spawned, false, 'the running service is used');
+    assert.equal(second.status.pid, first.status.pid);
+
+    const client = clientOf(second);
+    const id = await createSession(client, scripted('approve.json'));
+    await waitUntil(async () => ((await client.getStatus(id)) === 'requires_action' ? true : undefined), 'the plan');
+    assert.equal((await readServiceStatus(first.place, first.token))?.live_sessions, 1);
+    const read = await client.readEvents(id, null);
+    const request = read.events.find((e) => (e as { request?: { subtype?: string } }).request?.subtype === 'can_use_tool') as {
+      request_id: string;
+    };
+    await client.sendEvents(id, [controlResponseEvent(request.request_id, { behavior: 'allow', updatedInput: {} })]);
+    await waitUntil(async () => ((await client.getStatus(id)) === 'idle' ? true : undefined), 'the approved plan to run');
+  });
+
+  it('refuses a session that names no agent, and a malformed launch, with the reason', async () => {
+    const connection = await connectOrStartService(launcherOptions(serviceDir()));
+    const client = clientOf(connection);
+    await assert.rejects(createSession(client, null), /needs the session's agent in session_context\.ultraplan_agent/);
+    await assert.rejects(
+      createSession(client, { kind: 'scripted', file: 'relative.json', label: 'x' }),
+      /ultraplan_agent\.file: must be an absolute path/,
+    );
+    assert.equal((await client.listSessions()).length, 0, 'nothing was created');
+  });
+
+  it('ultraplan-server on a port runs its own agent: a request naming one is refused, nothing is created', async () => {
+    const server = await startServer({ scenario: path.join(EXAMPLES_DIR, 'approve.json') });
+    try {
+      const response = await fetch(`${server.url}/v1/code/sessions`, {
+        method: 'POST',
+        headers: server.headers({ 'content-type': 'application/json' }),
+        body: JSON.stringify({
+          title: 'x',
+          events: [{ payload: userMessageEvent('plan') }],
+          config: {
+            ultraplan_agent: {
+              kind: 'acp',
+              argv: ['/bin/sh', '-c', 'touch /tmp/owned'],
+              cwd: '/',
+              label: 'x',
+              afterApproval: 'default',
+              outsideAccess: 'ask',
+            },
+          },
+        }),
+      });
+      assert.equal(response.status, 400);
+      assert.match(await response.text(), /this server runs its own agent; session_context\.ultraplan_agent is not taken/);
+      const list = await fetch(`${server.url}/v1/code/sessions`, { headers: server.headers() });
+      assert.deepEqual(((await list.json()) as { data: unknown[] }).data, []);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('two windows starting it at once: one service wins, every window connects to it', async () => {
+    const dir = serviceDir();
+    const all = await Promise.all([1, 2, 3].map(() => connectOrStartService(launcherOptions(dir))));
+    const pids = new Set(all.map((c) => c.status.pid));
+    assert.equal(pids.size, 1, `one service answers every window (got pids ${[...pids].join(', ')})`);
+    assert.deepEqual(servicePids(dir), [...pids]);
+    // The other starts give way on their own time, after the winner already answered.
+    const losers = all.filter((c) => c.spawned).length - 1;
+    const gaveWay = async () => ((await fs.readFile(all[0]!.place.logFile, 'utf8')).match(/is already running/g) ?? []).length;
+    await waitUntil(async () => ((await gaveWay()) >= losers ? true : undefined), 'each other start to give way');
+    assert.equal(await gaveWay(), losers);
+    await createSession(clientOf(all[2]!), scripted('approve.json'));
+  });
+
+  it('after kill -9 the stale socket is replaced by a new service that still has the sessions', async () => {
+    const dir = serviceDir();
+    const first = await connectOrStartService(launcherOptions(dir));
+    const id = await createSession(clientOf(first), scripted('approve.json'));
+    await waitUntil(async () => ((await clientOf(first).getStatus(id)) === 'requires_action' ? true : undefined), 'the plan');
+    killService(first.status.pid);
+    assert.ok(await waitGone(first.status.pid));
+    assert.ok(statSync(first.place.socket).isSocket(), 'the crash left its socket file');
+
+    const service = new LocalService(launcherOptions(dir));
+    const client = clientOf(await service.connect());
+    const again = await service.connect();
+    assert.notEqual(again.status.pid, first.status.pid);
+    assert.equal(await client.getStatus(id), 'requires_action', 'the waiting plan is still waiting');
+    const log = await fs.readFile(first.place.logFile, 'utf8');
+    assert.match(log, /removing the stale socket/);
+  });
+
+  it('a window whose service went away meanwhile starts it again on its next request', async () => {
+    const dir = serviceDir();
+    const service = new LocalService(launcherOptions(dir));
+    const first = await service.connect();
+    killService(first.status.pid);
+    await waitGone(first.status.pid);
+    await fs.rm(first.place.socket);
+    const client = clientOf(first);
+    await assert.rejects(client.listSessions(), /ENOENT/, 'a plain socket client sees it gone');
+    const restarting = new SessionsClient({ baseUrl: 'http://localhost', getToken: () => service.token(), fetch: service.fetch });
+    assert.deepEqual(await restarting.listSessions(), []);
+    assert.notEqual((await service.connect()).status.pid, first.status.pid);
+  });
+
+  it('a newer version beside an older one with a live session; an older one with none live makes way and hands over its sessions', async () => {
+    const dir = serviceDir();
+    const old = await connectOrStartService(launcherOptions(dir, '1.0.0'));
+    const live = await createSession(clientOf(old), scripted('approve.json'));
+    await waitUntil(async () => ((await clientOf(old).getStatus(live)) === 'requires_action' ? true : undefined), 'the plan');
+
+    const beside = await connectOrStartService(launcherOptions(dir, '1.1.0'));
+    assert.notEqual(beside.place.socket, old.place.socket, 'versioned names');
+    assert.ok(isAlive(old.status.pid), 'the older service keeps its live session');
+    assert.equal(await clientOf(old).getStatus(live), 'requires_action');
+    assert.equal((await clientOf(beside).listSessions()).length, 0);
+
+    // The live session ends (archived); a yet newer version now replaces both idle ones.
+    await clientOf(old).archive(live);
+    const newest = await connectOrStartService(launcherOptions(dir, '2.0.0'));
+    assert.ok(await waitGone(old.status.pid), 'the idle 1.0.0 stopped');
+    assert.ok(await waitGone(beside.status.pid), 'the idle 1.1.0 stopped');
+    const sessions = await clientOf(newest).listSessions();
+    assert.deepEqual(
+      sessions.map((s) => s.id),
+      [live],
+      "the stopped versions' sessions moved to the new one",
+    );
+    assert.deepEqual(servicePids(dir), [newest.status.pid]);
+  });
+
+  it('an older version never stops a newer one, even an idle one: they run side by side', async () => {
+    const dir = serviceDir();
+    const newer = await connectOrStartService(launcherOptions(dir, '2.0.0'));
+    const older = await connectOrStartService(launcherOptions(dir, '1.9.0'));
+    assert.notEqual(older.status.pid, newer.status.pid);
+    assert.ok(isAlive(newer.status.pid), 'the newer service runs on');
+    assert.deepEqual(servicePids(dir).sort(), [newer.status.pid, older.status.pid].sort());
+  });
+
+  it('exits after the idle time with no live session and no client, removing its socket', async () => {
+    const dir = serviceDir();
+    const connection = await connectOrStartService(launcherOptions(dir, '1.0.0', { idleExitSeconds: 1 }));
+    assert.ok(await waitGone(connection.status.pid, 15_000), 'the idle service exited');
+    await assert.rejects(fs.stat(connection.place.socket), /ENOENT/);
+    assert.match(await fs.readFile(connection.place.logFile, 'utf8'), /stopping \(idle for 1 s\)/);
+  });
+
+  it('keeps running past the idle time while a session is live', async () => {
+    const dir = serviceDir();
+    const connection = await connectOrStartService(launcherOptions(dir, '1.0.0', { idleExitSeconds: 1 }));
+    const client = clientOf(connection);
+    const id = await createSession(client, scripted('approve.json'));
+    await waitUntil(async () => ((await client.getStatus(id)) === 'requires_action' ? true : undefined), 'the plan');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.ok(isAlive(connection.status.pid), 'a plan waits for its decision: the service stays');
+    await client.archive(id);
+    assert.ok(await waitGone(connection.status.pid, 15_000), 'then it exits');
+  });
+
+  it('a start that fails says why and names the log file', async () => {
+    const dir = serviceDir();
+    const options = launcherOptions(dir);
+    // Data in the way of the service's data folder: a file where the folder should be.
+    const place = servicePlace(options.paths, options.version);
+    await fs.mkdir(path.dirname(place.dataDir), { recursive: true, mode: 0o700 });
+    await fs.writeFile(place.dataDir, 'not a folder');
+    const error = await connectOrStartService(options).then(
+      () => assert.fail('the start should fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(error instanceof ServiceStartError, String(error));
+    assert.equal(error.logFile, place.logFile);
+    assert.match(error.message, /did not start: it exited with code 1: .*(EEXIST|ENOTDIR|not a folder)/);
+    assert.match(error.message, new RegExp(`Its log: ${place.logFile.replace(/[.+]/g, '\\$&')}`));
+  });
+});

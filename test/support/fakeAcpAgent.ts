@@ -1,0 +1,117 @@
+// The scripted fake ACP agent (test/fixtures/fake-acp-agent): newline JSON-RPC through the real
+// spawn path, every behaviour from a scenario file. Its command line (from the repository, or from
+// an in-host suite's bundle), a throwaway workspace to run it in, and its record (one JSON entry a
+// line, appended as it goes), which tests read to see what the client sent it.
+import { accessSync, constants, existsSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ORIGINAL_APP } from './acpFixtures';
+
+/**
+ * The repository this code runs from. In the extension host the suites run from the test runner's
+ * bundle, linked into code-server's extensions folder from the repository (the Ultraplan extension
+ * itself is installed from its .vsix, which holds no test fixtures).
+ */
+function repoRoot(): string {
+  for (let dir = realpathSync(__dirname); ; dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'ultraplan') return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no ultraplan repository above ${__dirname}`);
+  }
+}
+
+const FIXTURES = (): string => path.join(repoRoot(), 'test', 'fixtures', 'fake-acp-agent');
+
+/** The fake agent program. */
+export const fakeAgentProgram = (): string => path.join(FIXTURES(), 'fake-acp-agent.mjs');
+
+/** A scenario file of its scenarios/ folder. */
+export const fakeAgentScenario = (name: string): string => path.join(FIXTURES(), 'scenarios', name);
+
+/** A node binary for the fake agent: ours, unless this host is Electron (then node on PATH). */
+function nodeBinary(): string {
+  if (!process.versions.electron) return process.execPath;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'node');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // next
+    }
+  }
+  throw new Error('no node on PATH to run the fake ACP agent');
+}
+
+/** The fake agent's argv: `scenario` (a path, or a file under its scenarios/), recording to `record`. */
+export function fakeAgentCommand(scenario: string, record: string): string[] {
+  const file = path.isAbsolute(scenario) ? scenario : fakeAgentScenario(scenario);
+  return [nodeBinary(), fakeAgentProgram(), file, record];
+}
+
+export interface FakeRun {
+  workspace: string;
+  record: string;
+  argv: string[];
+  cleanup(): Promise<void>;
+}
+
+/** A temp workspace (a README and src/app.ts) and the fake agent's argv for `scenario` (a file name or the scenario itself). */
+export async function fakeRun(scenario: string | object): Promise<FakeRun> {
+  const workspace = await mkdtemp(path.join(tmpdir(), 'ultraplan-acp-'));
+  await writeFile(path.join(workspace, 'README.md'), '# Demo project\n');
+  await mkdir(path.join(workspace, 'src'));
+  await writeFile(path.join(workspace, 'src', 'app.ts'), ORIGINAL_APP);
+  let scenarioPath: string;
+  if (typeof scenario === 'string') {
+    scenarioPath = fakeAgentScenario(scenario);
+  } else {
+    scenarioPath = path.join(workspace, '.scenario.json');
+    await writeFile(scenarioPath, JSON.stringify(scenario));
+  }
+  const record = path.join(workspace, '.record.jsonl');
+  return {
+    workspace,
+    record,
+    argv: fakeAgentCommand(scenarioPath, record),
+    cleanup: () => rm(workspace, { recursive: true, force: true }),
+  };
+}
+
+export interface RecordEntry {
+  kind: string;
+  [key: string]: unknown;
+}
+
+/** The entries of the fake agent's record so far (none before it wrote any). */
+export function readAgentRecord<T = RecordEntry>(file: string): T[] {
+  if (!existsSync(file)) return [];
+  const text = readFileSync(file, 'utf8');
+  // The fake appends while tests read: a line without its newline is still being written.
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .map((line) => JSON.parse(line) as T);
+}
+
+/** The JSON-RPC messages the fake agent received with this method. */
+export function received(entries: RecordEntry[], method: string): Array<{ method: string; params: Record<string, unknown> }> {
+  return entries
+    .filter((entry) => entry.kind === 'received')
+    .map((entry) => entry.message as { method?: string; params?: Record<string, unknown> })
+    .filter((message) => message.method === method)
+    .map((message) => ({ method: message.method as string, params: message.params ?? {} }));
+}
+
+/** Waits (bounded) for the fake's record to hold `count` entries of `kind`. */
+export async function waitForRecord(file: string, kind: string, count = 1, timeoutMs = 8000): Promise<RecordEntry[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const entries = readAgentRecord(file).filter((entry) => entry.kind === kind);
+    if (entries.length >= count) return entries;
+    if (Date.now() > deadline) throw new Error(`the fake agent's record has ${entries.length} "${kind}" entries, wanted ${count}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -8,6 +8,9 @@
 // calls and results that nothing reads beyond their ids; checking each with zod would cost more
 // than the scan. An event with a malformed part is skipped whole and counted.
 import {
+  AGENT_LOST_SUBTYPE,
+  AGENT_RESTARTED_SUBTYPE,
+  AGENT_RESUMED_SUBTYPE,
   AGENT_MODE_SUBTYPE,
   AgentModeEventSchema,
   ControlRequestEventSchema,
@@ -31,6 +34,26 @@ export interface ParsedBatch {
   readonly malformed: number;
   /** The last mode the agent reported in this batch, if it reported one. */
   readonly agentMode?: ReportedMode;
+  /** Whether the session's agent runs, as the batch's last word on it says (absent: it said nothing). */
+  readonly agentLife?: AgentLife;
+}
+
+/**
+ * The agent stopped (the host restarted and its process is gone: an `agent_lost` event, with the
+ * host's words), or an agent runs (anything it emitted, or the host's word that it resumed or
+ * restarted). A `result` says neither: the host writes one itself when an agent fails to start.
+ */
+export type AgentLife = { stopped: true; message: string } | { stopped: false };
+
+const AGENT_RUNS: AgentLife = { stopped: false };
+
+/** What one system event says of the agent's life, if anything. */
+function systemLife(raw: Record<string, unknown>): AgentLife | undefined {
+  if (raw.subtype === AGENT_LOST_SUBTYPE) {
+    return { stopped: true, message: typeof raw.message === 'string' ? raw.message : 'The agent stopped.' };
+  }
+  if (raw.subtype === AGENT_RESUMED_SUBTYPE || raw.subtype === AGENT_RESTARTED_SUBTYPE || raw.subtype === 'init') return AGENT_RUNS;
+  return raw.subtype === AGENT_MODE_SUBTYPE ? AGENT_RUNS : undefined;
 }
 
 /** A mode as the session's events report it. */
@@ -119,16 +142,24 @@ export function parseEventBatch(raw: readonly unknown[]): ParsedBatch {
   const events: KnownEvent[] = [];
   let malformed = 0;
   let agentMode: ReportedMode | undefined;
+  let agentLife: AgentLife | undefined;
   for (const item of raw) {
     if (isRecord(item) && item.type === 'system') {
       const mode = reportedMode(item);
       if (mode === 'malformed') malformed++;
       else if (mode) agentMode = mode;
+      agentLife = systemLife(item) ?? agentLife;
       continue;
     }
     const read = readEvent(item);
     if (read === 'malformed') malformed++;
-    else if (read !== 'skip') events.push(read);
+    else if (read !== 'skip') {
+      events.push(read);
+      if (read.type === 'assistant' || read.type === 'control_request') agentLife = AGENT_RUNS;
+    }
   }
-  return agentMode ? { events, size: raw.length, malformed, agentMode } : { events, size: raw.length, malformed };
+  const batch: { -readonly [K in keyof ParsedBatch]: ParsedBatch[K] } = { events, size: raw.length, malformed };
+  if (agentMode) batch.agentMode = agentMode;
+  if (agentLife) batch.agentLife = agentLife;
+  return batch;
 }

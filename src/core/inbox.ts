@@ -14,8 +14,11 @@ export const INBOX_GROUPS: ReadonlyArray<{ id: InboxGroupId; label: string }> = 
   { id: 'done', label: 'Done' },
 ];
 
-/** Phases where the agent waits on the person: a plan to review, a question, a permission. */
-const NEEDS_YOU: ReadonlySet<Phase> = new Set<Phase>(['plan_ready', 'needs_input', 'needs_permission']);
+/**
+ * Phases that wait on the person: a plan to review, a question, a permission, and an agent that
+ * stopped (what it left can still be decided or answered; nothing moves until the person does).
+ */
+const NEEDS_YOU: ReadonlySet<Phase> = new Set<Phase>(['plan_ready', 'needs_input', 'needs_permission', 'agent_stopped']);
 
 /** What the inbox reads of one session (a projection of its controller). */
 export interface InboxEntry {
@@ -126,6 +129,7 @@ export function needNotificationKey(f: NeedFacts): string | undefined {
   if (f.finished) return undefined;
   if (f.attention === 'plan_ready' && f.planToolUseId) return `plan_ready:${f.planToolUseId}`;
   if (f.attention === 'needs_input' && f.questionId) return `needs_input:${f.questionId}`;
+  if (f.attention === 'agent_stopped') return `agent_stopped:${f.planToolUseId ?? f.questionId ?? ''}`;
   return undefined;
 }
 

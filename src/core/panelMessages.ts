@@ -12,8 +12,8 @@
 //   texts of the last state posted (splitPlanTexts on the host, joinPlanTexts in the webview), so
 //   they agree on what the webview has without asking. A webview that misses a text (a recreated
 //   page, a dropped message) posts `ready`, and the host forgets what it sent and sends everything.
-// - Webview -> host: ready | approve | reject | edit | teleport | reply | openLink | saveDraft |
-//   saveReplyDraft. ReviewPanel handles `ready` (re-sends the state with every text) and
+// - Webview -> host: ready | approve | reject | edit | teleport | reply | continue | openLink |
+//   saveDraft | saveReplyDraft. ReviewPanel handles `ready` (re-sends the state with every text) and
 //   `openLink` (validated, openExternal) itself; decisions and replies go to its request handler,
 //   which answers each one; drafts reach the extension as events.
 // - A decision carries a DecisionBinding {sessionId, toolUseId, planHash}: planHash is whatever
@@ -83,7 +83,7 @@ export const REVISION_STATUSES = ['pending', 'rejected', 'approved', 'approved_e
 export const RevisionStatusSchema = z.enum(REVISION_STATUSES);
 export type RevisionStatus = z.infer<typeof RevisionStatusSchema>;
 
-export const DECISION_KINDS = ['approve', 'reject', 'edit', 'teleport', 'reply'] as const;
+export const DECISION_KINDS = ['approve', 'reject', 'edit', 'teleport', 'reply', 'continue'] as const;
 export const DecisionKindSchema = z.enum(DECISION_KINDS);
 export type DecisionKind = z.infer<typeof DecisionKindSchema>;
 
@@ -180,8 +180,13 @@ export const PanelStateSchema = z.strictObject({
   sessionLink: HttpUrlSchema.optional(),
   /** Oldest first; the last one is the current revision. */
   revisions: z.array(PlanRevisionSchema).max(PANEL_LIMITS.revisions),
-  /** The agent's question while phase is needs_input. */
+  /** The agent's question while phase is needs_input (or its last words when it stopped). */
   question: z.string().min(1).max(PANEL_LIMITS.textChars).optional(),
+  /**
+   * The session's agent stopped (phase agent_stopped): why, from the session's log, and whether
+   * Continue is offered (no plan waits: a plan is decided instead, which starts the new turn).
+   */
+  agentStopped: z.strictObject({ text: z.string().min(1).max(PANEL_LIMITS.textChars), canContinue: z.boolean() }).optional(),
   /** True while the last revision is pending and the host would accept a decision on it. */
   canDecide: z.boolean(),
   /** A decision the host is sending right now; the webview shows it and keeps the buttons disabled. */
@@ -269,6 +274,12 @@ export const ReplyMessageSchema = z.strictObject({
   ...requestFields,
   text: z.string().trim().min(1, 'a reply needs text').max(PANEL_LIMITS.replyChars),
 });
+/** Continue after the agent stopped: a new agent turn goes on from the conversation, with the person's message if any. */
+export const ContinueMessageSchema = z.strictObject({
+  type: z.literal('continue'),
+  ...requestFields,
+  text: z.string().max(PANEL_LIMITS.replyChars),
+});
 export const OpenLinkMessageSchema = z.strictObject({ type: z.literal('openLink'), href: HttpUrlSchema });
 export const SaveDraftMessageSchema = PanelDraftSchema.extend({ type: z.literal('saveDraft'), sessionKey: IdSchema });
 export const SaveReplyDraftMessageSchema = ReplyDraftSchema.extend({ type: z.literal('saveReplyDraft'), sessionKey: IdSchema });
@@ -279,6 +290,7 @@ export const WebviewToHostMessageSchema = z.discriminatedUnion('type', [
   EditMessageSchema,
   TeleportMessageSchema,
   ReplyMessageSchema,
+  ContinueMessageSchema,
   OpenLinkMessageSchema,
   SaveDraftMessageSchema,
   SaveReplyDraftMessageSchema,
@@ -289,13 +301,14 @@ export type RejectMessage = z.infer<typeof RejectMessageSchema>;
 export type EditMessage = z.infer<typeof EditMessageSchema>;
 export type TeleportMessage = z.infer<typeof TeleportMessageSchema>;
 export type ReplyMessage = z.infer<typeof ReplyMessageSchema>;
+export type ContinueMessage = z.infer<typeof ContinueMessageSchema>;
 export type OpenLinkMessage = z.infer<typeof OpenLinkMessageSchema>;
 export type SaveDraftMessage = z.infer<typeof SaveDraftMessageSchema>;
 export type SaveReplyDraftMessage = z.infer<typeof SaveReplyDraftMessageSchema>;
 /** A decision about a plan revision: everything that carries a binding. */
 export type DecisionMessage = ApproveMessage | RejectMessage | EditMessage | TeleportMessage;
 /** What ReviewPanel hands to its request handler, each answered once (ready and openLink stay inside the panel). */
-export type PanelRequest = DecisionMessage | ReplyMessage;
+export type PanelRequest = DecisionMessage | ReplyMessage | ContinueMessage;
 
 export const MAX_SAVED_DRAFTS = 20;
 

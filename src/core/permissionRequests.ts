@@ -36,7 +36,7 @@ export interface ToolPermissionRequest {
 }
 
 /** Why a request stopped being open. */
-export type PermissionClosure = 'answered' | 'answered_elsewhere' | 'turn_ended' | 'dropped';
+export type PermissionClosure = 'answered' | 'answered_elsewhere' | 'turn_ended' | 'dropped' | 'agent_stopped';
 
 export interface PermissionChanges {
   opened: ToolPermissionRequest[];
@@ -192,6 +192,16 @@ export class ToolPermissionTracker {
   /** How many ids are remembered (for tests of the memory bound). */
   get rememberedCount(): number {
     return this.#settledTools.size + this.#closed.size;
+  }
+
+  /** Closes every open request (their agent is gone); returns them. */
+  closeAll(reason: PermissionClosure): Array<{ request: ToolPermissionRequest; reason: PermissionClosure }> {
+    const closed = [...this.#open.values()].map((request) => ({ request, reason }));
+    for (const { request } of closed) {
+      this.#open.delete(request.requestId);
+      this.#closed.add(request.requestId);
+    }
+    return closed;
   }
 
   /** Feeds one batch of raw events, in stream order; answers what opened and what closed. */

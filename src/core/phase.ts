@@ -10,6 +10,9 @@ export const PHASES = [
   'plan_ready',
   // An edit or command the agent waits on; outranks the session's own phase where attention is shown.
   'needs_permission',
+  // The agent's process is gone (its host restarted) and nothing runs it: what it left (a plan, a
+  // question) can still be answered, and each answer starts a fresh agent turn.
+  'agent_stopped',
   'approved',
   'executing',
   'teleported',
@@ -58,6 +61,8 @@ export interface PhaseFacts {
   poll: PollPhase | undefined;
   /** A reply went out since the agent last asked: the quiet that follows is the agent working. */
   replied: boolean;
+  /** The session's log says its agent stopped, and nothing since says one runs again. */
+  agentStopped: boolean;
   openPermissions: number;
   /** Before the first poll: planning for a new session, the persisted phase for a restored one. */
   initial: Phase;
@@ -65,6 +70,8 @@ export interface PhaseFacts {
 
 export function derivePhase(f: PhaseFacts): Phase {
   if (f.ended !== undefined) return ENDED_PHASE[f.ended];
+  // What this host just sent starts a fresh agent turn: shown as sent until the log says more.
+  if (f.agentStopped && f.localDecision === undefined && !f.replied) return 'agent_stopped';
   if (f.decided === 'approved') return 'executing';
   if (f.decided === 'teleport') return 'teleported';
   if (f.poll === undefined) return f.initial;
@@ -91,6 +98,7 @@ export const PHASE_LABELS: { statusBar: Record<Phase, string>; panel: Record<Pha
     needs_input: '$(question) Ultraplan: needs input',
     plan_ready: '$(checklist) Ultraplan: plan ready',
     needs_permission: '$(shield) Ultraplan: needs permission',
+    agent_stopped: '$(debug-disconnect) Ultraplan: agent stopped',
     approved: '$(check) Ultraplan: approved',
     executing: '$(sync~spin) Ultraplan: executing',
     teleported: '$(arrow-circle-down) Ultraplan: teleported',
@@ -105,6 +113,7 @@ export const PHASE_LABELS: { statusBar: Record<Phase, string>; panel: Record<Pha
     needs_input: 'Needs input',
     plan_ready: 'Plan ready',
     needs_permission: 'Needs permission',
+    agent_stopped: 'Agent stopped',
     approved: 'Approved',
     executing: 'Executing remotely',
     teleported: 'Teleported',
@@ -120,6 +129,7 @@ export const PHASE_LABELS: { statusBar: Record<Phase, string>; panel: Record<Pha
     needs_input: 'needs input',
     plan_ready: 'plan ready',
     needs_permission: 'needs permission',
+    agent_stopped: 'agent stopped',
     approved: 'approved',
     executing: 'executing',
     teleported: 'teleported',

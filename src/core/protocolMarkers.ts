@@ -24,3 +24,19 @@ export function agentModeEvent(
     read_only: readOnly,
   };
 }
+
+/**
+ * `system` event subtypes the session host writes about a session's agent process:
+ * - agent_lost: the host restarted and the agent could not continue (its process is gone). The
+ *   session's plan, question and conversation stay; what a person can still do is in
+ *   docs/agents.md ("When the agent stops").
+ * - ultraplan_agent_resumed: after a restart the agent continued its own conversation (ACP
+ *   `session/load`); a request it had open went with its old process and is now answered
+ *   through the host.
+ * - ultraplan_agent_restarted: the host started a fresh agent turn for a session whose agent had
+ *   stopped (a decision on its plan, or a message), carrying over the plan and the conversation.
+ * The last two say an agent runs again; any event from the agent itself says the same.
+ */
+export const AGENT_LOST_SUBTYPE = 'agent_lost';
+export const AGENT_RESUMED_SUBTYPE = 'ultraplan_agent_resumed';
+export const AGENT_RESTARTED_SUBTYPE = 'ultraplan_agent_restarted';

@@ -45,8 +45,8 @@ export interface SessionChange {
   readonly snapshot: SessionSnapshot;
   /** Whether anything a surface shows differs from the state before. */
   readonly changed: boolean;
-  /** A need (a plan, a question) the person has not been told about: announce it now, once. */
-  readonly announce: 'plan_ready' | 'needs_input' | undefined;
+  /** A need (a plan, a question, an agent that stopped) the person has not been told about: announce it now, once. */
+  readonly announce: 'plan_ready' | 'needs_input' | 'agent_stopped' | undefined;
   readonly opened: readonly ToolPermissionRequest[];
   readonly closed: ReadonlyArray<{ request: ToolPermissionRequest; reason: PermissionClosure }>;
   /** Why a decisionStarted was refused (nothing was claimed); undefined when it was not refused. */
@@ -88,6 +88,8 @@ export class SessionModel {
   #ended: EndedBy | undefined;
   #cursor: string | null;
   #agentMode: ReportedMode | undefined;
+  /** The host's words on why the agent stopped, while the log says no agent runs. */
+  #agentStopped: string | undefined;
   #acts: HostActs;
   #announced: readonly string[];
   /** The scanner's revisions as last shown: kept (same array) while nothing in them differs. */
@@ -170,14 +172,19 @@ export class SessionModel {
         const { batch, status, cursor } = input.poll;
         this.#cursor = cursor;
         if (batch.agentMode) this.#agentMode = batch.agentMode;
+        if (batch.agentLife) this.#agentStopped = batch.agentLife.stopped ? batch.agentLife.message : undefined;
         // The poller has fed the scanner this batch already (it decides when following ends); the
         // permission tracker reads the same parsed events here.
         const changes = this.#permissions.ingestParsed(batch);
         opened = changes.opened;
         closed = changes.closed;
+        // A stopped agent asks nothing any more: its open requests went with its process.
+        if (batch.agentLife?.stopped) closed = [...closed, ...this.#permissions.closeAll('agent_stopped')];
         if (batch.size > 0) this.#replied = false;
         this.#poll = pollPhaseOf(this.#scanner.pendingPlan !== null, status, batch.size);
-        this.#question = this.#poll === 'needs_input' ? (this.#scanner.lastAssistantText ?? undefined) : undefined;
+        // A stopped agent's last words are what it left the person to answer (no plan: it asked, or it was working).
+        const waitsOnPerson = this.#poll === 'needs_input' || (this.#agentStopped !== undefined && this.#poll !== 'plan_ready');
+        this.#question = waitsOnPerson ? (this.#scanner.lastAssistantText ?? undefined) : undefined;
         break;
       }
       case 'decisionStarted':
@@ -215,6 +222,7 @@ export class SessionModel {
         this.#poll = undefined;
         this.#replied = false;
         this.#ended = undefined;
+        this.#agentStopped = undefined;
         this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: undefined });
         break;
       default:
@@ -255,7 +263,7 @@ export class SessionModel {
    * A need the person is told about once: a plan once per plan, a question once per question,
    * never again after a reload (what was announced is persisted).
    */
-  #newNeed(state: SessionState): 'plan_ready' | 'needs_input' | undefined {
+  #newNeed(state: SessionState): SessionChange['announce'] {
     const key = needNotificationKey({
       key: this.identity.key,
       attention: state.attention,
@@ -265,7 +273,7 @@ export class SessionModel {
     });
     if (key === undefined || this.#announced.includes(key)) return undefined;
     this.#announced = rememberNotified(this.#announced, key);
-    return state.attention === 'plan_ready' ? 'plan_ready' : 'needs_input';
+    return state.attention === 'plan_ready' || state.attention === 'agent_stopped' ? state.attention : 'needs_input';
   }
 
   /** The state as every surface reads it, derived afresh from the facts held. */
@@ -281,6 +289,7 @@ export class SessionModel {
       localDecision: local === 'rejected' ? 'rejected' : local === 'approved' || local === 'approved_edited' ? 'approved' : undefined,
       poll: this.#poll,
       replied: this.#replied,
+      agentStopped: this.#agentStopped !== undefined,
       openPermissions: permissions.length,
       initial: this.#initialPhase,
     });
@@ -305,7 +314,8 @@ export class SessionModel {
       attentionChangedAt,
       pendingPlan: before && samePending(before.pendingPlan, pendingPlan) ? before.pendingPlan : pendingPlan,
       revisions: this.#scanRevisions,
-      question: phase === 'needs_input' ? this.#question : undefined,
+      // A question the stopped agent left is still worth answering: the answer starts a fresh turn.
+      question: phase === 'needs_input' || phase === 'agent_stopped' ? this.#question : undefined,
       permissions,
       ended: this.#ended,
       cursor: this.#cursor,
@@ -313,6 +323,7 @@ export class SessionModel {
       executionResult: scanner.executionResult,
       lastAssistantText: scanner.lastAssistantText,
       agentMode: this.#agentMode,
+      agentStopped: this.#agentStopped,
       canDecide,
       usedBindings: this.#used,
       announced: this.#announced,
@@ -343,6 +354,7 @@ function sameScanRevisions(a: readonly PlanRevision[], b: readonly PlanRevision[
 /** Whether two states differ in anything a surface shows (cheap: ids, counts and references, not texts). */
 function differs(a: SessionState, b: SessionState): boolean {
   if (a.phase !== b.phase || a.attention !== b.attention || a.question !== b.question || a.ended !== b.ended) return true;
+  if (a.agentStopped !== b.agentStopped) return true;
   if (a.cursor !== b.cursor || a.pendingPlan !== b.pendingPlan || a.revisions !== b.revisions || a.canDecide !== b.canDecide) return true;
   if (a.agentMode?.id !== b.agentMode?.id || a.agentMode?.name !== b.agentMode?.name || a.agentMode?.readOnly !== b.agentMode?.readOnly)
     return true;

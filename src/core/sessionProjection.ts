@@ -99,6 +99,8 @@ export interface PanelFacts {
   canDecide: boolean;
   /** A decision or reply being sent. */
   inFlight: DecisionKind | undefined;
+  /** A message could be sent from here (not read-only, not finished, nothing in flight). */
+  canContinue: boolean;
   /** The plan open for editing, if any. */
   editing: string | undefined;
   notice: PanelNotice | undefined;
@@ -125,9 +127,12 @@ export function projectPanelState(state: SessionState, allRevisions: readonly Pl
   if (facts.agentLabel) panel.agentLabel = clip(facts.agentLabel, PANEL_LIMITS.labelChars);
   if (facts.agentMode) panel.agentMode = clip(facts.agentMode, PANEL_LIMITS.labelChars);
   if (facts.sessionLink) panel.sessionLink = facts.sessionLink;
-  if (state.phase === 'needs_input' && state.question) {
+  if ((state.phase === 'needs_input' || state.phase === 'agent_stopped') && state.question) {
     panel.question = clip(state.question, PANEL_LIMITS.textChars);
     if (facts.replyDraft) panel.replyDraft = facts.replyDraft;
+  }
+  if (state.phase === 'agent_stopped' && state.agentStopped) {
+    panel.agentStopped = { text: clip(state.agentStopped, PANEL_LIMITS.textChars), canContinue: facts.canContinue && !state.pendingPlan };
   }
   const editingCurrent = facts.editing !== undefined && facts.editing === current?.toolUseId && facts.canDecide;
   const pendingDecision = facts.inFlight ?? (editingCurrent ? 'edit' : undefined);

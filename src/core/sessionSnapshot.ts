@@ -69,6 +69,7 @@ export function sessionSnapshot(
     sessionLink: identity.sessionLink,
     canDecide: state.canDecide,
     inFlight: state.inFlight,
+    canContinue: identity.readOnly === undefined && !finished && state.inFlight === undefined,
     editing: state.editing,
     notice: state.notice ?? (identity.readOnly !== undefined ? { level: 'info', text: identity.readOnly } : undefined),
     outcome: state.outcome,

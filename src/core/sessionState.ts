@@ -37,7 +37,7 @@ export interface SessionState extends HostActs {
   readonly pendingPlan: PendingPlan | null;
   /** Every ExitPlanMode call seen, oldest first (the scanner's view). */
   readonly revisions: readonly PlanRevision[];
-  /** The agent's question while the phase is needs_input. */
+  /** The agent's question while the phase is needs_input (its last words when it stopped). */
   readonly question: string | undefined;
   readonly permissions: readonly ToolPermissionRequest[];
   readonly ended: EndedBy | undefined;
@@ -47,6 +47,8 @@ export interface SessionState extends HostActs {
   readonly lastAssistantText: string | null;
   /** The agent's mode as its events last reported it (undefined: it has not said). */
   readonly agentMode: ReportedMode | undefined;
+  /** The host's words on why the session's agent stopped, while no agent runs (undefined: one runs). */
+  readonly agentStopped: string | undefined;
   /** The pending plan can be decided from here right now (not read-only, nothing in flight, not used). */
   readonly canDecide: boolean;
   /** Plans whose decision went out (or is going out): one decision per ExitPlanMode call. */

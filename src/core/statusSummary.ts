@@ -9,6 +9,8 @@ const PRIORITY: Record<Phase, number> = {
   needs_permission: 0,
   plan_ready: 0,
   needs_input: 1,
+  // Waits on the person too (its plan or question can still be answered), after a live agent.
+  agent_stopped: 1,
   failed: 2,
   starting: 3,
   planning: 3,
@@ -26,7 +28,9 @@ export function phaseText(phase: Phase): string {
 
 /** True for phases where the person is expected to act. */
 export function needsAttention(phase: Phase): boolean {
-  return phase === 'plan_ready' || phase === 'needs_permission' || phase === 'needs_input' || phase === 'failed';
+  return (
+    phase === 'plan_ready' || phase === 'needs_permission' || phase === 'needs_input' || phase === 'agent_stopped' || phase === 'failed'
+  );
 }
 
 export interface StatusEntry {

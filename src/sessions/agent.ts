@@ -18,11 +18,35 @@ export interface AgentContext {
   checkpoint?(state: unknown): void;
 }
 
+/** How an agent starts. */
+export interface AgentStartOptions {
+  /**
+   * Carry out a plan the reviewer approved (a fresh turn after the planning agent stopped): start
+   * out of plan mode, as `ultraplan.afterApproval` says, instead of planning.
+   */
+  carryOut?: boolean;
+}
+
+/** What a resume gave back (see Agent.resume). */
+export type ResumeOutcome =
+  /** The agent continues where it was, its open requests included. */
+  | 'continued'
+  /** The agent has its conversation back (ACP session/load), but the requests it had open went with its old process. */
+  | 'reloaded'
+  /** It cannot continue; the reason says why, for the person. */
+  | { lost: string };
+
 export interface Agent {
   /** A short label for people: "Scripted demo (examples/demo.json)", "Claude (ACP)". */
   readonly label: string;
-  /** Starts planning `prompt`. Resolves once the agent has started; work continues in the background. */
-  start(ctx: AgentContext, prompt: string): Promise<void>;
+  /** Starts planning `prompt` (or carrying a plan out). Resolves once the agent has started; work continues in the background. */
+  start(ctx: AgentContext, prompt: string, options?: AgentStartOptions): Promise<void>;
+  /**
+   * Optional, for an agent that was `reloaded`: leaves plan mode as `ultraplan.afterApproval`
+   * says and sends `prompt` (the approved plan, to carry out). Without it the prompt is sent as a
+   * user message.
+   */
+  carryOut?(prompt: string): void;
   /** A user message for the agent (a reply to its question, or feedback). Already in the log. */
   onUserMessage(text: string): void;
   /**
@@ -33,10 +57,10 @@ export interface Agent {
   /** Ends the agent and every process it started. Idempotent. */
   stop(): Promise<void>;
   /**
-   * Optional: continues from the last `checkpoint` after a host restart. Resolves false when the
+   * Optional: continues from the last `checkpoint` after a host restart. `false` (or `lost`): the
    * state cannot be resumed (e.g. the scenario changed); the host then reports the agent as lost.
    */
-  resume?(ctx: AgentContext, checkpoint: unknown): Promise<boolean>;
+  resume?(ctx: AgentContext, checkpoint: unknown): Promise<boolean | ResumeOutcome>;
 }
 
 /** Creates the agent for a new session. */

@@ -10,14 +10,17 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import {
+  AGENT_LOST_SUBTYPE,
   AnyEventSchema,
   CreateSessionRequestSchema,
   type AnyEvent,
   type CreateSessionRequest,
+  type PermissionDecision,
   type SessionResource,
 } from '../core/protocol';
 import { SessionsError } from '../core/errors';
-import type { Agent, AgentContext, AgentFactory } from './agent';
+import type { Agent, AgentContext, AgentFactory, AgentStartOptions } from './agent';
+import { AgentRestarts } from './agentRestarts';
 import { checkEventBatch, isClientEvent, parseClientEvent, parseCreationEvents } from './clientEvents';
 import {
   DEFAULT_EVENT_PAGE_SIZE,
@@ -63,7 +66,7 @@ export interface SessionHostOptions {
 }
 
 /** The system event a session gets when a restarted host cannot continue its agent. */
-export const AGENT_LOST_SUBTYPE = 'agent_lost';
+export { AGENT_LOST_SUBTYPE };
 /** The system event a session gets when lines of its journal were skipped as damaged. */
 export const JOURNAL_DAMAGED_SUBTYPE = 'journal_damaged';
 
@@ -72,6 +75,8 @@ export class SessionHost {
   private readonly agentFactory: AgentFactory;
   private readonly store: SessionStore;
   private readonly log: (line: string) => void;
+  /** Agents across restarts of this host: resumed, or lost and restarted by a decision (agentRestarts.ts). */
+  private readonly restarts: AgentRestarts;
   readonly limits: SessionHostLimits;
   private creating = 0;
   private closing = false;
@@ -82,6 +87,12 @@ export class SessionHost {
     this.store = options.store ?? new MemorySessionStore();
     this.log = options.log ?? (() => {});
     this.limits = { ...DEFAULT_HOST_LIMITS, ...options.limits };
+    this.restarts = new AgentRestarts({
+      agentFactory: this.agentFactory,
+      contextFor: (session) => this.contextFor(session),
+      startAgent: (session, agent, prompt, startOptions) => this.startAgent(session, agent, prompt, startOptions),
+      log: this.log,
+    });
   }
 
   /** A host with its stored sessions loaded and their agents resumed. */
@@ -94,7 +105,8 @@ export class SessionHost {
   /**
    * Loads stored sessions and resumes their agents (once; a no-op for the memory store). An
    * agent that cannot resume (no checkpoint, or it refuses) leaves its session `idle` with a
-   * `system` event of subtype `agent_lost`; the next user message starts a fresh agent.
+   * `system` event of subtype `agent_lost`; a decision on the plan it left, or a message, starts
+   * a fresh agent turn (agentRestarts.ts).
    */
   async load(): Promise<void> {
     if (this.loaded) return;
@@ -114,7 +126,7 @@ export class SessionHost {
       session.archived = session.status === 'archived';
       this.sessions.set(meta.id, session);
       const damaged = damagedLines.length > 0 ? this.reportDamage(session, damagedLines) : false;
-      if (!session.archived) await this.resumeAgent(session, damaged ? 'its journal is damaged' : undefined);
+      if (!session.archived) await this.restarts.resume(session, damaged ? 'its journal is damaged' : undefined);
     }
     // What loading wrote (notices, lost agents) is stored before the first reader can ask.
     await Promise.all([...this.sessions.values()].map((s) => s.flushed()));
@@ -143,46 +155,6 @@ export class SessionHost {
       },
     ]);
     return true;
-  }
-
-  private async resumeAgent(session: HostedSession, lostBecause?: string): Promise<void> {
-    const id = session.meta.id;
-    // null: a previous start already reported this session's agent as lost. Its requests went
-    // with it: a decision on one would be stored and never received.
-    if (session.checkpoint === null) {
-      session.outstanding.clear();
-      return;
-    }
-    let reason = lostBecause ?? 'the agent does not support resuming';
-    if (session.checkpoint !== undefined && lostBecause === undefined) {
-      try {
-        const agent = this.agentFactory({ sessionId: id, title: session.meta.title });
-        if (agent.resume) {
-          session.agent = agent;
-          if (await agent.resume(this.contextFor(session), session.checkpoint)) {
-            this.log(`session ${id}: agent resumed (${agent.label})`);
-            return;
-          }
-          reason = 'the agent could not continue from its saved state';
-        }
-        session.agent = null;
-        await agent.stop();
-      } catch (err) {
-        session.agent = null;
-        reason = `resuming failed: ${errorText(err)}`;
-      }
-    }
-    this.log(`session ${id}: agent lost after restart (${reason})`);
-    session.outstanding.clear();
-    session.queueEvents([
-      {
-        type: 'system',
-        subtype: AGENT_LOST_SUBTYPE,
-        message: `The session host restarted and this session's agent could not continue (${reason}). Send a message to start a new agent turn.`,
-      },
-    ]);
-    session.queueStatus('idle');
-    session.queue([{ t: 'checkpoint', state: null }]).catch(() => {});
   }
 
   // -------------------------------------------------------------------------------------------
@@ -257,9 +229,9 @@ export class SessionHost {
     }
   }
 
-  private async startAgent(session: HostedSession, agent: Agent, prompt: string): Promise<void> {
+  private async startAgent(session: HostedSession, agent: Agent, prompt: string, options?: AgentStartOptions): Promise<void> {
     try {
-      await agent.start(this.contextFor(session), prompt);
+      await agent.start(this.contextFor(session), prompt, options);
     } catch (err) {
       this.log(`session ${session.meta.id}: agent failed to start: ${errorText(err)}`);
       session.agent = null;
@@ -306,30 +278,45 @@ export class SessionHost {
     });
     const routes = parsed.filter((_, index) => earlier[index] === undefined);
     const answering = new Set<string>();
+    const decisions: Array<{ requestId: string; decision: PermissionDecision; at: string }> = [];
     for (const [index, route] of parsed.entries()) {
       if (earlier[index] !== undefined || route.kind !== 'decision') continue;
       const at = `events[${index}]`;
       if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
         throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
       }
-      if (!session.outstanding.has(route.requestId)) {
-        throw new SessionsError('bad_request', `${at}: no control_request ${route.requestId} awaits an answer in session ${id}`, 400);
-      }
       answering.add(route.requestId);
+      decisions.push({ requestId: route.requestId, decision: route.decision, at });
+    }
+    // Plans whose agent stopped with a restart are still decided here (agentRestarts.ts).
+    const claimed = this.restarts.claim(
+      session,
+      decisions,
+      routes.some((route) => route.kind === 'user'),
+    );
+    if (claimed.unknown !== undefined) {
+      claimed.undo();
+      const at = decisions.find((d) => d.requestId === claimed.unknown)?.at ?? 'events';
+      throw new SessionsError('bad_request', `${at}: no control_request ${claimed.unknown} awaits an answer in session ${id}`, 400);
     }
 
     // Decided synchronously, before any await, so a concurrent duplicate is refused above.
     const toolUseIds = new Map<string, string>();
     for (const requestId of answering) {
-      toolUseIds.set(requestId, session.outstanding.get(requestId) ?? '');
+      if (!claimed.taken.has(requestId)) toolUseIds.set(requestId, session.outstanding.get(requestId) ?? '');
       session.outstanding.delete(requestId);
       session.answered.add(requestId);
     }
+    for (const requestId of claimed.closedRequests) session.answered.add(requestId);
+    // In log order: the plans a message closes before it, a decision's effect after it.
+    const before = claimed.before.map((event) => session.stamp(event));
     const stamped = routes.map((route) => session.stamp(stripId(route.event)));
+    const after = claimed.after.map((event) => session.stamp(event));
+    const all = [...before, ...stamped, ...after];
     const stored =
-      stamped.length === 0
+      all.length === 0
         ? Promise.resolve()
-        : session.queue(stamped.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })));
+        : session.queue(all.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })));
     for (const event of stamped) session.clientUuids.set(event.uuid as string, { event, stored });
     try {
       await stored;
@@ -341,13 +328,19 @@ export class SessionHost {
         session.answered.delete(requestId);
         session.outstanding.set(requestId, toolUseId);
       }
+      for (const requestId of claimed.taken.keys()) session.answered.delete(requestId);
+      claimed.undo();
       throw err;
     }
     for (const route of routes) {
       if (session.archived || this.closing) continue;
       try {
         if (route.kind === 'user') this.deliverUserMessage(session, route.text);
-        else if (route.kind === 'decision') session.agent?.onDecision(route.requestId, route.decision);
+        else if (route.kind === 'decision') {
+          const taken = claimed.taken.get(route.requestId);
+          if (taken) this.restarts.act(session, taken);
+          else session.agent?.onDecision(route.requestId, route.decision);
+        }
       } catch (err) {
         this.log(`session ${id}: agent failed on a ${route.kind}: ${errorText(err)}`);
       }
@@ -364,15 +357,8 @@ export class SessionHost {
   }
 
   private deliverUserMessage(session: HostedSession, text: string): void {
-    if (session.agent) {
-      session.agent.onUserMessage(text);
-      return;
-    }
-    // The agent was lost (restart) or failed to start: the message starts a fresh one.
-    const agent = this.agentFactory({ sessionId: session.meta.id, title: session.meta.title });
-    session.agent = agent;
-    session.queueStatus('running');
-    void this.startAgent(session, agent, text);
+    if (session.agent) session.agent.onUserMessage(text);
+    else this.restarts.messageWithoutAgent(session);
   }
 
   /** Archives a session: stops its agent; later appends get 409. Already archived: 409. */
@@ -381,6 +367,7 @@ export class SessionHost {
     const session = this.require(id);
     if (session.archived) throw new SessionsError('conflict', `session ${id} is already archived`, 409);
     session.archived = true;
+    this.restarts.forget(id);
     session.agentAbort.abort();
     const agent = session.agent;
     session.agent = null;

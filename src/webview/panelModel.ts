@@ -15,6 +15,7 @@ import {
   type PanelState,
   type PlanRevision,
   type ReplyMessage,
+  type ContinueMessage,
   type RevisionStatus,
   type SaveDraftMessage,
   type SaveReplyDraftMessage,
@@ -35,12 +36,13 @@ const STATUS_LABELS: Record<RevisionStatus, string> = {
   superseded: 'superseded',
 };
 
-export const ACTION_LABELS: Record<InvokableAction | 'reply', string> = {
+export const ACTION_LABELS: Record<InvokableAction | 'reply' | 'continue', string> = {
   approve: 'Approve',
   reject: 'Reject',
   edit: 'Edit',
   teleport: 'Teleport',
   reply: 'Reply',
+  continue: 'Continue planning',
 };
 
 /** How a revision's status reads, with the notes an approval carried. */
@@ -54,9 +56,9 @@ export function statusLabel(revision: PlanRevision): string {
 /** A decision or reply sent and not yet answered by the host (see panelMessages.ts). */
 export interface DecisionLock {
   requestId: string;
-  kind: InvokableAction | 'reply';
+  kind: InvokableAction | 'reply' | 'continue';
   sessionKey: string;
-  /** The pending toolUseId, or the question for a reply. */
+  /** The pending toolUseId, or the question for a reply (or a continue). */
   key: string;
 }
 
@@ -137,7 +139,7 @@ export class PanelModel {
     if (lock) {
       // The session moved on (another session, plan or question): the request is over whatever
       // its answer says. Otherwise only the answer ends it, never a state posted meanwhile.
-      const key = lock.kind === 'reply' ? (state.question ?? '') : (current?.toolUseId ?? '');
+      const key = lock.kind === 'reply' || lock.kind === 'continue' ? (state.question ?? '') : (current?.toolUseId ?? '');
       if (lock.sessionKey !== state.sessionKey || lock.key !== key) this.#lock = undefined;
     }
     const newPlan = previous?.sessionKey !== state.sessionKey || currentRevision(previous)?.toolUseId !== current?.toolUseId;
@@ -218,8 +220,13 @@ export class PanelModel {
     return this.viewingCurrent() && this.current()?.status === 'pending' && !this.#lock && !this.#state?.pendingDecision;
   }
 
+  /** The agent stopped and no plan waits: the reply box continues planning (its text optional). */
+  continues(): boolean {
+    return this.#state?.agentStopped?.canContinue === true;
+  }
+
   replyEnabled(): boolean {
-    return !!this.#state?.question && !this.#state.pendingDecision && !this.#lock;
+    return (!!this.#state?.question || this.continues()) && !this.#state?.pendingDecision && !this.#lock;
   }
 
   /** The notes field is shown: opened, or holding a draft, while the plan can be approved. */
@@ -411,16 +418,18 @@ export class PanelModel {
     return { ok: true, message };
   }
 
-  reply(): Outcome<ReplyMessage> {
+  /** The reply (or, when the agent stopped, Continue with the message typed, if any). */
+  reply(): Outcome<ReplyMessage | ContinueMessage> {
     const state = this.#state;
-    if (!state?.question || !this.replyEnabled()) return { ok: false, notice: 'Reply is not available right now.' };
+    if (!state || !this.replyEnabled()) return { ok: false, notice: 'Reply is not available right now.' };
+    const kind = this.continues() ? 'continue' : 'reply';
     const text = this.#drafts.replyText(state.sessionKey);
-    if (!text.trim()) return { ok: false, notice: 'Write a reply first.', focus: 'reply' };
+    if (kind === 'reply' && !text.trim()) return { ok: false, notice: 'Write a reply first.', focus: 'reply' };
     const requestId = this.#o.newRequestId();
-    this.#lock = { requestId, kind: 'reply', sessionKey: state.sessionKey, key: state.question };
+    this.#lock = { requestId, kind, sessionKey: state.sessionKey, key: state.question ?? '' };
     this.#drafts.dropReply(state.sessionKey);
     this.#notice = undefined;
-    return { ok: true, message: { type: 'reply', requestId, sessionKey: state.sessionKey, text } };
+    return { ok: true, message: { type: kind, requestId, sessionKey: state.sessionKey, text } };
   }
 
   // ---- drafts ----------------------------------------------------------------------------

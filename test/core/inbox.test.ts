@@ -44,6 +44,7 @@ describe('the plan inbox', () => {
       planning: 'running',
       needs_input: 'needs_you',
       plan_ready: 'needs_you',
+      agent_stopped: 'needs_you',
       needs_permission: 'needs_you',
       approved: 'running',
       executing: 'running',

@@ -10,6 +10,7 @@ describe('phase', () => {
     localDecision: undefined,
     poll: 'running',
     replied: false,
+    agentStopped: false,
     openPermissions: 0,
     initial: 'planning',
     ...f,

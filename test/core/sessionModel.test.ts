@@ -117,3 +117,62 @@ describe('session model', () => {
     assert.equal(restarted.state.decided.get('toolu_1'), 'rejected', 'decisions made here survive a replay');
   });
 });
+
+describe('session model: an agent that stopped (agent_lost)', () => {
+  const lost = {
+    type: 'system',
+    subtype: 'agent_lost',
+    message: 'The session host restarted and this session’s agent could not continue.',
+  };
+  const restarted = { type: 'system', subtype: 'ultraplan_agent_restarted', message: 'A new agent turn carries out the approved plan.' };
+
+  it('a waiting plan shows as agent stopped, not plan ready, and keeps its plan for a decision', () => {
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
+    poll(model, [exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' })], 'requires_action');
+    const change = poll(model, [lost], 'idle', 3);
+    assert.equal(change.state.phase, 'agent_stopped');
+    assert.equal(change.state.attention, 'agent_stopped');
+    assert.equal(change.state.agentStopped, lost.message);
+    assert.deepEqual(change.state.pendingPlan, { toolUseId: 'toolu_1', plan: '# Plan', requestId: 'req_1' });
+    assert.equal(change.announce, 'agent_stopped', 'announced once, as an agent that stopped');
+    // Approve (a fresh turn): shown as approved at once, then executing once the log says so.
+    assert.equal(model.reduce(sent('toolu_1', 'approved', 4)).state.phase, 'approved');
+    const after = poll(model, [approve('toolu_1', '# Plan'), restarted], 'running', 5);
+    assert.equal(after.state.phase, 'executing');
+    assert.equal(after.state.agentStopped, undefined);
+  });
+
+  it('open permission requests close with the agent; a question it left stays readable; a reply shows planning', () => {
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
+    poll(model, [canUseTool('req_w', 'toolu_w', 'Write', { file_path: 'a.ts' })], 'requires_action');
+    assert.equal(model.state.attention, 'needs_permission');
+    const change = poll(model, [assistantText('Which file?'), lost], 'idle');
+    assert.deepEqual(
+      change.closed.map((c) => [c.request.requestId, c.reason]),
+      [['req_w', 'agent_stopped']],
+    );
+    assert.equal(change.state.phase, 'agent_stopped');
+    assert.equal(change.state.attention, 'agent_stopped');
+    assert.equal(change.state.question, 'Which file?');
+    assert.equal(model.reduce({ type: 'replied', at: 9 }).state.phase, 'planning');
+  });
+
+  it('an agent event after the notice (in the same batch or later) means an agent runs again', () => {
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
+    assert.equal(poll(model, [lost, assistantText('Back at it')], 'running').state.phase, 'planning');
+    assert.equal(poll(model, [lost], 'idle').state.phase, 'agent_stopped');
+    assert.equal(poll(model, [{ type: 'system', subtype: 'init' }], 'running').state.phase, 'planning');
+    // A result alone does not say an agent runs (the host writes one when a fresh agent fails to start).
+    poll(model, [lost], 'idle');
+    assert.equal(poll(model, [{ type: 'result', subtype: 'error_during_execution', is_error: true }], 'idle').state.phase, 'agent_stopped');
+  });
+
+  it('following that ended outranks it; a restart of following replays it from the log', () => {
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
+    poll(model, [lost], 'idle');
+    assert.equal(model.reduce({ type: 'ended', by: 'stop', at: 2 }).state.phase, 'stopped');
+    model.reduce({ type: 'restarted', at: 3 });
+    assert.equal(model.state.agentStopped, undefined);
+    assert.equal(poll(model, [lost], 'idle').state.phase, 'agent_stopped');
+  });
+});

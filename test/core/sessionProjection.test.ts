@@ -28,6 +28,7 @@ const facts = (extra: Partial<PanelFacts> = {}): PanelFacts => ({
   agentMode: undefined,
   demo: false,
   sessionLink: undefined,
+  canContinue: true,
   canDecide: true,
   inFlight: undefined,
   editing: undefined,

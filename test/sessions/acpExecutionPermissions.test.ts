@@ -34,7 +34,7 @@ describe('ACP: permission requests while executing an approved plan', function (
   async function open(): Promise<void> {
     run = await fakeRun('execute-with-permission.json');
     host = new SessionHost({
-      agentFactory: createAcpAgentFactory({
+      agentFactory: await createAcpAgentFactory({
         argv: run.argv,
         cwd: run.workspace,
         label: 'Fake (ACP)',

@@ -22,7 +22,7 @@ describe('ACP agents through SessionHost and the poller', function () {
   async function open(scenario: string, options: { firstEventTimeoutMs?: number } = {}): Promise<void> {
     run = await fakeRun(scenario);
     host = new SessionHost({
-      agentFactory: createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, ...options }),
+      agentFactory: await createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500, ...options }),
     });
     backend = new EmbeddedBackend({ host, label: 'Embedded · Fake (ACP)' });
   }

@@ -300,7 +300,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
 
     const store = new FileSessionStore(dataDir);
     const host = await SessionHost.open({
-      agentFactory: createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
+      agentFactory: await createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
       store,
     });
     try {

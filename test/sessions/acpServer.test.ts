@@ -1,4 +1,4 @@
-// The session server (dist/server.js, a real child process) with `--agent acp:<command…>` and
+// The session server (dist/server.mjs, a real child process) with `--agent acp:<command…>` and
 // `--workspace DIR`, followed over HTTP by the real client and poller.
 import { strict as assert } from 'node:assert';
 import { pollForApprovedPlan } from '../../src/core/poller';

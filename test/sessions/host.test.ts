@@ -305,26 +305,6 @@ describe('SessionHost (file store, restarts in process)', () => {
     assert.equal((allEvents(host, id).at(-1)?.message as { content: string }).content, 'still here');
   });
 
-  it('a plan request whose agent was lost at a restart takes no decision: nobody would receive it', async () => {
-    host = await open('approve.json');
-    const { id } = await host.createSession(createRequest());
-    await waitForStatus(host, id, 'requires_action');
-    const pending = pendingPlanRequest(allEvents(host, id));
-    await host.close();
-    const reopen = () =>
-      SessionHost.open({
-        agentFactory: scriptedAgentFactory(parseScenario({ steps: [{ ask: 'Fresh start?' }] })),
-        store: new FileSessionStore(dataDir),
-      });
-    host = await reopen(); // another scenario: the agent cannot resume
-    await waitForStatus(host, id, 'idle');
-    const decision = controlResponseEvent(pending.requestId, { behavior: 'allow', updatedInput: { plan: pending.plan } });
-    await rejects(host.appendEvents(id, [decision]), 'bad_request', /no control_request \S+ awaits an answer/);
-    await host.close();
-    host = await reopen(); // and after the next restart too
-    await rejects(host.appendEvents(id, [decision]), 'bad_request', /no control_request \S+ awaits an answer/);
-  });
-
   it('a session whose agent cannot resume comes back idle with an agent_lost event; a user message starts a new agent', async () => {
     host = await open('slow.json');
     const { id } = await host.createSession(createRequest());

@@ -1,5 +1,5 @@
 // Every outcome of pollForApprovedPlan over real HTTP against the real server process
-// (dist/server.js, scripted agents from examples/), through the fault proxy, once with plain
+// (dist/server.mjs, scripted agents from examples/), through the fault proxy, once with plain
 // polling and once over the event stream: the outcomes must be the same either way.
 import { strict as assert } from 'node:assert';
 import { UltraplanPollError } from '../../src/core/errors';

@@ -471,6 +471,36 @@ describe('review panel webview (Chromium)', function () {
     assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).isEnabled(), true);
   });
 
+  it('an agent that stopped: why is shown; with no plan, Continue (message optional) is the one action', async () => {
+    panel = await panels.open();
+    const why = 'The session host restarted and this session’s agent could not continue (the agent does not support resuming).';
+    await panel.postState(
+      panelState([], { phase: 'agent_stopped', question: 'Which file?', canDecide: false, agentStopped: { text: why, canContinue: true } }),
+    );
+    const { page } = panel;
+    assert.equal(await page.locator('.notice').first().textContent(), why);
+    assert.equal(await page.getByRole('heading', { name: 'The agent stopped after saying' }).count(), 1);
+    assert.equal(await page.getByRole('button', { name: 'Reply', exact: true }).count(), 0, 'no Reply: nothing would receive it');
+    await panel.screenshot('agent-stopped');
+    await page.getByRole('button', { name: 'Continue planning', exact: true }).click();
+    assert.deepEqual(withoutRequestId(await panel.waitForPosted('continue')), {
+      type: 'continue',
+      sessionKey: 'embedded:sess_1',
+      text: '',
+    });
+    assert.equal(await page.getByRole('button', { name: 'Continue planning', exact: true }).isEnabled(), false, 'sent once');
+  });
+
+  it('an agent that stopped with a plan waiting: the decisions stay, Continue is not offered', async () => {
+    panel = await panels.open();
+    const why = 'The session host restarted and this session’s agent could not continue. Its plan can still be decided.';
+    await panel.postState(panelState([revision(1, PLAN_V1)], { phase: 'agent_stopped', agentStopped: { text: why, canContinue: false } }));
+    const { page } = panel;
+    assert.equal(await page.locator('.notice').first().textContent(), why);
+    assert.equal(await page.getByRole('button', { name: 'Continue planning', exact: true }).isVisible(), false);
+    assert.equal(await page.getByRole('button', { name: 'Approve', exact: true }).isEnabled(), true);
+  });
+
   it('drops an invalid message with a visible notice and changes nothing', async () => {
     panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)]));

@@ -176,13 +176,18 @@ export class FollowedSession {
   }
 
   /** A need the model has not announced before; the review on screen is the news itself. */
-  #announce(need: 'plan_ready' | 'needs_input', snapshot: SessionSnapshot): void {
+  #announce(need: NonNullable<SessionChange['announce']>, snapshot: SessionSnapshot): void {
     const notifier = this.#o.notifier;
     if (notifier.isReviewShowing(this.key) || this.#o.notifyNeeds?.() === false) return;
     const review = { label: 'Review', run: () => notifier.showReview(this.key) };
     if (need === 'plan_ready') {
       const n = snapshot.revisions.length;
       notifier.say('info', `plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, review);
+    } else if (need === 'agent_stopped') {
+      const next = snapshot.state.pendingPlan
+        ? 'its plan can still be approved or rejected; either starts a new agent turn.'
+        : 'Continue starts a new agent turn with the conversation so far.';
+      notifier.say('warning', `the agent of "${this.title}" stopped: ${next}`, review);
     } else {
       notifier.say('info', `the agent asks a question in "${this.title}".`, review);
     }

@@ -57,6 +57,7 @@ export class ReviewRequests extends Disposable {
         return { result: 'refused', reason };
       }
       if (request.type === 'reply') return answerOf(await session.decisions.reply(request.text));
+      if (request.type === 'continue') return answerOf(await session.decisions.continuePlanning(request.text));
       return await this.decide(session, request);
     } finally {
       // Decisions and replies are written at once, not on the debounce: a reload right after a

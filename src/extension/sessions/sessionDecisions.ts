@@ -26,6 +26,9 @@ export interface SessionDecisionsPorts {
   reduce: (input: SessionInput) => SessionChange;
 }
 
+/** What Continue sends when the person typed nothing. */
+export const CONTINUE_MESSAGE = 'Continue planning from where you stopped.';
+
 const LOCAL_DECISION: Record<PlanDecision['kind'], LocalDecision> = {
   approve: 'approved',
   approve_edited: 'approved_edited',
@@ -164,14 +167,34 @@ export class SessionDecisions {
   }
 
   async reply(text: string): Promise<DecisionOutcome> {
+    return this.#sendMessage('reply', text);
+  }
+
+  /**
+   * After the agent stopped: a new agent turn goes on planning from the session's conversation,
+   * with the person's message (or a plain "continue"). Refused when an agent runs again, or when a
+   * plan waits (deciding it starts the new turn).
+   */
+  async continuePlanning(text: string): Promise<DecisionOutcome> {
+    const state = this.#p.model.state;
+    if (state.phase !== 'agent_stopped' || state.pendingPlan) {
+      const message = state.pendingPlan
+        ? 'A plan waits for a decision: approve or reject it to start the new agent turn.'
+        : 'The agent is running again; there is nothing to continue.';
+      return { sent: false, message };
+    }
+    return this.#sendMessage('continue', text.trim() || CONTINUE_MESSAGE);
+  }
+
+  async #sendMessage(kind: 'reply' | 'continue', text: string): Promise<DecisionOutcome> {
     const log = this.#p.log;
-    const started = this.#p.reduce({ type: 'decisionStarted', kind: 'reply', at: this.#p.now() });
+    const started = this.#p.reduce({ type: 'decisionStarted', kind, at: this.#p.now() });
     if (started.refused !== undefined) return { sent: false, message: started.refused };
-    log.info(`[${this.#key}] reply (${text.length} chars)`);
+    log.info(`[${this.#key}] ${kind} (${text.length} chars)`);
     try {
       await this.#p.backend.sendEvents(this.#sessionId, [userMessageEvent(text)]);
     } catch (err) {
-      const message = `Sending the reply failed: ${errorText(err)}`;
+      const message = `Sending the ${kind === 'reply' ? 'reply' : 'message'} failed: ${errorText(err)}`;
       log.error(`[${this.#key}] ${message}`);
       this.#p.reduce({ type: 'decisionFailed', notice: { level: 'error', text: message }, at: this.#p.now() });
       this.#p.notifier.say('error', message);

@@ -3,6 +3,7 @@
 // the sessions' snapshots (core/sessionSnapshot.ts) and derives nothing of its own.
 import * as vscode from 'vscode';
 import { Disposable, toDisposable } from '../../core/lifecycle';
+import { needsYou } from '../../core/inbox';
 import { PHASE_LABELS } from '../../core/phase';
 import { formatElapsed, summarizeStatus } from '../../core/statusSummary';
 import type { SessionSnapshot } from '../../core/sessionSnapshot';
@@ -97,7 +98,7 @@ export class PhaseStatusBarItem extends Disposable {
     this.#item.backgroundColor =
       snapshot.state.phase === 'failed'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
-        : summary.primary.phase === 'plan_ready' || summary.primary.phase === 'needs_input' || summary.primary.phase === 'needs_permission'
+        : needsYou(summary.primary.phase)
           ? new vscode.ThemeColor('statusBarItem.warningBackground')
           : undefined;
     this.#item.show();

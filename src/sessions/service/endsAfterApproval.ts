@@ -44,7 +44,11 @@ export function endsAfterApprovedResult(factory: AgentFactory, log: (line: strin
       get label() {
         return inner.label;
       },
-      start: (ctx, prompt) => inner.start(watch(ctx), prompt),
+      start: (ctx, prompt, startOptions) => {
+        // A fresh turn that carries out an approved plan (its planning agent had stopped) ends like the approved turn.
+        if (startOptions?.carryOut) approved = true;
+        return inner.start(watch(ctx), prompt, startOptions);
+      },
       onUserMessage: (text) => inner.onUserMessage(text),
       onDecision(requestId: string, decision: PermissionDecision) {
         // Before approval every control request is a plan review (tool permissions are refused
@@ -54,6 +58,13 @@ export function endsAfterApprovedResult(factory: AgentFactory, log: (line: strin
       },
       stop: () => inner.stop(),
     };
+    if (inner.carryOut) {
+      const carryOut = inner.carryOut.bind(inner);
+      agent.carryOut = (prompt) => {
+        approved = true;
+        carryOut(prompt);
+      };
+    }
     if (inner.resume) {
       const resume = inner.resume.bind(inner);
       agent.resume = (ctx, checkpoint) => resume(watch(ctx), checkpoint);

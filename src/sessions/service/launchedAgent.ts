@@ -1,6 +1,6 @@
 // The service's side of an agent launch (agentLaunch.ts): the agent it describes, made when a
 // session starts or must start again.
-import type { Agent, AgentContext, AgentFactory } from '../agent';
+import type { Agent, AgentContext, AgentFactory, AgentStartOptions } from '../agent';
 import { createAcpAgentFactory } from '../acp';
 import { loadScenarioFile, scriptedAgentFactory } from '../scriptedAgent';
 import type { AgentLaunch } from './agentLaunch';
@@ -9,32 +9,41 @@ import { endsAfterApprovedResult } from './endsAfterApproval';
 /** The agent a launch describes, for the service's host. Scenario files are read when it starts. */
 export function agentFactoryFor(launch: AgentLaunch, log: (line: string) => void): AgentFactory {
   switch (launch.kind) {
-    case 'scripted': {
-      let loading: Promise<AgentFactory> | undefined;
-      return (options) => {
-        loading ??= loadScenarioFile(launch.file).then((scenario) => scriptedAgentFactory(scenario, launch.label));
-        return deferredAgent(
-          launch.label,
-          loading.then((factory) => factory(options)),
-        );
-      };
-    }
+    case 'scripted':
+      return deferredFactory(launch.label, () =>
+        loadScenarioFile(launch.file).then((scenario) => scriptedAgentFactory(scenario, launch.label)),
+      );
     case 'acp': {
       const agentLog = (line: string) => log(`agent ${launch.label}: ${line}`);
-      return endsAfterApprovedResult(
-        createAcpAgentFactory({
-          argv: launch.argv,
-          cwd: launch.cwd,
-          label: launch.label,
-          afterApproval: launch.afterApproval,
-          outsideAccess: launch.outsideAccess,
-          ...(launch.firstEventTimeoutMs !== undefined ? { firstEventTimeoutMs: launch.firstEventTimeoutMs } : {}),
-          log: agentLog,
-        }),
-        agentLog,
+      // The ACP runtime is imported with the first agent (acpAgentFactory.ts).
+      return deferredFactory(launch.label, async () =>
+        endsAfterApprovedResult(
+          await createAcpAgentFactory({
+            argv: launch.argv,
+            cwd: launch.cwd,
+            label: launch.label,
+            afterApproval: launch.afterApproval,
+            outsideAccess: launch.outsideAccess,
+            ...(launch.firstEventTimeoutMs !== undefined ? { firstEventTimeoutMs: launch.firstEventTimeoutMs } : {}),
+            log: agentLog,
+          }),
+          agentLog,
+        ),
       );
     }
   }
+}
+
+/** A factory made on first use (once), whose agents are deferred until it is there. */
+function deferredFactory(label: string, make: () => Promise<AgentFactory>): AgentFactory {
+  let loading: Promise<AgentFactory> | undefined;
+  return (options) => {
+    loading ??= make();
+    return deferredAgent(
+      label,
+      loading.then((factory) => factory(options)),
+    );
+  };
 }
 
 /**
@@ -54,15 +63,16 @@ export function deferredAgent(agentLabel: string, ready: Promise<Agent>): Agent 
   const when = (deliver: (agent: Agent) => void) => (inner ? deliver(inner) : early.push(deliver));
   return {
     label: agentLabel,
-    start: async (ctx: AgentContext, prompt: string) => {
+    start: async (ctx: AgentContext, prompt: string, options?: AgentStartOptions) => {
       const agent = await settled;
-      if (!stopped) await agent.start(ctx, prompt);
+      if (!stopped) await agent.start(ctx, prompt, options);
     },
     resume: async (ctx: AgentContext, checkpoint: unknown) => {
       const agent = await settled;
       return !stopped && agent.resume ? agent.resume(ctx, checkpoint) : false;
     },
     onUserMessage: (text) => when((agent) => agent.onUserMessage(text)),
+    carryOut: (prompt) => when((agent) => (agent.carryOut ? agent.carryOut(prompt) : agent.onUserMessage(prompt))),
     onDecision: (requestId, decision) => when((agent) => agent.onDecision(requestId, decision)),
     stop: async () => {
       stopped = true;

@@ -19,7 +19,7 @@ const MAX_LOG_BYTES = 2 * 1024 * 1024;
 export interface ServiceLauncherOptions {
   paths: ServicePaths;
   version: string;
-  /** The server program (dist/server.js) and the node that runs it. */
+  /** The server program (dist/server.mjs) and the node that runs it. */
   serverScript: string;
   execPath?: string;
   /** Exit after this long with no live session and no client; 0: never. */

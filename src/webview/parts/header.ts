@@ -67,7 +67,9 @@ export class NoticesPart {
   }
 
   render(model: PanelModel): void {
-    const notice = model.state?.notice;
+    // Why the agent stopped, and what can still be done, unless the host has something newer to say.
+    const stopped = model.state?.agentStopped;
+    const notice = model.state?.notice ?? (stopped ? { level: 'warning' as const, text: stopped.text } : undefined);
     this.host.hidden = !notice;
     this.host.textContent = notice?.text ?? '';
     this.host.dataset.level = notice?.level ?? '';

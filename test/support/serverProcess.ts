@@ -234,3 +234,52 @@ export async function createCodeSessionByHttp(server: ServerProcess, prompt: str
   if (response.status !== 200) throw new Error(`creating a session failed: HTTP ${response.status} ${text}`);
   return (JSON.parse(text) as { session: { id: string } }).session.id;
 }
+
+export interface WorkerProcess {
+  pid: number;
+  stderr(): string;
+  /** SIGTERM (a clean stop: the leases are let go) and wait for exit. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+}
+
+/** Starts `ultraplan-server worker` on a PostgreSQL database and waits for its running line. */
+export async function startWorker(options: { store: string; agent: string; leaseMs?: number; workerId?: string }): Promise<WorkerProcess> {
+  ensureServerBuilt();
+  const args = [SERVER_JS, 'worker', '--store', options.store, '--agent', options.agent];
+  if (options.leaseMs !== undefined) args.push('--lease-ms', String(options.leaseMs));
+  if (options.workerId !== undefined) args.push('--worker-id', options.workerId);
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  const deadline = Date.now() + 15_000;
+  while (!/^ultraplan-server worker \S+ running$/m.test(stdout)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`ultraplan-server worker did not start\nstderr:\n${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    pid: child.pid as number,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

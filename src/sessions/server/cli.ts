@@ -20,6 +20,7 @@ import { FileSessionStore } from '../store';
 import { JournalServerStore } from '../store/journalStore';
 import { PostgresServerStore } from '../store/postgres/postgresStore';
 import type { ServerStore } from '../store/serverStore';
+import { WorkerUsageError, runWorkerCommand } from './workerCommand';
 import { SECRET_ENV_NAMES } from '../acp/agentProcess';
 import { ALREADY_RUNNING_EXIT, AlreadyRunningError, runService } from './serviceMode';
 import { checkServiceVersion } from '../service/servicePaths';
@@ -32,6 +33,7 @@ function helpText(): string {
     .join('\n');
   return `Usage: ultraplan-server --data-dir DIR --agent KIND:ARG [options]
        ultraplan-server --store postgres://… [options]    (a replica; agents run in workers)
+       ultraplan-server worker --store postgres://… --agent KIND:ARG    (see worker --help)
 
 Serves Ultraplan planning sessions over HTTP (the Sessions API and an event stream).
 
@@ -347,7 +349,13 @@ async function readToken(tokenFile: string | undefined, log: (line: string) => v
   return token ? token : null;
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+const argv = process.argv.slice(2);
+const command = argv[0] === 'worker' ? runWorkerCommand(argv.slice(1), (line) => process.stderr.write(`${line}\n`)) : main(argv);
+command.catch((err: unknown) => {
+  if (err instanceof WorkerUsageError) {
+    process.stderr.write(`ultraplan-server ${err.message}\nRun ultraplan-server worker --help for usage.\n`);
+    process.exit(USAGE_EXIT);
+  }
   if (err instanceof AlreadyRunningError) {
     process.stderr.write(`ultraplan-server: ${err.message}\n`);
     process.exit(ALREADY_RUNNING_EXIT);

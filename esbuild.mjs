@@ -1,14 +1,13 @@
 // Builds every bundle the project ships. One file so the entry points and their
 // platforms (node for the extension host and server, browser for the webview) stay in one place.
 import * as esbuild from 'esbuild';
-import { chmod } from 'node:fs/promises';
-import lazyFilesConfig from './scripts/lazy-files.cjs';
-
-const { LAZY_FILES, lazyFilesPlugin } = lazyFilesConfig;
+import { chmod, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
-// `--only=server` builds one bundle (tests rebuild dist/server.js without the other entries).
+// `--only=server` builds the one build that holds that entry (tests rebuild dist/server.mjs with its graph).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 
 const common = {
@@ -19,43 +18,65 @@ const common = {
   legalComments: 'none',
 };
 
-// Files loaded only when a feature first needs them (scripts/lazy-files.cjs): each built on its
-// own, and required by the bundles that import it.
-const lazyFiles = lazyFilesPlugin();
-const lazyTargets = LAZY_FILES.map(({ module, file }) => ({
-  ...common,
-  entryPoints: { [file]: module },
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  plugins: [lazyFiles],
-  outdir: 'dist',
-}));
+/**
+ * Our Node programs as one ES module graph: the extension (VS Code resolves `import 'vscode'` in an
+ * extension's ES modules since 1.100; docs/packaging.md) and the session server. esbuild splits
+ * it: each entry is a file, code behind an `await import()` is a chunk loaded at that call, and a
+ * module used from several places is in one shared chunk, so every module and class exists once.
+ * A new Node entry point goes in this list.
+ */
+export const NODE_ENTRIES = {
+  // Imported by dist/bootstrap.js when the extension is first used.
+  extension: 'src/extension/extension.ts',
+  // package.json `bin`, and the local session service the extension starts (its hashbang comes from cli.ts).
+  server: 'src/sessions/server/cli.ts',
+  // ultraplan-review, the review's command line for CI (package.json `bin`).
+  review: 'src/sessions/review/cli.ts',
+};
 
-/** @type {esbuild.BuildOptions[]} */
-const targets = [
-  ...lazyTargets,
-  {
-    // The entry VS Code loads at startup (package.json main): small, it loads dist/extension.js
-    // when the extension is first used.
+/** The options of that graph; tests build it with a probe entry added. */
+export function nodeGraph({ entryPoints = NODE_ENTRIES, outdir = 'dist', production: minify = production } = {}) {
+  return {
     ...common,
+    sourcemap: minify ? false : 'linked',
+    minify,
+    entryPoints,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    splitting: true,
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    external: ['vscode'],
+    metafile: true,
+  };
+}
+
+/**
+ * package.json `main`, loaded at every startup: CommonJS, which VS Code requires on the extension
+ * host's thread (an ES module main pays a trip through Node's module hooks thread for each file;
+ * docs/packaging.md). About 3 KB, importing only vscode; it imports dist/extension.mjs on first use.
+ */
+export function bootstrapBuild({ outdir = 'dist', production: minify = production } = {}) {
+  return {
+    ...common,
+    sourcemap: minify ? false : 'linked',
+    minify,
     entryPoints: { bootstrap: 'src/extension/bootstrap.ts' },
     platform: 'node',
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
-    outdir: 'dist',
-  },
-  {
-    ...common,
-    entryPoints: { extension: 'src/extension/extension.ts' },
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode'],
-    plugins: [lazyFiles],
-    outdir: 'dist',
-  },
+    outdir,
+    metafile: true,
+  };
+}
+
+/** @type {esbuild.BuildOptions[]} */
+const targets = [
+  nodeGraph(),
+  bootstrapBuild(),
   {
     ...common,
     entryPoints: { core: 'src/core/index.ts' },
@@ -63,27 +84,6 @@ const targets = [
     format: 'cjs',
     target: 'node20',
     outdir: 'dist',
-  },
-  {
-    ...common,
-    entryPoints: { server: 'src/sessions/server/cli.ts' },
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    plugins: [lazyFiles],
-    outdir: 'dist',
-    banner: { js: '#!/usr/bin/env node' },
-  },
-  {
-    // ultraplan-review, the review's command line for CI (package.json bin).
-    ...common,
-    entryPoints: { review: 'src/sessions/review/cli.ts' },
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    plugins: [lazyFiles],
-    outdir: 'dist',
-    banner: { js: '#!/usr/bin/env node' },
   },
   {
     ...common,
@@ -105,16 +105,48 @@ async function main() {
     await Promise.all(contexts.map((c) => c.watch()));
     return;
   }
-  const named = only ? targets.filter((t) => Object.keys(t.entryPoints).includes(only)) : targets;
-  if (named.length === 0) throw new Error(`--only=${only}: no such bundle`);
-  // A bundle that requires a lazy file needs it next to it.
-  const selected = only && named.some((t) => t.plugins?.includes(lazyFiles)) ? [...new Set([...lazyTargets, ...named])] : named;
-  await Promise.all(selected.map((t) => esbuild.build(t)));
-  for (const bin of ['server', 'review'])
-    if (selected.some((t) => Object.keys(t.entryPoints).includes(bin))) await chmod(`dist/${bin}.js`, 0o755);
+  const selected = only ? targets.filter((t) => Object.keys(t.entryPoints).includes(only)) : targets;
+  if (selected.length === 0) throw new Error(`--only=${only}: no such bundle`);
+  const results = await Promise.all(selected.map(buildAndWrite));
+  if (selected.includes(targets[0])) {
+    await removeStaleChunks(results[selected.indexOf(targets[0])].metafile);
+    for (const bin of ['server', 'review']) await chmod(`dist/${bin}.mjs`, 0o755);
+  }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+/**
+ * Builds, then writes each file under a temporary name and renames it: tests rebuild the graph
+ * while other test processes run its files, and a reader must never see half a file.
+ */
+async function buildAndWrite(options) {
+  const result = await esbuild.build({ ...options, write: false });
+  for (const file of result.outputFiles) {
+    await mkdir(path.dirname(file.path), { recursive: true });
+    const temp = `${file.path}.${process.pid}.tmp`;
+    await writeFile(temp, file.contents);
+    await rename(temp, file.path);
+  }
+  return result;
+}
+
+/**
+ * Chunk names carry a content hash, so an earlier build's chunks would stay beside the new ones.
+ * Removed after the build, not before: another process (a test) may be running the same graph.
+ */
+async function removeStaleChunks(metafile) {
+  const written = new Set(Object.keys(metafile.outputs).map((file) => path.resolve(file)));
+  const dir = path.resolve('dist', 'chunks');
+  for (const name of await readdir(dir)) {
+    const file = path.join(dir, name);
+    // Another build's file on its way in (buildAndWrite) is not stale.
+    if (!written.has(file) && !name.endsWith('.tmp')) await rm(file, { force: true });
+  }
+}
+
+// Run as a script (node esbuild.mjs); imported, it only gives its options.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,7 +1,7 @@
 // From an ACP agent's exit-plan permission request to the poller's "plan ready" (what turns the
 // status bar to plan ready), for the same fake ACP agent (a real child process) behind:
 //   embedded  SessionHost in this process, EmbeddedBackend (wakes on host activity) — the baseline
-//   server    dist/server.js with --agent acp:…, followed over HTTP with the event stream
+//   server    dist/server.mjs with --agent acp:…, followed over HTTP with the event stream
 //   server, polling  the same server, plain polling at the default 3 s interval
 // The agent stamps the moment it sends session/request_permission (performance.timeOrigin +
 // performance.now(), comparable across processes); the poller's onPhase('plan_ready') is stamped
@@ -23,6 +23,7 @@ import { startServer } from '../test/support/serverProcess';
 import { fakeAgentProgram, readAgentRecord } from '../test/support/fakeAcpAgent';
 import { result, type BenchResult } from './measure';
 import { exitPlanScenario } from './fakeAgentScenario';
+import { watchPhases } from '../test/support/pollPhases';
 
 export const title = 'ACP permission request -> "plan ready": embedded vs server (stream, polling 3 s)';
 
@@ -45,13 +46,13 @@ async function sample(backend: SessionBackend, scenarioFile: string, record: str
     sessionId: session.id,
     transport: backend.transport,
     timeoutMs: 60_000,
-    onPhase: (phase, detail) => {
+    ...watchPhases((phase, detail) => {
       if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId || readyAt) return;
       readyAt = now();
       void backend.sendEvents(session.id, [
         controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
       ]);
-    },
+    }),
   });
   const sent = readAgentRecord(record).find((entry) => entry.kind === 'permission_request_sent');
   if (!sent) throw new Error('bench: the agent did not record its permission request');
@@ -66,7 +67,7 @@ export async function run(): Promise<BenchResult[]> {
   const argv = [process.execPath, fakeAgentProgram(), scenarioFile, record];
   const results: BenchResult[] = [];
   try {
-    const embedded = new EmbeddedBackend({ host: new SessionHost({ agentFactory: createAcpAgentFactory({ argv, cwd: dir }) }) });
+    const embedded = new EmbeddedBackend({ host: new SessionHost({ agentFactory: await createAcpAgentFactory({ argv, cwd: dir }) }) });
     const embeddedSamples: number[] = [];
     for (let i = 0; i < SAMPLES; i++) embeddedSamples.push(await sample(embedded, scenarioFile, record));
     await embedded.dispose();
@@ -76,8 +77,8 @@ export async function run(): Promise<BenchResult[]> {
     try {
       const client = new SessionsClient({ baseUrl: server.url, getToken: async () => server.token ?? '' });
       for (const [name, preferStream, note] of [
-        ['server, stream', true, 'dist/server.js over HTTP, SSE event stream'],
-        ['server, polling 3 s', false, 'dist/server.js over HTTP, polling at the default interval'],
+        ['server, stream', true, 'dist/server.mjs over HTTP, SSE event stream'],
+        ['server, polling 3 s', false, 'dist/server.mjs over HTTP, polling at the default interval'],
       ] as const) {
         const backend = new HttpBackend({ client, preferStream });
         const samples: number[] = [];

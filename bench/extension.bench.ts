@@ -11,6 +11,9 @@
 //    trip; half of it is the error bound, printed in the note.
 // 3. Bundle sizes, raw and gzip, production build vs dev build, both built by esbuild.mjs itself
 //    into temp folders from the same sources.
+// With ULTRAPLAN_BENCH_BEFORE=<another checkout> (e.g. a worktree at an earlier commit), that
+// checkout's production build is measured in the same run: its sizes, and its activation in
+// windows that alternate with ours.
 // The windows install the production build. A window without an Ultraplan command run first also
 // tells whether the extension activated on its own at startup.
 import * as fs from 'node:fs';
@@ -31,7 +34,6 @@ import {
 } from './codeServerWindow';
 import {
   BASELINE_EXTENSION_ID,
-  BUNDLES,
   EXTENSION_ID,
   buildBundles,
   bundleSizes,
@@ -53,6 +55,8 @@ const SUITE = 'bench-extension';
 /** The scripted agent waits this long before its plan, so the bench can subscribe and watch first. */
 const AGENT_PAUSE_MS = 3_500;
 const STARTUP_SETTLE_MS = 2_000;
+/** Another checkout to measure in the same run (before a change), or undefined. */
+const BEFORE = process.env.ULTRAPLAN_BENCH_BEFORE ? path.resolve(process.env.ULTRAPLAN_BENCH_BEFORE) : undefined;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -255,6 +259,20 @@ async function planArrivalToPaint(window: StagedWindow, server: ServerProcess, m
   }
 }
 
+/** One fresh window with `folder` staged as the extension: its activation from inactive, in ms. */
+async function timeActivation(folder: string, version: string, baseline: { id: string; version: string; folder: string }): Promise<number> {
+  const window = await openStagedWindow({ suite: SUITE, settings: {}, staged: [{ id: EXTENSION_ID, version, folder }, baseline] });
+  try {
+    if (await activeAfterStartup(window.server, EXTENSION_ID)) throw new Error(`${folder} is active before the bench activates it`);
+    const timing = await window.server.probe.activateTimed(EXTENSION_ID);
+    if (timing.wasActive || !timing.isActive)
+      throw new Error(`${folder}: activation not timed from inactive to active (${JSON.stringify(timing)})`);
+    return timing.ms;
+  } finally {
+    await window.close();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 export async function run(): Promise<BenchResult[]> {
@@ -262,28 +280,48 @@ export async function run(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   try {
     // Bundles: both builds of the same sources, by esbuild.mjs itself.
-    const [devDist, prodDist] = await Promise.all([
+    const [devDist, prodDist, beforeDist] = await Promise.all([
       buildBundles(path.join(root.dir, 'build-dev'), { production: false }),
       buildBundles(path.join(root.dir, 'build-production'), { production: true }),
+      BEFORE ? buildBundles(path.join(root.dir, 'build-before'), { production: true, repo: BEFORE }) : undefined,
     ]);
     const dev = bundleSizes(devDist);
     const prod = bundleSizes(prodDist);
-    for (const name of BUNDLES) {
+    if (beforeDist) {
+      const before = bundleSizes(beforeDist);
+      for (const [name, size] of Object.entries(before)) {
+        results.push(
+          result(`before: dist/${name} production`, 'KB', 'lower', [size.bytes / 1024], { note: `${BEFORE} (esbuild.mjs --production)` }),
+        );
+      }
+      const ours = prod['extension first load'];
+      if (before['extension first load'] && ours) {
+        results.push(
+          result('extension first load production, after', 'KB', 'lower', [ours.bytes / 1024], {
+            baseline: 'before: dist/extension first load production',
+            note: 'what loads the first time the extension is used',
+          }),
+        );
+      }
+    }
+    for (const [name, prodSize] of Object.entries(prod)) {
+      const devSize = dev[name];
+      if (!devSize) continue;
       const devRaw = `dist/${name} dev build (baseline)`;
       const devGzip = `dist/${name} dev build gzip (baseline)`;
       results.push(
-        result(devRaw, 'KB', 'lower', [dev[name].bytes / 1024], {
+        result(devRaw, 'KB', 'lower', [devSize.bytes / 1024], {
           note: 'node esbuild.mjs (npm run build): not minified, sourcemap in a separate .map',
         }),
       );
       results.push(
-        result(`dist/${name} production`, 'KB', 'lower', [prod[name].bytes / 1024], {
+        result(`dist/${name} production`, 'KB', 'lower', [prodSize.bytes / 1024], {
           baseline: devRaw,
           note: 'node esbuild.mjs --production: minified, no sourcemap',
         }),
       );
-      results.push(result(devGzip, 'KB', 'lower', [dev[name].gzipBytes / 1024]));
-      results.push(result(`dist/${name} production gzip`, 'KB', 'lower', [prod[name].gzipBytes / 1024], { baseline: devGzip }));
+      results.push(result(devGzip, 'KB', 'lower', [devSize.gzipBytes / 1024]));
+      results.push(result(`dist/${name} production gzip`, 'KB', 'lower', [prodSize.gzipBytes / 1024], { baseline: devGzip }));
     }
 
     const manifest = readManifest();
@@ -314,6 +352,15 @@ export async function run(): Promise<BenchResult[]> {
 
     // Activation can only be timed from not yet active: the timed windows drop startup events.
     const timed = await stageExtension(path.join(root.dir, 'extension-timed'), { dist: prodDist, dropActivationEvents: startupEvents });
+    const beforeTimed =
+      BEFORE && beforeDist
+        ? await stageExtension(path.join(root.dir, 'extension-before'), {
+            dist: beforeDist,
+            dropActivationEvents: startupEvents,
+            repo: BEFORE,
+          })
+        : undefined;
+    const beforeMs: number[] = [];
     const ours: number[] = [];
     const empty: number[] = [];
     const paint: PaintSample[] = [];
@@ -346,9 +393,10 @@ export async function run(): Promise<BenchResult[]> {
         await window.close();
         await sessions.stop();
       }
+      if (BEFORE && beforeTimed) beforeMs.push(await timeActivation(beforeTimed, readManifest(BEFORE).version, baseline));
       const p = paint.at(-1);
       console.log(
-        `  window ${w + 1}/${WINDOWS}: activation ${ours.at(-1)?.toFixed(1)} ms (empty ${empty.at(-1)?.toFixed(1)} ms); ` +
+        `  window ${w + 1}/${WINDOWS}: activation ${ours.at(-1)?.toFixed(1)} ms (empty ${empty.at(-1)?.toFixed(1)} ms${BEFORE ? `; before ${beforeMs.at(-1)?.toFixed(1)} ms` : ''}); ` +
           `plan arrives -> host plan_ready ${p?.hostMs.toFixed(0)} ms -> message in the panel ${p?.receivedMs.toFixed(0)} ms (handled in ${p?.handleMs.toFixed(0)} ms) -> DOM ${p?.domMs.toFixed(0)} ms -> painted ${p?.ms.toFixed(0)} ms`,
       );
     }
@@ -361,6 +409,14 @@ export async function run(): Promise<BenchResult[]> {
         note: `await extension.activate() from inactive, production build, one fresh window each; not active at startup without ${startupEvents.length ? `${startupEvents.join(', ')} (dropped from the timed copy's manifest; the manifest as is: ${activeAtStartup ? 'active' : 'not active'} after startup)` : `a command (checked: ${activeAtStartup ? 'active' : 'not active'} after startup)`}`,
       }),
     );
+    if (BEFORE) {
+      results.push(
+        result('activation: ultraplan.ultraplan, before', 'ms', 'lower', beforeMs, {
+          baseline: emptyName,
+          note: `${BEFORE}'s production build, in a fresh window after each of ours`,
+        }),
+      );
+    }
     const worstError = Math.max(...paint.map((p) => p.errorMs));
     const stages: Array<[string, (p: PaintSample) => number, string]> = [
       [

@@ -1,7 +1,8 @@
 // Builds and stages what bench/extension.bench.ts installs in code-server, away from the shared
 // dist/ (other engineers rebuild it while a bench runs): the bundles built by esbuild.mjs itself
 // into a temp folder (dev or --production), an extension folder that is the repo with that dist/,
-// and an empty extension as the activation baseline.
+// and an empty extension as the activation baseline. Another checkout (an earlier commit) can be
+// built and staged the same way, to compare before and after in one run.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -12,21 +13,6 @@ import { gzipSync } from 'node:zlib';
 export const REPO_ROOT = path.resolve(__dirname, '..');
 export const EXTENSION_ID = 'ultraplan.ultraplan';
 export const BASELINE_EXTENSION_ID = 'ultraplan.bench-empty-extension';
-
-/** The bundles a build writes, as the manifest and the review panel load them. */
-export const BUNDLES = [
-  'bootstrap.js',
-  'extension.js',
-  'acp-agent.js',
-  'claude-web.js',
-  'server-client.js',
-  'vendor-acp-sdk.js',
-  'webview.js',
-  'webview.css',
-  'core.js',
-  'server.js',
-] as const;
-export type BundleName = (typeof BUNDLES)[number];
 
 const run = promisify(execFile);
 
@@ -42,22 +28,26 @@ export async function tempRoot(prefix: string): Promise<TempRoot> {
 }
 
 /**
- * Runs the repo's esbuild.mjs unchanged (so the flags are exactly the shipped ones) with its working
- * directory in `into`: its relative entry points resolve through symlinks to the repo's sources and
- * its `outdir: 'dist'` lands in `into/dist`. Returns that dist folder.
+ * Runs a checkout's esbuild.mjs unchanged (so the flags are exactly the shipped ones) with its
+ * working directory in `into`: its relative entry points resolve through symlinks to that
+ * checkout's sources and its `outdir: 'dist'` lands in `into/dist`. Returns that dist folder.
+ * `repo` is this repository unless a bench compares another checkout (ULTRAPLAN_BENCH_BEFORE).
  */
-export async function buildBundles(into: string, options: { production: boolean }): Promise<string> {
+export async function buildBundles(into: string, options: { production: boolean; repo?: string }): Promise<string> {
+  const repo = options.repo ?? REPO_ROOT;
   await fs.promises.mkdir(into, { recursive: true });
-  for (const entry of ['src', 'media', 'node_modules', 'tsconfig.json', 'package.json']) {
-    await fs.promises.symlink(path.join(REPO_ROOT, entry), path.join(into, entry));
+  for (const entry of ['src', 'media', 'tsconfig.json', 'package.json', 'scripts']) {
+    if (fs.existsSync(path.join(repo, entry))) await fs.promises.symlink(path.join(repo, entry), path.join(into, entry));
   }
-  const args = [path.join(REPO_ROOT, 'esbuild.mjs'), ...(options.production ? ['--production'] : [])];
+  // The other checkout may have no node_modules of its own: the same dependencies as ours.
+  const modules = fs.existsSync(path.join(repo, 'node_modules')) ? repo : REPO_ROOT;
+  await fs.promises.symlink(path.join(modules, 'node_modules'), path.join(into, 'node_modules'));
+  const args = [path.join(repo, 'esbuild.mjs'), ...(options.production ? ['--production'] : [])];
   await run(process.execPath, args, { cwd: into, timeout: 120_000 });
   const dist = path.join(into, 'dist');
-  for (const name of BUNDLES) {
-    if (!fs.existsSync(path.join(dist, name)))
-      throw new Error(`esbuild.mjs${options.production ? ' --production' : ''} wrote no dist/${name}`);
-  }
+  const main = readManifest(repo).main;
+  if (typeof main !== 'string' || !fs.existsSync(path.join(into, main)))
+    throw new Error(`esbuild.mjs${options.production ? ' --production' : ''} in ${repo} wrote no ${String(main)}`);
   return dist;
 }
 
@@ -66,13 +56,41 @@ export interface BundleSize {
   gzipBytes: number;
 }
 
-/** Raw and gzip (default level, as a .vsix's deflate roughly compresses) size of each bundle. */
-export function bundleSizes(dist: string): Record<BundleName, BundleSize> {
-  const sizes = {} as Record<BundleName, BundleSize>;
-  for (const name of BUNDLES) {
-    const contents = fs.readFileSync(path.join(dist, name));
-    sizes[name] = { bytes: contents.length, gzipBytes: gzipSync(contents).length };
+function sizeOf(files: readonly string[]): BundleSize {
+  const contents = files.map((file) => fs.readFileSync(file));
+  return {
+    bytes: contents.reduce((sum, c) => sum + c.length, 0),
+    gzipBytes: contents.reduce((sum, c) => sum + gzipSync(c).length, 0),
+  };
+}
+
+/** The files an ES module loads with it: itself and what it imports statically, transitively. */
+function staticImports(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  const text = fs.readFileSync(file, 'utf8');
+  for (const match of text.matchAll(/(?:from|import)\s*"(\.{1,2}\/[^"]+\.mjs)"/g)) {
+    staticImports(path.resolve(path.dirname(file), match[1] ?? ''), seen);
   }
+  return seen;
+}
+
+/**
+ * Raw and gzip (default level, as a .vsix's deflate roughly compresses) size of each file a build
+ * wrote at the top of dist/ (no source maps), plus what the extension loads when it is first
+ * used: extension.mjs with every chunk it imports statically (a CommonJS build: extension.js,
+ * whose files loaded on first use come later).
+ */
+export function bundleSizes(dist: string): Record<string, BundleSize> {
+  const sizes: Record<string, BundleSize> = {};
+  for (const name of fs.readdirSync(dist).sort()) {
+    const file = path.join(dist, name);
+    if (name.endsWith('.map') || !fs.statSync(file).isFile()) continue;
+    sizes[name] = sizeOf([file]);
+  }
+  const esm = path.join(dist, 'extension.mjs');
+  if (fs.existsSync(esm)) sizes['extension first load'] = sizeOf([...staticImports(esm)]);
+  else if (sizes['extension.js']) sizes['extension first load'] = sizes['extension.js'];
   return sizes;
 }
 
@@ -93,14 +111,18 @@ export function readManifest(folder = REPO_ROOT): Manifest {
  * except for `dist`, which is `dist`'s copy, and package.json, copied with `dropActivationEvents`
  * taken out of activationEvents.
  */
-export async function stageExtension(into: string, options: { dist: string; dropActivationEvents?: readonly string[] }): Promise<string> {
+export async function stageExtension(
+  into: string,
+  options: { dist: string; dropActivationEvents?: readonly string[]; repo?: string },
+): Promise<string> {
+  const repo = options.repo ?? REPO_ROOT;
   await fs.promises.mkdir(into, { recursive: true });
-  for (const entry of await fs.promises.readdir(REPO_ROOT)) {
+  for (const entry of await fs.promises.readdir(repo)) {
     if (entry === 'dist' || entry === 'package.json' || entry === '.git') continue;
-    await fs.promises.symlink(path.join(REPO_ROOT, entry), path.join(into, entry));
+    await fs.promises.symlink(path.join(repo, entry), path.join(into, entry));
   }
   await fs.promises.cp(options.dist, path.join(into, 'dist'), { recursive: true });
-  const manifest = readManifest();
+  const manifest = readManifest(repo);
   const drop = new Set(options.dropActivationEvents ?? []);
   const staged: Manifest = { ...manifest, activationEvents: (manifest.activationEvents ?? []).filter((e) => !drop.has(e)) };
   await fs.promises.writeFile(path.join(into, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);

@@ -258,6 +258,31 @@ async function beforeAndAfter(browser: Browser, ref: string): Promise<BenchResul
       try {
         const [shownMessage, updateMessage, secondMessage] = variant.messages([shown, updated, second]);
         const name = (what: string) => `${lines} lines, ${what}: ${variant.name}`;
+        // A new plan (another session each time, as the existing measure) -> painted.
+        const panel = await openPanel(browser, server);
+        let n = 0;
+        const arrival = await repeat(
+          RUNS,
+          () => {
+            n++;
+            const state = panelState([revision(1, generatePlan(lines, 100 + n), { toolUseId: `toolu_before_after_${n}` })], {
+              sessionKey: `bench:before-after:${n}`,
+            });
+            return timeStateToPaint(panel.page, variant.messages([state])[0]);
+          },
+          1,
+        );
+        await panel.close();
+        // Revision 2 arriving after a rejection of revision 1, to the next painted frame.
+        const revision2 = await repeat(RUNS, async () => {
+          const fresh = await openPanel(browser, server);
+          try {
+            await timeStateToPaint(fresh.page, shownMessage);
+            return await timeStateToPaint(fresh.page, secondMessage);
+          } finally {
+            await fresh.close();
+          }
+        });
         // A state update on the plan shown (a notice), to the next painted frame.
         const update = await repeat(RUNS, async () => {
           const panel = await openPanel(browser, server);
@@ -283,6 +308,8 @@ async function beforeAndAfter(browser: Browser, ref: string): Promise<BenchResul
           }
         })();
         const entries: Array<[string, string, number[], string]> = [
+          ['a new plan -> painted', 'ms', arrival, 'a new session and plan each time, one panel'],
+          ['revision 2 after a rejection -> painted', 'ms', revision2, 'the state with revision 1 rejected and revision 2 pending'],
           ['a state update on the plan shown -> painted', 'ms', update, 'a notice added to the state of the plan shown'],
           ['state message of the first plan', 'KB', [KB(shownMessage)], 'JSON size'],
           ['state message of an update on that plan', 'KB', [KB(updateMessage)], 'JSON size'],

@@ -1,4 +1,4 @@
-// Following sessions over HTTP against the real server process (dist/server.js, scripted agent
+// Following sessions over HTTP against the real server process (dist/server.mjs, scripted agent
 // examples/question.json), streaming vs polling at the default 3 s interval, in the same run:
 //
 // 1. Latency from an event appended on the server to the client's phase change. N sessions wait

@@ -4,24 +4,60 @@
 const os = require('node:os');
 const path = require('node:path');
 
-const CODE_SERVER_VERSION = '4.100.3';
-const VSCODE_VERSION = '1.100.3';
+/**
+ * The code-servers we run on: the engine floor (package.json `engines.vscode`) and the newest on
+ * npm. `node`: the Node major it needs when the one running us will not do, installed from npm's
+ * `node@<major>` into the cache (scripts/setup-code-server.mjs, TESTING.md).
+ */
+const CODE_SERVERS = Object.freeze({
+  '4.100.3': Object.freeze({ vscode: '1.100.3', node: null }),
+  '4.139.1': Object.freeze({ vscode: '1.139.1', node: '24' }),
+});
+const FLOOR = '4.100.3';
+const NEWEST = '4.139.1';
+/** Names the code-server the e2e harness, the benches and `npm start` run (default: the floor). */
+const CODE_SERVER_ENV = 'ULTRAPLAN_CODE_SERVER';
+
+/** The code-server version to run: ULTRAPLAN_CODE_SERVER when set, else the engine floor. */
+function selectedVersion(env = process.env) {
+  const version = env[CODE_SERVER_ENV] || FLOOR;
+  if (!Object.hasOwn(CODE_SERVERS, version)) {
+    throw new Error(`${CODE_SERVER_ENV}=${version}: not one of ${Object.keys(CODE_SERVERS).join(', ')}`);
+  }
+  return version;
+}
 
 function cacheRoot() {
   return process.env.ULTRAPLAN_CACHE || path.join(os.homedir(), '.cache', 'ultraplan');
 }
 
-function codeServerHome() {
-  return path.join(cacheRoot(), `code-server-${CODE_SERVER_VERSION}`);
+function codeServerHome(version = selectedVersion()) {
+  return path.join(cacheRoot(), `code-server-${version}`);
 }
 
 /** Written last by scripts/setup-code-server.mjs, so its presence means a whole install. */
-function codeServerMarker() {
-  return path.join(codeServerHome(), '.install-complete');
+function codeServerMarker(version = selectedVersion()) {
+  return path.join(codeServerHome(version), '.install-complete');
 }
 
-function codeServerEntry() {
-  return path.join(codeServerHome(), 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+function codeServerEntry(version = selectedVersion()) {
+  return path.join(codeServerHome(version), 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+}
+
+/** Where npm's `node@<major>` is installed in the cache. */
+function nodeHome(major) {
+  return path.join(cacheRoot(), `node-${major}`);
+}
+
+/** The node binary of npm's `node@<major>` in the cache. */
+function nodeBinary(major) {
+  return path.join(nodeHome(major), 'node_modules', 'node', 'bin', 'node');
+}
+
+/** The node that runs this code-server: the cached one it needs, or the one running us. */
+function codeServerNode(version = selectedVersion()) {
+  const { node } = CODE_SERVERS[version];
+  return node ? nodeBinary(node) : process.execPath;
 }
 
 /** User settings that keep welcome pages, tips and update checks out of the way. */
@@ -42,10 +78,10 @@ const WORKBENCH_SETTINGS = Object.freeze({
   'workbench.colorTheme': 'Default Dark Modern',
 });
 
-/** Arguments for `node <codeServerEntry()> …` (TESTING.md step 6). */
-function codeServerArgs({ port, userDataDir, extensionsDir, workspace, workspaceTrust = false }) {
+/** Arguments for `<codeServerNode()> <codeServerEntry()> …` (TESTING.md step 6). */
+function codeServerArgs({ port, userDataDir, extensionsDir, workspace, workspaceTrust = false, version = selectedVersion() }) {
   return [
-    codeServerEntry(),
+    codeServerEntry(version),
     '--auth',
     'none',
     '--bind-addr',
@@ -86,10 +122,16 @@ module.exports = {
   codeServerEnv,
   WORKBENCH_SETTINGS,
   codeServerArgs,
-  CODE_SERVER_VERSION,
-  VSCODE_VERSION,
+  CODE_SERVERS,
+  CODE_SERVER_ENV,
+  FLOOR,
+  NEWEST,
+  selectedVersion,
   cacheRoot,
   codeServerHome,
   codeServerMarker,
   codeServerEntry,
+  codeServerNode,
+  nodeHome,
+  nodeBinary,
 };

@@ -1,9 +1,15 @@
-export declare const CODE_SERVER_VERSION: string;
-export declare const VSCODE_VERSION: string;
+export declare const CODE_SERVERS: Readonly<Record<string, Readonly<{ vscode: string; node: string | null }>>>;
+export declare const CODE_SERVER_ENV: string;
+export declare const FLOOR: string;
+export declare const NEWEST: string;
+export declare function selectedVersion(env?: Record<string, string | undefined>): string;
 export declare function cacheRoot(): string;
-export declare function codeServerHome(): string;
-export declare function codeServerMarker(): string;
-export declare function codeServerEntry(): string;
+export declare function codeServerHome(version?: string): string;
+export declare function codeServerMarker(version?: string): string;
+export declare function codeServerEntry(version?: string): string;
+export declare function codeServerNode(version?: string): string;
+export declare function nodeHome(major: string): string;
+export declare function nodeBinary(major: string): string;
 export declare const WORKBENCH_SETTINGS: Readonly<Record<string, unknown>>;
 export declare function codeServerArgs(options: {
   port: number;
@@ -11,5 +17,6 @@ export declare function codeServerArgs(options: {
   extensionsDir: string;
   workspace: string;
   workspaceTrust?: boolean;
+  version?: string;
 }): string[];
 export declare function codeServerEnv(env: Record<string, string | undefined>): Record<string, string>;

@@ -7,19 +7,40 @@
 //
 //   node scripts/test.mjs                 everything
 //   node scripts/test.mjs --e2e [files]   deps, code-server, build, then only e2e (files optional)
+//   --code-server=<version>               the e2e files on that code-server only (default: every
+//                                         file on the engine floor, ON_NEWEST also on the newest)
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureSystemDeps } from './ensure-system-deps.mjs';
 import { setupCodeServer } from './setup-code-server.mjs';
 import { setupAgents } from './setup-agents.mjs';
 
+const require = createRequire(import.meta.url);
+const codeServers = require('./code-server-config.cjs');
+
+/**
+ * The e2e files that also run on the newest code-server. All of them run on the engine floor; these
+ * cover what differs between VS Code versions (loading the .vsix as ES modules, the palette, the
+ * webview panel and its messages, the inbox tree, settings, reloads, tasks) while `npm test`
+ * stays under 12 minutes on 2 cores.
+ */
+const ON_NEWEST = [
+  'test/e2e/smoke.e2e.ts',
+  'test/e2e/embeddedDemo.e2e.ts',
+  'test/e2e/reviewLoop.e2e.ts',
+  'test/e2e/inbox.e2e.ts',
+  'test/e2e/teleport.e2e.ts',
+];
+
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mochaBin = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const args = process.argv.slice(2);
 const e2eOnly = args.includes('--e2e');
 const e2eFiles = args.filter((a) => !a.startsWith('--'));
+const onlyCodeServer = args.find((a) => a.startsWith('--code-server='))?.slice('--code-server='.length);
 
 const summary = { passed: 0, failed: 0, pending: 0 };
 const steps = [];
@@ -112,7 +133,7 @@ async function main() {
       ensureSystemDeps();
       return true;
     })) &&
-    (await step('code-server 4.100.3 (cached)', async () => {
+    (await step(`code-server ${Object.keys(codeServers.CODE_SERVERS).join(' and ')} (cached)`, async () => {
       await setupCodeServer();
       return true;
     })) &&
@@ -161,11 +182,27 @@ async function main() {
     );
     if (!packaged) summary.failed += 1;
     const e2eStarted = Date.now();
-    // The spec list lives here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
+    // The spec lists live here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
     // files named on the command line, so one named file would still run every suite.
-    const specs = e2eFiles.length > 0 ? e2eFiles : ['test/e2e/**/*.e2e.ts'];
-    if (packaged)
-      await mochaStep('e2e tests (code-server + Chromium)', ['--config', 'test/e2e/.mocharc.json', ...specs], { ULTRAPLAN_E2E_VSIX: vsix });
+    const runs = onlyCodeServer
+      ? [[onlyCodeServer, e2eFiles.length > 0 ? e2eFiles : ['test/e2e/**/*.e2e.ts']]]
+      : e2eFiles.length > 0
+        ? [[codeServers.FLOOR, e2eFiles]]
+        : [
+            [codeServers.FLOOR, ['test/e2e/**/*.e2e.ts']],
+            [codeServers.NEWEST, ON_NEWEST],
+          ];
+    for (const [version, specs] of packaged ? runs : []) {
+      const vscode = codeServers.CODE_SERVERS[version]?.vscode ?? '?';
+      await mochaStep(
+        `e2e tests on code-server ${version} (VS Code ${vscode}) + Chromium`,
+        ['--config', 'test/e2e/.mocharc.json', ...specs],
+        {
+          ULTRAPLAN_E2E_VSIX: vsix,
+          [codeServers.CODE_SERVER_ENV]: version,
+        },
+      );
+    }
     reportHostSuites(e2eStarted);
   }
   console.log('\n=== summary');

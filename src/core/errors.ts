@@ -37,24 +37,8 @@ export const SESSIONS_ERROR_KINDS = [
 ] as const;
 export type SessionsErrorKind = (typeof SESSIONS_ERROR_KINDS)[number];
 
-/**
- * Whether `value` carries `brand`: `instanceof` for an error class that also holds for the same
- * class from another copy of its module. A file the extension loads on first use
- * (scripts/lazy-files.cjs: dist/claude-web.js, dist/server-client.js) bundles its own copy, and
- * what it throws is checked by the extension's.
- */
-export function hasErrorBrand(value: unknown, brand: symbol): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
-}
-
-const SESSIONS_ERROR: unique symbol = Symbol.for('ultraplan.SessionsError');
-
 /** A failed Sessions API call, classified so the poller can retry or fail without parsing text. */
 export class SessionsError extends Error {
-  static override [Symbol.hasInstance](value: unknown): value is SessionsError {
-    return hasErrorBrand(value, SESSIONS_ERROR);
-  }
-  readonly [SESSIONS_ERROR] = true;
   override readonly name = 'SessionsError';
   constructor(
     readonly kind: SessionsErrorKind,

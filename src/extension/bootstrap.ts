@@ -2,21 +2,21 @@
 // small: it shows the idle status item, creates the plan inbox's view (empty until the rest puts
 // its tree in it), and registers stand-ins for the contributed commands, the review panel's
 // serializer, and the @ultraplan chat participant. The rest of the extension
-// (dist/extension.js: backends, sessions, the panel) is loaded the first time one of them is used,
-// or at once when this workspace has sessions to re-attach or a review to bring back.
+// (dist/extension.mjs: backends, sessions, the panel) is imported the first time one of them is
+// used, or at once when this workspace has sessions to re-attach or a review to bring back.
+import { pathToFileURL } from 'node:url';
 import * as vscode from 'vscode';
 import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agents/agentNotice';
 import { createIdleStatusItem } from './status/idleStatus';
 import { createInboxView, type InboxViewHandle } from './inbox/inboxStandIn';
 import { CHAT_STAND_IN, PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY } from '../core/stateKeys';
 
-/** dist/extension.js, built from extension.ts (a type-only import: nothing of it is bundled here). */
 type FullExtension = typeof import('./extension');
 
 const REVIEW_VIEW_TYPE = 'ultraplan.review';
 const CHAT_PARTICIPANT_ID = 'ultraplan.ultraplan';
 
-let full: FullExtension | undefined;
+let full: Promise<FullExtension> | undefined;
 let inbox: InboxViewHandle | undefined;
 
 /** Something in this workspace's state that the full extension re-attaches at startup. */
@@ -31,7 +31,7 @@ function contributedCommands(context: vscode.ExtensionContext): string[] {
   return (manifest.contributes?.commands ?? []).map((c) => c.command).filter((c): c is string => typeof c === 'string');
 }
 
-export function activate(context: vscode.ExtensionContext): void {
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
   // Needs nothing of the rest, so it is never a stand-in.
   context.subscriptions.push(
     vscode.commands.registerCommand(OPEN_WALKTHROUGH_COMMAND, () =>
@@ -43,7 +43,7 @@ export function activate(context: vscode.ExtensionContext): void {
   inbox = view;
   context.subscriptions.push(view);
   if (hasStateToRestore(context)) {
-    loadFull(context, []);
+    await loadFull(context, []);
     return;
   }
   const standIns: vscode.Disposable[] = [];
@@ -54,9 +54,8 @@ export function activate(context: vscode.ExtensionContext): void {
     if (id === OPEN_WALKTHROUGH_COMMAND) continue;
     standIns.push(
       vscode.commands.registerCommand(id, (...args: unknown[]) => {
-        load();
-        // The full extension registered the real command in place of this one.
-        return vscode.commands.executeCommand(id, ...args);
+        // The full extension registers the real command in place of this one.
+        return load().then(() => vscode.commands.executeCommand(id, ...args));
       }),
     );
   }
@@ -65,9 +64,8 @@ export function activate(context: vscode.ExtensionContext): void {
       deserializeWebviewPanel(panel: vscode.WebviewPanel) {
         // The workspace remembers no review (it is forgotten when the person closes the panel),
         // so there is no session to show in it.
-        load();
         panel.dispose();
-        return Promise.resolve();
+        return load().then(() => undefined);
       },
     }),
   );
@@ -77,7 +75,7 @@ export function activate(context: vscode.ExtensionContext): void {
   if (typeof chat?.createChatParticipant === 'function') {
     try {
       const participant = chat.createChatParticipant(CHAT_PARTICIPANT_ID, (request, chatContext, stream, token) =>
-        load().forwardChatRequest(request, chatContext, stream, token),
+        load().then((loaded) => loaded.forwardChatRequest(request, chatContext, stream, token)),
       );
       participant.iconPath = new vscode.ThemeIcon('checklist');
       context.subscriptions.push(participant);
@@ -89,19 +87,22 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push({ dispose: () => standIns.forEach((d) => d.dispose()) });
 }
 
-function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[]): FullExtension {
-  if (full) return full;
-  // The stand-ins go first: the full extension registers the same command ids, serializer and
-  // participant, and its own status item takes the idle one's place.
-  for (const d of standIns.splice(0)) d.dispose();
-  // A path computed at run time, so esbuild leaves this require alone instead of bundling it.
-
-  const loaded = require(context.asAbsolutePath('dist/extension.js')) as FullExtension;
-  full = loaded;
-  loaded.activate(context, inbox ? { inbox } : {});
-  return loaded;
+function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[]): Promise<FullExtension> {
+  full ??= (async () => {
+    // dist/extension.mjs, the entry of the extension's ES module graph (docs/packaging.md). This file
+    // is CommonJS, required at startup; the path is computed at run time, so esbuild leaves the
+    // import to Node.
+    const loaded = (await import(pathToFileURL(context.asAbsolutePath('dist/extension.mjs')).href)) as FullExtension;
+    // The stand-ins stay until the rest is there (a second click while it loads waits for the same
+    // import), then go in the same turn as the full extension registers the same command ids,
+    // serializer and participant, and its own status item takes the idle one's place.
+    for (const d of standIns.splice(0)) d.dispose();
+    loaded.activate(context, inbox ? { inbox } : {});
+    return loaded;
+  })();
+  return full;
 }
 
 export async function deactivate(): Promise<void> {
-  await full?.deactivate();
+  await (await full)?.deactivate();
 }

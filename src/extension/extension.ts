@@ -43,7 +43,7 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
     context,
     log,
     embeddedAgent: acpAgentSource({ log, demo: scriptedAgentSource(context.extensionUri) }),
-    service: { serverScript: path.join(context.extensionUri.fsPath, 'dist', 'server.js'), version },
+    service: { serverScript: path.join(context.extensionUri.fsPath, 'dist', 'server.mjs'), version },
   });
   const sessions = new FollowedSessions({ context, log, settings, backends });
   active = { sessions, backends };

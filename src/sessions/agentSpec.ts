@@ -66,7 +66,7 @@ export const AGENT_KINDS: Record<string, AgentKind> = {
       }
       const cwd = path.resolve(context.workspace ?? process.cwd());
       context.log(`acp: ${argv.join(' ')} in ${cwd}`);
-      const factory = createAcpAgentFactory({
+      const factory = await createAcpAgentFactory({
         argv,
         cwd,
         label,

@@ -1,4 +1,4 @@
-// The real ultraplan-server (dist/server.js) started with --token-file and a hostile ACP agent (the
+// The real ultraplan-server (dist/server.mjs) started with --token-file and a hostile ACP agent (the
 // fake) that asks the server, through fs/read_text_file, for the token file and for the server's
 // own environment and command line under /proc.
 import { strict as assert } from 'node:assert';

@@ -1,5 +1,5 @@
 // Every outcome of pollForApprovedPlan over real HTTP against the real server process
-// (dist/server.js, scripted agents from examples/), through the fault proxy, once with plain
+// (dist/server.mjs, scripted agents from examples/), through the fault proxy, once with plain
 // polling and once over the event stream: the outcomes must be the same either way.
 import { strict as assert } from 'node:assert';
 import { UltraplanPollError } from '../../src/core/errors';
@@ -17,6 +17,7 @@ import {
   type ReviewStep,
   type TransportMode,
 } from './clientHarness';
+import { watchPhases } from '../support/pollPhases';
 
 const SCENARIOS = ['approve', 'revise', 'question', 'fail', 'slow'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
@@ -53,7 +54,7 @@ describe('pollForApprovedPlan against the real server', function () {
           transport: rig.backend.transport,
           pollIntervalMs: pollInterval(mode),
           timeoutMs,
-          onPhase: reviewer.onPhase,
+          ...watchPhases(reviewer.onPhase),
         });
       } catch (err) {
         if (!(err instanceof UltraplanPollError)) throw err;

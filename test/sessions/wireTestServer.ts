@@ -1,7 +1,7 @@
 // A minimal server of the current Sessions wire (`/v1/code/sessions`, docs/protocol.md section 9) for
 // the client's unit tests: real HTTP on 127.0.0.1, events appended by the test. It exists so the client's edges (headers, ids,
 // SSE framing, a server without a stream) can be driven exactly; the integration tests run the
-// real dist/server.js instead.
+// real dist/server.mjs instead.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 

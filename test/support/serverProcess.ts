@@ -1,5 +1,5 @@
-// Starts the real built server (dist/server.js) as a child process for tests and benchmarks.
-// dist/server.js is rebuilt once per test process when it is older than the sources it bundles,
+// Starts the real built server (dist/server.mjs) as a child process for tests and benchmarks.
+// dist/server.mjs is rebuilt once per test process when it is older than the sources it bundles,
 // so `npx mocha test/sessions/...` works without a manual `npm run build`.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { setPlanModeEvent, userMessageEvent } from '../../src/core/protocol';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
-export const SERVER_JS = path.join(REPO_ROOT, 'dist', 'server.js');
+export const SERVER_JS = path.join(REPO_ROOT, 'dist', 'server.mjs');
 export const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples');
 
 export interface StartServerOptions {
@@ -71,17 +71,17 @@ export function tempDir(prefix = 'ultraplan-test-'): string {
   return dir;
 }
 
-/** Rebuilds dist/server.js when any source it bundles is newer (once per process). */
+/** Rebuilds dist/server.mjs when any source it bundles is newer (once per process). */
 export function ensureServerBuilt(): void {
   ensureBundleBuilt('server');
 }
 
-/** Rebuilds dist/<bundle>.js (a command-line bundle of src/sessions and src/core) when a source is newer. */
+/** Rebuilds dist/<bundle>.mjs (a command-line entry of the Node graph, esbuild.mjs) when a source is newer. */
 export function ensureBundleBuilt(bundle: 'server' | 'review'): void {
   if (built.has(bundle)) return;
   let builtAt = 0;
   try {
-    builtAt = statSync(path.join(REPO_ROOT, 'dist', `${bundle}.js`)).mtimeMs;
+    builtAt = statSync(path.join(REPO_ROOT, 'dist', `${bundle}.mjs`)).mtimeMs;
   } catch {
     /* missing: build */
   }

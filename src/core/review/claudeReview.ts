@@ -5,7 +5,7 @@
 // is a completed review with no findings) or an object {error, reason?} with exit code 1. A run
 // that never produced a payload (not logged in, launch refused, timeout) exits 1 with its reason on
 // stderr only.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RawFinding } from './merge';
 import type { Severity } from './finding';
 

@@ -1,7 +1,7 @@
 // What a review finds, in one shape whoever found it: a finder agent of the fleet, or Claude Code's
 // own review. Agents' replies are parsed here once (zod, strict): a finding that does not fit is
 // reported as the reviewer's failure, never guessed at.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Most to least serious; `--fail-on` and the threads' order read this order. */
 export const SEVERITIES = ['critical', 'major', 'minor', 'nit'] as const;

@@ -1,7 +1,7 @@
 // What a review looks at (docs/review.md "Scope") and the rules applied to it before anything is
 // sent to a reviewer: files that look like secrets are left out, and a change too large is
 // refused with its numbers rather than cut.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const ReviewScopeSchema = z.discriminatedUnion('kind', [
   /** The branch against its merge-base with the default branch, plus the uncommitted work. */

@@ -8,10 +8,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import { claudeWebBackendOptions, type PreparedClaudeWeb } from '../claudeWeb/claudeWebBackend';
-import { createClaudeWebBackend, type ClaudeWebBackend, attachClaudeWebBackend } from '../../sessions/claudeWeb';
+import type { ClaudeWebBackend } from '../../sessions/claudeWeb';
 import type { HttpBackend } from '../../sessions/httpBackend';
-import { loadScenarioFile } from '../../sessions/scriptedAgent';
-import { connectServer } from '../../sessions/serverConnectionLoader';
+import { connectServer } from '../../sessions/serverConnection';
 import { withAgentLaunch, type AgentLaunch } from '../../sessions/service/agentLaunch';
 import { LocalService } from '../../sessions/service/localService';
 import { ServiceBackend } from '../../sessions/service/serviceBackend';
@@ -38,7 +37,9 @@ export function scriptedAgentSource(extensionUri: vscode.Uri): EmbeddedAgentSour
         ? configured
         : path.join(root, configured)
       : path.join(extensionUri.fsPath, DEMO_SCENARIO);
-    // Read here too, so a broken file is reported in this window before a session is made.
+    // Read here too, so a broken file is reported in this window before a session is made. The
+    // scripted agent is a chunk of its own: the service runs it, the extension only checks the file.
+    const { loadScenarioFile } = await import('../../sessions/scriptedAgent');
     await loadScenarioFile(file);
     // Every scripted run is a demo, never real work; a configured scenario names its file.
     const label = configured ? `${DEMO_LABEL}: ${path.basename(file)}` : DEMO_LABEL;
@@ -50,7 +51,7 @@ export interface BackendsOptions {
   context: Pick<vscode.ExtensionContext, 'secrets'>;
   log: vscode.LogOutputChannel;
   embeddedAgent: EmbeddedAgentSource;
-  /** The local session service: its program (dist/server.js) and the version it runs as. */
+  /** The local session service: its program (dist/server.mjs) and the version it runs as. */
   service: { serverScript: string; version: string };
 }
 
@@ -161,6 +162,8 @@ export class Backends implements vscode.Disposable {
    */
   async prepareClaudeWeb(settings: UltraplanSettings, signal?: AbortSignal): Promise<PreparedClaudeWeb> {
     const options = claudeWebBackendOptions(settings, this.#options.log, signal);
+    // The backend is a chunk of its own, loaded the first time it is used.
+    const { createClaudeWebBackend } = await import('../../sessions/claudeWeb/backend');
     const { backend, warnings } = await createClaudeWebBackend(options);
     this.#claudeWeb.add(backend);
     const prepared: PreparedClaudeWeb = { backend, warnings, key: options.key, at: Date.now() };
@@ -218,10 +221,12 @@ export class Backends implements vscode.Disposable {
         // Re-attaching checks only the login and the organization, once for every re-attached
         // session; a failed check is not kept, so a retry checks again.
         if (!this.#claudeWebRestored) {
-          const opening = attachClaudeWebBackend(claudeWebBackendOptions(settings, this.#options.log)).then((backend) => {
-            this.#claudeWeb.add(backend);
-            return backend;
-          });
+          const opening = import('../../sessions/claudeWeb/backend')
+            .then(({ attachClaudeWebBackend }) => attachClaudeWebBackend(claudeWebBackendOptions(settings, this.#options.log)))
+            .then((backend) => {
+              this.#claudeWeb.add(backend);
+              return backend;
+            });
           this.#claudeWebRestored = opening;
           opening.catch(() => {
             if (this.#claudeWebRestored === opening) this.#claudeWebRestored = undefined;

@@ -2,7 +2,8 @@
 // cause, its fix and the buttons that help; warnings about unpushed work as a question), the
 // environment picker of "Choose Backend…", and opening a session in the browser.
 import * as vscode from 'vscode';
-import { ClaudeWebError, claudeWebFailureOf, describeEnvironment, listEnvironments, type Environment } from '../../sessions/claudeWeb';
+import { ClaudeWebError, claudeWebFailureOf, describeEnvironment, type Environment } from '../../sessions/claudeWeb';
+import type { listEnvironments } from '../../sessions/claudeWeb/backend';
 import type { SessionBackend } from '../../sessions/backend';
 import type { Backends } from '../backends/backends';
 import { describeExecutionReport, findExecutionReport } from './claudeWebOutcome';
@@ -151,8 +152,9 @@ export async function pickClaudeWebEnvironment(options: {
   try {
     listed = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'Ultraplan: reading your Claude Code environments…' },
-      () =>
-        listEnvironments({
+      async () =>
+        // The backend is a chunk of its own, loaded the first time it is used.
+        (await import('../../sessions/claudeWeb/backend')).listEnvironments({
           baseUrl: settings['claudeWeb.baseUrl'],
           ...(settings['claudeWeb.environmentId'] ? { environmentId: settings['claudeWeb.environmentId'] } : {}),
           log: (line) => log.debug(`http: ${line}`),

@@ -230,6 +230,8 @@ export class FollowedSession {
       const outcome = link ? { text, link } : { text };
       this.#reduce({ type: 'ended', by: result.isError ? 'execution_failed' : 'completed', outcome, at: this.#now() });
       log.info(`[${this.key}] execution ended: ${result.subtype}`);
+      // The review on screen shows the outcome itself; a notification would only cover it.
+      if (o.notifier.isReviewShowing(this.key)) return;
       const actions = [this.#showReviewAction()];
       const pullRequest = report?.pullRequest;
       if (pullRequest) actions.push({ label: 'Open Pull Request', run: () => o.notifier.openExternal(pullRequest) });

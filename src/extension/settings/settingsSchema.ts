@@ -1,7 +1,7 @@
 // The extension's settings, validated with zod when read (the user's settings.json is input like
 // any other). Pure: it is given a reader, so unit tests run without VS Code.
 import * as z from 'zod';
-import { AFTER_APPROVAL_VALUES } from '../../sessions/acp/planReview';
+import { AFTER_APPROVAL_VALUES } from '../../sessions/acp/afterApproval';
 import { AGENT_CHOICES } from '../agents/agentChoice';
 import { OUTSIDE_ACCESS_VALUES } from '../../sessions/acp/readOnlyPolicy';
 

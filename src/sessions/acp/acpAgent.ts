@@ -155,7 +155,6 @@ export class AcpAgent implements Agent {
   async resume(ctx: AgentContext, checkpoint: unknown): Promise<ResumeOutcome> {
     const saved = parseAcpCheckpoint(checkpoint);
     if (!saved) return { lost: 'no ACP session of it was saved' };
-    // Known when it started: nothing is spawned for an agent that is not resumed this way.
     if (!saved.loadable) return { lost: `${this.label} is not resumed with session/load` };
     const connection = this.#spawn(ctx);
     if (!connection) return { lost: `${this.label} could not be started` };
@@ -327,7 +326,7 @@ export class AcpAgent implements Agent {
   async #startSession(connection: ClientConnection, start: SessionStart & { kind: 'new' }, prompt: string): Promise<void> {
     const outcome = await handshake(connection, this.#host, start);
     if (!outcome.ok) {
-      if ('message' in outcome) this.#fail(outcome.message);
+      if ('message' in outcome) this.#fail(outcome.message, { stderr: !outcome.complete });
       else await this.#failFromError(outcome.context, outcome.error, outcome.loginHint);
       return;
     }
@@ -438,12 +437,14 @@ export class AcpAgent implements Agent {
     this.#fail(`${context}: ${message}.${hint}`);
   }
 
-  #fail(message: string): void {
+  /** Ends the session with `message`; the agent's last stderr lines follow unless the message says it all. */
+  #fail(message: string, options: { stderr: boolean } = { stderr: true }): void {
     if (!this.#live) return;
     this.#finished = true;
     this.#turns.clear();
     this.#translator.flush();
-    const tail = this.#proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
+    const tail =
+      options.stderr && this.#proc?.stderrTail().slice(-STDERR_IN_MESSAGE_CHARS).split('\n').slice(-STDERR_IN_MESSAGE_LINES).join('\n');
     const full = tail ? `${message}\n\n${this.label} stderr (last lines):\n${tail}` : message;
     this.#emitResult('error_during_execution', full);
     this.#ctx?.setStatus('idle');

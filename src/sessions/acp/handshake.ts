@@ -7,12 +7,12 @@ import type { ClientConnection, InitializeResponse, NewSessionResponse } from '@
   'resolution-mode': 'import',
 };
 import type { AgentQuirks } from './agents/agentQuirks';
+import type { AfterApproval } from './planReview';
 import { chooseQuirks } from './agents/chooseQuirks';
 import { choosePlanMode } from './planMode';
 import type { PlanningGuard } from './planningGuard';
 import { TimeoutError, withTimeout } from './requestErrors';
 import { AcpSessionChannel } from './sessionChannel';
-import type { AfterApproval } from './planReview';
 
 export interface HandshakeHost {
   readonly label: string;
@@ -21,14 +21,13 @@ export interface HandshakeHost {
   readonly env: Record<string, string | undefined>;
   /** The bound on each step. */
   readonly boundMs: number;
+  readonly afterApproval: AfterApproval;
   readonly guard: PlanningGuard;
   log(line: string): void;
   /** initialize answered: the agent's quirks apply from here on; `loadable`: it is resumed with session/load. */
   introduced(agentInfo: InitializeResponse['agentInfo'], quirks: AgentQuirks, loadable: boolean): void;
   /** session/new answered: the session's requests go to `session`. */
   sessionCreated(session: AcpSessionChannel): void;
-  /** What Approve allows (the mode a carry-out turn runs in). */
-  readonly afterApproval: AfterApproval;
   /** While session/load replays the conversation: its updates are history, not news. */
   replaying(on: boolean): void;
 }
@@ -38,8 +37,8 @@ export type SessionStart = { kind: 'new'; carryOut: boolean } | { kind: 'load'; 
 
 export type HandshakeOutcome =
   | { ok: true }
-  /** Said as it is. */
-  | { ok: false; message: string }
+  /** Said as it is; `complete`: it says all there is, so the agent's stderr does not follow it. */
+  | { ok: false; message: string; complete?: boolean }
   /** A request failed: `context` and the error (or the process's exit, if it died), with a login hint for the person. */
   | { ok: false; context: string; error: unknown; loginHint?: string };
 
@@ -87,9 +86,10 @@ export async function handshake(connection: ClientConnection, host: HandshakeHos
     step = start.kind === 'new' ? 'session/new' : 'session/load';
     let sessionId: string;
     let opened: Pick<NewSessionResponse, 'modes' | 'configOptions'>;
+    const meta = quirks.sessionMeta?.(host.afterApproval);
     if (start.kind === 'new') {
       const created = await withTimeout(
-        connection.agent.request('session/new', { cwd: host.workspace, mcpServers: [] }),
+        connection.agent.request('session/new', { cwd: host.workspace, mcpServers: [], ...(meta ? { _meta: meta } : {}) }),
         bound,
         `${label} did not answer session/new within ${seconds} s.`,
       );
@@ -99,7 +99,12 @@ export async function handshake(connection: ClientConnection, host: HandshakeHos
       host.replaying(true);
       try {
         opened = await withTimeout(
-          connection.agent.request('session/load', { sessionId: start.sessionId, cwd: host.workspace, mcpServers: [] }),
+          connection.agent.request('session/load', {
+            sessionId: start.sessionId,
+            cwd: host.workspace,
+            mcpServers: [],
+            ...(meta ? { _meta: meta } : {}),
+          }),
           bound,
           `${label} did not answer session/load within ${seconds} s.`,
         );
@@ -148,6 +153,8 @@ export async function handshake(connection: ClientConnection, host: HandshakeHos
     return { ok: true };
   } catch (error) {
     if (error instanceof TimeoutError) return { ok: false, message: error.message };
+    const refusal = step === 'session/new' ? quirks?.startupRefusal?.(error, host.afterApproval) : undefined;
+    if (refusal) return { ok: false, message: refusal, complete: true };
     const context = step === 'session/new' ? `${label} refused session/new` : `${label} failed during ${step}`;
     const loginHint = step === 'session/new' || step === 'authenticate' ? quirks?.loginHint : undefined;
     return { ok: false, context, error, loginHint };

@@ -5,12 +5,9 @@ import type { CreateElicitationRequest, PermissionOption, ToolCallUpdate } from 
   'resolution-mode': 'import',
 };
 
-/**
- * What Approve selects: `default` leaves the agent asking before each edit, `acceptEdits` lets it
- * edit freely; `bypassPermissions` only when a person set it explicitly (never a default).
- */
-export type AfterApproval = 'default' | 'acceptEdits' | 'bypassPermissions';
-export const AFTER_APPROVAL_VALUES: readonly AfterApproval[] = ['default', 'acceptEdits', 'bypassPermissions'];
+import type { AfterApproval } from './afterApproval';
+
+export { AFTER_APPROVAL_VALUES, type AfterApproval } from './afterApproval';
 
 const BYPASS_PATTERN = /bypass|yolo|dangerous|skip.?permission|full.?access|don'?t ask/i;
 const ACCEPT_EDITS_PATTERN = /accept.?edits|auto.?accept/i;

@@ -1,7 +1,6 @@
 // Every way Claude Code on the web can refuse to start or to carry a decision, as one error class
 // with a reason enum, so the extension switches on data (which button to offer) and shows the
 // message as written: what happened, then what to do. Messages never hold a token.
-import { hasErrorBrand } from '../../core/errors';
 
 export const CLAUDE_WEB_FAILURE_REASONS = [
   // The login (docs/protocol.md section 9), in the order they are checked.
@@ -53,14 +52,7 @@ const REMEDY: Record<ClaudeWebFailureReason, ClaudeWebRemedy> = {
 export const CLAUDE_CODE_WEB_URL = 'https://claude.ai/code';
 export const CLAUDE_GITHUB_APP_URL = 'https://github.com/apps/claude';
 
-const CLAUDE_WEB_ERROR: unique symbol = Symbol.for('ultraplan.ClaudeWebError');
-
 export class ClaudeWebError extends Error {
-  // The backend runs from a file of its own (dist/claude-web.js) with its own copy of this class.
-  static override [Symbol.hasInstance](value: unknown): value is ClaudeWebError {
-    return hasErrorBrand(value, CLAUDE_WEB_ERROR);
-  }
-  readonly [CLAUDE_WEB_ERROR] = true;
   override readonly name = 'ClaudeWebError';
   readonly remedy: ClaudeWebRemedy;
   readonly url: string | undefined;

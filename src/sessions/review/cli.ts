@@ -1,5 +1,6 @@
+#!/usr/bin/env node
 // ultraplan-review: a verified review of the current change from the command line, for CI (built
-// to dist/review.js). Exit codes: 0 nothing at or above --fail-on, 1 such findings, 2 the review
+// to dist/review.mjs). Exit codes: 0 nothing at or above --fail-on, 1 such findings, 2 the review
 // failed (or was used wrongly). --json prints one JSON document on stdout; progress goes to stderr.
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -205,16 +206,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-if (require.main === module) {
-  const abort = new AbortController();
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => abort.abort());
-  void runCli(process.argv.slice(2), {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
-    env: process.env,
-    cwd: process.cwd(),
-    signal: abort.signal,
-  }).then((code) => {
-    process.exitCode = code;
-  });
-}
+// The program's entry (dist/review.mjs, an ES module of the Node graph): it runs when loaded, as
+// dist/server.mjs does.
+const abort = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => abort.abort());
+void runCli(process.argv.slice(2), {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+  signal: abort.signal,
+}).then((code) => {
+  process.exitCode = code;
+});

@@ -1,4 +1,5 @@
-// ultraplan-server: the self-hosted session server (built to dist/server.js).
+#!/usr/bin/env node
+// ultraplan-server: the self-hosted session server (built to dist/server.mjs).
 // stdout carries exactly one line, the listening address, so scripts can wait for it; every
 // other line (requests, warnings, errors) goes to stderr.
 import { promises as fs } from 'node:fs';

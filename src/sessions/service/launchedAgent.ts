@@ -9,32 +9,41 @@ import { endsAfterApprovedResult } from './endsAfterApproval';
 /** The agent a launch describes, for the service's host. Scenario files are read when it starts. */
 export function agentFactoryFor(launch: AgentLaunch, log: (line: string) => void): AgentFactory {
   switch (launch.kind) {
-    case 'scripted': {
-      let loading: Promise<AgentFactory> | undefined;
-      return (options) => {
-        loading ??= loadScenarioFile(launch.file).then((scenario) => scriptedAgentFactory(scenario, launch.label));
-        return deferredAgent(
-          launch.label,
-          loading.then((factory) => factory(options)),
-        );
-      };
-    }
+    case 'scripted':
+      return deferredFactory(launch.label, () =>
+        loadScenarioFile(launch.file).then((scenario) => scriptedAgentFactory(scenario, launch.label)),
+      );
     case 'acp': {
       const agentLog = (line: string) => log(`agent ${launch.label}: ${line}`);
-      return endsAfterApprovedResult(
-        createAcpAgentFactory({
-          argv: launch.argv,
-          cwd: launch.cwd,
-          label: launch.label,
-          afterApproval: launch.afterApproval,
-          outsideAccess: launch.outsideAccess,
-          ...(launch.firstEventTimeoutMs !== undefined ? { firstEventTimeoutMs: launch.firstEventTimeoutMs } : {}),
-          log: agentLog,
-        }),
-        agentLog,
+      // The ACP runtime is imported with the first agent (acpAgentFactory.ts).
+      return deferredFactory(launch.label, async () =>
+        endsAfterApprovedResult(
+          await createAcpAgentFactory({
+            argv: launch.argv,
+            cwd: launch.cwd,
+            label: launch.label,
+            afterApproval: launch.afterApproval,
+            outsideAccess: launch.outsideAccess,
+            ...(launch.firstEventTimeoutMs !== undefined ? { firstEventTimeoutMs: launch.firstEventTimeoutMs } : {}),
+            log: agentLog,
+          }),
+          agentLog,
+        ),
       );
     }
   }
+}
+
+/** A factory made on first use (once), whose agents are deferred until it is there. */
+function deferredFactory(label: string, make: () => Promise<AgentFactory>): AgentFactory {
+  let loading: Promise<AgentFactory> | undefined;
+  return (options) => {
+    loading ??= make();
+    return deferredAgent(
+      label,
+      loading.then((factory) => factory(options)),
+    );
+  };
 }
 
 /**

@@ -1,13 +1,21 @@
-// Starts the cached code-server 4.100.3 on 127.0.0.1 with Ultraplan installed from its .vsix
+// Starts a cached code-server on 127.0.0.1 with Ultraplan installed from its .vsix
 // (installedExtension.ts) and the test runner extension linked in, in a fresh user-data and
-// extensions folder.
+// extensions folder. Which code-server: ULTRAPLAN_CODE_SERVER (the engine floor, 4.100.3, unless
+// it names the newest, 4.139.1; scripts/code-server-config.cjs), the same for the whole process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { WORKBENCH_SETTINGS, codeServerArgs, codeServerEnv, codeServerMarker } from '../../../scripts/code-server-config.cjs';
+import {
+  WORKBENCH_SETTINGS,
+  codeServerArgs,
+  codeServerEnv,
+  codeServerMarker,
+  codeServerNode,
+  selectedVersion,
+} from '../../../scripts/code-server-config.cjs';
 import { buildRunnerExtension, RUNNER_DIR } from '../runner-extension/build';
 import { RUNNER_ENV } from '../runner-extension/src/wire';
 import { HostProbe } from './hostProbe';
@@ -100,7 +108,9 @@ async function httpAnswers(url: string): Promise<boolean> {
 
 function checkPrerequisites(): void {
   if (!fs.existsSync(codeServerMarker())) {
-    throw new Error(`code-server is not installed (no ${codeServerMarker()}). Run: node scripts/setup-code-server.mjs`);
+    throw new Error(
+      `code-server ${selectedVersion()} is not installed (no ${codeServerMarker()}). Run: node scripts/setup-code-server.mjs`,
+    );
   }
 }
 
@@ -171,7 +181,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       workspace: options.workspace,
       workspaceTrust: options.workspaceTrust ?? false,
     });
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(codeServerNode(), args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const collect = (chunk: Buffer) => {
       const text = chunk.toString('utf8');

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { codeServerEntry, codeServerEnv } from '../../../scripts/code-server-config.cjs';
+import { codeServerEntry, codeServerEnv, codeServerNode } from '../../../scripts/code-server-config.cjs';
 import { REPO_ROOT } from './paths';
 
 const run = promisify(execFile);
@@ -61,7 +61,7 @@ async function install(): Promise<InstalledExtension> {
   const env = { ...codeServerEnv(process.env), XDG_CONFIG_HOME: path.join(root, 'config') };
   let output: string;
   try {
-    const { stdout, stderr } = await run(process.execPath, args, { env, timeout: 120_000 });
+    const { stdout, stderr } = await run(codeServerNode(), args, { env, timeout: 120_000 });
     output = `${stdout}${stderr}`;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };

@@ -1,6 +1,6 @@
 // Drives VS Code's workbench UI in code-server the way a person would: the F1 palette, quick
 // picks and input boxes, notifications, the status bar, the Output view and webview frames.
-// Every wait here is bounded; selectors are VS Code 1.100's.
+// Every wait here is bounded; selectors hold for VS Code 1.100 and 1.139.
 import * as path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
 import { suiteOf } from './browser';
@@ -54,27 +54,31 @@ function quickInputRow(page: Page, label: string): Locator {
 }
 
 /**
- * Runs a command from the F1 palette by its full title, e.g. 'Ultraplan: Show Log'.
- * Retypes while the command is not listed yet (extension contributions load after the workbench).
+ * Runs a command from the F1 palette by its full title, e.g. 'Ultraplan: Show Log'. For one of
+ * ours it first waits until Ultraplan's status item shows: the extension has then registered its
+ * commands (a slow extension host lists contributions late). While the command is not listed, it
+ * closes the palette, opens it again and retypes, until `timeoutMs` (60 s) has passed.
  */
 export async function runCommand(page: Page, title: string, options: TimeoutOption = {}): Promise<void> {
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
-  const input = await openPalette(page);
-  const row = quickInputRow(page, title);
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const left = () => Math.max(500, deadline - Date.now());
+  if (title.startsWith('Ultraplan: ')) await readStatusBar(page, 'Ultraplan', { timeoutMs: left() });
   for (;;) {
+    const input = await openPalette(page);
+    const row = quickInputRow(page, title);
     await input.fill(`>${title}`);
     try {
-      await row.waitFor({ state: 'visible', timeout: Math.max(500, Math.min(3_000, deadline - Date.now())) });
-      break;
+      await row.waitFor({ state: 'visible', timeout: Math.min(3_000, left()) });
+      await row.click({ timeout: Math.min(3_000, left()) });
+      return;
     } catch (err) {
       if (Date.now() >= deadline) {
         const listed = await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts();
         throw new Error(`command "${title}" is not in the palette; it lists: ${JSON.stringify(listed)}`, { cause: err });
       }
-      await input.fill('>');
+      await closeQuickInput(page);
     }
   }
-  await row.click();
 }
 
 /** Picks the item labelled exactly `label` in the open quick pick. */

@@ -45,7 +45,7 @@ describe('Backends (real VS Code API)', function () {
       context: { secrets },
       log,
       embeddedAgent: scriptedAgentSource(extension.extensionUri),
-      service: { serverScript: path.join(extension.extensionPath, 'dist', 'server.js'), version: 'backends-host' },
+      service: { serverScript: path.join(extension.extensionPath, 'dist', 'server.mjs'), version: 'backends-host' },
     });
   });
   after(async () => {

@@ -46,7 +46,7 @@ describe('answering tool permission requests (FollowedSession, real embedded hos
     record = path.join(dir, 'record.jsonl');
     const argv = fakeAgentCommand('execute-with-permission.json', record);
     const host = new SessionHost({
-      agentFactory: createAcpAgentFactory({ argv, cwd: dir, label: 'Fake (ACP)', afterApproval: 'default', stopGraceMs: 500 }),
+      agentFactory: await createAcpAgentFactory({ argv, cwd: dir, label: 'Fake (ACP)', afterApproval: 'default', stopGraceMs: 500 }),
     });
     backend = new EmbeddedBackend({ host, label: 'Embedded · Fake (ACP)' });
     log = vscode.window.createOutputChannel('Ultraplan permission answers (test)', { log: true });

@@ -4,11 +4,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
-import { lazyFilesPlugin } from '../../../scripts/lazy-files.cjs';
 
 export const RUNNER_DIR = __dirname;
 export const RUNNER_OUT = path.join(RUNNER_DIR, 'out');
-const REPO_DIST = path.resolve(RUNNER_DIR, '..', '..', '..', 'dist');
 const HOST_SUITES_DIR = path.resolve(RUNNER_DIR, '..', 'host');
 const HOST_SUITE_SUFFIX = '.host.ts';
 
@@ -40,10 +38,6 @@ export async function buildRunnerExtension(): Promise<{ suites: string[] }> {
     target: 'node20',
     sourcemap: 'linked',
     external: ['vscode', 'mocha'],
-    // The lazily loaded files (the ACP SDK, the ACP agent runtime) from the files the extension's
-    // own build makes of them (esbuild.mjs, scripts/lazy-files.cjs): inlined, their require()
-    // inside a function would leave the modules they share half-initialised.
-    plugins: [lazyFilesPlugin(REPO_DIST)],
     logLevel: 'warning',
   });
   // Several test processes may build while an extension host loads a bundle: write each file

@@ -253,6 +253,21 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     assert.match(notifier.said.at(-1)?.text ?? '', /"dark mode" finished: Done: the toggle is in\./);
   });
 
+  it('the end of an approved plan is not announced over its own review on screen (the panel shows the outcome)', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    const c = follow(backend, notifier);
+    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    await until(() => c.canDecide, 'a decidable plan');
+    assert.deepEqual(await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Plan')), { sent: true });
+    notifier.showing = true;
+    const before = notifier.said.length;
+    backend.push(approve('toolu_1', '# Plan'), { type: 'result', subtype: 'success', result: 'Done: the toggle is in.' });
+    await until(() => c.phase === 'completed', 'completed');
+    assert.deepEqual(notifier.said.slice(before), [], 'no notification covers the review');
+    assert.match(c.snapshot.panel.outcome?.text ?? '', /Done: the toggle is in\./, 'the panel shows the outcome');
+  });
+
   it('a binding for another plan text is refused, and nothing is sent', async () => {
     const backend = new MemoryBackend();
     const c = follow(backend, new RecordingNotifier());

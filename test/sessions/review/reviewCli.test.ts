@@ -1,4 +1,4 @@
-// The built command line (dist/review.js) as CI runs it: a real child process in a real git
+// The built command line (dist/review.mjs) as CI runs it: a real child process in a real git
 // repository, the real Claude adapter as its agent with only the model scripted, and Claude Code's
 // review through its stand-in. Exit codes: 0 nothing at or above --fail-on, 1 such findings, 2 failed.
 import { strict as assert } from 'node:assert';
@@ -13,7 +13,7 @@ import { ReviewRepo } from '../../support/review/gitRepo';
 import { FINDER_MARK, VERIFIER_MARK, json } from '../../support/review/reviewAgents';
 import { REPO_ROOT, ensureBundleBuilt } from '../../support/serverProcess';
 
-const REVIEW_JS = path.join(REPO_ROOT, 'dist', 'review.js');
+const REVIEW_JS = path.join(REPO_ROOT, 'dist', 'review.mjs');
 const STAND_IN = path.resolve(__dirname, '..', '..', 'support', 'review', 'claudeUltrareviewStandIn.mjs');
 const OFF_BY_ONE = {
   file: 'src/app.ts',
@@ -41,7 +41,7 @@ function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Cl
   });
 }
 
-describe('ultraplan-review (dist/review.js): exit codes and --json', function () {
+describe('ultraplan-review (dist/review.mjs): exit codes and --json', function () {
   this.timeout(180_000);
   const repo = new ReviewRepo();
   let home = '';

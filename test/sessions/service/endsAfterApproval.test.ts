@@ -58,7 +58,7 @@ describe('embedded ACP agent lifetime', function () {
     const lines: string[] = [];
     const sessionHost = new SessionHost({
       agentFactory: endsAfterApprovedResult(
-        createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
+        await createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
         (line) => lines.push(line),
       ),
     });

@@ -1,5 +1,5 @@
 // Shared by the local service suites: a fresh service folder per test, launcher options that run
-// the real built dist/server.js, a client over the socket, and cleanup of every service started.
+// the real built dist/server.mjs, a client over the socket, and cleanup of every service started.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import * as os from 'node:os';

@@ -88,6 +88,10 @@ export interface AgentQuirks {
    * agent offers it); false: a fresh turn goes on from the session's log instead.
    */
   readonly loadsSessions: boolean;
+  /** session/new's `_meta` for this agent, if it takes one. */
+  sessionMeta?(afterApproval: AfterApproval): Record<string, unknown> | undefined;
+  /** A refusal of session/new this agent explains in full (cause and fix), so no stderr follows it. */
+  startupRefusal?(error: unknown, afterApproval: AfterApproval): string | undefined;
 }
 
 /** The usual mode ids for what Approve allows: manual edits, accepted edits, no permission prompts. */

@@ -1,22 +1,31 @@
-// Bundled by test/scripts/lazyFiles.test.ts with the shipped build's lazy-file plugin into the
-// production dist folder, and run there with node: it uses an ACP agent, Claude Code on the web
-// and a session server through the same entry points as the extension, and prints which files
-// Node had loaded at each step, as JSON on stdout.
+// Built by test/scripts/bundleGraph.test.ts as one more entry of the production Node graph
+// (esbuild.mjs) and run with node and loadLog.mjs: it uses an ACP agent, Claude Code on the web
+// and a session server through the same seams as the extension, and prints which files of the
+// graph Node had loaded at each step, as JSON on stdout.
+import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SessionsError } from '../../../src/core/errors';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
-import { ClaudeWebError, listEnvironments } from '../../../src/sessions/claudeWeb';
-import { connectServer } from '../../../src/sessions/serverConnectionLoader';
+import { ClaudeWebError } from '../../../src/sessions/claudeWeb';
+import { connectServer } from '../../../src/sessions/serverConnection';
 
-const loaded = (): string[] => Object.keys(require.cache).map((file) => path.basename(file));
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The graph's files loaded so far, by path from the probe's folder (`chunks/acpAgent-….mjs`). */
+function loaded(): string[] {
+  const urls = readFileSync(process.env.ULTRAPLAN_LOAD_LOG ?? '', 'utf8')
+    .split('\n')
+    .filter(Boolean);
+  return urls.map((url) => path.relative(here, fileURLToPath(url)).split(path.sep).join('/'));
+}
 
 async function main(): Promise<void> {
   const steps: Record<string, unknown> = { atLoad: loaded() };
-  const factory = createAcpAgentFactory({ argv: ['/nonexistent/ultraplan-agent'], cwd: __dirname, label: 'Missing (ACP)' });
+  const factory = await createAcpAgentFactory({ argv: ['/nonexistent/ultraplan-agent'], cwd: here, label: 'Missing (ACP)' });
   steps.factoryMade = loaded();
   const agent = factory({ sessionId: 's1', title: 'probe' });
-  steps.agentMade = { loaded: loaded(), label: agent.label };
   const results: string[] = [];
   const controller = new AbortController();
   await agent.start(
@@ -32,10 +41,12 @@ async function main(): Promise<void> {
     'plan',
   );
   for (let waited = 0; results.length === 0 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
-  steps.agentStarted = { loaded: loaded(), results };
+  steps.agentStarted = { loaded: loaded(), label: agent.label, results };
   await agent.stop();
-  // No login in an empty config folder: the backend's own ClaudeWebError, checked with this bundle's class.
-  const empty = path.join(__dirname, 'no-claude-login');
+  // No login in an empty config folder: the error thrown inside the backend's chunk is the class
+  // this file imported, with no brand.
+  const empty = path.join(here, 'no-claude-login');
+  const { listEnvironments } = await import('../../../src/sessions/claudeWeb/backend');
   try {
     await listEnvironments({ configDir: empty, homeDir: empty, env: {}, platform: 'linux' });
     steps.claudeWeb = { loaded: loaded(), error: null };
@@ -45,16 +56,16 @@ async function main(): Promise<void> {
       error: { isClaudeWebError: err instanceof ClaudeWebError, reason: (err as ClaudeWebError).reason },
     };
   }
-  // A port nobody listens on: the server client's own SessionsError, checked with this bundle's class.
+  // A port nobody listens on: the client's SessionsError, the class the poller checks.
   const port = await closedPort();
   const server = connectServer({ baseUrl: `http://127.0.0.1:${port}`, getToken: () => Promise.resolve('t') }, { preferStream: false });
-  steps.serverMade = loaded();
   try {
     await server.getSession('s1');
     steps.server = { error: null };
   } catch (err) {
     steps.server = { error: { isSessionsError: err instanceof SessionsError, kind: (err as SessionsError).kind } };
   }
+  steps.atEnd = loaded();
   controller.abort();
   process.stdout.write(JSON.stringify(steps));
 }

@@ -79,6 +79,29 @@ async function events(backend: HttpBackend, sessionId: string): Promise<StoredEv
   return (await backend.transport.readEvents(sessionId, null)).events as StoredEvent[];
 }
 
+/** A session whose plan waits, then kill -9 of the server and a new one on the same data directory. */
+async function planThenRestart(run: Run): Promise<{ backend: HttpBackend; session: { id: string }; request: StoredEvent }> {
+  const before = await serve(run);
+  const session = await before.createSession(createRequest('Flip the flag in src/app.ts'));
+  const request = await waitForEvent(before, session.id, isPlanRequest, 'the plan request');
+  await killServer(run);
+  return { backend: await serve(run), session, request };
+}
+
+/**
+ * Approves the plan shown before the kill and waits for the agent's edit; the same approval again
+ * (a second window's, say) is refused as already answered.
+ */
+async function approveAndSeeTheEdit(run: Run, backend: HttpBackend, sessionId: string, request: StoredEvent): Promise<void> {
+  const decision = controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: PLAN_V1 } });
+  await backend.sendEvents(sessionId, [decision]);
+  await eventually(fileIs(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP), 'the edit');
+  await assert.rejects(
+    backend.sendEvents(sessionId, [decision]),
+    (err: unknown) => err instanceof SessionsError && /already answered/.test(err.message),
+  );
+}
+
 /** Waits (bounded) until the async `check` holds. */
 async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -105,6 +128,12 @@ async function waitForEvent(
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+/** Gemini's rounds that write `plan` to its plans folder and ask to leave plan mode with it. */
+const geminiPlans = (plan: string): ScenarioRound[] => [
+  (view) => ({ toolCalls: [{ name: 'write_file', input: { file_path: path.join(geminiPlansDir(view), 'flip.md'), content: plan } }] }),
+  () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'flip.md' } }] }),
+];
 
 const isPlanRequest = (e: StoredEvent) =>
   e.type === 'control_request' && (e.request as { tool_name?: string } | undefined)?.tool_name === 'ExitPlanMode';
@@ -140,25 +169,14 @@ describe('kill -9 of the session server while a plan waits (real agents, model s
       [CLAUDE_ADAPTER],
       claudeEnv,
     );
-    let backend = await serve(run);
-    const session = await backend.createSession(createRequest('Flip the flag in src/app.ts'));
-    const request = await waitForEvent(backend, session.id, isPlanRequest, 'the plan request');
-    await killServer(run);
-
-    backend = await serve(run);
+    const { backend, session, request } = await planThenRestart(run);
     const resumed = await waitForEvent(backend, session.id, system(AGENT_RESUMED_SUBTYPE), 'the resumed notice');
     assert.match(String(resumed.message), /Claude \(ACP\) continued this session's conversation\. Its plan can still be decided\./);
     assert.equal((await events(backend, session.id)).filter(system(AGENT_LOST_SUBTYPE)).length, 0);
     assert.equal((await backend.getSession(session.id)).session_status, 'requires_action');
 
     // The decision on the plan shown before the kill is taken, once.
-    const decision = controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: PLAN_V1 } });
-    await backend.sendEvents(session.id, [decision]);
-    await eventually(fileIs(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP), 'the edit');
-    await assert.rejects(
-      backend.sendEvents(session.id, [decision]),
-      (err: unknown) => err instanceof SessionsError && /already answered/.test(err.message),
-    );
+    await approveAndSeeTheEdit(run, backend, session.id, request);
     // The model got the approval in the conversation it had: the plan written before the kill is in it.
     const afterLoad = run.model.rounds.find((round) =>
       /The reviewer approved your plan\. Carry it out now/.test(round.view?.lastUser.text ?? ''),
@@ -171,10 +189,7 @@ describe('kill -9 of the session server while a plan waits (real agents, model s
     run = await openRun(
       geminiApi,
       [
-        (view) => ({
-          toolCalls: [{ name: 'write_file', input: { file_path: path.join(geminiPlansDir(view), 'flip.md'), content: PLAN_V1 } }],
-        }),
-        () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'flip.md' } }] }),
+        ...geminiPlans(PLAN_V1),
         (view) => {
           assert.match(view.allText, /The reviewer approved the plan below\. Carry it out now/);
           return {
@@ -186,35 +201,20 @@ describe('kill -9 of the session server while a plan waits (real agents, model s
       geminiArgv(),
       geminiEnv,
     );
-    let backend = await serve(run);
-    const session = await backend.createSession(createRequest('Flip the flag in src/app.ts'));
-    const request = await waitForEvent(backend, session.id, isPlanRequest, 'the plan request');
-    await killServer(run);
-
-    backend = await serve(run);
+    const { backend, session, request } = await planThenRestart(run);
     const lost = await waitForEvent(backend, session.id, system(AGENT_LOST_SUBTYPE), 'the agent_lost notice');
     assert.match(
       String(lost.message),
       /is not resumed with session\/load.*Its plan can still be decided: Approve starts a new agent turn/s,
     );
-    const decision = controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: PLAN_V1 } });
-    await backend.sendEvents(session.id, [decision]);
-    await eventually(fileIs(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP), 'the edit');
-    // A second window's approval of the same plan, after the first went out: refused, and says why.
-    await assert.rejects(
-      backend.sendEvents(session.id, [decision]),
-      (err: unknown) => err instanceof SessionsError && /already answered/.test(err.message),
-    );
+    await approveAndSeeTheEdit(run, backend, session.id, request);
   });
 
   it('Gemini CLI: Reject after the kill starts a fresh planning turn that proposes a revised plan from the feedback', async () => {
     run = await openRun(
       geminiApi,
       [
-        (view) => ({
-          toolCalls: [{ name: 'write_file', input: { file_path: path.join(geminiPlansDir(view), 'flip.md'), content: PLAN_V1 } }],
-        }),
-        () => ({ toolCalls: [{ name: 'exit_plan_mode', input: { plan_filename: 'flip.md' } }] }),
+        ...geminiPlans(PLAN_V1),
         (view) => ({
           toolCalls: [
             {
@@ -231,11 +231,7 @@ describe('kill -9 of the session server while a plan waits (real agents, model s
       geminiArgv(),
       geminiEnv,
     );
-    let backend = await serve(run);
-    const session = await backend.createSession(createRequest('Flip the flag in src/app.ts'));
-    const request = await waitForEvent(backend, session.id, isPlanRequest, 'the plan request');
-    await killServer(run);
-    backend = await serve(run);
+    const { backend, session, request } = await planThenRestart(run);
     await waitForEvent(backend, session.id, system(AGENT_LOST_SUBTYPE), 'the agent_lost notice');
     await backend.sendEvents(session.id, [
       controlResponseEvent(String(request.request_id), { behavior: 'deny', message: 'Also say why.' }),

@@ -20,6 +20,7 @@ import { AnyEventSchema, SKIPPED_EVENT_TYPES } from '../src/core/protocol';
 import { SessionModel } from '../src/core/sessionModel';
 import { PlanHashes, projectRevisions, samePanelState } from '../src/core/sessionProjection';
 import type { SessionIdentity } from '../src/core/sessionState';
+import { countSchemaPasses } from '../test/support/schemaPasses';
 import { repeat, result, type BenchResult } from './measure';
 
 export const title = 'Wire -> host (the panel post): 20,000 events in pages of 100, ten plan revisions, before vs ours';
@@ -110,29 +111,13 @@ interface Run {
   derivations: number;
 }
 
-/** Counts every safeParse/parse of every schema of the wire's modules while `work` runs. */
+/** Counts every schema pass of the wire's modules (and the old envelope schema) while `work` runs. */
 function counted(work: () => Omit<Run, 'passes'>): Run {
-  let passes = 0;
-  const undo: Array<() => void> = [];
-  for (const module of [protocol, codeSessions, { OldItemSchema }]) {
-    for (const [name, value] of Object.entries(module)) {
-      if (!name.endsWith('Schema')) continue;
-      const schema = value as Record<'safeParse' | 'parse', (...args: unknown[]) => unknown>;
-      for (const method of ['safeParse', 'parse'] as const) {
-        const original = schema[method];
-        if (typeof original !== 'function') continue;
-        schema[method] = (...args: unknown[]) => {
-          passes++;
-          return original.apply(schema, args);
-        };
-        undo.push(() => (schema[method] = original));
-      }
-    }
-  }
+  const passes = countSchemaPasses([protocol, codeSessions, { OldItemSchema }]);
   try {
-    return { ...work(), passes };
+    return { ...work(), passes: passes.n };
   } finally {
-    undo.forEach((u) => u());
+    passes.restore();
   }
 }
 

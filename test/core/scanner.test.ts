@@ -94,7 +94,14 @@ const cases: Case[] = [
     batches: [
       [
         exitPlan('A'),
-        toolResult('A', [{ type: 'text', text: `${ULTRAPLAN_TELEPORT_SENTINEL}\n` }, { type: 'text', text: '# Local plan' }], true),
+        toolResult(
+          'A',
+          [
+            { type: 'text', text: `${ULTRAPLAN_TELEPORT_SENTINEL}\n` },
+            { type: 'text', text: '# Local plan' },
+          ],
+          true,
+        ),
       ],
     ],
     verdicts: [{ kind: 'teleport', plan: '# Local plan' }],

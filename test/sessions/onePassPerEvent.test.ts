@@ -8,51 +8,15 @@ import { parseEventBatch } from '../../src/core/eventBatch';
 import * as protocol from '../../src/core/protocol';
 import { SessionsClient } from '../../src/sessions/client';
 import { StreamingTransport } from '../../src/sessions/eventStream';
-import { assistantText, exitPlan, result, toolResult, toolUse } from '../core/sessionEvents';
+import { assistantText, exitPlan, result, toolResult, toolUse, toolRequest } from '../core/sessionEvents';
+import { countSchemaPasses } from '../support/schemaPasses';
 import { startWireTestServer, type WireTestServer } from './wireTestServer';
-
-/** Counts every safeParse/parse of every schema the wire's modules export, until restored. */
-function countSchemaPasses(): { readonly n: number; restore(): void } {
-  const counter = { n: 0 };
-  const undo: Array<() => void> = [];
-  for (const module of [protocol, codeSessions]) {
-    for (const [name, value] of Object.entries(module)) {
-      if (!name.endsWith('Schema')) continue;
-      const schema = value as Record<'safeParse' | 'parse', (...args: unknown[]) => unknown>;
-      for (const method of ['safeParse', 'parse'] as const) {
-        const original = schema[method];
-        if (typeof original !== 'function') continue;
-        schema[method] = (...args: unknown[]) => {
-          counter.n++;
-          return original.apply(schema, args);
-        };
-        undo.push(() => {
-          schema[method] = original;
-        });
-      }
-    }
-  }
-  return {
-    get n() {
-      return counter.n;
-    },
-    restore: () => undo.forEach((u) => u()),
-  };
-}
-
-function canUseTool(requestId: string, toolUseId: string) {
-  return {
-    type: 'control_request',
-    request_id: requestId,
-    request: { subtype: 'can_use_tool', tool_name: 'ExitPlanMode', tool_use_id: toolUseId, input: {} },
-  };
-}
 
 /** A session's worth of events: many routine tool calls and results, one plan, one request, one result. */
 function sessionEvents(calls: number): Array<Record<string, unknown>> {
   const events: Array<Record<string, unknown>> = [assistantText('Looking around')];
   for (let i = 0; i < calls; i++) events.push(toolUse(`read-${i}`, 'Read', { file_path: `/w/${i}.ts` }), toolResult(`read-${i}`, 'ok'));
-  events.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1'), result('success'));
+  events.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1'), result('success'));
   return events;
 }
 
@@ -75,7 +39,7 @@ describe('one schema pass per event on the client (real HTTP on 127.0.0.1)', () 
     server.addSession('s1');
     const events = sessionEvents(200);
     server.append('s1', ...events);
-    const passes = countSchemaPasses();
+    const passes = countSchemaPasses([protocol, codeSessions]);
     let pages: number;
     let kept: number;
     try {
@@ -103,7 +67,7 @@ describe('one schema pass per event on the client (real HTTP on 127.0.0.1)', () 
       for (let i = 0; i < 200 && transport.streamStats('s2')?.mode !== 'open'; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(transport.streamStats('s2')?.mode, 'open');
       const events = sessionEvents(50);
-      const passes = countSchemaPasses();
+      const passes = countSchemaPasses([protocol, codeSessions]);
       let parsed = 0;
       let cursor: string | null = null;
       try {

@@ -132,10 +132,6 @@ export class FollowedSession {
   get canDecide(): boolean {
     return this.state.canDecide;
   }
-  /** How many times the revisions were derived (once per change at most, whoever reads them). */
-  get revisionsDerived(): number {
-    return this.#model.revisionsDerived;
-  }
   /** The plan awaiting a decision, with its text, if any. */
   get pendingPlan(): { toolUseId: string; plan: string; requestId?: string } | undefined {
     const p = this.state.pendingPlan;

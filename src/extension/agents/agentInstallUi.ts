@@ -3,7 +3,6 @@
 // the fix (the command to run by hand is one click away).
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
-import { fetchAgentForNpx, installAgent, nodeProblem } from '../../sessions/acp/agentInstall';
 import type { KnownAgent } from '../../sessions/acp';
 
 const INSTALL = 'Install';
@@ -38,6 +37,8 @@ export async function offerAgentInstall(agent: KnownAgent, log: vscode.LogOutput
   if (choice === COPY) await copyCommand(agent);
   if (choice !== INSTALL) return false;
 
+  // The installer (npm, its progress) is a chunk of its own, loaded when a person installs an agent.
+  const { installAgent, nodeProblem } = await import('../../sessions/acp/agentInstall');
   const problem = nodeProblem(agent, await nodeVersion());
   if (problem) {
     log.warn(`install ${agent.pkg.package}: ${problem}`);
@@ -85,6 +86,7 @@ const fetchedForNpx = new Set<string>();
 export async function fetchForNpx(agent: KnownAgent, log: vscode.LogOutputChannel): Promise<void> {
   const spec = `${agent.pkg.package}@${agent.pkg.version}`;
   if (fetchedForNpx.has(spec)) return;
+  const { fetchAgentForNpx } = await import('../../sessions/acp/agentInstall');
   const result = await vscode.window.withProgress(
     {
       location: vscode.ProgressLocation.Notification,

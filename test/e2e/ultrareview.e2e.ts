@@ -23,42 +23,16 @@ import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer, type ModelReply, type ModelRequestView } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import { ReviewRepo } from '../support/review/gitRepo';
+import { DIVISION, OFF_BY_ONE, TOKEN, verdictFor } from '../support/review/findings';
 import { FINDER_MARK, VERIFIER_MARK, json } from '../support/review/reviewAgents';
 import { reportIfFailed, reviewFrame } from './ultraplanSteps';
 
-const OFF_BY_ONE = {
-  file: 'src/app.ts',
-  startLine: 3,
-  endLine: 3,
-  severity: 'major',
-  title: 'Loop reads past the end of items',
-  explanation: 'i <= items.length reads items[items.length], which is undefined.',
-};
-const DIVISION = {
-  file: 'src/app.ts',
-  startLine: 8,
-  endLine: 8,
-  severity: 'major',
-  title: 'Division by zero for an empty list',
-  explanation: 'items.length may be 0.',
-};
-const TOKEN = {
-  file: 'src/login.ts',
-  startLine: 2,
-  endLine: 2,
-  severity: 'critical',
-  title: 'The login token is written to the log',
-  explanation: 'console.log prints the token in clear text.',
-};
 const FIX_PLAN = '# Stop logging the token\n\n1. Remove the console.log of the token in src/login.ts.\n';
 
 /** Finders report three findings, verifiers refute the division; a Fix session plans and asks to exit plan mode. */
 function route(view: ModelRequestView): ModelReply {
   const text = view.lastUser.text;
-  if (text.includes(VERIFIER_MARK))
-    return /Title: Division/.test(text)
-      ? json({ verdict: 'refuted', reason: 'average() returns 0 for an empty list.' })
-      : json({ verdict: 'confirmed', reason: 'The code does this.' });
+  if (text.includes(VERIFIER_MARK)) return verdictFor(/^Title: (.*)$/m.exec(text)?.[1] ?? '');
   if (text.includes(FINDER_MARK)) return json({ findings: [OFF_BY_ONE, DIVISION, TOKEN] });
   const last = view.lastUser.toolResults.at(-1);
   if (!last) return { toolCalls: [{ name: 'Write', input: { file_path: claudePlanFile(view), content: FIX_PLAN } }] };

@@ -23,6 +23,7 @@ import { startServer } from '../test/support/serverProcess';
 import { fakeAgentProgram, readAgentRecord } from '../test/support/fakeAcpAgent';
 import { result, type BenchResult } from './measure';
 import { exitPlanScenario } from './fakeAgentScenario';
+import { watchPhases } from '../test/support/pollPhases';
 
 export const title = 'ACP permission request -> "plan ready": embedded vs server (stream, polling 3 s)';
 
@@ -45,13 +46,13 @@ async function sample(backend: SessionBackend, scenarioFile: string, record: str
     sessionId: session.id,
     transport: backend.transport,
     timeoutMs: 60_000,
-    onPhase: (phase, detail) => {
+    ...watchPhases((phase, detail) => {
       if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId || readyAt) return;
       readyAt = now();
       void backend.sendEvents(session.id, [
         controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
       ]);
-    },
+    }),
   });
   const sent = readAgentRecord(record).find((entry) => entry.kind === 'permission_request_sent');
   if (!sent) throw new Error('bench: the agent did not record its permission request');

@@ -1,8 +1,8 @@
 // From an ACP agent's exit-plan permission request to "Ultraplan: plan ready" in VS Code's status
 // bar, in real code-server 4.100.3 + Chromium with the production build of the extension, for the
 // same fake ACP agent program (test/fixtures/fake-acp-agent) behind:
-//   embedded  the extension hosts the session and runs the agent as its custom command
-//             (ultraplan.agent.choice = custom) — the baseline
+//   embedded  the local session service (docs/service.md) runs the agent as the window's custom
+//             command (ultraplan.agent.choice = custom), followed over its Unix socket — the baseline
 //   server    a real ultraplan-server --agent acp:<the same command> --workspace <the window's folder>,
 //             followed by the extension over HTTP with the event stream (its default)
 // One window runs every session, the two backends alternating (ABBA after one unrecorded warm-up

@@ -253,37 +253,66 @@ async function beforeAndAfter(browser: Browser, ref: string): Promise<BenchResul
     const shown = panelState([revision(1, v1)]);
     const updated = { ...shown, notice: { level: 'info' as const, text: 'The agent is still connected.' } };
     const second = panelState([revision(1, v1, { status: 'rejected', feedback: 'Split it.' }), revision(2, v2)]);
-    for (const variant of variants) {
-      const server = await startPanelServer(variant.dist);
-      try {
-        const [shownMessage, updateMessage, secondMessage] = variant.messages([shown, updated, second]);
-        const name = (what: string) => `${lines} lines, ${what}: ${variant.name}`;
-        // A state update on the plan shown (a notice), to the next painted frame.
-        const update = await repeat(RUNS, async () => {
-          const panel = await openPanel(browser, server);
+    const servers = await Promise.all(variants.map((v) => startPanelServer(v.dist)));
+    try {
+      const messages = variants.map((v) => v.messages([shown, updated, second]));
+      const timed = variants.map(() => ({ arrival: [] as number[], revision2: [] as number[], update: [] as number[] }));
+      const panels = await Promise.all(servers.map((server) => openPanel(browser, server)));
+      // Samples alternate between the variants (and which goes first), so a busy moment of the
+      // machine falls on both.
+      for (let run = 0; run <= RUNS; run++) {
+        const order = run % 2 === 0 ? [0, 1] : [1, 0];
+        for (const v of order) {
+          const variant = variants[v]!;
+          const [shownMessage, updateMessage, secondMessage] = messages[v]!;
+          const sample = timed[v]!;
+          // A new plan (another session each time, as the measure above) -> painted, in one panel.
+          const state = panelState([revision(1, generatePlan(lines, 100 + run), { toolUseId: `toolu_before_after_${run}` })], {
+            sessionKey: `bench:before-after:${run}`,
+          });
+          const arrival = await timeStateToPaint(panels[v]!.page, variant.messages([state])[0]);
+          // Revision 2 after a rejection of revision 1, and a state update (a notice) on the plan shown.
+          const fresh = await openPanel(browser, servers[v]!);
+          let revision2: number;
+          let update: number;
           try {
-            await timeStateToPaint(panel.page, shownMessage);
-            return await timeStateToPaint(panel.page, updateMessage);
+            await timeStateToPaint(fresh.page, shownMessage);
+            update = await timeStateToPaint(fresh.page, updateMessage);
+            revision2 = await timeStateToPaint(fresh.page, secondMessage);
           } finally {
-            await panel.close();
+            await fresh.close();
           }
-        });
+          // The first round warms both pages up and is not counted.
+          if (run === 0) continue;
+          sample.arrival.push(arrival);
+          sample.revision2.push(revision2);
+          sample.update.push(update);
+        }
+      }
+      await Promise.all(panels.map((panel) => panel.close()));
+      for (const [v, variant] of variants.entries()) {
+        const [shownMessage, updateMessage, secondMessage] = messages[v]!;
         // Typing feedback: what setState holds once the draft is saved.
-        const saved = await (async () => {
-          const panel = await openPanel(browser, server);
-          try {
-            await timeStateToPaint(panel.page, shownMessage);
-            await panel.page.locator('#feedback').pressSequentially('Split the migration into two steps.');
-            await panel.page.waitForFunction(() => JSON.stringify(window.__saved ?? '').includes('two steps'), undefined, {
-              timeout: 5_000,
-            });
-            return KB(await panel.saved());
-          } finally {
-            await panel.close();
-          }
-        })();
+        const panel = await openPanel(browser, servers[v]!);
+        let saved: number;
+        try {
+          await timeStateToPaint(panel.page, shownMessage);
+          await panel.page.locator('#feedback').pressSequentially('Split the migration into two steps.');
+          await panel.page.waitForFunction(() => JSON.stringify(window.__saved ?? '').includes('two steps'), undefined, { timeout: 5_000 });
+          saved = KB(await panel.saved());
+        } finally {
+          await panel.close();
+        }
+        const sample = timed[v]!;
         const entries: Array<[string, string, number[], string]> = [
-          ['a state update on the plan shown -> painted', 'ms', update, 'a notice added to the state of the plan shown'],
+          [
+            'a new plan -> painted',
+            'ms',
+            sample.arrival,
+            'a new session and plan each time, one panel; samples alternate with the other variant',
+          ],
+          ['revision 2 after a rejection -> painted', 'ms', sample.revision2, 'the state with revision 1 rejected and revision 2 pending'],
+          ['a state update on the plan shown -> painted', 'ms', sample.update, 'a notice added to the state of the plan shown'],
           ['state message of the first plan', 'KB', [KB(shownMessage)], 'JSON size'],
           ['state message of an update on that plan', 'KB', [KB(updateMessage)], 'JSON size'],
           ['state message of revision 2 (after a rejection)', 'KB', [KB(secondMessage)], 'JSON size'],
@@ -291,12 +320,12 @@ async function beforeAndAfter(browser: Browser, ref: string): Promise<BenchResul
         ];
         for (const [what, unit, samples, note] of entries) {
           const options: { note: string; baseline?: string } = { note };
-          if (variant !== variants[0]) options.baseline = `${lines} lines, ${what}: ${variants[0]?.name}`;
-          results.push(result(name(what), unit, 'lower', samples, options));
+          if (v > 0) options.baseline = `${lines} lines, ${what}: ${variants[0]?.name}`;
+          results.push(result(`${lines} lines, ${what}: ${variant.name}`, unit, 'lower', samples, options));
         }
-      } finally {
-        await server.close();
       }
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

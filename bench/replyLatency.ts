@@ -4,6 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_POLL_INTERVAL_MS, pollForApprovedPlan, type PollPhase } from '../src/core/poller';
 import type { SessionTransport } from '../src/core/transport';
+import { watchPhases } from '../test/support/pollPhases';
 
 export interface ReplyTiming {
   /** The session reached needs_input (it waits on its question). */
@@ -38,12 +39,12 @@ export function followForReplies(
       pollIntervalMs: DEFAULT_POLL_INTERVAL_MS,
       timeoutMs: 120_000,
       signal,
-      onPhase: (phase: PollPhase) => {
+      ...watchPhases((phase: PollPhase) => {
         const s = state[i]!;
         if (s.sentAt > 0) {
           if (s.latency < 0) s.latency = performance.now() - s.sentAt;
         } else if (phase === 'needs_input') s.ready = true;
-      },
+      }),
     }).catch(() => undefined),
   );
   return { state, polls };

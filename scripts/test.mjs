@@ -23,17 +23,12 @@ const codeServers = require('./code-server-config.cjs');
 
 /**
  * The e2e files that also run on the newest code-server. All of them run on the engine floor; these
- * cover what differs between VS Code versions (loading the .vsix as ES modules, the palette, the
- * webview panel and its messages, the inbox tree, settings, reloads, tasks) while `npm test`
- * stays under 12 minutes on 2 cores.
+ * two cover what differs between VS Code versions (installing the .vsix and loading its ES module
+ * graph, the palette, the in-host API suites, the webview panel and its messages, the status bar,
+ * a reload) in about 3 of the 12 minutes `npm test` may take on 2 cores. The review loop, the
+ * inbox and teleport passed there too when run by hand (`npm run test:e2e -- --code-server=4.139.1 <file>`).
  */
-const ON_NEWEST = [
-  'test/e2e/smoke.e2e.ts',
-  'test/e2e/embeddedDemo.e2e.ts',
-  'test/e2e/reviewLoop.e2e.ts',
-  'test/e2e/inbox.e2e.ts',
-  'test/e2e/teleport.e2e.ts',
-];
+const ON_NEWEST = ['test/e2e/smoke.e2e.ts', 'test/e2e/embeddedDemo.e2e.ts'];
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mochaBin = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');

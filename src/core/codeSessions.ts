@@ -3,7 +3,14 @@
 // `{session}` envelope with `status` and `worker_status`. Our own server serves the same shapes,
 // so one client speaks to both. Pure: schemas and conversions only.
 import * as z from 'zod';
-import { AnyEventSchema, SessionContextSchema, type AnyEvent, type CreateSessionRequest, type SessionResource } from './protocol';
+import {
+  AnyEventSchema,
+  SKIPPED_EVENT_TYPES,
+  SessionContextSchema,
+  type AnyEvent,
+  type CreateSessionRequest,
+  type SessionResource,
+} from './protocol';
 
 /** `anthropic-client-platform` names the calling product (Claude Code sends `claude_code_vscode`). */
 export const CLIENT_PLATFORM = 'ultraplan_vscode';
@@ -118,10 +125,38 @@ export function toV1CreateRequest(request: CodeCreateRequest): CreateSessionRequ
 // ---------------------------------------------------------------------------------------------
 // Events
 
-export const CodeEventItemSchema = z.looseObject({
-  sequence_num: z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)]),
-  payload: z.unknown(),
-});
+/**
+ * One event item as the wire carries it, `{sequence_num, payload}`: its sequence number (the
+ * cursor) and its payload as it came. Checked by hand, not by a schema: the payload is validated
+ * once, where the batch leaves the transport (eventBatch.ts), and nowhere before it.
+ */
+export function readEventItem(raw: unknown): { sequence: string; payload: unknown } | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const item = raw as { sequence_num?: unknown; payload?: unknown };
+  const n = item.sequence_num;
+  const sequence =
+    typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? String(n) : typeof n === 'string' && /^\d+$/.test(n) ? n : undefined;
+  return sequence === undefined ? undefined : { sequence, payload: item.payload };
+}
+
+/**
+ * Splits payloads into the events kept and counts of the skipped (types a reader skips) and the
+ * invalid (not an object with a string `type`). Routing only: the events are validated once, by
+ * parseEventBatch, where the poller reads them.
+ */
+export function sortEventItems(items: readonly unknown[]): { events: unknown[]; skipped: number; invalid: number } {
+  const events: unknown[] = [];
+  let skipped = 0;
+  let invalid = 0;
+  for (const item of items) {
+    const event = item as { type?: unknown; id?: unknown } | null;
+    if (event === null || typeof event !== 'object' || Array.isArray(event) || typeof event.type !== 'string') invalid++;
+    else if (event.id !== undefined && typeof event.id !== 'string') invalid++;
+    else if (SKIPPED_EVENT_TYPES.has(event.type)) skipped++;
+    else events.push(item);
+  }
+  return { events, skipped, invalid };
+}
 
 export const CodeEventPageSchema = z.looseObject({
   data: z.array(z.unknown()),

@@ -101,7 +101,7 @@ export function inboxDescription(entry: InboxEntry, now: number): string {
   return parts.join(' · ');
 }
 
-/** The phase in the view's words (the panel's labels: "Plan ready", "Executing remotely"). */
+/** The phase in the view's words (the panel's labels: "Plan ready", "Executing"). */
 export function inboxPhaseLabel(phase: Phase): string {
   return PHASE_LABELS.panel[phase];
 }

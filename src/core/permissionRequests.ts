@@ -66,6 +66,9 @@ export function summarizeToolInput(input: unknown, max = PERMISSION_SUMMARY_CHAR
     }
   }
   if (typeof input === 'string') return oneLine(input, max);
+  // An empty input says nothing ("{}" after a tool's title reads as noise).
+  if (input === null || input === undefined || (isRecord(input) && Object.keys(input).length === 0)) return '';
+  if (Array.isArray(input) && input.length === 0) return '';
   let json: string;
   try {
     json = JSON.stringify(input) ?? '';
@@ -94,7 +97,10 @@ export function inertNotificationText(text: string): string {
   return text.replace(/\]\s*\(/g, '] (');
 }
 
-/** "Ultraplan: <agent> wants to <tool> <summary>", bounded, with links made inert. */
+/**
+ * "Ultraplan: <agent> asks permission: <tool> <summary>", bounded, with links made inert. Worded
+ * so any tool title reads right: a verb ("Edit src/app.ts") or Gemini's phrase ("Writing to …").
+ */
 export function permissionPromptText(agentLabel: string, request: Pick<ToolPermissionRequest, 'toolName' | 'summary'>): string {
   const tool = oneLine(request.toolName, 160);
   // ACP tools are named by their title ("Edit src/app.ts"), which often already says the target,
@@ -102,7 +108,7 @@ export function permissionPromptText(agentLabel: string, request: Pick<ToolPermi
   const target = tool.split(' ').pop() ?? '';
   const named = tool.includes(request.summary) || (/[/.]/.test(target) && request.summary.endsWith(`/${target}`));
   const summary = request.summary && !named ? ` ${request.summary}` : '';
-  return inertNotificationText(`Ultraplan: ${oneLine(agentLabel, 80)} wants to ${tool}${summary}`);
+  return inertNotificationText(`Ultraplan: ${oneLine(agentLabel, 80)} asks permission: ${tool}${summary}`);
 }
 
 /** The control_response answering `request`: allow with its input unchanged, or deny. */

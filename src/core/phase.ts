@@ -115,7 +115,8 @@ export const PHASE_LABELS: { statusBar: Record<Phase, string>; panel: Record<Pha
     needs_permission: 'Needs permission',
     agent_stopped: 'Agent stopped',
     approved: 'Approved',
-    executing: 'Executing remotely',
+    // Where it executes is the backend's to say (the header names it): on this machine, a server or the web.
+    executing: 'Executing',
     teleported: 'Teleported',
     rejected: 'Rejected, revising',
     failed: 'Failed',

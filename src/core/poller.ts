@@ -1,10 +1,10 @@
-// The poller (docs/protocol.md section 5): reads a session's new events and status on an interval,
-// feeds the scanner, reports the phase, and ends with an approved or teleported plan or an
+// The poller (docs/protocol.md section 5): reads a session's new events (and its status when
+// nothing new came) on an interval, feeds the scanner, hands each poll to its reader, and ends with an approved or teleported plan or an
 // UltraplanPollError. The loop is shared with followUntilResult, which keeps following an
 // approved session until its `result` event so the editor can show how the execution ended.
 import { SessionsError, UltraplanPollError, type PollFailureReason } from './errors';
 import { parseEventBatch, type ParsedBatch } from './eventBatch';
-import { ExitPlanModeScanner, type PendingPlan, type ScanVerdict, type SessionResult } from './scanner';
+import { ExitPlanModeScanner, type ScanVerdict, type SessionResult } from './scanner';
 import type { SessionStatus } from './protocol';
 import type { SessionTransport } from './transport';
 
@@ -14,19 +14,10 @@ export type PollPhase = 'running' | 'needs_input' | 'plan_ready';
  * What one poll says about the agent: a plan waits, the agent waits on the person (quiet), or it
  * works. The status flips to idle briefly between tool turns, so events flowing mean it is working.
  */
-export function pollPhaseOf(hasPendingPlan: boolean, status: SessionStatus | string, eventsRead: number): PollPhase {
+export function pollPhaseOf(hasPendingPlan: boolean, status: SessionStatus | string | undefined, eventsRead: number): PollPhase {
   if (hasPendingPlan) return 'plan_ready';
   const quiet = (status === 'idle' || status === 'requires_action') && eventsRead === 0;
   return quiet ? 'needs_input' : 'running';
-}
-
-export interface PollPhaseDetail {
-  /** The plan awaiting review (plan_ready). */
-  pendingPlan: PendingPlan | null;
-  /** The agent's last message, its question when the phase is needs_input. */
-  question: string | null;
-  rejectCount: number;
-  status: SessionStatus | string;
 }
 
 /** Time, injectable so tests run on a fake clock. `sleep` rejects or resolves early on abort. */
@@ -65,13 +56,9 @@ export interface FollowOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   /**
-   * After each batch with events has been ingested: the place to persist `cursor` (to resume
-   * after a reload) and to show revisions. Errors thrown here propagate unchanged.
-   */
-  onBatch?(events: unknown[], scanner: ExitPlanModeScanner, cursor: string | null): void;
-  /**
-   * After every successful poll, empty or not: the batch as parsed once at the transport, the
-   * session's status and the cursor. The session model is fed from here (one change per poll).
+   * After every successful poll, empty or not, once the scanner has read it: the batch as parsed
+   * once at the transport, the session's status and the cursor. The session model is fed from
+   * here (one change per poll). Errors thrown here propagate unchanged.
    */
   onPoll?(poll: PollRead): void;
   /** Resume after this event id (null or absent: from the start). */
@@ -81,10 +68,7 @@ export interface FollowOptions {
   clock?: PollClock;
 }
 
-export interface PollOptions extends FollowOptions {
-  /** Called on every phase change, and when a new plan replaces the pending one. */
-  onPhase?(phase: PollPhase, detail: PollPhaseDetail): void;
-}
+export type PollOptions = FollowOptions;
 
 export interface ApprovedPlan {
   /** remote: approved, the remote executes it; local: teleported, execute it here. */
@@ -102,7 +86,8 @@ export interface ApprovedPlan {
 /** What one poll read: the batch (validated once), the session's status, where to resume. */
 export interface PollRead {
   batch: ParsedBatch;
-  status: SessionStatus | string;
+  /** Read only when the batch came back empty (see `read` below); undefined while events flow. */
+  status: SessionStatus | string | undefined;
   cursor: string | null;
 }
 
@@ -130,7 +115,36 @@ function isTransientError(err: unknown): err is Error {
  * What one poll saw; a step returns a value to end the loop, or undefined to go on.
  * It may throw an UltraplanPollError to fail.
  */
-type Step<T> = (poll: { batch: ParsedBatch; status: string; verdict: ScanVerdict; cursor: string | null }) => T | undefined;
+type Step<T> = (poll: { batch: ParsedBatch; status: string | undefined; verdict: ScanVerdict; cursor: string | null }) => T | undefined;
+
+const isQuiet = (status: string) => status === 'idle' || status === 'requires_action';
+
+/**
+ * One poll's reads. The status only matters when nothing new came (is the agent waiting on the
+ * person, or was the session archived?), so it is read only when the batch may be empty: while
+ * events flow, or after a stream woke us, the events are read first and a batch with events needs
+ * no status. When the status is read before a quiet verdict, the events are read after it: if the
+ * session is idle now, any event written before it went idle is in that read, so "idle and
+ * nothing new" really means waiting on us.
+ */
+async function read(
+  transport: SessionTransport,
+  sessionId: string,
+  cursor: string | null,
+  expectEvents: boolean,
+  signal: AbortSignal | undefined,
+): Promise<{ status: string | undefined; events: unknown[]; lastId: string | null }> {
+  let after = cursor;
+  if (expectEvents) {
+    const first = await transport.readEvents(sessionId, cursor, signal);
+    if (first.events.length > 0) return { status: undefined, events: first.events, lastId: first.lastId };
+    after = first.lastId ?? cursor;
+  }
+  const status = await transport.getStatus(sessionId, signal);
+  if (expectEvents && !isQuiet(status)) return { status, events: [], lastId: after };
+  const read = await transport.readEvents(sessionId, after, signal);
+  return { status, events: read.events, lastId: read.lastId ?? after };
+}
 
 async function follow<T>(
   options: FollowOptions,
@@ -147,6 +161,8 @@ async function follow<T>(
   const deadline = clock.now() + timeoutMs;
   let cursor = options.initialCursor ?? null;
   let failures = 0;
+  // A follow starts by replaying what it has not read yet: events are expected.
+  let expectEvents = true;
 
   const stopped = () => failure('stopped', 'Stopped following the session.', scanner);
 
@@ -157,13 +173,9 @@ async function follow<T>(
 
     let waitMs = interval;
     let backingOff = false;
-    let polled: { status: string; events: unknown[]; lastId: string | null } | null = null;
+    let polled: { status: string | undefined; events: unknown[]; lastId: string | null } | null = null;
     try {
-      // Status before events: if the session is idle now, any event written before it went
-      // idle is in the read that follows, so "idle and nothing new" really means waiting on us.
-      const status = await transport.getStatus(sessionId, signal);
-      const read = await transport.readEvents(sessionId, cursor, signal);
-      polled = { status, events: read.events, lastId: read.lastId };
+      polled = await read(transport, sessionId, cursor, expectEvents, signal);
       failures = 0;
     } catch (err) {
       if (signal?.aborted) throw stopped();
@@ -188,7 +200,7 @@ async function follow<T>(
       // The one place events are validated: everything after this reads the parsed batch.
       const batch = parseEventBatch(polled.events);
       const verdict = scanner.ingestParsed(batch);
-      if (polled.events.length > 0) options.onBatch?.(polled.events, scanner, cursor);
+      expectEvents = polled.events.length > 0;
       options.onPoll?.({ batch, status: polled.status, cursor });
       const done = step({ batch, status: polled.status, verdict, cursor });
       if (done !== undefined) return done;
@@ -202,7 +214,10 @@ async function follow<T>(
     try {
       if (!backingOff && transport.waitForActivity) {
         try {
+          const started = clock.now();
           await transport.waitForActivity(sessionId, wait, signal);
+          // Woken before the wait was over: something happened, most likely events.
+          if (clock.now() - started < wait) expectEvents = true;
         } catch (err) {
           if (signal?.aborted) throw err;
           // A broken stream is not fatal: the next read will tell, and polling carries on.
@@ -277,30 +292,13 @@ export async function pollForApprovedPlan(options: PollOptions): Promise<Approve
   if (already) return already;
   if (scanner.terminated !== null) throw terminated(scanner.terminated);
 
-  let lastPhase: PollPhase | null = null;
-  let lastPendingId: string | null = null;
-
   return follow<ApprovedPlan>(
     { ...options, timeoutMs },
     scanner,
-    ({ batch, status, verdict, cursor }) => {
+    ({ status, verdict, cursor }) => {
       if (verdict.kind === 'approved' || verdict.kind === 'teleport') return decided(cursor);
       if (verdict.kind === 'terminated') throw terminated(verdict.subtype);
       if (status === 'archived') throw terminated('archived');
-
-      const pendingPlan = scanner.pendingPlan;
-      const phase = pollPhaseOf(pendingPlan !== null, status, batch.size);
-      const pendingId = pendingPlan?.toolUseId ?? null;
-      if (phase !== lastPhase || pendingId !== lastPendingId) {
-        lastPhase = phase;
-        lastPendingId = pendingId;
-        options.onPhase?.(phase, {
-          pendingPlan,
-          question: scanner.lastAssistantText,
-          rejectCount: scanner.rejectCount,
-          status,
-        });
-      }
       return undefined;
     },
     () =>

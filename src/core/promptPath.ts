@@ -4,17 +4,23 @@
 // Ultraplan" from its plan approval does: the draft goes up as the starting point). Pure.
 import { hasUltraplanKeyword, hasUltrareviewKeyword, replaceUltraplanKeyword } from './keyword';
 
-export const ULTRAREVIEW_HINT = '"ultrareview" asks for a code review, which Ultraplan does not run; Ultraplan plans a task.';
+export const ULTRAREVIEW_HINT =
+  '"ultrareview" starts a verified review of your changes (Ultraplan: Review Changes…): agents find issues, others verify them, findings open as comment threads.';
 
 /** A plan larger than this is refused for refinement (it would not fit a prompt sensibly). */
 export const REFINE_PLAN_MAX_CHARS = 200_000;
+
+/** `ultrareview` typed as an invocation, without `ultraplan`: the person asks for a review, not a plan. */
+export function isReviewRequest(text: string): boolean {
+  return hasUltrareviewKeyword(text) && !hasUltraplanKeyword(text);
+}
 
 /** The prompt as sent: the first keyword replaced (section 7), or the text as typed; trimmed. */
 export function promptFromText(text: string): string {
   return (hasUltraplanKeyword(text) ? replaceUltraplanKeyword(text) : text).trim();
 }
 
-/** The hints shown while a prompt is typed: what the keyword does, that `ultrareview` launches nothing. */
+/** The hints shown while a prompt is typed: what the keyword does, and that `ultrareview` starts a review. */
 export function keywordHints(text: string, previewChars = 80): string[] {
   if (text.trim().length === 0) return [];
   const hints: string[] = [];
@@ -33,8 +39,8 @@ export function keywordHints(text: string, previewChars = 80): string[] {
 export type ChatRequestAction =
   /** Start a planning session with this prompt. */
   | { kind: 'launch'; prompt: string }
-  /** `ultrareview` without `ultraplan`: answer with the hint, launch nothing. */
-  | { kind: 'hint'; message: string }
+  /** `ultrareview` without `ultraplan`: a review of the changes, not a planning session. */
+  | { kind: 'review'; message: string }
   /** Nothing to plan: say how to use the participant. */
   | { kind: 'usage'; message: string };
 
@@ -44,12 +50,12 @@ export const CHAT_USAGE =
 /**
  * What a request to @ultraplan does. Addressing the participant is itself the invocation, so any
  * task launches; the keyword, when typed too, is replaced as in the terminal. `ultrareview` alone
- * only hints, as it does there.
+ * starts a review of the changes instead (docs/review.md).
  */
 export function chatRequestAction(text: string): ChatRequestAction {
   const trimmed = text.trim();
   if (trimmed.length === 0) return { kind: 'usage', message: CHAT_USAGE };
-  if (hasUltrareviewKeyword(trimmed) && !hasUltraplanKeyword(trimmed)) return { kind: 'hint', message: ULTRAREVIEW_HINT };
+  if (isReviewRequest(trimmed)) return { kind: 'review', message: ULTRAREVIEW_HINT };
   const prompt = promptFromText(trimmed);
   if (prompt.length === 0) return { kind: 'usage', message: `Only the keyword: ${CHAT_USAGE}` };
   return { kind: 'launch', prompt };

@@ -288,8 +288,13 @@ export function teleportDenyMessage(plan: string): string {
   return `${ULTRAPLAN_TELEPORT_SENTINEL}\n${plan}`;
 }
 
-/** Reads a tool_result or message content (string or text blocks) as one string. */
-export function contentText(content: unknown): string {
+/**
+ * Reads a tool_result or message content (string or text blocks) as one string. A tool_result's
+ * blocks are joined with no separator, as Claude Code joins them before it looks for the approval
+ * and teleport markers (a marker may be split across blocks); a person's message keeps its blocks
+ * apart with a newline.
+ */
+export function contentText(content: unknown, separator: '' | '\n' = ''): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   const parts: string[] = [];
@@ -299,5 +304,5 @@ export function contentText(content: unknown): string {
       if (typeof text === 'string') parts.push(text);
     }
   }
-  return parts.join('\n');
+  return parts.join(separator);
 }

@@ -1,10 +1,13 @@
 // How a listed session reads in "Attach to Session…": its title without the `ultraplan:` prefix
 // every planning session carries, its status in words, its age. Pure, so the wording is tested.
+import { PHASE_LABELS, type Phase } from './phase';
 import type { SessionResource } from './protocol';
 
+// A listed status alone cannot tell a finished session from one waiting for a message: both are
+// `idle`. A session this window follows is described by its phase, which can.
 const STATUS_WORDS: Record<string, string> = {
   running: 'running',
-  idle: 'waiting for a message',
+  idle: 'idle',
   requires_action: 'needs action',
   archived: 'archived',
 };
@@ -24,16 +27,19 @@ export function formatAge(ms: number): string {
   return `${Math.floor(hours / 24)} days ago`;
 }
 
-/** A picker row for a listed session: title; status, age since its last change, whether followed; its id. */
+/**
+ * A picker row for a listed session: title; its phase when this window follows it (else its status),
+ * age since its last change, whether followed; its id.
+ */
 export function describeListedSession(
   session: SessionResource,
   now: number,
-  followed: boolean,
+  followedPhase: Phase | undefined,
 ): { title: string; description: string; detail: string } {
   const parts = [
-    STATUS_WORDS[session.session_status] ?? session.session_status,
+    followedPhase !== undefined ? PHASE_LABELS.words[followedPhase] : (STATUS_WORDS[session.session_status] ?? session.session_status),
     formatAge(now - Date.parse(session.updated_at || session.created_at)),
   ];
-  if (followed) parts.push('followed');
+  if (followedPhase !== undefined) parts.push('followed');
   return { title: displayTitle(session.title, '(untitled)'), description: parts.join(' · '), detail: session.id };
 }

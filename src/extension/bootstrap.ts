@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agents/agentNotice';
 import { createIdleStatusItem } from './status/idleStatus';
 import { createInboxView, type InboxViewHandle } from './inbox/inboxStandIn';
-import { CHAT_STAND_IN, PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY } from '../core/stateKeys';
+import { CHAT_STAND_IN, PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY, REVIEW_THREADS_KEY } from '../core/stateKeys';
 
 type FullExtension = typeof import('./extension');
 
@@ -23,7 +23,8 @@ let inbox: InboxViewHandle | undefined;
 function hasStateToRestore(context: vscode.ExtensionContext): boolean {
   const sessions = context.workspaceState.get<unknown>(PERSISTED_SESSIONS_KEY);
   const panel = context.workspaceState.get<unknown>(REVIEW_PANEL_KEY);
-  return (Array.isArray(sessions) && sessions.length > 0) || (panel !== undefined && panel !== null);
+  const reviewThreads = context.workspaceState.get<unknown>(REVIEW_THREADS_KEY);
+  return (Array.isArray(sessions) && sessions.length > 0) || (panel !== undefined && panel !== null) || reviewThreads !== undefined;
 }
 
 function contributedCommands(context: vscode.ExtensionContext): string[] {

@@ -23,6 +23,7 @@ import type { InboxViewHandle } from './inbox/inboxStandIn';
 import { registerInbox } from './inbox/inboxView';
 import type { FollowedSession } from './sessions/followedSession';
 import { SettingsReader } from './settings/settings';
+import { registerUltrareview } from './ultrareview/ultrareviewEntry';
 import type { UltraplanSettings } from './settings/settingsSchema';
 
 /** For the startup bootstrap (bootstrap.ts): a chat request it received before this module loaded. */
@@ -67,7 +68,8 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
   registerReviewCommands(services);
   registerBackendCommands(services);
   registerWorkspaceCommands(services);
-  registerInbox(services, fromBootstrap.inbox);
+  const reviews = registerUltrareview(services);
+  registerInbox(services, fromBootstrap.inbox, reviews);
   registerChatParticipant(context, { settings, log, launch });
 }
 

@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import {
-  CodeEventItemSchema,
   CodeEventPageSchema,
   CodeSessionEnvelopeSchema,
   CodeSessionListSchema,
@@ -21,11 +20,11 @@ import {
   toV1CreateRequest,
   withUuid,
   type CodeEventPage,
+  readEventItem,
+  sortEventItems,
 } from '../core/codeSessions';
 import {
-  AnyEventSchema,
   CCR_BETA,
-  SKIPPED_EVENT_TYPES,
   SessionResourceSchema,
   type AnyEvent,
   type CreateSessionRequest,
@@ -101,20 +100,6 @@ export interface ReadEventsOptions {
   /** Page size; only tests against our own server use it (Claude Code never sends one). */
   limit?: number;
   maxPages?: number;
-}
-
-/** Splits raw payloads into kept events and counts of the skipped and the invalid. */
-export function sortEventItems(items: readonly unknown[]): { events: unknown[]; skipped: number; invalid: number } {
-  const events: unknown[] = [];
-  let skipped = 0;
-  let invalid = 0;
-  for (const item of items) {
-    const parsed = AnyEventSchema.safeParse(item);
-    if (!parsed.success) invalid++;
-    else if (SKIPPED_EVENT_TYPES.has(parsed.data.type)) skipped++;
-    else events.push(item);
-  }
-  return { events, skipped, invalid };
 }
 
 export class SessionsClient implements SessionTransport {
@@ -259,13 +244,13 @@ export class SessionsClient implements SessionTransport {
       const page = await this.readEventsPage(sessionId, requested, { signal: options.signal, limit: options.limit });
       pages++;
       for (const raw of page.data) {
-        const item = CodeEventItemSchema.safeParse(raw);
-        if (!item.success) {
+        const item = readEventItem(raw);
+        if (!item) {
           invalid++;
           continue;
         }
-        position = String(item.data.sequence_num);
-        payloads.push(item.data.payload);
+        position = item.sequence;
+        payloads.push(item.payload);
       }
       const next = page.next_cursor ?? '';
       hasMore = next !== '';

@@ -71,7 +71,7 @@ export function parseClientEvent(raw: unknown, at: string, form: ClientEventForm
       }
       throw refuse(`a user message holds text only (${zodText(user.error)})`);
     }
-    const text = contentText(user.data.message.content);
+    const text = contentText(user.data.message.content, '\n');
     if (!text.trim()) throw refuse('a user message needs text');
     return { kind: 'user', event: user.data, text };
   }

@@ -6,11 +6,11 @@
 // falls back to plain polling (3 s). The poller is fed the same batches either way: the buffer is
 // only served when it provably continues the poller's cursor, otherwise the read goes over HTTP.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { CodeEventItemSchema, STREAM_EVENT_FRAME, sequenceAfter } from '../core/codeSessions';
+import { STREAM_EVENT_FRAME, readEventItem, sequenceAfter, sortEventItems } from '../core/codeSessions';
 import { SessionsError } from '../core/errors';
 import type { SessionStatus } from '../core/protocol';
 import type { SessionTransport } from '../core/transport';
-import { sortEventItems, type EventsReadResult, type SessionsClient } from './client';
+import type { EventsReadResult, SessionsClient } from './client';
 
 export interface StreamingTransportOptions {
   client: SessionsClient;
@@ -248,8 +248,8 @@ class SessionEventStream {
     } catch {
       data = undefined;
     }
-    const frame = CodeEventItemSchema.safeParse(data);
-    const id = message.id || (frame.success ? String(frame.data.sequence_num) : '');
+    const frame = readEventItem(data);
+    const id = message.id || (frame?.sequence ?? '');
     if (id === '') {
       this.log(`session ${this.sessionId}: ignored a stream event without a sequence number (it could not be resumed)`);
       return false;
@@ -259,7 +259,7 @@ class SessionEventStream {
       return false;
     }
     // A frame without a payload is kept as an invalid item, so the cursor still moves past it.
-    const item: unknown = frame.success ? frame.data.payload : undefined;
+    const item: unknown = frame?.payload;
     this.frames.push({ id, item });
     this.lastSeenId = id;
     if (this.frames.length > this.settings.maxBufferedEvents) {

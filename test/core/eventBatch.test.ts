@@ -4,40 +4,19 @@ import * as assert from 'node:assert/strict';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import * as protocol from '../../src/core/protocol';
 import { SessionModel } from '../../src/core/sessionModel';
-import { TEST_IDENTITY, assistantText, exitPlan, toolResult, toolUse } from './sessionEvents';
-
-function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
-  return {
-    type: 'control_request',
-    request_id: requestId,
-    request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input },
-  };
-}
+import { TEST_IDENTITY, assistantText, exitPlan, toolResult, toolUse, toolRequest } from './sessionEvents';
+import { countSchemaPasses } from '../support/schemaPasses';
 
 describe('event batch (the one parse)', () => {
   it('validates a batch once, at the transport: the scanner, the tracker and the model parse nothing again', () => {
     // Every schema the protocol exports, counted.
-    const schemas = Object.entries(protocol).filter(
-      ([name, value]) => name.endsWith('Schema') && typeof (value as { safeParse?: unknown }).safeParse === 'function',
-    );
-    const calls = { n: 0 };
-    const originals = schemas.map(([, schema]) => {
-      const s = schema as { safeParse: (...args: unknown[]) => unknown };
-      const original = s.safeParse;
-      s.safeParse = (...args: unknown[]) => {
-        calls.n++;
-        return original.apply(s, args);
-      };
-      return () => {
-        s.safeParse = original;
-      };
-    });
+    const calls = countSchemaPasses([protocol]);
     try {
       const raw = [
         assistantText('hi'),
         exitPlan('toolu_1', '# P'),
-        canUseTool('req_1', 'toolu_1', 'ExitPlanMode'),
-        canUseTool('req_2', 'b-1', 'Bash', { command: 'ls' }),
+        toolRequest('req_1', 'toolu_1', 'ExitPlanMode'),
+        toolRequest('req_2', 'b-1', 'Bash', { command: 'ls' }),
         { type: 'result', subtype: 'success' },
         { type: 'env_manager_log' },
         { nope: 1 },
@@ -53,7 +32,7 @@ describe('event batch (the one parse)', () => {
       assert.equal(model.state.pendingPlan?.toolUseId, 'toolu_1');
       assert.equal(batch.malformed, 1);
     } finally {
-      for (const restore of originals) restore();
+      calls.restore();
     }
   });
 

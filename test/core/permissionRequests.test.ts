@@ -188,20 +188,25 @@ describe('permission request texts and answers', () => {
   it('the prompt names the agent, the tool and what it acts on; links the agent planted are inert', () => {
     assert.equal(
       permissionPromptText('Claude (ACP)', { toolName: 'Bash', summary: 'npm test' }),
-      'Ultraplan: Claude (ACP) wants to Bash npm test',
+      'Ultraplan: Claude (ACP) asks permission: Bash npm test',
+    );
+    // Gemini CLI titles its tools with a phrase and sends an empty input: read as it stands, no "{}".
+    assert.equal(
+      permissionPromptText('Gemini CLI', { toolName: 'Writing to src/app.ts', summary: summarizeToolInput({}) }),
+      'Ultraplan: Gemini CLI asks permission: Writing to src/app.ts',
     );
     // An ACP title already saying the target is not repeated.
     assert.equal(
       permissionPromptText('Fake', { toolName: 'Edit /w/src/app.ts', summary: '/w/src/app.ts' }),
-      'Ultraplan: Fake wants to Edit /w/src/app.ts',
+      'Ultraplan: Fake asks permission: Edit /w/src/app.ts',
     );
     assert.equal(
       permissionPromptText('Fake', { toolName: 'Edit src/app.ts', summary: '/w/src/app.ts' }),
-      'Ultraplan: Fake wants to Edit src/app.ts',
+      'Ultraplan: Fake asks permission: Edit src/app.ts',
     );
     assert.equal(
       permissionPromptText('Fake', { toolName: 'Edit app.ts', summary: '/w/src/other.ts' }),
-      'Ultraplan: Fake wants to Edit app.ts /w/src/other.ts',
+      'Ultraplan: Fake asks permission: Edit app.ts /w/src/other.ts',
     );
     const hostile = permissionPromptText('Fake', {
       toolName: 'Edit',

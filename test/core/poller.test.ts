@@ -6,12 +6,12 @@ import {
   type PollClock,
   type PollOptions,
   type PollPhase,
-  type PollPhaseDetail,
 } from '../../src/core/poller';
 import { ExitPlanModeScanner } from '../../src/core/scanner';
 import { SessionsError, UltraplanPollError, type PollFailureReason } from '../../src/core/errors';
 import type { EventRead, SessionTransport } from '../../src/core/transport';
 import { approve, assistantText, exitPlan, reject, result, teleport, toolResult, toolUse, userText } from './sessionEvents';
+import { watchPhases, type PollPhaseDetail } from '../support/pollPhases';
 
 /** A time that only moves when the poller sleeps. */
 class FakeClock implements PollClock {
@@ -27,33 +27,64 @@ class FakeClock implements PollClock {
   }
 }
 
-/** One poll as the fake server answers it: a status and new events, or a failure. */
+/** The session at one poll: its status and the events new since the last, or a failure. */
 type Poll = { status?: string; events?: unknown[] } | { error: unknown };
 
 /**
- * A session transport answering a script, one entry per poll (status then events, as the
- * poller reads them). Past the end of the script: running, nothing new. Events get ids like a
+ * A session transport answering a script, one entry per poll: the world moves to the next entry
+ * when the poller waits (its clock moves, or `advance` is called). Within a poll the entry's
+ * events are delivered once, whatever the order and number of reads; a failing entry fails the
+ * poll's first request. Past the end of the script: running, nothing new. Events get ids like a
  * real store, so cursors can be checked.
  */
 class ScriptedTransport implements SessionTransport {
   private step = 0;
   private nextId = 0;
-  private current: Poll | undefined;
+  private delivered = false;
+  private touched = -1;
+  private at: number | undefined;
   readonly cursors: Array<string | null> = [];
   getStatusCalls = 0;
-  constructor(private readonly script: Poll[]) {}
+  /** Every request, status and events. */
+  requests = 0;
+  /** Polls that made a request. */
+  polls = 0;
+  constructor(
+    private readonly script: Poll[],
+    private readonly clock?: FakeClock,
+  ) {}
+
+  advance(): void {
+    this.step++;
+    this.delivered = false;
+  }
+
+  private current(): Poll {
+    if (this.clock) {
+      if (this.at !== undefined && this.clock.t !== this.at) this.advance();
+      this.at = this.clock.t;
+    }
+    this.requests++;
+    if (this.touched !== this.step) {
+      this.touched = this.step;
+      this.polls++;
+      const poll = this.script[this.step] ?? { status: 'running' };
+      if ('error' in poll) throw poll.error;
+    }
+    return this.script[this.step] ?? { status: 'running' };
+  }
 
   async getStatus(): Promise<string> {
     this.getStatusCalls++;
-    this.current = this.script[this.step++] ?? { status: 'running', events: [] };
-    if ('error' in this.current) throw this.current.error;
-    return this.current.status ?? 'running';
+    const poll = this.current();
+    return 'error' in poll ? 'running' : (poll.status ?? 'running');
   }
 
   async readEvents(_sessionId: string, afterId: string | null): Promise<EventRead> {
     this.cursors.push(afterId);
-    const poll = this.current;
-    const events = poll && !('error' in poll) ? (poll.events ?? []) : [];
+    const poll = this.current();
+    const events = !('error' in poll) && !this.delivered ? (poll.events ?? []) : [];
+    this.delivered = true;
     const stored = events.map((e) => ({ ...(e as object), id: `e_${String(++this.nextId).padStart(6, '0')}` }));
     return { events: stored, lastId: stored.length > 0 ? stored[stored.length - 1]!.id : afterId };
   }
@@ -61,14 +92,15 @@ class ScriptedTransport implements SessionTransport {
 
 function run(script: Poll[], extra: Partial<PollOptions> = {}) {
   const clock = new FakeClock();
-  const transport = new ScriptedTransport(script);
+  const transport = new ScriptedTransport(script, clock);
   const phases: Array<[PollPhase, PollPhaseDetail]> = [];
+  const { scanner, ...rest } = extra;
   const promise = pollForApprovedPlan({
     sessionId: 'sess-1',
     transport,
     clock,
-    onPhase: (phase, detail) => phases.push([phase, detail]),
-    ...extra,
+    ...watchPhases((phase, detail) => phases.push([phase, detail]), scanner ? { scanner } : {}),
+    ...rest,
   });
   return { clock, transport, phases, promise };
 }
@@ -105,7 +137,10 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
         ['running', 'plan_ready'],
       );
       assert.deepEqual(phases[1]![1].pendingPlan, { toolUseId: 'A', plan: '# Plan A' });
-      assert.deepEqual(transport.cursors, [null, 'e_000001', 'e_000002', 'e_000002']);
+      // Events first while they flow; an empty read asks the status (quiet: read again after it);
+      // after a quiet poll the status comes first.
+      assert.deepEqual(transport.cursors, [null, 'e_000001', 'e_000002', 'e_000002', 'e_000002']);
+      assert.equal(transport.getStatusCalls, 2, 'only the polls that could come back empty read the status');
       assert.deepEqual(clock.sleeps, [3000, 3000, 3000], 'the default interval');
     });
 
@@ -156,8 +191,8 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
       assert.equal(outcome.rejectCount, 1);
     });
 
-    it('onBatch sees each batch with the scanner and the cursor to persist', async () => {
-      const seen: Array<[number, string | null, number]> = [];
+    it('onPoll hears every poll: its parsed batch, the status only when the batch could be empty, the cursor', async () => {
+      const seen: Array<[number, string | undefined, string | null]> = [];
       const { promise } = run(
         [
           { events: [assistantText('a'), exitPlan('A')] },
@@ -165,32 +200,45 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
           { events: [reject('A', 'no')] },
           { events: [exitPlan('B'), approve('B', 'p')] },
         ],
-        {
-          onBatch: (events, scanner, cursor) => seen.push([events.length, cursor, scanner.rejectCount]),
-        },
+        { onPoll: ({ batch, status, cursor }) => seen.push([batch.size, status, cursor]) },
       );
       await promise;
       assert.deepEqual(seen, [
-        [2, 'e_000002', 0],
-        [1, 'e_000003', 1],
-        [2, 'e_000005', 1],
+        [2, undefined, 'e_000002'],
+        [0, 'running', 'e_000002'],
+        [1, 'running', 'e_000003'],
+        [2, undefined, 'e_000005'],
       ]);
+    });
+
+    it('reads no status while events flow, and reads it once the session goes quiet', async () => {
+      const busy = Array.from({ length: 5 }, (_, i) => ({ status: 'running', events: [assistantText(`step ${i}`)] }));
+      const { promise, transport, phases } = run([...busy, { status: 'idle', events: [] }, { events: [exitPlan('A'), approve('A', 'p')] }]);
+      await promise;
+      assert.equal(transport.getStatusCalls, 2, 'the quiet poll, then the one after it');
+      assert.deepEqual(
+        phases.map(([p]) => p),
+        ['running', 'needs_input'],
+      );
     });
 
     it("waits with the transport's waitForActivity when it has one, not the clock", async () => {
       const clock = new FakeClock();
-      const transport = new ScriptedTransport([{ events: [exitPlan('A')] }, { events: [approve('A', 'p')] }]);
+      const transport = new ScriptedTransport([{ events: [exitPlan('A')] }, { events: [] }, { events: [approve('A', 'p')] }]);
       const waits: number[] = [];
       const streaming: SessionTransport = {
         getStatus: () => transport.getStatus(),
         readEvents: (id, after) => transport.readEvents(id, after),
         waitForActivity: async (_id, timeoutMs) => {
           waits.push(timeoutMs);
+          transport.advance();
         },
       };
       await pollForApprovedPlan({ sessionId: 's', transport: streaming, clock, pollIntervalMs: 5000 });
-      assert.deepEqual(waits, [5000]);
+      assert.deepEqual(waits, [5000, 5000]);
       assert.deepEqual(clock.sleeps, []);
+      // Woken early each time: the events are read first, and the status only for the empty batch.
+      assert.equal(transport.getStatusCalls, 1);
     });
   });
 
@@ -250,13 +298,13 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
     it('unauthorized at once on a 401', async () => {
       const { promise, transport } = run([{ error: new SessionsError('unauthorized', 'HTTP 401', 401) }]);
       await rejectsWith(promise, 'unauthorized', (e) => assert.ok(e.cause instanceof SessionsError));
-      assert.equal(transport.getStatusCalls, 1);
+      assert.equal(transport.requests, 1);
     });
 
     it('not_found at once on a 404', async () => {
       const { promise, transport } = run([{ error: new SessionsError('not_found', 'HTTP 404', 404) }]);
       await rejectsWith(promise, 'not_found', (e) => assert.match(e.message, /sess-1/));
-      assert.equal(transport.getStatusCalls, 1);
+      assert.equal(transport.requests, 1);
     });
 
     for (const [label, error] of [
@@ -267,7 +315,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
       it(`network_or_unknown at once on ${label} (not transient)`, async () => {
         const { promise, transport } = run([{ error }, { events: [exitPlan('A'), approve('A', 'p')] }]);
         await rejectsWith(promise, 'network_or_unknown', (e) => assert.match(e.message, new RegExp(error.message)));
-        assert.equal(transport.getStatusCalls, 1);
+        assert.equal(transport.requests, 1);
       });
     }
 
@@ -280,7 +328,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
         { events: [exitPlan('A'), approve('A', 'p')] },
       ]);
       assert.equal((await promise).plan, 'p');
-      assert.equal(transport.getStatusCalls, 5);
+      assert.equal(transport.polls, 5);
     });
 
     it('the 5th transient failure in a row fails with network_or_unknown', async () => {
@@ -293,7 +341,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
         { events: [exitPlan('A'), approve('A', 'p')] },
       ]);
       await rejectsWith(promise, 'network_or_unknown', (e) => assert.match(e.message, /5 attempts in a row.*HTTP 502/));
-      assert.equal(transport.getStatusCalls, 5);
+      assert.equal(transport.polls, 5);
     });
 
     it('a success resets the count of failures in a row', async () => {
@@ -305,7 +353,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
     it('maxConsecutiveFailures is configurable', async () => {
       const { promise, transport } = run([{ error: transient() }, { error: transient() }], { maxConsecutiveFailures: 2 });
       await rejectsWith(promise, 'network_or_unknown');
-      assert.equal(transport.getStatusCalls, 2);
+      assert.equal(transport.polls, 2);
     });
 
     it('honours Retry-After from a 429/503, never waiting less than the interval', async () => {
@@ -324,7 +372,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
       const controller = new AbortController();
       const { promise } = run([{ events: [assistantText('working')] }], {
         signal: controller.signal,
-        onPhase: () => controller.abort(),
+        ...watchPhases(() => controller.abort()),
       });
       await rejectsWith(promise, 'stopped');
     });
@@ -334,7 +382,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
       controller.abort();
       const { promise, transport } = run([], { signal: controller.signal });
       await rejectsWith(promise, 'stopped');
-      assert.equal(transport.getStatusCalls, 0);
+      assert.equal(transport.requests, 0);
     });
 
     it('an abort during a real sleep ends the wait at once', async () => {
@@ -381,7 +429,7 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
       scanner.ingest([exitPlan('A'), approve('A', 'p')]);
       const { promise, transport } = run([], { scanner, initialCursor: 'e_000009' });
       assert.equal((await promise).plan, 'p');
-      assert.equal(transport.getStatusCalls, 0);
+      assert.equal(transport.requests, 0);
     });
 
     it('a scanner that already saw the termination fails without reading', async () => {
@@ -397,11 +445,14 @@ describe('followUntilResult', () => {
     const first = run([{ events: [exitPlan('A'), approve('A', 'p')] }]);
     const approved = await first.promise;
     const clock = new FakeClock();
-    const transport = new ScriptedTransport([
-      { status: 'running', events: [toolUse('t1', 'Edit'), toolResult('t1', 'ok')] },
-      { status: 'running', events: [] },
-      { status: 'idle', events: [assistantText('Done: opened a PR.'), result('success')] },
-    ]);
+    const transport = new ScriptedTransport(
+      [
+        { status: 'running', events: [toolUse('t1', 'Edit'), toolResult('t1', 'ok')] },
+        { status: 'running', events: [] },
+        { status: 'idle', events: [assistantText('Done: opened a PR.'), result('success')] },
+      ],
+      clock,
+    );
     const outcome = await followUntilResult({
       sessionId: 'sess-1',
       transport,
@@ -419,7 +470,7 @@ describe('followUntilResult', () => {
     const outcome = await followUntilResult({ sessionId: 's', transport, clock: new FakeClock(), scanner: approved.scanner });
     assert.equal(outcome.subtype, 'error_during_execution');
     assert.equal(outcome.isError, true);
-    assert.equal(transport.getStatusCalls, 0);
+    assert.equal(transport.requests, 0);
   });
 
   it('gives up with timeout_result', async () => {

@@ -28,8 +28,8 @@ describe('the prompt path from the terminal', () => {
       assert.deepEqual(chatRequestAction('explain `ultraplan` to me'), { kind: 'launch', prompt: 'explain `ultraplan` to me' });
     });
 
-    it('ultrareview alone answers with its hint and launches nothing', () => {
-      assert.deepEqual(chatRequestAction('ultrareview my branch'), { kind: 'hint', message: ULTRAREVIEW_HINT });
+    it('ultrareview alone starts a review of the changes, not a planning session', () => {
+      assert.deepEqual(chatRequestAction('ultrareview my branch'), { kind: 'review', message: ULTRAREVIEW_HINT });
       // with the launch keyword too, it is a launch
       assert.equal(chatRequestAction('ultraplan then ultrareview').kind, 'launch');
       // quoted, it is talk about the word, not a request for a review

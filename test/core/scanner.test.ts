@@ -77,6 +77,36 @@ const cases: Case[] = [
     verdicts: [{ kind: 'approved', plan: 'block plan' }],
   },
   {
+    rule: 'text blocks join with no separator, as Claude Code joins them: a marker split across blocks is found',
+    batches: [
+      [
+        exitPlan('A'),
+        toolResult('A', [
+          { type: 'text', text: 'User has approved your plan. ## Approved ' },
+          { type: 'text', text: 'Plan:\nsplit plan' },
+        ]),
+      ],
+    ],
+    verdicts: [{ kind: 'approved', plan: 'split plan' }],
+  },
+  {
+    rule: 'a teleport whose sentinel line is a block of its own carries no stray newline',
+    batches: [
+      [
+        exitPlan('A'),
+        toolResult(
+          'A',
+          [
+            { type: 'text', text: `${ULTRAPLAN_TELEPORT_SENTINEL}\n` },
+            { type: 'text', text: '# Local plan' },
+          ],
+          true,
+        ),
+      ],
+    ],
+    verdicts: [{ kind: 'teleport', plan: '# Local plan' }],
+  },
+  {
     rule: 'is_error false explicitly is an approval',
     batches: [[exitPlan('A'), toolResult('A', approvedText('p'), false)]],
     verdicts: [{ kind: 'approved', plan: 'p' }],

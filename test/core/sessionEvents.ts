@@ -67,3 +67,12 @@ export const TEST_IDENTITY = {
   backendLabel: 'Server',
   demo: false,
 } as const;
+
+/** The agent asks to run a tool, with its input (a `can_use_tool` control request). */
+export function toolRequest(requestId: string, toolUseId: string, toolName = 'ExitPlanMode', input: unknown = {}) {
+  return {
+    type: 'control_request',
+    request_id: requestId,
+    request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input },
+  };
+}

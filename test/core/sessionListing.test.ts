@@ -36,17 +36,26 @@ describe('session listing (Attach to Session… rows)', () => {
 
   it('a row: title; status in words, age, followed; the id as detail', () => {
     const now = Date.parse('2026-11-30T10:15:00.000Z');
-    assert.deepEqual(describeListedSession(listed(), now, false), {
+    assert.deepEqual(describeListedSession(listed(), now, undefined), {
       title: 'add a changelog',
       description: 'needs action · 10 min ago',
       detail: 'cse_abc',
     });
-    assert.deepEqual(describeListedSession(listed({ session_status: 'archived', title: '' }), now, true), {
+    assert.deepEqual(describeListedSession(listed({ session_status: 'archived', title: '' }), now, 'stopped'), {
       title: '(untitled)',
-      description: 'archived · 10 min ago · followed',
+      description: 'stopped · 10 min ago · followed',
       detail: 'cse_abc',
     });
-    assert.equal(describeListedSession(listed({ session_status: 'paused' }), now, false).description, 'paused · 10 min ago');
-    assert.equal(describeListedSession(listed({ updated_at: '' }), now, false).description, 'needs action · 15 min ago');
+    assert.equal(describeListedSession(listed({ session_status: 'paused' }), now, undefined).description, 'paused · 10 min ago');
+    assert.equal(describeListedSession(listed({ updated_at: '' }), now, undefined).description, 'needs action · 15 min ago');
+  });
+
+  it('a finished session is never "waiting for a message": idle alone says idle, and a followed one says its phase', () => {
+    const now = Date.parse('2026-11-30T10:15:00.000Z');
+    assert.equal(describeListedSession(listed({ session_status: 'idle' }), now, undefined).description, 'idle · 10 min ago');
+    assert.equal(
+      describeListedSession(listed({ session_status: 'idle' }), now, 'completed').description,
+      'completed · 10 min ago · followed',
+    );
   });
 });

@@ -4,15 +4,7 @@ import * as assert from 'node:assert/strict';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import { NO_ACTS, type LocalDecision } from '../../src/core/hostActs';
 import { SessionModel, type SessionChange, type SessionInput } from '../../src/core/sessionModel';
-import { TEST_IDENTITY, approve, assistantText, exitPlan, reject } from './sessionEvents';
-
-function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
-  return {
-    type: 'control_request',
-    request_id: requestId,
-    request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input },
-  };
-}
+import { TEST_IDENTITY, approve, assistantText, exitPlan, reject, toolRequest } from './sessionEvents';
 
 let cursors = 0;
 
@@ -35,7 +27,7 @@ describe('session model', () => {
     assert.equal(model.state.phase, 'planning');
     const first = poll(
       model,
-      [assistantText('Looking around'), exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' })],
+      [assistantText('Looking around'), exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' })],
       'requires_action',
       5,
     );
@@ -52,7 +44,7 @@ describe('session model', () => {
 
   it('a decision sent here shows until the session confirms it; the approval then means executing', () => {
     const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
-    const events: unknown[] = [exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode')];
+    const events: unknown[] = [exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode')];
     poll(model, events, 'requires_action');
     assert.equal(model.reduce(sent('toolu_1', 'approved')).state.phase, 'approved');
     // Still pending on the next poll (the tool_result has not landed): still approved, not plan_ready.
@@ -63,7 +55,7 @@ describe('session model', () => {
 
   it('a rejection shows as rejected, then planning, then the next plan is announced', () => {
     const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
-    poll(model, [exitPlan('toolu_1', 'v1'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode')], 'requires_action');
+    poll(model, [exitPlan('toolu_1', 'v1'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode')], 'requires_action');
     assert.equal(model.reduce(sent('toolu_1', 'rejected')).state.phase, 'rejected');
     assert.equal(poll(model, [reject('toolu_1', 'no')]).state.phase, 'planning');
     const next = poll(model, [exitPlan('toolu_2', 'v2')], 'requires_action');
@@ -89,7 +81,7 @@ describe('session model', () => {
 
   it('an open permission request takes attention (not the phase), and closes when answered', () => {
     const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
-    const opened = poll(model, [canUseTool('req_7', 'edit-1', 'Edit', { file_path: '/w/a.ts' })], 'requires_action', 4);
+    const opened = poll(model, [toolRequest('req_7', 'edit-1', 'Edit', { file_path: '/w/a.ts' })], 'requires_action', 4);
     assert.equal(opened.opened.length, 1);
     assert.equal(opened.state.attention, 'needs_permission');
     assert.equal(opened.state.attentionChangedAt, 4);
@@ -128,7 +120,7 @@ describe('session model: an agent that stopped (agent_lost)', () => {
 
   it('a waiting plan shows as agent stopped, not plan ready, and keeps its plan for a decision', () => {
     const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
-    poll(model, [exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' })], 'requires_action');
+    poll(model, [exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' })], 'requires_action');
     const change = poll(model, [lost], 'idle', 3);
     assert.equal(change.state.phase, 'agent_stopped');
     assert.equal(change.state.attention, 'agent_stopped');
@@ -144,7 +136,7 @@ describe('session model: an agent that stopped (agent_lost)', () => {
 
   it('open permission requests close with the agent; a question it left stays readable; a reply shows planning', () => {
     const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
-    poll(model, [canUseTool('req_w', 'toolu_w', 'Write', { file_path: 'a.ts' })], 'requires_action');
+    poll(model, [toolRequest('req_w', 'toolu_w', 'Write', { file_path: 'a.ts' })], 'requires_action');
     assert.equal(model.state.attention, 'needs_permission');
     const change = poll(model, [assistantText('Which file?'), lost], 'idle');
     assert.deepEqual(

@@ -9,15 +9,7 @@ import { SessionModel } from '../../src/core/sessionModel';
 import { samePanelState, withWebviewDraft } from '../../src/core/sessionProjection';
 import { persistedPartChanged, restoredModelOptions, toPersisted } from '../../src/core/sessionRecord';
 import type { SessionSnapshot } from '../../src/core/sessionSnapshot';
-import { TEST_IDENTITY, exitPlan, reject } from './sessionEvents';
-
-function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
-  return {
-    type: 'control_request',
-    request_id: requestId,
-    request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input },
-  };
-}
+import { TEST_IDENTITY, exitPlan, reject, toolRequest } from './sessionEvents';
 
 let cursor = 0;
 function poll(model: SessionModel, raw: unknown[], status = 'requires_action', at = 1) {
@@ -43,7 +35,7 @@ const PLAN = '# Plan\n\n1. Add the toggle.';
 describe("session model: this host's acts", () => {
   it('a decision is claimed when it starts: the lock shows, a second one is refused, a failure releases it', () => {
     const { model } = followed();
-    poll(model, [exitPlan('toolu_1', PLAN), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
+    poll(model, [exitPlan('toolu_1', PLAN), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
     assert.equal(model.state.canDecide, true);
     const binding = bindingFor('s1', 'toolu_1', PLAN);
     const started = model.reduce({ type: 'decisionStarted', kind: 'approve', binding, at: 2 });
@@ -66,7 +58,7 @@ describe("session model: this host's acts", () => {
 
   it('a decision sent keeps its feedback and comments on the revision, drops the draft, and shows until the session confirms', () => {
     const { model } = followed();
-    poll(model, [exitPlan('toolu_1', PLAN), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
+    poll(model, [exitPlan('toolu_1', PLAN), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
     const comments = [{ line: 3, quote: '1. Add the toggle.', text: 'where?' }];
     model.reduce({ type: 'draftSaved', draft: { toolUseId: 'toolu_1', feedback: 'half-typed', comments: [] }, at: 2 });
     assert.equal(model.snapshot.panel.draft?.feedback, 'half-typed');
@@ -90,7 +82,7 @@ describe("session model: this host's acts", () => {
 
   it('an edited approval shows the reviewer’s plan, notes ride on the revision, an edit in progress shows as such', () => {
     const { model } = followed();
-    poll(model, [exitPlan('toolu_1', PLAN), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
+    poll(model, [exitPlan('toolu_1', PLAN), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
     assert.equal(model.reduce({ type: 'editing', toolUseId: 'toolu_1', at: 2 }).snapshot.panel.pendingDecision, 'edit');
     model.reduce({ type: 'decisionStarted', kind: 'edit', binding: bindingFor('s1', 'toolu_1', PLAN), at: 3 });
     const sent = model.reduce({
@@ -123,7 +115,7 @@ describe('session snapshot', () => {
   it('one frozen snapshot per change, heard once from the reducer; no change, no snapshot', () => {
     const { model, heard } = followed();
     const changes = [
-      poll(model, [exitPlan('toolu_1', PLAN), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]),
+      poll(model, [exitPlan('toolu_1', PLAN), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]),
       poll(model, [], 'requires_action', 2),
       model.reduce({ type: 'editing', toolUseId: undefined, at: 3 }),
       model.reduce({ type: 'notice', notice: undefined, at: 4 }),
@@ -145,7 +137,7 @@ describe('session snapshot', () => {
 
   it('parts that did not change are the same objects: a cursor moving keeps the panel part', () => {
     const { model } = followed();
-    poll(model, [exitPlan('toolu_1', PLAN), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
+    poll(model, [exitPlan('toolu_1', PLAN), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
     const before = model.snapshot;
     // Events nobody shows (another tool's call) move the cursor: persisted, not painted.
     poll(model, [
@@ -160,7 +152,7 @@ describe('session snapshot', () => {
 
   it('the inbox entry and the mode are read from the same snapshot', () => {
     const { model } = followed();
-    poll(model, [exitPlan('toolu_1', PLAN), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
+    poll(model, [exitPlan('toolu_1', PLAN), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
     const s = model.snapshot;
     assert.equal(s.inbox.attention, 'plan_ready');
     assert.equal(s.inbox.revisionCount, s.revisions.length);
@@ -170,7 +162,7 @@ describe('session snapshot', () => {
 
   it("a webview's own draft is what it shows: the session's next panel part is the same, so it is not posted back", () => {
     const { model } = followed();
-    poll(model, [exitPlan('toolu_1', PLAN), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
+    poll(model, [exitPlan('toolu_1', PLAN), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
     const shown: PanelState = model.snapshot.panel;
     const message = {
       type: 'saveDraft' as const,
@@ -193,7 +185,7 @@ describe('session snapshot', () => {
 describe('persisted form (core/sessionRecord.ts)', () => {
   it('round-trips: what a session showed before the reload it shows after, and maps to the same entry again', () => {
     const { model } = followed();
-    poll(model, [exitPlan('toolu_1', 'v1'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: 'v1' })]);
+    poll(model, [exitPlan('toolu_1', 'v1'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: 'v1' })]);
     model.reduce({ type: 'decisionStarted', kind: 'reject', binding: bindingFor('s1', 'toolu_1', 'v1'), at: 2 });
     model.reduce({
       type: 'decisionSent',
@@ -202,7 +194,7 @@ describe('persisted form (core/sessionRecord.ts)', () => {
     });
     poll(
       model,
-      [reject('toolu_1', 'no'), exitPlan('toolu_2', 'v2'), canUseTool('req_2', 'toolu_2', 'ExitPlanMode', { plan: 'v2' })],
+      [reject('toolu_1', 'no'), exitPlan('toolu_2', 'v2'), toolRequest('req_2', 'toolu_2', 'ExitPlanMode', { plan: 'v2' })],
       'requires_action',
       4,
     );

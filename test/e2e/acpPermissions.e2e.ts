@@ -26,7 +26,7 @@ import { killGroupsLeft } from '../support/processes';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
 const AGENT_LABEL = 'fake-acp-agent.mjs (ACP)';
-const PROMPT_TEXT = `Ultraplan: ${AGENT_LABEL} wants to Edit src/app.ts`;
+const PROMPT_TEXT = `Ultraplan: ${AGENT_LABEL} asks permission: Edit src/app.ts`;
 const TOAST = '.notifications-toasts .notification-toast-container';
 
 interface RecordEntry {

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { openTestWindow, readStatusBar, screenshot, waitForNotification, type TestWindow } from './harness';
 import { ALLOW_OR_REJECT } from '../support/acpFixtures';
-import { fakeAgentCommand, readAgentRecord } from '../support/fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord, permissionOutcomes } from '../support/fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
@@ -98,12 +98,12 @@ describe('reads outside the workspace and fetches while planning go to the perso
   it('asks before a read outside the workspace (Deny keeps it from the agent) and before a fetch (Allow lets it through)', async function () {
     const { page } = window!;
     await planTask(page, 'set original to false', 'Ultraplan: needs permission');
-    const readPrompt = `Ultraplan: ${AGENT_LABEL} wants to Read ${secret}`;
+    const readPrompt = `Ultraplan: ${AGENT_LABEL} asks permission: Read ${secret}`;
     const readToast = await waitForNotification(page, readPrompt, { timeoutMs: 30_000 });
     await screenshot(page, 'outside-read-asked');
     await readToast.locator('.monaco-button', { hasText: 'Deny' }).click();
 
-    const fetchToast = await waitForNotification(page, `Ultraplan: ${AGENT_LABEL} wants to Fetch https://example.com/docs`, {
+    const fetchToast = await waitForNotification(page, `Ultraplan: ${AGENT_LABEL} asks permission: Fetch https://example.com/docs`, {
       timeoutMs: 30_000,
     });
     await fetchToast.locator('.monaco-button', { hasText: 'Allow' }).click();
@@ -121,9 +121,6 @@ describe('reads outside the workspace and fetches while planning go to the perso
     assert.equal(reads[0]?.content, '# Demo project\n');
     assert.match(String(reads[1]?.message), /the person denied reading outside the workspace/);
     assert.ok(!JSON.stringify(entries).includes('PRIVATE KEY'), 'the file reached the agent');
-    assert.deepEqual(
-      entries.filter((e) => e.kind === 'permission_outcome').map((e) => e.outcome),
-      ['allow'],
-    );
+    assert.deepEqual(permissionOutcomes(entries), ['allow']);
   });
 });

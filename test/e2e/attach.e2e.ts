@@ -6,7 +6,7 @@
 // wants a token we do not have is not read at all.
 import * as assert from 'node:assert/strict';
 import { createCodeSessionByHttp as createByHttp, startServer } from '../support/serverProcess';
-import { readStatusBar, screenshot, waitFor, waitForNotification } from './harness';
+import { answerInputBox, clickNotificationButton, readStatusBar, screenshot, waitFor } from './harness';
 import {
   attachByPasting,
   decisionsSent,
@@ -62,9 +62,12 @@ describe('attach: a session started elsewhere is followed and reviewed (server b
     await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
   });
 
-  it('attaching the same session again (by its bare id) only shows it', async function () {
+  it('attaching the same session again (by its bare id) only shows it; the picker calls it completed', async function () {
     const { page } = suite.window;
-    await attachByPasting(page, sessionId);
+    const listed = await attachByPasting(page, sessionId, 'add a changelog');
+    const row = listed.find((i) => i.includes('add a changelog')) ?? '';
+    assert.match(row, /completed/, row);
+    assert.doesNotMatch(row, /waiting for a message/);
     await reviewFrame(page, '#plan li');
     const log = extensionLog(suite.window);
     assert.equal((log.match(/attached to session /g) ?? []).length, 1, 'attached once');
@@ -120,15 +123,28 @@ describe('attach: a session started elsewhere is followed and reviewed (server b
     }
   });
 
-  it('a server that wants a token we do not have is not read: the person is asked to set one', async function () {
-    const { page } = suite.window;
+  it('a server that wants a token we do not have is not read: Set Server Token… sets it for that server and attaches, the backend unchanged', async function () {
+    const { page, probe } = suite.window;
     const guarded = await startServer({ scenario: scenario('one-plan.json') });
     try {
       const id = await createByHttp(guarded, 'bump the version');
+      await planRequested(guarded, id);
       await attachByPasting(page, `${guarded.url}/v1/code/sessions/${id}`);
-      await waitForNotification(page, 'refuses requests without its token', { timeoutMs: 20_000 });
+      await clickNotificationButton(page, 'refuses requests without its token', 'Set Server Token…', { timeoutMs: 20_000 });
+      // The token is asked for that link's server, not for ultraplan.server.url.
+      await answerInputBox(page, guarded.token!, { title: `token for ${new URL(guarded.url).origin}` });
+      const frame = await reviewFrame(page, '#plan li');
+      await waitFor(async () => ((await frame.locator('.panel-header').textContent()) ?? '').includes('bump the version') || undefined, {
+        timeoutMs: 20_000,
+        message: 'the review of the session on the guarded server',
+      });
+      await waitFor(async () => (await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled()) || undefined, {
+        timeoutMs: 20_000,
+        message: 'Approve, enabled: the token makes the session decidable here',
+      });
+      assert.equal(await probe.getConfiguration('ultraplan', 'server.url'), suite.server.url, 'the backend in use is unchanged');
       const log = extensionLog(suite.window);
-      assert.ok(!log.includes(suite.server.token!), 'no token is in the log');
+      assert.ok(!log.includes(suite.server.token!) && !log.includes(guarded.token!), 'no token is in the log');
     } finally {
       await guarded.stop();
     }

@@ -441,9 +441,13 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
     const sent = await waitFor(
       () =>
         proxy!.requests.find(
-          (r) => r.method === 'POST' && r.path === `/v1/code/sessions/${id}/events` && JSON.stringify(r.body).includes('control_response'),
+          (r) =>
+            r.method === 'POST' &&
+            r.path === `/v1/code/sessions/${id}/events` &&
+            JSON.stringify(r.body).includes('control_response') &&
+            r.status !== 0, // recorded when it arrives, its status set when answered
         ),
-      { timeoutMs: 20_000, message: 'the approval through the Claude-compatible API' },
+      { timeoutMs: 20_000, message: 'the approval through the Claude-compatible API, answered' },
     );
     assert.equal(sent.status, 200);
     assert.match(JSON.stringify(sent.body), /"behavior":"allow","updatedInput":\{"plan":"# Plan: add a changelog/);

@@ -1,10 +1,12 @@
 // Drafts are never lost (real server, real code-server + Chromium): what is typed in the review
 // panel (a reply to the agent's question, a line comment still being written, the rejection
 // feedback, approval notes) is kept from the keystrokes that typed it, so a window reload one
-// second after the last keystroke brings every draft back, and each can still be sent.
+// second after the last keystroke brings every draft back, and each can still be sent. Hiding the
+// panel behind another editor (its page goes, and with it the plan texts it was sent) and showing
+// it again brings the plan and the drafts back too.
 import * as assert from 'node:assert/strict';
 import type { Frame } from 'playwright-core';
-import { readStatusBar, screenshot, waitFor, type TestWindow } from './harness';
+import { readStatusBar, screenshot, uriArg, waitFor, type TestWindow } from './harness';
 import { onlySession, planTask, reviewFrame, scenario, suiteWindow, waitForEvents } from './ultraplanSteps';
 
 /** What the spec allows between the last keystroke and the reload. */
@@ -22,6 +24,21 @@ async function reloadSoonAfter(window: TestWindow, typedAt: number): Promise<voi
   const before = window.probe.announcement();
   const after = await window.reload();
   assert.notEqual(after.startedAt, before?.startedAt, 'a new extension host');
+}
+
+/** Opens README.md in the review panel's group, so the panel's page goes, then brings the panel back. */
+async function hideAndShowPanel(window: TestWindow): Promise<void> {
+  const panel = (await window.probe.tabs()).find((t) => t.kind === 'webview' && (t.viewType ?? '').endsWith('ultraplan.review'));
+  assert.ok(panel, 'the review panel is open');
+  await window.probe.executeCommand('vscode.open', uriArg(`${window.workspace}/README.md`), {
+    viewColumn: panel.group + 1,
+    preview: false,
+  });
+  await waitFor(
+    async () => ((await window.probe.tabs()).some((t) => t.group === panel.group && t.kind === 'text' && t.isActive) ? true : undefined),
+    { timeoutMs: 10_000, message: 'README.md to cover the review panel in its group' },
+  );
+  await window.page.locator('.tabs-container .tab', { hasText: 'Ultraplan Review' }).first().click();
 }
 
 /** Types `text` key by key (each keystroke an input event, as a person types). */
@@ -76,7 +93,19 @@ describe('drafts typed in the review panel survive a window reload 1 s later (se
     await typeInto(frame, '.comment-composer textarea', COMMENT);
     await typeInto(frame, '#feedback', FEEDBACK);
     await frame.getByRole('button', { name: 'Approve with Notes…' }).click();
-    const typedAt = await typeInto(frame, '#approval-notes', NOTES);
+    const firstNotesAt = await typeInto(frame, '#approval-notes', NOTES.slice(0, 10));
+
+    // Hidden and shown again (as long after the last keystroke as the reload below): a new page,
+    // which gets the plan's text again and its drafts back.
+    const left = firstNotesAt + RELOAD_AFTER_MS - Date.now();
+    if (left > 0) await w.page.waitForTimeout(left);
+    await hideAndShowPanel(w);
+    await fieldShows(w.page, '#feedback', FEEDBACK, 'the rejection feedback (after the panel was hidden)');
+    await fieldShows(w.page, '.comment-composer textarea', COMMENT, 'the comment being written (after the panel was hidden)');
+    const shown = await fieldShows(w.page, '#approval-notes', NOTES.slice(0, 10), 'the approval notes (after the panel was hidden)');
+    assert.match((await shown.locator('#plan').textContent()) ?? '', /Set engines\.node to >=20/, 'the plan text came again');
+
+    const typedAt = await typeInto(shown, '#approval-notes', NOTES.slice(10));
     await reloadSoonAfter(w, typedAt);
     await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     await fieldShows(w.page, '#feedback', FEEDBACK, 'the rejection feedback');

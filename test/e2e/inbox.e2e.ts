@@ -5,7 +5,7 @@
 // session and keeps the live ones.
 import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { dismissNotifications, readStatusBar, runCommand, screenshot, waitFor } from './harness';
+import { dismissNotifications, notificationCenterMessages, readStatusBar, runCommand, screenshot, waitFor } from './harness';
 import { listSessions, planTask, reviewFrame, scenario, suiteWindow } from './ultraplanSteps';
 
 const SIDEBAR = '[id="workbench.parts.sidebar"]';
@@ -41,16 +41,6 @@ async function waitForInbox(page: Page, expected: Record<string, string[]>, what
   ).catch((err: unknown) => {
     throw new Error(`${err instanceof Error ? err.message : String(err)}; last rows ${JSON.stringify(last)}`);
   });
-}
-
-/** Every notification the window raised so far (the notification center keeps the ones whose toast has gone). */
-async function allNotifications(page: Page): Promise<string[]> {
-  await runCommand(page, 'Notifications: Show Notifications');
-  const center = page.locator('.notifications-center');
-  await center.waitFor({ state: 'visible', timeout: 10_000 });
-  const texts = (await center.locator('.notification-list-item-message').allInnerTexts()).map((t) => t.trim());
-  await runCommand(page, 'Notifications: Hide Notifications');
-  return texts;
 }
 
 /** The notifications that announce a need (a plan ready, a question). */
@@ -153,7 +143,7 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     );
     // A few more polls of the same plan: still one.
     await page.waitForTimeout(7_000);
-    assert.deepEqual(needs(await allNotifications(page)), ['Ultraplan: plan ready for "second server task".']);
+    assert.deepEqual(needs(await notificationCenterMessages(page)), ['Ultraplan: plan ready for "second server task".']);
     const badge = await page.locator('.activitybar .badge-content').allInnerTexts();
     assert.ok(badge.includes('2'), `the badge counts two sessions (badges: ${JSON.stringify(badge)})`);
     // A click on the row opens that session's review.
@@ -171,7 +161,7 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     await waitForInbox(w.page, { 'Needs you': ['second server task', 'demo task'], Done: ['first server task'] }, 'after the reload');
     // The re-attached session replays its log (the plan comes up again): give it a few polls.
     await w.page.waitForTimeout(7_000);
-    assert.deepEqual(needs(await allNotifications(w.page)), []);
+    assert.deepEqual(needs(await notificationCenterMessages(w.page)), []);
   });
 
   it('Clear History forgets the finished session after a confirmation and keeps the live ones', async function () {

@@ -6,15 +6,16 @@
 // revision 2 is shown and approved, and the agent's edit lands in the workspace
 // (ultraplan.afterApproval = acceptEdits); then no process of the agent is left.
 import * as assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openTestWindow, readStatusBar, screenshot, waitFor, type TestWindow } from './harness';
-import { killGroupsLeft, processesWithHome } from '../support/processes';
+import { processesWithHome } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { geminiApi } from '../support/modelApi/gemini';
 import { Scenario, ScriptedModelServer, type ModelApiFamily, type ScenarioRound } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
+import { closeRealAgentRun, realAgentSettings } from './realAgentWindow';
 import { planTask, reportIfFailed, reviewFrame, revisionFrame, writeReview } from './ultraplanSteps';
 
 const ORIGINAL = 'export const original = true;\n';
@@ -54,13 +55,7 @@ function describeRealAgent(spec: RealAgentE2e): void {
       window = await openTestWindow({
         suite: spec.suite,
         files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL },
-        settings: {
-          'ultraplan.backend': 'embedded',
-          'ultraplan.agent.choice': 'custom',
-          // `env` sets the model's address and a throwaway home, then execs the agent.
-          'ultraplan.agent.command': ['/usr/bin/env', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), ...spec.argv()],
-          'ultraplan.afterApproval': 'acceptEdits',
-        },
+        settings: realAgentSettings(env, spec.argv()),
       });
       for (const [name, text] of Object.entries(spec.homeFiles?.(window.workspace) ?? {})) {
         mkdirSync(path.dirname(path.join(home, name)), { recursive: true });
@@ -71,10 +66,7 @@ function describeRealAgent(spec: RealAgentE2e): void {
       await reportIfFailed(this, window);
     });
     after(async function () {
-      await window?.close();
-      killGroupsLeft(processesWithHome(home));
-      await model.close();
-      rmSync(home, { recursive: true, force: true });
+      await closeRealAgentRun(window, home, model);
     });
 
     it('shows the plan the model wrote, in plan mode from the first prompt', async function () {

@@ -6,16 +6,17 @@
 // session; Approve there reaches the agent, which writes the file, and the first window shows
 // the decision too.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import { openTestWindow, readStatusBar, screenshot, waitFor, type TestWindow } from './harness';
-import { isAlive, killGroupsLeft, processesWithHome } from '../support/processes';
+import { isAlive, processesWithHome } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { servicePids } from '../support/serviceProcess';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
+import { closeRealAgentRun, realAgentSettings } from './realAgentWindow';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
 const ORIGINAL = 'export const original = true;\n';
@@ -64,22 +65,14 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
     window = await openTestWindow({
       suite: 'session-service',
       files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL },
-      settings: {
-        'ultraplan.backend': 'embedded',
-        'ultraplan.agent.choice': 'custom',
-        'ultraplan.agent.command': ['/usr/bin/env', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), CLAUDE_ADAPTER],
-        'ultraplan.afterApproval': 'acceptEdits',
-      },
+      settings: realAgentSettings(env, [CLAUDE_ADAPTER]),
     });
   });
   afterEach(async function () {
     await reportIfFailed(this, window);
   });
   after(async function () {
-    await window?.close();
-    killGroupsLeft(processesWithHome(home));
-    await model.close();
-    rmSync(home, { recursive: true, force: true });
+    await closeRealAgentRun(window, home, model);
   });
 
   it('a plan is ready; the agent runs in the session service, not in the extension host', async function () {

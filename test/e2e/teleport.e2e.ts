@@ -114,7 +114,10 @@ describe('teleport: to a task and to chat (server backend)', function () {
       message: 'the new plan to be decidable',
     });
     await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
-    await waitForNotification(page, 'no chat provider is installed here', { timeoutMs: 30_000 });
+    const toast = await waitForNotification(page, 'No chat provider is installed here', { timeoutMs: 30_000 });
+    const said = (await toast.textContent()) ?? '';
+    assert.match(said, /the plan file is open instead/);
+    assert.doesNotMatch(said, /Chat opened/, 'an empty Chat is neither opened nor said to be');
     const second = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog-2.md`);
     const editors = await waitFor(
       async () => {

@@ -302,7 +302,7 @@ export async function planRequested(server: ServerProcess, sessionId: string): P
 
 /**
  * Runs "Attach to Session…"; with `expectListed`, waits until the picker lists a session with that
- * title; then pastes `text` and presses Enter on its row. Returns the rows listed.
+ * title; then pastes `text` and presses Enter on its row. Returns the rows listed (title and description).
  */
 export async function attachByPasting(page: Page, text: string, expectListed?: string): Promise<string[]> {
   await runCommand(page, 'Ultraplan: Attach to Session…');
@@ -311,7 +311,9 @@ export async function attachByPasting(page: Page, text: string, expectListed?: s
     listed = await waitFor(
       async () => {
         const q = await readQuickInput(page);
-        return q.title === 'Ultraplan: Attach to Session' && q.items.some((i) => i.includes(expectListed)) ? q.items : undefined;
+        if (q.title !== 'Ultraplan: Attach to Session' || !q.items.some((i) => i.includes(expectListed))) return undefined;
+        // Each row whole (title and description), one line each.
+        return (await page.locator(QUICK_INPUT_ROW).allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
       },
       { timeoutMs: 20_000, message: `the picker to list "${expectListed}"` },
     );

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { AcpAgent, CONTINUE_PLANNING_PROMPT, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
 import { teleportDenyMessage, contentText } from '../../src/core/protocol';
-import { readAgentRecord, received, waitForRecord } from '../support/fakeAcpAgent';
+import { readAgentRecord, received, waitForRecord, permissionOutcomes } from '../support/fakeAcpAgent';
 import { FakeAgentRuns, RecordingContext } from '../support/recordingAgentContext';
 import { isAlive, waitGone } from '../support/processes';
 
@@ -64,10 +64,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.equal(ctx.results()[0]?.subtype, 'success');
       assert.equal(ctx.status, 'idle');
       const record = readAgentRecord(run.record);
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['default'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['default']);
       // Leaving plan mode after our approval is expected, not reported.
       assert.equal(ctx.systemEvents('acp_plan_mode_left').length, 0);
     });
@@ -78,10 +75,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = readAgentRecord(run.record);
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['acceptEdits'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['acceptEdits']);
     });
 
     it("Claude 0.101's options: acceptEdits approves manually, then switches the session to acceptEdits", async () => {
@@ -90,10 +84,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = readAgentRecord(run.record);
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['exit-plan-default'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['exit-plan-default']);
       assert.deepEqual(
         received(record, 'session/set_mode').map((message) => message.params.modeId),
         ['plan', 'acceptEdits'],
@@ -128,10 +119,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       const second = await ctx.waitForPlanRequest(1);
       assert.match(second.plan, /v2/);
       const record = readAgentRecord(run.record);
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['plan'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['plan']);
       const prompts = record.filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));
       assert.equal(prompts.length, 2);
       assert.equal(prompts[0], 'Plan a greeting feature');
@@ -150,10 +138,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'deny', message: teleportDenyMessage(request.plan) });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = readAgentRecord(run.record);
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['plan'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['plan']);
       assert.equal(received(record, 'session/cancel').length, 1);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'turn_end').map((entry) => entry.stopReason),
@@ -172,10 +157,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: {} });
       await ctx.waitForPlanRequest(1);
       const record = readAgentRecord(run.record);
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['plan'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['plan']);
     });
   });
 
@@ -188,10 +170,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       agent.onDecision(request.requestId, { behavior: 'allow', updatedInput: { plan: request.plan } });
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = readAgentRecord(run.record);
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['proceed_once'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['proceed_once']);
       assert.deepEqual(
         record.filter((entry) => entry.kind === 'write_outcome').map((entry) => entry.ok),
         [true],
@@ -206,10 +185,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       await ctx.waitFor(() => ctx.results().length > 0, 8000, 'turn end');
       const record = readAgentRecord(run.record);
       assert.equal(received(record, 'session/set_mode')[0]?.params.modeId, 'codex-plan');
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['approved'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['approved']);
     });
 
     it('an option missing for afterApproval is an error naming what the agent offered, not a guess', async () => {
@@ -221,7 +197,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.match(result?.result ?? '', /auto-accepts edits.*"Yes, implement this plan" \(approved, allow_once\)/s);
       // No allow option was selected on the reviewer's behalf.
       const record = readAgentRecord(run.record);
-      assert.ok(!record.some((entry) => entry.kind === 'permission_outcome' && entry.outcome === 'approved'));
+      assert.ok(!permissionOutcomes(record).includes('approved'));
       assert.ok(!record.some((entry) => entry.kind === 'received' && JSON.stringify(entry.message).includes('"optionId":"approved"')));
     });
 
@@ -271,10 +247,7 @@ describe('AcpAgent with the fake ACP agent', function () {
       const terminal = record.find((entry) => entry.kind === 'terminal_outcome');
       assert.equal(terminal?.ok, false);
       assert.match(String(terminal?.message), /refused terminal\/create/);
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        ['reject', 'allow'],
-      );
+      assert.deepEqual(permissionOutcomes(record), ['reject', 'allow']);
       const read = record.find((entry) => entry.kind === 'read_outcome');
       assert.equal(read?.content, 'export const original = true;\n');
 

@@ -13,10 +13,13 @@ import {
   isGeminiPlanExit,
 } from '../../src/sessions/acp/agents/gemini';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
+import { PLAIN_ACP } from '../../src/sessions/acp/agents/agentQuirks';
+import { chooseQuirks } from '../../src/sessions/acp/agents/chooseQuirks';
+import { CODEX_QUIRKS } from '../../src/sessions/acp/agents/codex';
 import { isPlanExitRequest } from '../../src/sessions/acp/planReview';
 import { fakeRun } from '../support/fakeAcpAgent';
 import { RecordingContext } from '../support/recordingAgentContext';
-import { DEFAULT_AND_PLAN_MODES, GEMINI_OPTIONS, CLAUDE_EXIT_OPTIONS } from '../support/acpFixtures';
+import { ALLOW_OR_REJECT, CLAUDE_EXIT_OPTIONS, DEFAULT_AND_PLAN_MODES, GEMINI_OPTIONS } from '../support/acpFixtures';
 
 const GEMINI_EXIT = {
   toolCallId: 'exit_plan_mode__exit_plan_mode_1796041541078_0',
@@ -26,6 +29,84 @@ const GEMINI_EXIT = {
   content: [],
   locations: [],
 };
+
+describe('the quirks of each agent, chosen once from initialize', () => {
+  const claude = chooseQuirks({ name: '@agentclientprotocol/claude-agent-acp', version: '0.101.0' });
+  const zedClaude = chooseQuirks({ name: '@zed-industries/claude-code-acp', version: '0.5.0' });
+  const codex = chooseQuirks({ name: '@agentclientprotocol/codex-acp', version: '2.6.0' });
+  const gemini = chooseQuirks({ name: 'gemini-cli', version: '0.61.0' });
+  const other = chooseQuirks({ name: 'some-agent', version: '1.0.0' });
+
+  it('by agentInfo name: Claude (current and earlier name), Codex, Gemini, else the plain reading', () => {
+    assert.deepEqual(
+      [claude, zedClaude, codex, gemini, other, chooseQuirks(undefined)].map((quirks) => quirks.name),
+      ["Claude's adapter", "Claude's adapter", "Codex's adapter", 'Gemini CLI', 'plain ACP', 'plain ACP'],
+    );
+    assert.equal(other, PLAIN_ACP);
+  });
+
+  it('Approve and Reject: Claude by its own option ids, Gemini approves with its plain Allow and sets the mode after the exit tool, others by name', () => {
+    assert.deepEqual(claude.approval('C', CLAUDE_EXIT_OPTIONS, 'acceptEdits'), {
+      choice: { ok: true, option: CLAUDE_EXIT_OPTIONS[0] },
+      thenMode: 'acceptEdits',
+    });
+    assert.deepEqual(claude.rejectOption('C', CLAUDE_EXIT_OPTIONS), { ok: true, option: CLAUDE_EXIT_OPTIONS[4] });
+    const geminiApproval = gemini.approval('G', GEMINI_OPTIONS, 'acceptEdits');
+    assert.deepEqual(geminiApproval, { choice: { ok: true, option: GEMINI_OPTIONS[0] }, modeAfterExitTool: 'autoEdit' });
+    assert.deepEqual(other.approval('X', ALLOW_OR_REJECT, 'default').choice, { ok: true, option: ALLOW_OR_REJECT[0] });
+    assert.deepEqual(other.rejectOption('X', ALLOW_OR_REJECT), { ok: true, option: ALLOW_OR_REJECT[1] });
+  });
+
+  it("only Codex authenticates, holds a read-only preset while planning and hands an approved plan over; only Claude's adapter takes notes into the running turn", () => {
+    assert.deepEqual(
+      [claude, codex, gemini, other].map((quirks) => [
+        quirks.authentication !== undefined,
+        quirks.planningPreset?.modeId,
+        quirks.presetHandover !== undefined,
+        quirks.joinsTurnAfterApproval,
+        quirks.readsMissingAsEmptyOnceApproved,
+      ]),
+      [
+        [false, undefined, false, true, false],
+        [true, 'read-only', true, false, false],
+        [false, undefined, false, false, true],
+        [false, undefined, false, false, false],
+      ],
+    );
+    assert.match(CODEX_QUIRKS.planningPreset?.missing('Codex (ACP)', ['agent']) ?? '', /offers no "read-only" preset \(it offers agent\)/);
+    assert.equal(CODEX_QUIRKS.presetHandover?.implementPrompt(undefined), 'Implement the approved plan.');
+    assert.match(
+      CODEX_QUIRKS.presetHandover?.implementPrompt('# Edited') ?? '',
+      /edited it before approving; follow this version:\n\n# Edited$/,
+    );
+  });
+
+  it("reads each agent's own signals, and nothing in another agent's updates", () => {
+    const status = { sessionUpdate: 'session_info_update', _meta: { codex: { error: { message: 'Reconnecting...' } } } };
+    const emptyStatus = { sessionUpdate: 'session_info_update', _meta: { codex: { error: { message: '' } } } };
+    const modeText = { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '[MODE_UPDATE] plan' } };
+    const notice = {
+      sessionUpdate: 'agent_message_chunk',
+      content: { type: 'text', text: 'Auto mode notice' },
+      _meta: { claudeCode: { kind: 'informational' } },
+    };
+    assert.deepEqual(codex.readUpdate(status), { kind: 'status', text: 'Reconnecting...' });
+    assert.equal(codex.readUpdate(emptyStatus), undefined);
+    assert.deepEqual(gemini.readUpdate(modeText), { kind: 'mode', mode: 'plan' });
+    assert.deepEqual(claude.readUpdate(notice), { kind: 'notice', text: 'Auto mode notice' });
+    for (const update of [status, modeText, notice]) assert.equal(other.readUpdate(update), undefined);
+    assert.equal(claude.readUpdate(modeText), undefined, "Claude's words are never taken for a mode");
+    assert.match(gemini.modeSwitchHint('Cannot switch: folder is untrusted') ?? '', /trust this folder in Gemini CLI/);
+    assert.equal(other.modeSwitchHint('Cannot switch: folder is untrusted'), undefined);
+  });
+
+  it("Gemini's exit request is recognised by its own shape, with the plan file it names; no other agent's is", () => {
+    const exit = { toolCallId: 'exit_plan_mode__1', title: 'Requesting plan approval for: /tmp/plans/p.md' };
+    assert.deepEqual(gemini.ownPlanExit(exit), { planFile: '/tmp/plans/p.md' });
+    assert.equal(gemini.ownPlanExit({ toolCallId: 'edit-1', title: 'Edit src/app.ts' }), undefined);
+    assert.equal(claude.ownPlanExit(exit), undefined);
+  });
+});
 
 describe("Claude's adapter: today's exit-plan options", () => {
   it('recognises the adapter by agentInfo', () => {

@@ -24,7 +24,7 @@ function isolatedEnv(home: string, extra: Record<string, string> = {}): Record<s
     const value = process.env[key];
     if (value !== undefined) env[key] = value;
   }
-  // As root the adapter refuses session/new unless it is told it runs in a sandbox.
+  // As root the adapter offers bypassPermissions only when told it runs in a sandbox; the test lists it.
   return { ...env, HOME: home, IS_SANDBOX: '1', ...extra };
 }
 

@@ -25,6 +25,7 @@ import {
 } from '../support/modelApi/openaiResponses';
 import { isAlive, processGroupMembers, waitGone } from '../support/processes';
 import { allEvents, approveAsShown, createRequest, decideFirstPlan, replyThenApprove } from './hostTestKit';
+import { watchPhases } from '../support/pollPhases';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
 const FAST = { pollIntervalMs: 100, timeoutMs: Number(process.env.CODEX_POLL_MS ?? 120_000) };
@@ -193,7 +194,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       sessionId: session.id,
       transport: backend.transport,
       ...FAST,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
         plans.push((detail.pendingPlan.plan ?? '').trim());
         if (plans.length === 1) whilePlanning = readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8');
@@ -202,7 +203,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
             ? ({ behavior: 'deny', message: 'Also handle an empty name.' } as const)
             : ({ behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } } as const);
         void backend.sendEvents(session.id, [controlResponseEvent(detail.pendingPlan.requestId, decision)]);
-      },
+      }),
     });
     const agent = agents[0] as AcpAgent;
 
@@ -281,14 +282,14 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       sessionId: session.id,
       transport: backend.transport,
       ...FAST,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         if (phase === 'plan_ready' && detail.pendingPlan?.requestId) {
           void backend.sendEvents(
             session.id,
             approvalWithNotesEvents('next_message', detail.pendingPlan.requestId, detail.pendingPlan.plan ?? '', notes),
           );
         }
-      },
+      }),
     });
     const results = await waitFor('the notes turn to end', () => {
       const ended = allEvents(host, session.id).filter((event) => event.type === 'result');

@@ -13,7 +13,7 @@ import {
   permissionResponseEvent,
   type ToolPermissionRequest,
 } from '../../src/core/permissionRequests';
-import { followUntilResult, pollForApprovedPlan } from '../../src/core/poller';
+import { followUntilResult, pollForApprovedPlan, type PollRead } from '../../src/core/poller';
 import { controlResponseEvent, contentText } from '../../src/core/protocol';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { chooseToolAllowOption, chooseToolRejectOption } from '../../src/sessions/acp/planReview';
@@ -22,6 +22,7 @@ import { SessionHost } from '../../src/sessions/host';
 import { fakeRun, readAgentRecord, type FakeRun } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
+import { watchPhases } from '../support/pollPhases';
 
 const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };
 
@@ -62,8 +63,8 @@ describe('ACP: permission requests while executing an approved plan', function (
     const tracker = new ToolPermissionTracker();
     const seen: ToolPermissionRequest[] = [];
     const answers: Array<Promise<void>> = [];
-    const onBatch = (events: unknown[]): void => {
-      for (const request of tracker.ingest(events).opened) {
+    const onPoll = (poll: PollRead): void => {
+      for (const request of tracker.ingestParsed(poll.batch).opened) {
         seen.push(request);
         answers.push(
           backend.sendEvents(session.id, [permissionResponseEvent(request, answer)]).then(() => {
@@ -76,13 +77,18 @@ describe('ACP: permission requests while executing an approved plan', function (
       sessionId: session.id,
       transport: backend.transport,
       ...FAST,
-      onBatch,
-      onPhase: (phase, detail) => {
-        if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
-        void backend.sendEvents(session.id, [
-          controlResponseEvent(detail.pendingPlan.requestId, { behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } }),
-        ]);
-      },
+      ...watchPhases(
+        (phase, detail) => {
+          if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
+          void backend.sendEvents(session.id, [
+            controlResponseEvent(detail.pendingPlan.requestId, {
+              behavior: 'allow',
+              updatedInput: { plan: detail.pendingPlan.plan ?? '' },
+            }),
+          ]);
+        },
+        { also: onPoll },
+      ),
     });
     assert.equal(approved.executionTarget, 'remote');
     assert.equal(seen.length, 0, 'nothing to answer while planning');
@@ -92,7 +98,7 @@ describe('ACP: permission requests while executing an approved plan', function (
       ...FAST,
       scanner: approved.scanner,
       initialCursor: approved.cursor,
-      onBatch,
+      onPoll,
     });
     await Promise.all(answers);
     return { session, result, seen, tracker };

@@ -1,15 +1,16 @@
 // The fake ACP agent through the real SessionHost, EmbeddedBackend and pollForApprovedPlan: the
 // path the editor takes with the embedded default, scanner and poller unchanged.
 import { strict as assert } from 'node:assert';
-import { pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
+import { pollForApprovedPlan, type PollPhase } from '../../src/core/poller';
 import { UltraplanPollError } from '../../src/core/errors';
 import { controlResponseEvent, teleportDenyMessage } from '../../src/core/protocol';
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
-import { fakeRun, readAgentRecord, received, waitForRecord, type FakeRun } from '../support/fakeAcpAgent';
+import { fakeRun, readAgentRecord, received, waitForRecord, type FakeRun, permissionOutcomes } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { allEvents, createRequest, decideFirstPlan, replyThenApprove as replyAndApprove } from './hostTestKit';
+import { watchPhases, type PollPhaseDetail } from '../support/pollPhases';
 
 const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };
 
@@ -60,7 +61,7 @@ describe('ACP agents through SessionHost and the poller', function () {
       sessionId: session.id,
       transport: backend.transport,
       ...FAST,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         phases.push({ phase, detail });
         if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
         const requestId = detail.pendingPlan.requestId;
@@ -70,7 +71,7 @@ describe('ACP agents through SessionHost and the poller', function () {
             ? ({ behavior: 'deny', message: 'Handle an empty name too.' } as const)
             : ({ behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } } as const);
         void backend.sendEvents(session.id, [controlResponseEvent(requestId, decision)]);
-      },
+      }),
     });
     assert.equal(approved.executionTarget, 'remote');
     assert.equal(approved.plan, '# Add a greeting (v2)\n\n1. Write greet(name)\n2. Test it');
@@ -82,10 +83,7 @@ describe('ACP agents through SessionHost and the poller', function () {
     // The approval reaches the log before the fake has written its own record of the answer.
     await waitForRecord(run.record, 'permission_outcome', 2);
     const record = readAgentRecord(run.record);
-    assert.deepEqual(
-      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-      ['plan', 'default'],
-    );
+    assert.deepEqual(permissionOutcomes(record), ['plan', 'default']);
     const prompts = record.filter((entry) => entry.kind === 'prompt').map((entry) => String(entry.text));
     assert.match(prompts[1] ?? '', /Handle an empty name too\./);
 
@@ -103,10 +101,7 @@ describe('ACP agents through SessionHost and the poller', function () {
     await waitForRecord(run.record, 'turn_end');
     const record = readAgentRecord(run.record);
     assert.equal(received(record, 'session/cancel').length, 1);
-    assert.deepEqual(
-      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-      ['plan'],
-    );
+    assert.deepEqual(permissionOutcomes(record), ['plan']);
   });
 
   it('a question: needs_input with the question, the answer reaches the agent, then a plan', async () => {

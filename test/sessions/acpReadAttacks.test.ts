@@ -14,7 +14,7 @@ import { lookedAtPaths, readVerdict } from '../../src/sessions/acp/readOnlyPolic
 import { createAcpAgentFactory } from '../../src/sessions/acp';
 import { SessionHost } from '../../src/sessions/host';
 import { FileSessionStore } from '../../src/sessions/store';
-import { readAgentRecord, waitForRecord } from '../support/fakeAcpAgent';
+import { readAgentRecord, waitForRecord, permissionOutcomes } from '../support/fakeAcpAgent';
 import { FakeAgentRuns, type RecordingContext } from '../support/recordingAgentContext';
 import { createRequest, allEvents } from './hostTestKit';
 import { DEFAULT_AND_PLAN_MODES, ALLOW_OR_REJECT } from '../support/acpFixtures';
@@ -201,10 +201,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       ['Read', publicNotes],
     ]);
     const record = readAgentRecord(run.record);
-    assert.deepEqual(
-      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-      ['reject', 'allow', 'allow'],
-    );
+    assert.deepEqual(permissionOutcomes(record), ['reject', 'allow', 'allow']);
     const reads = record.filter((entry) => entry.kind === 'read_outcome');
     assert.deepEqual(
       reads.map((entry) => entry.ok),
@@ -258,10 +255,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
       assert.equal(controlRequests(ctx).length, 0, 'nothing was asked');
       const record = readAgentRecord(run.record);
       const allowed = outsideAccess === 'allow';
-      assert.deepEqual(
-        record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-        [allowed ? 'allow' : 'reject'],
-      );
+      assert.deepEqual(permissionOutcomes(record), [allowed ? 'allow' : 'reject']);
       const reads = record.filter((entry) => entry.kind === 'read_outcome');
       assert.deepEqual(
         reads.map((entry) => entry.ok),

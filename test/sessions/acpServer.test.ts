@@ -6,9 +6,10 @@ import { controlResponseEvent } from '../../src/core/protocol';
 import { SessionsClient } from '../../src/sessions/client';
 import { HttpBackend } from '../../src/sessions/httpBackend';
 import { runServerCli, startServer, type ServerProcess } from '../support/serverProcess';
-import { fakeRun, readAgentRecord, waitForRecord, type FakeRun } from '../support/fakeAcpAgent';
+import { fakeRun, readAgentRecord, waitForRecord, type FakeRun, permissionOutcomes } from '../support/fakeAcpAgent';
 import { waitGone } from '../support/processes';
 import { createRequest } from './hostTestKit';
+import { watchPhases } from '../support/pollPhases';
 
 describe('ultraplan-server with an ACP agent', function () {
   this.timeout(40000);
@@ -38,7 +39,7 @@ describe('ultraplan-server with an ACP agent', function () {
       transport: backend.transport,
       pollIntervalMs: 100,
       timeoutMs: 20000,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         if (phase !== 'plan_ready' || !detail.pendingPlan?.requestId) return;
         decisions += 1;
         const decision =
@@ -46,7 +47,7 @@ describe('ultraplan-server with an ACP agent', function () {
             ? ({ behavior: 'deny', message: 'Name the function hello().' } as const)
             : ({ behavior: 'allow', updatedInput: { plan: detail.pendingPlan.plan ?? '' } } as const);
         void backend.sendEvents(session.id, [controlResponseEvent(detail.pendingPlan.requestId, decision)]);
-      },
+      }),
     });
     assert.equal(approved.executionTarget, 'remote');
     assert.match(approved.plan, /v2/);
@@ -58,10 +59,7 @@ describe('ultraplan-server with an ACP agent', function () {
     const started = record.find((entry) => entry.kind === 'started');
     assert.equal(started?.cwd, run.workspace);
     assert.equal(record.find((entry) => entry.kind === 'session_new')?.cwd, run.workspace);
-    assert.deepEqual(
-      record.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome),
-      ['plan', 'default'],
-    );
+    assert.deepEqual(permissionOutcomes(record), ['plan', 'default']);
     assert.match(String(record.filter((entry) => entry.kind === 'prompt')[1]?.text), /Name the function hello\(\)\./);
     assert.match(server.stderr(), /agent fake-acp-agent\.mjs \(ACP\)/);
 

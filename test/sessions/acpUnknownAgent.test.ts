@@ -12,7 +12,7 @@ import {
   codexStatusText,
   isCodex,
 } from '../../src/sessions/acp/agents/codex';
-import { readAgentRecord } from '../support/fakeAcpAgent';
+import { readAgentRecord, permissionOutcomes } from '../support/fakeAcpAgent';
 import { FakeAgentRuns } from '../support/recordingAgentContext';
 import { REJECT_OPTION } from '../support/acpFixtures';
 
@@ -218,9 +218,7 @@ describe('agents Ultraplan does not know, and Codex', () => {
         ),
         'the notice is in the conversation',
       );
-      const outcomes = readAgentRecord(run.record)
-        .filter((entry) => entry.kind === 'permission_outcome')
-        .map((entry) => entry.outcome);
+      const outcomes = permissionOutcomes(readAgentRecord(run.record));
       assert.deepEqual(outcomes, ['reject']);
     });
   });

@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { describeInstallFailure, installAgent, nodeProblem, nodeSatisfies } from '../../src/sessions/acp/agentInstall';
+import { describeInstallFailure, fetchAgentForNpx, installAgent, nodeProblem, nodeSatisfies } from '../../src/sessions/acp/agentInstall';
 import { KNOWN_AGENTS, detectKnownAgents, resolveAgentCommand } from '../../src/sessions/acp/knownAgents';
 
 const codex = KNOWN_AGENTS.find((agent) => agent.id === 'codex')!;
@@ -102,6 +102,30 @@ describe('known agents and their install', () => {
       const { readFile } = await import('node:fs/promises');
       const args = JSON.parse(await readFile(path.join(dir, 'args.json'), 'utf8')) as string[];
       assert.deepEqual(args.slice(0, 3), ['install', '-g', '@agentclientprotocol/codex-acp@2.6.0']);
+    });
+
+    it("fetches an agent into npx's cache with progress: npm exec of the pinned package, running nothing of it", async () => {
+      const fetches = Array.from({ length: 5 }, (_, i) => `npm http fetch GET 200 https://registry.npmjs.org/p${i}.tgz 40ms (cache miss)`);
+      const npm = await npmScript(fetches, 0);
+      const progress: string[] = [];
+      const result = await fetchAgentForNpx(codex, { npm, onProgress: (message) => progress.push(message) });
+      assert.deepEqual(result, { ok: true });
+      assert.deepEqual(progress, ['downloaded 1 package', 'downloaded 5 packages']);
+      const { readFile } = await import('node:fs/promises');
+      const args = JSON.parse(await readFile(path.join(dir, 'args.json'), 'utf8')) as string[];
+      assert.deepEqual(args, [
+        'exec',
+        '--yes',
+        '--package=@agentclientprotocol/codex-acp@2.6.0',
+        '--loglevel',
+        'http',
+        '--',
+        'node',
+        '-e',
+        '0',
+      ]);
+      const failed = await fetchAgentForNpx(codex, { npm: await npmScript(['npm error code ENOTFOUND', 'npm error network'], 1) });
+      assert.match(!failed.ok ? failed.message : '', /could not reach its registry/);
     });
 
     it('a failing npm gives the cause and the fix', async () => {

@@ -33,6 +33,7 @@ import { startClaudeCompatProxy, type ClaudeCompatProxy, type RecordedRequest } 
 import { assertUntouched, makeClaudeHome, makeGitRepo, type ClaudeHome } from '../support/claudeCompatFixtures';
 import { DEFAULT_USER_AGENT } from '../../src/sessions/client';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../support/serverProcess';
+import { watchPhases } from '../support/pollPhases';
 
 const ORG = 'org-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
 const FAST = { pollIntervalMs: 50, timeoutMs: 15_000 };
@@ -203,12 +204,12 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       ...FAST,
       ...(cursor ?? {}),
       signal: reached.signal,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         if (phase !== want) return;
         if (want === 'plan_ready' && !detail.pendingPlan?.plan) return;
         pending = detail.pendingPlan ?? null;
         reached.abort();
-      },
+      }),
     }).catch((err: unknown) => {
       if (!(err instanceof UltraplanPollError && err.reason === 'stopped')) throw err;
     });
@@ -305,7 +306,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       transport: b.transport,
       ...FAST,
       signal: reached.signal,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         if (phase === 'needs_input' && !answered) {
           answered = true;
           void b.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]);
@@ -314,7 +315,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
           pending = detail.pendingPlan;
           reached.abort();
         }
-      },
+      }),
     }).catch((err: unknown) => {
       if (!(err instanceof UltraplanPollError && err.reason === 'stopped')) throw err;
     });
@@ -483,13 +484,13 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       sessionId,
       transport: b.transport,
       ...FAST,
-      onPhase: (phase, detail) => {
+      ...watchPhases((phase, detail) => {
         if (phase === 'plan_ready' && /Plan v2/.test(detail.pendingPlan?.plan ?? '') && !seen.signal.aborted) {
           seen.abort();
           revised = detail.pendingPlan ?? null;
           void decide(b, sessionId, revised!, 'allow');
         }
-      },
+      }),
     });
     const approved = await approvedRun;
     assert.equal(approved.rejectCount, 1);

@@ -2,9 +2,9 @@
 // front for the failure classes. The same classes against the real server: client.server.test.ts.
 import { strict as assert } from 'node:assert';
 import { SessionsError } from '../../src/core/errors';
-import { CLIENT_PLATFORM } from '../../src/core/codeSessions';
+import { CLIENT_PLATFORM, sortEventItems } from '../../src/core/codeSessions';
 import { ANTHROPIC_VERSION, userMessageEvent } from '../../src/core/protocol';
-import { DEFAULT_USER_AGENT, SessionsClient, parseRetryAfter, sortEventItems } from '../../src/sessions/client';
+import { DEFAULT_USER_AGENT, SessionsClient, parseRetryAfter } from '../../src/sessions/client';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startWireTestServer, type WireTestServer } from './wireTestServer';
 

@@ -2,7 +2,7 @@
 // proxy in front of it, and a SessionsClient + HttpBackend talking through the proxy; plus a
 // scripted reviewer that answers the poller's phases the way the review panel would.
 import * as path from 'node:path';
-import type { PollPhase, PollPhaseDetail } from '../../src/core/poller';
+import type { PollPhase } from '../../src/core/poller';
 import {
   ControlRequestEventSchema,
   controlResponseEvent,
@@ -15,6 +15,7 @@ import { HttpBackend } from '../../src/sessions/httpBackend';
 import type { StreamingTransportOptions } from '../../src/sessions/eventStream';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { EXAMPLES_DIR, startServer, type ServerProcess, type StartServerOptions } from '../support/serverProcess';
+import type { PollPhaseDetail } from '../support/pollPhases';
 
 export type TransportMode = 'polling' | 'stream';
 export const MODES: readonly TransportMode[] = ['polling', 'stream'];

@@ -18,6 +18,7 @@ import {
   startRig,
   type Rig,
 } from './clientHarness';
+import { recordReads, watchPhases } from '../support/pollPhases';
 
 const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });
 /** The poller's own reads: the session (status) and its events; not the stream, not POSTs. */
@@ -36,7 +37,7 @@ async function pollOutcome(
       transport: rig.backend.transport,
       pollIntervalMs: 100,
       timeoutMs: 20_000,
-      onPhase: reviewer.onPhase,
+      ...watchPhases(reviewer.onPhase),
       ...extra,
     });
     await reviewer.settled();
@@ -118,36 +119,40 @@ describe('SessionsClient against the real server: failure classes', function () 
   for (const mode of MODES) {
     describe(`over ${mode}`, () => {
       let rig: Rig;
+      // Sessions are made with the default bound: only the reads under test have the short one.
+      let setup: ReturnType<typeof clientRig>;
       beforeEach(async () => {
         rig = await startRig({ mode, reuse: server, requestTimeoutMs: 500 });
+        setup = clientRig(server, rig.proxy, { mode });
       });
       afterEach(async () => {
+        await setup.backend.dispose();
         await rig.close();
       });
 
       it('4 consecutive 5xx are retried and the poll succeeds', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 4, fault: { kind: 'status', status: 503 } });
         assertApproved(await pollOutcome(rig, sessionId));
         assert.equal(rig.proxy.requests.filter((r) => r.status === 503).length, 4);
       });
 
       it('5 consecutive 5xx fail the poll as network_or_unknown', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 5, fault: { kind: 'status', status: 500 } });
         const failed = assertFailure(await pollOutcome(rig, sessionId), 'network_or_unknown');
         assert.match(failed.message, /5 attempts in a row/);
       });
 
       it('a reset connection is retried', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 2, fault: { kind: 'reset' } });
         assertApproved(await pollOutcome(rig, sessionId));
         assert.equal(rig.proxy.requests.filter((r) => r.fault === 'reset').length, 2);
       });
 
       it('a response slower than the request timeout is abandoned and retried', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', times: 1, fault: { kind: 'delay', ms: 1_500 } });
         assertApproved(await pollOutcome(rig, sessionId));
         const delayed = rig.proxy.requests.find((r) => r.fault === 'delay');
@@ -155,14 +160,14 @@ describe('SessionsClient against the real server: failure classes', function () 
       });
 
       it('malformed JSON fails the poll at once, saying so', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', fault: { kind: 'malformed_json' } });
         const failed = assertFailure(await pollOutcome(rig, sessionId), 'network_or_unknown');
         assert.match(failed.message, /malformed JSON/);
       });
 
       it('a page holding garbage events still gives the approval', async () => {
-        const sessionId = await createPlanSession(rig);
+        const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', times: Infinity, fault: { kind: 'garbage_events' } });
         assertApproved(await pollOutcome(rig, sessionId));
         // Every HTTP page was garbled (the stream, once live, serves the rest itself).
@@ -211,7 +216,8 @@ describe('restarts', function () {
           pollIntervalMs: pollInterval(mode),
           timeoutMs: 20_000,
           signal: stop.signal,
-          onBatch: (_events, _scanner, cursor) => {
+          onPoll: ({ batch, cursor }) => {
+            if (batch.size === 0) return;
             saved = cursor;
             stop.abort(); // the window closes right after saving
           },
@@ -228,13 +234,11 @@ describe('restarts', function () {
         const reviewer = scriptedReviewer(restarted.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
         const plan = await pollForApprovedPlan({
           sessionId,
-          transport: restarted.backend.transport,
+          transport: recordReads(restarted.backend.transport, (events) => seen.push(...events.map((e) => (e as { uuid: string }).uuid))),
           pollIntervalMs: pollInterval(mode),
           timeoutMs: 20_000,
           initialCursor: saved,
-          scanner: new ExitPlanModeScanner(),
-          onPhase: reviewer.onPhase,
-          onBatch: (events) => seen.push(...events.map((e) => (e as { uuid: string }).uuid)),
+          ...watchPhases(reviewer.onPhase, { scanner: new ExitPlanModeScanner() }),
         });
         await reviewer.settled();
         await restarted.backend.dispose();
@@ -271,21 +275,23 @@ describe('restarts', function () {
           timeoutMs: 30_000,
           // The restart takes a moment; the poll must ride it out as transient failures.
           maxConsecutiveFailures: 100,
-          onPhase: reviewer.onPhase,
-          onBatch: () => {
-            restarting ??= (async () => {
-              before = await rawEvents(rig.client, sessionId);
-              assert.equal(await first.stop(), 0, 'clean shutdown');
-              // The server stays gone until the poll has met it so (else a quick restart can fall
-              // between two polls, and nothing would show the poll riding out the gap).
-              for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502);) {
-                if (Date.now() > deadline) throw new Error('no poll reached the stopped server within 20 s');
-                await new Promise((resolve) => setTimeout(resolve, 20));
-              }
-              second = await startServer({ scenario: scenario('slow'), dataDir, token: first.token });
-              rig.proxy.setTarget(second.url);
-            })();
-          },
+          ...watchPhases(reviewer.onPhase, {
+            also: ({ batch }) => {
+              if (batch.size === 0) return;
+              restarting ??= (async () => {
+                before = await rawEvents(rig.client, sessionId);
+                assert.equal(await first.stop(), 0, 'clean shutdown');
+                // The server stays gone until the poll has met it so (else a quick restart can fall
+                // between two polls, and nothing would show the poll riding out the gap).
+                for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502);) {
+                  if (Date.now() > deadline) throw new Error('no poll reached the stopped server within 20 s');
+                  await new Promise((resolve) => setTimeout(resolve, 20));
+                }
+                second = await startServer({ scenario: scenario('slow'), dataDir, token: first.token });
+                rig.proxy.setTarget(second.url);
+              })();
+            },
+          }),
         });
         await restarting;
         await reviewer.settled();

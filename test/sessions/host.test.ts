@@ -11,6 +11,7 @@ import { AGENT_LOST_SUBTYPE, SessionHost } from '../../src/sessions/host';
 import { parseScenario, scriptedAgentFactory } from '../../src/sessions/scriptedAgent';
 import { FileSessionStore } from '../../src/sessions/store';
 import { allEvents, createRequest, pendingPlanRequest, scenarioFactory, toolResults, types, waitForStatus } from './hostTestKit';
+import { watchPhases } from '../support/pollPhases';
 
 async function rejects(promise: Promise<unknown>, kind: SessionsError['kind'], message: RegExp): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
@@ -342,14 +343,14 @@ describe('EmbeddedBackend', () => {
         sessionId: session.id,
         transport: backend.transport,
         pollIntervalMs: 60_000, // a wake-up, not the interval, must move it
-        onPhase: (phase, detail) => {
+        ...watchPhases((phase, detail) => {
           if (phase !== 'plan_ready') return;
           const pending = pendingPlanRequest(allEvents(host, session.id));
           assert.equal(detail.pendingPlan?.plan, pending.plan);
           void backend.sendEvents(session.id, [
             controlResponseEvent(pending.requestId, { behavior: 'allow', updatedInput: { plan: pending.plan } }),
           ]);
-        },
+        }),
       });
       const result = await approved;
       assert.equal(result.executionTarget, 'remote');

@@ -11,9 +11,10 @@ import {
 import type { SessionHost, StoredEvent } from '../../src/sessions/host';
 import { loadScenarioFile, scriptedAgentFactory } from '../../src/sessions/scriptedAgent';
 import type { AgentFactory } from '../../src/sessions/agent';
-import { pollForApprovedPlan, type ApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
+import { pollForApprovedPlan, type ApprovedPlan, type PollPhase } from '../../src/core/poller';
 import { controlResponseEvent, type PermissionDecision } from '../../src/core/protocol';
 import type { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
+import { watchPhases, type PollPhaseDetail } from '../support/pollPhases';
 
 export const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
 export const example = (name: string) => path.join(EXAMPLES, name);
@@ -121,13 +122,13 @@ export function decideFirstPlan(
     sessionId,
     transport: backend.transport,
     ...poll,
-    onPhase: (phase, detail) => {
+    ...watchPhases((phase, detail) => {
       onPhase?.(phase, detail);
       if (phase === 'plan_ready' && detail.pendingPlan?.requestId && !decided) {
         decided = true;
         void backend.sendEvents(sessionId, [controlResponseEvent(detail.pendingPlan.requestId, decide(detail.pendingPlan.plan ?? ''))]);
       }
-    },
+    }),
   });
 }
 

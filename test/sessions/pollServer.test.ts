@@ -17,6 +17,7 @@ import {
   type ReviewStep,
   type TransportMode,
 } from './clientHarness';
+import { watchPhases } from '../support/pollPhases';
 
 const SCENARIOS = ['approve', 'revise', 'question', 'fail', 'slow'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
@@ -53,7 +54,7 @@ describe('pollForApprovedPlan against the real server', function () {
           transport: rig.backend.transport,
           pollIntervalMs: pollInterval(mode),
           timeoutMs,
-          onPhase: reviewer.onPhase,
+          ...watchPhases(reviewer.onPhase),
         });
       } catch (err) {
         if (!(err instanceof UltraplanPollError)) throw err;

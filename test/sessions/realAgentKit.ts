@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ToolPermissionTracker, permissionResponseEvent, type ToolPermissionRequest } from '../../src/core/permissionRequests';
-import { followUntilResult, pollForApprovedPlan, type PollPhase, type PollPhaseDetail } from '../../src/core/poller';
+import { followUntilResult, pollForApprovedPlan, type PollPhase } from '../../src/core/poller';
 import { controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
 import { UltraplanPollError } from '../../src/core/errors';
 import { AcpAgent, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
@@ -14,9 +14,10 @@ import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
 import type { ModelApiFamily, ScenarioRound } from '../support/modelApi/scenario';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
-import { killGroupsLeft, processGroupMembers, waitGone } from '../support/processes';
+import { assertAgentGroupsGone, killGroupsLeft } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 import { standIn } from '../support/standIn';
+import { watchPhases, type PollPhaseDetail } from '../support/pollPhases';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
 export { ORIGINAL_APP };
@@ -101,12 +102,7 @@ export class RealAgentRun {
     const pids = this.agents.map((agent) => agent.pid).filter((pid): pid is number => pid !== undefined);
     try {
       await this.backend?.dispose();
-      for (const pid of pids) {
-        assert.ok(await waitGone(pid, 10_000), `agent ${pid} left behind`);
-        const deadline = Date.now() + 5000;
-        while (processGroupMembers(pid).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-        assert.deepEqual(processGroupMembers(pid), [], `processes left in agent group ${pid}`);
-      }
+      await assertAgentGroupsGone(pids);
     } finally {
       killGroupsLeft(pids);
       await this.model?.close();
@@ -160,7 +156,7 @@ export async function planUntilApproved(
     transport: run.backend.transport,
     pollIntervalMs: 50,
     timeoutMs: script.timeoutMs,
-    onPhase: (phase, detail) => {
+    ...watchPhases((phase, detail) => {
       phases.push({ phase, detail });
       if (phase === 'needs_input' && detail.question && questions[questions.length - 1] !== detail.question) {
         questions.push(detail.question);
@@ -178,7 +174,7 @@ export async function planUntilApproved(
           ),
         ]);
       }
-    },
+    }),
   });
   return { approved, plans, questions, phases };
 }
@@ -200,8 +196,8 @@ export async function executeAllowing(
     timeoutMs,
     scanner: approved.scanner,
     initialCursor: approved.cursor,
-    onBatch: (events) => {
-      for (const request of tracker.ingest(events).opened) {
+    onPoll: (poll) => {
+      for (const request of tracker.ingestParsed(poll.batch).opened) {
         asked.push(request);
         answers.push(
           run.backend

@@ -3,9 +3,10 @@
 import { strict as assert } from 'node:assert';
 import { UltraplanPollError } from '../../src/core/errors';
 import { followUntilResult, pollForApprovedPlan } from '../../src/core/poller';
-import { sortEventItems } from '../../src/sessions/client';
+import { sortEventItems } from '../../src/core/codeSessions';
 import { startServer, type ServerProcess } from '../support/serverProcess';
 import { createPlanSession, rawEvents, scenario, scriptedReviewer, startRig } from './clientHarness';
+import { recordReads, watchPhases } from '../support/pollPhases';
 
 const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });
 
@@ -36,12 +37,13 @@ describe('event stream against the real server', function () {
         { on: 'plan_ready', decide: () => ({ behavior: 'deny', message: 'Make the limit configurable.' }) },
         { on: 'plan_ready', decide: (plan) => allow(plan) },
       ]);
+      // What the poller is fed is what the transport's reads return.
+      const transport = recordReads(rig.backend.transport, (events) => fed.push(...events));
       const approved = await pollForApprovedPlan({
         sessionId,
-        transport: rig.backend.transport,
+        transport,
         timeoutMs: 30_000,
-        onPhase: reviewer.onPhase,
-        onBatch: (events) => fed.push(...events),
+        ...watchPhases(reviewer.onPhase),
       });
       await reviewer.settled();
       assert.deepEqual(reviewer.failures, []);
@@ -49,11 +51,10 @@ describe('event stream against the real server', function () {
       assert.match(approved.plan, /revision 2/);
       const finished = await followUntilResult({
         sessionId,
-        transport: rig.backend.transport,
+        transport,
         scanner: approved.scanner,
         initialCursor: approved.cursor,
         timeoutMs: 30_000,
-        onBatch: (events) => fed.push(...events),
       });
       assert.equal(finished.subtype, 'success');
 
@@ -82,7 +83,7 @@ describe('event stream against the real server', function () {
         transport: rig.backend.transport,
         pollIntervalMs: 100,
         timeoutMs: 20_000,
-        onPhase: reviewer.onPhase,
+        ...watchPhases(reviewer.onPhase),
       });
       assert.match(approved.plan, /Add a CHANGELOG/);
       const stats = rig.backend.streamingTransport?.streamStats(sessionId);

@@ -105,6 +105,11 @@ export function received(entries: RecordEntry[], method: string): Array<{ method
     .map((message) => ({ method: message.method as string, params: message.params ?? {} }));
 }
 
+/** The outcome of each permission the fake agent asked (the option chosen, or cancelled), in order. */
+export function permissionOutcomes(entries: ReadonlyArray<{ kind: string; outcome?: unknown }>): unknown[] {
+  return entries.filter((entry) => entry.kind === 'permission_outcome').map((entry) => entry.outcome);
+}
+
 /** Waits (bounded) for the fake's record to hold `count` entries of `kind`. */
 export async function waitForRecord(file: string, kind: string, count = 1, timeoutMs = 8000): Promise<RecordEntry[]> {
   const deadline = Date.now() + timeoutMs;

@@ -1,5 +1,6 @@
 // Process checks shared by the tests that start real agent processes (unit, e2e and in-host
 // suites): is a pid still running, wait (bounded) until it is gone, what is left in its group.
+import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** True while a process with this pid runs (a zombie, exited but not yet reaped, has ended). */
@@ -28,6 +29,16 @@ export async function waitGone(pid: number, timeoutMs = 5000): Promise<boolean> 
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return !isAlive(pid);
+}
+
+/** Checks (bounded) that each agent of `pids` is gone and its process group empty. */
+export async function assertAgentGroupsGone(pids: readonly number[]): Promise<void> {
+  for (const pid of pids) {
+    assert.ok(await waitGone(pid, 10_000), `agent ${pid} left behind`);
+    const deadline = Date.now() + 5000;
+    while (processGroupMembers(pid).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(processGroupMembers(pid), [], `processes left in agent group ${pid}`);
+  }
 }
 
 /** SIGKILLs the process group of each of `pids` still running (cleanup after a suite, whatever failed). */

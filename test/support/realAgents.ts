@@ -50,8 +50,7 @@ export function claudeEnv(home: string, modelUrl: string): Record<string, string
     ANTHROPIC_BASE_URL: modelUrl,
     ANTHROPIC_API_KEY: 'sk-ant-scripted-model',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    // As root the adapter refuses session/new unless it is told it runs in a sandbox.
-    IS_SANDBOX: '1',
+    // No IS_SANDBOX: as root (CI) the adapter plans as it does for a person running as root.
   };
 }
 

@@ -85,6 +85,34 @@ describe('review panel webview (Chromium)', function () {
     assert.equal(await page.locator('#plan [data-ls]').count(), 9, 'h1, p, h2, ol, three li, the fence, p');
   });
 
+  it("a new panel says nothing of the demo before its state arrives, nor after a real agent's state", async () => {
+    panel = await panels.open();
+    await panel.page.locator('.panel-header').waitFor({ state: 'attached' });
+    assert.equal(await panel.page.locator('.demo-badge').isVisible(), false, 'no Demo badge before the first state');
+    assert.equal(await panel.page.locator('.demo-note').isVisible(), false, 'no demo note before the first state');
+    await panel.postState(panelState([revision(1, PLAN_V1)], { backendLabel: 'Embedded · Claude (ACP)' }));
+    assert.equal(await panel.page.locator('.demo-badge').isVisible(), false);
+    assert.equal(await panel.page.locator('.demo-note').isVisible(), false);
+  });
+
+  it('hovering one list item highlights that item only, not its whole list', async () => {
+    panel = await panels.open();
+    await panel.postState(panelState([revision(1, PLAN_V1)]));
+    const { page } = panel;
+    const background = (selector: string) => page.locator(selector).evaluate((e) => getComputedStyle(e).backgroundColor);
+    const hover = 'rgb(42, 45, 46)'; // --vscode-list-hoverBackground of the theme the page sets
+    await page.locator('#plan ol > li').nth(1).hover();
+    assert.equal(await background('#plan ol > li:nth-child(2)'), hover, 'the item under the pointer');
+    assert.notEqual(await background('#plan ol'), hover, 'not the list around it');
+    assert.notEqual(await background('#plan ol > li:nth-child(1)'), hover, 'not its sibling');
+  });
+
+  it('an approved plan executing on this machine reads "Executing", never "remotely"', async () => {
+    panel = await panels.open();
+    await panel.postState(panelState([revision(1, PLAN_V1, { status: 'approved' })], { phase: 'executing', canDecide: false }));
+    assert.equal(await panel.page.locator('.phase-badge').textContent(), 'Executing');
+  });
+
   it('labels the scripted demo as a demo', async () => {
     panel = await panels.open();
     await panel.postState(panelState([revision(1, PLAN_V1)], { demo: true, backendLabel: 'Embedded (demo)' }));

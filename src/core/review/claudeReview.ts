@@ -11,6 +11,10 @@ import type { Severity } from './finding';
 
 export const CLAUDE_REVIEWER = 'Claude Code ultrareview';
 
+/** Said before Claude Code's review starts: it is not free. */
+export const CLAUDE_BILLING_NOTICE =
+  "Claude Code's review runs in Anthropic's cloud. After your free runs, Anthropic bills each review as extra usage.";
+
 const ClaudeBugSchema = z.looseObject({
   file_path: z.string().optional(),
   start_line: z.number().int().optional(),

@@ -80,8 +80,9 @@ export function sameProblem(a: FinderFinding, b: FinderFinding): boolean {
   return exact || textSimilarity(a.title, b.title) >= SAME_PROBLEM;
 }
 
+/** Distinct, in number order ("#2" before "#10"). */
 function unique(values: Iterable<string>): string[] {
-  return [...new Set(values)];
+  return [...new Set(values)].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
 }
 
 /**

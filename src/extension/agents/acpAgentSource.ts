@@ -2,8 +2,15 @@
 // custom command) planning in the workspace folder, or the scripted demo when chosen or when
 // nothing is installed. Chosen per new session, so a change in "Choose Backend…" applies at once.
 import * as vscode from 'vscode';
-import { KNOWN_AGENTS, detectCustomAgent, detectKnownAgents } from '../../sessions/acp';
-import { offerAgentInstall } from './agentInstallUi';
+import {
+  KNOWN_AGENTS,
+  claudeBypassProblem,
+  currentProcessIdentity,
+  detectCustomAgent,
+  detectKnownAgents,
+  type ProcessIdentity,
+} from '../../sessions/acp';
+import { fetchForNpx, offerAgentInstall } from './agentInstallUi';
 import { planEmbeddedAgent, type AgentDetection, type EmbeddedAgentPlan } from './agentChoice';
 import type { EmbeddedAgent, EmbeddedAgentSource } from '../backends/embeddedAgent';
 import type { UltraplanSettings } from '../settings/settingsSchema';
@@ -21,7 +28,11 @@ function workspaceFolder(): string | undefined {
 }
 
 /** What the embedded backend would run now, with the settings' agent choice. */
-export function planForSettings(settings: UltraplanSettings, detection: AgentDetection = detectAgents()): EmbeddedAgentPlan {
+export function planForSettings(
+  settings: UltraplanSettings,
+  detection: AgentDetection = detectAgents(),
+  identity: ProcessIdentity = currentProcessIdentity(),
+): EmbeddedAgentPlan {
   const plan = planEmbeddedAgent(settings['agent.choice'], settings['agent.command'], detection, workspaceFolder());
   if (plan.kind === 'acp' && !workspaceFolder()) {
     return {
@@ -30,6 +41,8 @@ export function planForSettings(settings: UltraplanSettings, detection: AgentDet
       settingKey: 'ultraplan.agent.choice',
     };
   }
+  const bypass = plan.kind === 'acp' && plan.id === 'claude' ? claudeBypassProblem(settings.afterApproval, identity) : undefined;
+  if (bypass) return { kind: 'unavailable', message: bypass, settingKey: 'ultraplan.afterApproval' };
   return plan;
 }
 
@@ -100,6 +113,8 @@ export function acpAgentSource(options: AcpAgentSourceOptions): EmbeddedAgentSou
         log.info(
           `embedded agent: ${plan.label} (${plan.availability}): ${plan.argv.join(' ')} in ${cwd}; after approval: ${settings.afterApproval}`,
         );
+        const viaNpx = plan.availability === 'npx' ? KNOWN_AGENTS.find((agent) => agent.id === plan.id) : undefined;
+        if (viaNpx) await fetchForNpx(viaNpx, log);
         const launch = {
           kind: 'acp' as const,
           argv: [...plan.argv],

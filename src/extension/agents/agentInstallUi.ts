@@ -3,7 +3,6 @@
 // the fix (the command to run by hand is one click away).
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
-import { installAgent, nodeProblem } from '../../sessions/acp/agentInstall';
 import type { KnownAgent } from '../../sessions/acp';
 
 const INSTALL = 'Install';
@@ -38,6 +37,8 @@ export async function offerAgentInstall(agent: KnownAgent, log: vscode.LogOutput
   if (choice === COPY) await copyCommand(agent);
   if (choice !== INSTALL) return false;
 
+  // The installer (npm, its progress) is a chunk of its own, loaded when a person installs an agent.
+  const { installAgent, nodeProblem } = await import('../../sessions/acp/agentInstall');
   const problem = nodeProblem(agent, await nodeVersion());
   if (problem) {
     log.warn(`install ${agent.pkg.package}: ${problem}`);
@@ -72,4 +73,43 @@ export async function offerAgentInstall(agent: KnownAgent, log: vscode.LogOutput
   const next = await vscode.window.showErrorMessage(`Ultraplan: could not install ${agent.label}. ${result.message}`, COPY);
   if (next === COPY) await copyCommand(agent);
   return false;
+}
+
+/** The npx packages this window has fetched (or found in npx's cache) already. */
+const fetchedForNpx = new Set<string>();
+
+/**
+ * Before an agent first runs through npx: its pinned package is fetched into npx's cache with the
+ * progress shown (what is fetched, how many packages so far), so the session itself starts at
+ * once. Throws with the cause and the fix when the fetch fails; the session does not start.
+ */
+export async function fetchForNpx(agent: KnownAgent, log: vscode.LogOutputChannel): Promise<void> {
+  const spec = `${agent.pkg.package}@${agent.pkg.version}`;
+  if (fetchedForNpx.has(spec)) return;
+  const { fetchAgentForNpx } = await import('../../sessions/acp/agentInstall');
+  const result = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Ultraplan: fetching ${agent.label} (${spec}) for npx`,
+      cancellable: true,
+    },
+    (progress, token) => {
+      const abort = new AbortController();
+      token.onCancellationRequested(() => abort.abort());
+      progress.report({ message: "checking npx's cache" });
+      return fetchAgentForNpx(agent, {
+        signal: abort.signal,
+        onProgress: (message) => {
+          log.info(`npx ${spec}: ${message}`);
+          progress.report({ message });
+        },
+      });
+    },
+  );
+  if (!result.ok) {
+    log.warn(`npx ${spec}: ${result.message}`);
+    throw new Error(`${agent.label} could not be fetched for npx. ${result.message}`);
+  }
+  fetchedForNpx.add(spec);
+  log.info(`npx ${spec}: in npx's cache`);
 }

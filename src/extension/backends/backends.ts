@@ -12,9 +12,7 @@ import type { ClaudeWebBackend } from '../../sessions/claudeWeb';
 import type { HttpBackend } from '../../sessions/httpBackend';
 import { connectServer } from '../../sessions/serverConnection';
 import { withAgentLaunch, type AgentLaunch } from '../../sessions/service/agentLaunch';
-import { LocalService } from '../../sessions/service/localService';
-import { ServiceBackend } from '../../sessions/service/serviceBackend';
-import { servicePaths } from '../../sessions/service/servicePaths';
+import type { ServiceBackend } from '../../sessions/service/serviceBackend';
 import { AgentNotice } from '../agents/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import type { EmbeddedAgent, EmbeddedAgentSource } from './embeddedAgent';
@@ -65,7 +63,7 @@ export class Backends implements vscode.Disposable {
   readonly #options: BackendsOptions;
   readonly #agentNotice: AgentNotice;
   /** The client of the local session service, made on first use. */
-  #embedded: ServiceBackend | undefined;
+  #embedded: Promise<ServiceBackend> | undefined;
   readonly #servers = new Map<string, HttpBackend>();
   /** Servers read without a token (sessions attached read-only), one per URL. */
   readonly #tokenlessServers = new Map<string, HttpBackend>();
@@ -88,12 +86,22 @@ export class Backends implements vscode.Disposable {
   async embedded(settings: UltraplanSettings): Promise<{ backend: SessionBackend; agent: EmbeddedAgent }> {
     if (!vscode.workspace.isTrusted) throw new Error(UNTRUSTED_EMBEDDED);
     const agent = await this.#options.embeddedAgent(settings);
-    return { backend: this.#service(settings), agent };
+    return { backend: await this.#service(settings), agent };
   }
 
   /** The client of this user's session service (it is started by the first request that needs it). */
-  #service(settings: UltraplanSettings): ServiceBackend {
-    if (this.#embedded) return this.#embedded;
+  #service(settings: UltraplanSettings): Promise<ServiceBackend> {
+    this.#embedded ??= this.#connectService(settings);
+    return this.#embedded;
+  }
+
+  /** Loaded at first use, not with the extension: a window without embedded sessions never needs it. */
+  async #connectService(settings: UltraplanSettings): Promise<ServiceBackend> {
+    const [{ LocalService }, { ServiceBackend }, { servicePaths }] = await Promise.all([
+      import('../../sessions/service/localService'),
+      import('../../sessions/service/serviceBackend'),
+      import('../../sessions/service/servicePaths'),
+    ]);
     const log = this.#options.log;
     const service = new LocalService({
       paths: servicePaths(),
@@ -102,7 +110,7 @@ export class Backends implements vscode.Disposable {
       idleExitSeconds: Math.round(settings['embedded.idleExitMinutes'] * 60),
       log: (line) => log.info(`service: ${line}`),
     });
-    this.#embedded = new ServiceBackend({
+    return new ServiceBackend({
       service,
       label: 'Embedded',
       lifecycle: EMBEDDED_LIFECYCLE,
@@ -112,7 +120,6 @@ export class Backends implements vscode.Disposable {
           { preferStream: true, kind: 'embedded', label: 'Embedded', lifecycle: EMBEDDED_LIFECYCLE },
         ),
     });
-    return this.#embedded;
   }
 
   /** The HTTP backend for a server URL (one per URL). */
@@ -239,19 +246,15 @@ export class Backends implements vscode.Disposable {
 
   async dispose(): Promise<void> {
     // The service and its agents keep running: sessions outlive the window (docs/service.md).
-    const servers: SessionBackend[] = [
-      ...(this.#embedded ? [this.#embedded] : []),
-      ...this.#servers.values(),
-      ...this.#tokenlessServers.values(),
-      ...this.#claudeWeb,
-    ];
+    const embedded = this.#embedded;
+    const servers: SessionBackend[] = [...this.#servers.values(), ...this.#tokenlessServers.values(), ...this.#claudeWeb];
     this.#embedded = undefined;
     this.#servers.clear();
     this.#tokenlessServers.clear();
     this.#claudeWeb.clear();
     this.#claudeWebPrepared = undefined;
     this.#claudeWebRestored = undefined;
-    await Promise.allSettled(servers.map((s) => s.dispose()));
+    await Promise.allSettled([...servers.map((s) => s.dispose()), embedded?.then((e) => e.dispose())]);
   }
 }
 

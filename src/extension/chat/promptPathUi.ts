@@ -8,6 +8,7 @@ import type { UltraplanSettings } from '../settings/settingsSchema';
 import { plansFolder } from '../review/teleport';
 import { chatRequestAction, keywordHints, refinePlanPrompt } from '../../core/promptPath';
 import { CHAT_STAND_IN } from '../../core/stateKeys';
+import { REVIEW_CHANGES_COMMAND } from '../ultrareview/commandIds';
 
 export const CHAT_PARTICIPANT_ID = 'ultraplan.ultraplan';
 
@@ -60,9 +61,9 @@ async function answerChatRequest(
     stream.markdown(action.message);
     return {};
   }
-  if (action.kind === 'hint') {
+  if (action.kind === 'review') {
     stream.markdown(action.message);
-    stream.button({ command: 'ultraplan.planTask', title: 'Plan a Task…', arguments: [text] });
+    await vscode.commands.executeCommand(REVIEW_CHANGES_COMMAND);
     return {};
   }
   const settings = deps.settings.readForBackend();

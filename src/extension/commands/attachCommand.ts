@@ -119,7 +119,9 @@ async function attachTo(services: ExtensionServices, settings: UltraplanSettings
     if (err instanceof NoServerToken) {
       const set = 'Set Server Token…';
       const choice = await vscode.window.showErrorMessage(`Ultraplan: ${message}`, set);
-      if (choice === set) await vscode.commands.executeCommand('ultraplan.setServerToken');
+      // The token for that link's server (the backend in use stays as it is), then the attach again.
+      if (choice === set && (await vscode.commands.executeCommand<boolean>('ultraplan.setServerToken', err.serverUrl)) === true)
+        await attachTo(services, settings, target);
       return;
     }
     void vscode.window.showErrorMessage(`Ultraplan: could not attach to ${target.sessionId}: ${message}`);
@@ -197,14 +199,15 @@ async function listItems(services: ExtensionServices, settings: UltraplanSetting
 }
 
 function sessionItem(services: ExtensionServices, here: BackendPlace, s: SessionResource, now: number): PickItem {
-  const followed = services.sessions.followed(here.kind, s.id, here.serverUrl) !== undefined;
+  const followedPhase = services.sessions.followed(here.kind, s.id, here.serverUrl)?.phase;
+  const followed = followedPhase !== undefined;
   const target: AttachTarget =
     here.kind === 'server' && here.serverUrl
       ? { backend: 'server', serverUrl: here.serverUrl, sessionId: s.id }
       : here.kind === 'claude-web'
         ? { backend: 'claude-web', sessionId: s.id }
         : { backend: 'current', sessionId: s.id };
-  const row = describeListedSession(s, now, followed);
+  const row = describeListedSession(s, now, followedPhase);
   return { label: `${followed ? '$(eye)' : '$(circle-outline)'} ${row.title}`, description: row.description, detail: row.detail, target };
 }
 

@@ -38,7 +38,7 @@ export function registerBackendCommands(services: ExtensionServices): void {
       const url = await vscode.window.showInputBox({
         title: 'Ultraplan server URL',
         value: current['server.url'] || 'http://127.0.0.1:8787',
-        validateInput: (v) => (/^https?:\/\/[^\s]+$/.test(v.trim()) ? undefined : 'An http:// or https:// URL'),
+        validateInput: (v) => (httpUrl(v) ? undefined : 'An http:// or https:// URL'),
         ignoreFocusOut: true,
       });
       if (url === undefined) return;
@@ -60,32 +60,51 @@ export function registerBackendCommands(services: ExtensionServices): void {
     await applyEmbeddedChoice(picked, current, log);
   });
 
-  register('ultraplan.setServerToken', async () => {
-    const s = settings.read();
-    if (!s['server.url']) {
-      const open = 'Open Settings';
-      void vscode.window
-        .showWarningMessage('Ultraplan: set ultraplan.server.url first; the token belongs to that server.', open)
-        .then((c) => c && vscode.commands.executeCommand('workbench.action.openSettings', 'ultraplan.server.url'));
-      return;
-    }
-    const origin = new URL(s['server.url']).origin;
+  // The server is the one named (Attach passes its link's server), else ultraplan.server.url, else
+  // asked for: a token is kept per origin and setting one never changes the backend in use.
+  register('ultraplan.setServerToken', async (named?: unknown): Promise<boolean> => {
+    const serverUrl = httpUrl(named) ?? httpUrl(settings.read()['server.url']) ?? (await askServerUrl());
+    if (serverUrl === undefined) return false;
+    const origin = new URL(serverUrl).origin;
     const token = await vscode.window.showInputBox({
       title: `Ultraplan: token for ${origin}`,
       prompt: 'Kept in VS Code secret storage; never in settings or logs. Leave empty to remove it.',
       password: true,
       ignoreFocusOut: true,
     });
-    if (token === undefined) return;
-    const key = serverTokenKey(s['server.url']);
+    if (token === undefined) return false;
+    const key = serverTokenKey(serverUrl);
     if (token.trim() === '') {
       await context.secrets.delete(key);
       log.info(`server token removed for ${origin}`);
       void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} removed.`);
-      return;
+      return false;
     }
     await context.secrets.store(key, token.trim());
     log.info(`server token stored for ${origin}`);
     void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} saved.`);
+    return true;
   });
+}
+
+const HTTP_URL = /^https?:\/\/[^\s]+$/;
+
+/** `value` when it is an http(s) URL (a command's argument may be anything: a URI from a menu, nothing). */
+function httpUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !HTTP_URL.test(value.trim())) return undefined;
+  try {
+    return new URL(value.trim()).href;
+  } catch {
+    return undefined;
+  }
+}
+
+async function askServerUrl(): Promise<string | undefined> {
+  const url = await vscode.window.showInputBox({
+    title: 'Ultraplan: which server is the token for?',
+    prompt: 'The server URL, e.g. http://127.0.0.1:8787. Setting its token does not change the backend you use.',
+    validateInput: (v) => (httpUrl(v) ? undefined : 'An http:// or https:// URL'),
+    ignoreFocusOut: true,
+  });
+  return url === undefined ? undefined : httpUrl(url);
 }

@@ -23,9 +23,10 @@ export function registerCommand(
   run: (...args: unknown[]) => unknown,
 ): void {
   services.context.subscriptions.push(
-    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+    // The command's result goes back to whoever executed it (e.g. Attach asks whether a token was set).
+    vscode.commands.registerCommand(id, async (...args: unknown[]): Promise<unknown> => {
       try {
-        await run(...args);
+        return await run(...args);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         services.log.error(`${id} failed: ${message}`);

@@ -1,7 +1,8 @@
 // Commands about sessions: planning a task (palette, selection, refine), showing a review,
 // stopping, teleporting, opening a session in the browser.
 import * as vscode from 'vscode';
-import { keywordHints, promptFromText } from '../../core/promptPath';
+import { isReviewRequest, keywordHints, promptFromText } from '../../core/promptPath';
+import { REVIEW_CHANGES_COMMAND } from '../ultrareview/commandIds';
 import { PHASE_LABELS } from '../../core/phase';
 import { checkEmbeddedAgent, embeddedAgentDescription } from '../agents/acpAgentSource';
 import { openSessionInBrowser } from '../claudeWeb/claudeWebUi';
@@ -29,6 +30,10 @@ export function registerSessionCommands(services: ExtensionServices): void {
       validateInput: promptHint,
     });
     if (text === undefined) return;
+    if (isReviewRequest(text)) {
+      await vscode.commands.executeCommand(REVIEW_CHANGES_COMMAND);
+      return;
+    }
     const prompt = promptToSend(text);
     if (!prompt) {
       void vscode.window.showWarningMessage('Ultraplan: the prompt is empty once the keyword is removed; describe the task.');
@@ -116,7 +121,7 @@ function checkTrustFor(backend: string): boolean {
   return false;
 }
 
-/** The input box's hint: what the keyword does, and that `ultrareview` launches nothing. */
+/** The input box's hint: what the keyword does, and that `ultrareview` starts a review. */
 export function promptHint(value: string): vscode.InputBoxValidationMessage | undefined {
   const hints = keywordHints(value);
   return hints.length > 0 ? { message: hints.join(' · '), severity: vscode.InputBoxValidationSeverity.Info } : undefined;

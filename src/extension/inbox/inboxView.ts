@@ -22,8 +22,10 @@ import type { SessionSnapshot } from '../../core/sessionSnapshot';
 import type { FollowedSession } from '../sessions/followedSession';
 import { registerCommand, type ExtensionServices } from '../commands/services';
 import type { InboxViewHandle } from './inboxStandIn';
+import type { ReviewRows } from '../ultrareview/ultrareviewEntry';
 
-type InboxNode = { kind: 'group'; id: InboxGroupId } | { kind: 'session'; key: string } | { kind: 'plan'; key: string; file: string };
+type InboxNode =
+  { kind: 'group'; id: InboxGroupId } | { kind: 'session'; key: string } | { kind: 'plan'; key: string; file: string } | { kind: 'review' };
 
 /** Ages are coarse (minutes); refreshed this often, and only while the view is visible. */
 const AGE_REFRESH_MS = 30_000;
@@ -72,9 +74,13 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   /** The sessions grouped as of the last change (every change refreshes the tree). */
   #groups: Array<InboxGroup<InboxEntry>> = [];
 
-  constructor(sessions: FollowedSessions, handle: InboxViewHandle | undefined) {
+  readonly #reviews: ReviewRows | undefined;
+
+  constructor(sessions: FollowedSessions, handle: InboxViewHandle | undefined, reviews?: ReviewRows) {
     super();
     this.#sessions = sessions;
+    this.#reviews = reviews;
+    if (reviews) this._register(reviews.onDidChange(() => this.refresh()));
     if (handle) {
       this.#view = handle.view;
       this._register(handle.connect(this as vscode.TreeDataProvider<unknown>));
@@ -109,7 +115,10 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   }
 
   getChildren(node?: InboxNode): InboxNode[] {
-    if (!node) return this.#groups.map((g) => ({ kind: 'group', id: g.id }));
+    if (!node) {
+      const groups: InboxNode[] = this.#groups.map((g) => ({ kind: 'group', id: g.id }));
+      return this.#reviews?.item() ? [{ kind: 'review' }, ...groups] : groups;
+    }
     if (node.kind === 'group') {
       const group = this.#groups.find((g) => g.id === node.id);
       return (group?.entries ?? []).map((e) => ({ kind: 'session', key: e.key }));
@@ -122,6 +131,7 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   }
 
   getParent(node: InboxNode): InboxNode | undefined {
+    if (node.kind === 'review') return undefined;
     if (node.kind === 'plan') return { kind: 'session', key: node.key };
     if (node.kind === 'session') {
       const s = this.#sessions.get(node.key)?.snapshot;
@@ -132,6 +142,7 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   }
 
   getTreeItem(node: InboxNode): vscode.TreeItem {
+    if (node.kind === 'review') return this.#reviews?.item() ?? new vscode.TreeItem('Review');
     if (node.kind === 'group') {
       const group = this.#groups.find((g) => g.id === node.id);
       const item = new vscode.TreeItem(group?.label ?? node.id, vscode.TreeItemCollapsibleState.Expanded);
@@ -182,10 +193,10 @@ function keyOf(arg: unknown): string | undefined {
   return undefined;
 }
 
-export function registerInbox(services: ExtensionServices, handle: InboxViewHandle | undefined): void {
+export function registerInbox(services: ExtensionServices, handle: InboxViewHandle | undefined, reviews?: ReviewRows): void {
   const { sessions, context } = services;
   const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
-  context.subscriptions.push(new InboxTree(sessions, handle));
+  context.subscriptions.push(new InboxTree(sessions, handle, reviews));
 
   const sessionOf = (arg: unknown): FollowedSession | undefined => {
     const key = keyOf(arg);

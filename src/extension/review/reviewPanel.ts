@@ -157,7 +157,11 @@ export class ReviewPanel extends Disposable {
    * limit) is logged and not sent, and the error is returned so the caller can tell the user.
    */
   update(state: PanelState): string | undefined {
-    if (this.#shown && samePanelState(this.#shown, state)) return undefined;
+    if (this.#shown && samePanelState(this.#shown, state)) {
+      // Not posted (the webview shows this already), but it is what a new page gets.
+      this.#state = state;
+      return undefined;
+    }
     const error = this.#postState(state);
     if (error !== undefined) return error;
     this.#state = state;
@@ -216,7 +220,8 @@ export class ReviewPanel extends Disposable {
       case 'ready':
         // A new page (or one missing a text): it has no plan text yet.
         this.#sentPlans = new Set();
-        if (this.#state) this.#postState(this.#state);
+        // What the webview showed, its own drafts included.
+        if (this.#shown) this.#postState(this.#shown);
         return;
       case 'openLink':
         this.#openLink(message.href);

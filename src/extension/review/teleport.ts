@@ -133,18 +133,14 @@ async function openInChat(file: vscode.Uri, plan: string, shown: string, log: vs
   let failure: string | undefined;
   if (!commands.includes('workbench.action.chat.open')) {
     failure = 'VS Code Chat is not available here';
+  } else if (!hasChatProvider()) {
+    // The command exists without any chat provider (code-server): an opened Chat would never
+    // answer, so it is not opened at all.
+    failure = 'No chat provider is installed here (VS Code Chat would have nothing to answer it)';
   } else {
     try {
       await vscode.commands.executeCommand('workbench.action.chat.open', { query, isPartialQuery: true });
       log.info(`teleport: chat opened with the plan prefilled (${query.length} chars)`);
-      // The command exists even without a chat provider (code-server): nothing would answer. Say
-      // so when no chat participant extension is installed, and open the file as well.
-      if (!hasChatProvider()) {
-        await vscode.window.showTextDocument(file, { preview: false });
-        const text = `Saved to ${shown}. Chat opened with the plan prefilled, but no chat provider is installed here, so nothing will answer; the plan file is open instead.`;
-        void vscode.window.showWarningMessage(`Ultraplan: ${text}`);
-        return { text, level: 'warning' };
-      }
       return { text: `Saved to ${shown}; Chat opened with the plan prefilled (not sent).`, level: 'info' };
     } catch (err) {
       failure = `opening Chat failed (${err instanceof Error ? err.message : String(err)})`;

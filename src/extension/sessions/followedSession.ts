@@ -132,10 +132,6 @@ export class FollowedSession {
   get canDecide(): boolean {
     return this.state.canDecide;
   }
-  /** How many times the revisions were derived (once per change at most, whoever reads them). */
-  get revisionsDerived(): number {
-    return this.#model.revisionsDerived;
-  }
   /** The plan awaiting a decision, with its text, if any. */
   get pendingPlan(): { toolUseId: string; plan: string; requestId?: string } | undefined {
     const p = this.state.pendingPlan;
@@ -230,6 +226,8 @@ export class FollowedSession {
       const outcome = link ? { text, link } : { text };
       this.#reduce({ type: 'ended', by: result.isError ? 'execution_failed' : 'completed', outcome, at: this.#now() });
       log.info(`[${this.key}] execution ended: ${result.subtype}`);
+      // The review on screen shows the outcome itself; a notification would only cover it.
+      if (o.notifier.isReviewShowing(this.key)) return;
       const actions = [this.#showReviewAction()];
       const pullRequest = report?.pullRequest;
       if (pullRequest) actions.push({ label: 'Open Pull Request', run: () => o.notifier.openExternal(pullRequest) });

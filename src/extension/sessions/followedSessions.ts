@@ -337,7 +337,7 @@ export class FollowedSessions extends Disposable {
           progress.report({
             message:
               settings.backend === 'embedded'
-                ? 'opening the embedded session host'
+                ? 'connecting to the local session service'
                 : settings.backend === 'claude-web'
                   ? 'connecting to Claude Code on the web'
                   : `connecting to ${settings['server.url']}`,
@@ -347,7 +347,7 @@ export class FollowedSessions extends Disposable {
             const set = 'Set Server Token…';
             void vscode.window
               .showErrorMessage(`Ultraplan: no token is set for ${new URL(serverUrl).origin}.`, set)
-              .then((c) => c && vscode.commands.executeCommand('ultraplan.setServerToken'));
+              .then((c) => c && vscode.commands.executeCommand('ultraplan.setServerToken', serverUrl));
             return undefined;
           }
           progress.report({ message: `creating the session on ${backend.label}` });

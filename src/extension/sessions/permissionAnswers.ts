@@ -22,7 +22,8 @@ function permissionGateRef(sessionId: string, request: ToolPermissionRequest): P
   return { sessionId, toolUseId: `permission:${request.requestId}`, plan: JSON.stringify(request.input ?? null) };
 }
 
-export interface PermissionAnswersPorts {
+/** What a followed session's I/O parts work with: its model, its backend, and how it speaks. */
+export interface SessionPorts {
   model: SessionModel;
   backend: SessionBackend;
   log: SessionLog;
@@ -35,12 +36,12 @@ export class PermissionAnswers implements PermissionAsker {
   readonly key: string;
   /** Who asks for permission, in the prompt: the agent, else the backend it runs on. */
   readonly askerLabel: string;
-  readonly #p: PermissionAnswersPorts;
+  readonly #p: SessionPorts;
   readonly #gate = new DecisionGate();
   /** Requests whose prompt is up (so a new batch does not show the same one twice). */
   readonly #prompting = new Set<string>();
 
-  constructor(ports: PermissionAnswersPorts) {
+  constructor(ports: SessionPorts) {
     this.#p = ports;
     const identity = ports.model.identity;
     this.key = identity.key;

@@ -10,18 +10,10 @@ import { formatRejectFeedback } from '../../core/feedback';
 import type { LocalDecision, SentDecision } from '../../core/hostActs';
 import type { DecisionKind, LineComment } from '../../core/panelMessages';
 import { userMessageEvent, type AnyEvent } from '../../core/protocol';
-import type { SessionChange, SessionInput, SessionModel } from '../../core/sessionModel';
-import type { SessionBackend } from '../../sessions/backend';
-import { errorText, type DecisionOutcome } from './permissionAnswers';
-import type { BackendVoice, SessionLog, SessionNotifier } from './sessionNotifier';
+import type { SessionChange, SessionInput } from '../../core/sessionModel';
+import { errorText, type DecisionOutcome, type SessionPorts } from './permissionAnswers';
 
-export interface SessionDecisionsPorts {
-  model: SessionModel;
-  backend: SessionBackend;
-  log: SessionLog;
-  notifier: SessionNotifier;
-  voice: BackendVoice;
-  now: () => number;
+export interface SessionDecisionsPorts extends SessionPorts {
   /** The followed session's reduce (it logs the phase and acts on what the change asks for). */
   reduce: (input: SessionInput) => SessionChange;
 }

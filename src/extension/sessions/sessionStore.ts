@@ -21,7 +21,6 @@ export class SessionStore {
   readonly #memento: Pick<vscode.Memento, 'get' | 'update'>;
   /** What the last write held, by session key, and the snapshot it was mapped from. */
   #written = new Map<string, { from: SessionSnapshot | PersistedSession; entry: PersistedSession }>();
-  #writes = 0;
 
   constructor(memento: Pick<vscode.Memento, 'get' | 'update'>) {
     this.#memento = memento;
@@ -29,11 +28,6 @@ export class SessionStore {
 
   read(): ParsedSessions {
     return parsePersistedSessions(this.#memento.get<unknown>(PERSISTED_SESSIONS_KEY));
-  }
-
-  /** How many times the list was written (tests: a change that survives nothing writes nothing). */
-  get writes(): number {
-    return this.#writes;
   }
 
   /**
@@ -59,7 +53,6 @@ export class SessionStore {
     for (const key of [...next.keys()]) if (!keep.has(key)) next.delete(key);
     this.#written = next;
     if (!changed) return keep;
-    this.#writes++;
     await this.#memento.update(PERSISTED_SESSIONS_KEY, all);
     return keep;
   }

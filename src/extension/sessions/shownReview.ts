@@ -1,16 +1,27 @@
 // Which session the review panel shows, and keeping it shown: the panel gets the shown session's
 // panel part (from its snapshot) at most once per turn of the event loop, the session shown is
 // remembered so a reload brings the same review back, and a panel the workbench could not revive
-// is opened again after a grace period.
-import type * as vscode from 'vscode';
+// is opened again: at once when the workbench kept no tab for it, else after a grace period.
+import * as vscode from 'vscode';
 import * as z from 'zod';
 import type { PanelAnswer, PanelRequest, SaveDraftMessage, SaveReplyDraftMessage } from '../../core/panelMessages';
 import { REVIEW_PANEL_KEY } from '../../core/stateKeys';
 import { ReviewPanel } from '../review/reviewPanel';
 import type { FollowedSession } from './followedSession';
 
-/** How long the workbench gets to revive the review panel before we open it ourselves. */
+/** How long the workbench gets to revive a review panel whose tab it kept before we open it ourselves. */
 const PANEL_REVIVAL_GRACE_MS = 3000;
+
+/**
+ * Whether the workbench kept a tab of the review panel. It revives only a panel whose tab it
+ * kept; in the browser it often keeps none (it could not save its editors on shutdown), and then
+ * waiting for it would only delay the review.
+ */
+function reviewTabKept(): boolean {
+  return vscode.window.tabGroups.all.some((group) =>
+    group.tabs.some((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith(ReviewPanel.viewType)),
+  );
+}
 
 const ReviewPanelRecordSchema = z.strictObject({ sessionKey: z.string().min(1).max(500) });
 type ReviewPanelRecord = z.infer<typeof ReviewPanelRecordSchema>;
@@ -107,14 +118,17 @@ export class ShownReview {
     const remembered = this.#remembered();
     const shownBefore = remembered ? this.#p.session(remembered) : undefined;
     if (!shownBefore && this.#p.ordered((c) => !c.finished).length === 0) return;
-    this.#revival = setTimeout(() => {
-      this.#revival = undefined;
-      const target = shownBefore ?? this.#p.ordered((c) => !c.finished)[0];
-      if (!ReviewPanel.current && target) {
-        this.#p.log.info(`review panel was not restored by the workbench; showing ${target.key}`);
-        this.show(target, true);
-      }
-    }, PANEL_REVIVAL_GRACE_MS);
+    this.#revival = setTimeout(
+      () => {
+        this.#revival = undefined;
+        const target = shownBefore ?? this.#p.ordered((c) => !c.finished)[0];
+        if (!ReviewPanel.current && target) {
+          this.#p.log.info(`review panel was not restored by the workbench; showing ${target.key}`);
+          this.show(target, true);
+        }
+      },
+      reviewTabKept() ? PANEL_REVIVAL_GRACE_MS : 0,
+    );
   }
 
   /** Deactivation: timers stop, and the panel closing with the window is not forgotten. */

@@ -63,6 +63,25 @@ export type InstallResult = { ok: true } | { ok: false; message: string };
 /** Runs the agent's install command (npm install -g pkg@version), reporting progress as npm fetches. */
 export function installAgent(agent: KnownAgent, options: InstallOptions = {}): Promise<InstallResult> {
   const args = ['install', '-g', `${agent.pkg.package}@${agent.pkg.version}`, '--no-audit', '--no-fund', '--loglevel', 'http'];
+  return runNpm(
+    agent,
+    args,
+    `The install was cancelled; ${agent.pkg.package} may be partly installed. Run it again: ${agent.installCommand}`,
+    options,
+  );
+}
+
+/**
+ * Puts the pinned package in npx's own cache, with progress, so that the agent's `npx -y
+ * pkg@version` then starts at once: without it, a first session sat silent for the whole
+ * download. `npm exec` fills the same cache npx reads; the command it runs (`node -e 0`) does nothing.
+ */
+export function fetchAgentForNpx(agent: KnownAgent, options: InstallOptions = {}): Promise<InstallResult> {
+  const args = ['exec', '--yes', `--package=${agent.pkg.package}@${agent.pkg.version}`, '--loglevel', 'http', '--', 'node', '-e', '0'];
+  return runNpm(agent, args, `The download of ${agent.pkg.package}@${agent.pkg.version} was cancelled; nothing was started.`, options);
+}
+
+function runNpm(agent: KnownAgent, args: string[], cancelled: string, options: InstallOptions): Promise<InstallResult> {
   return new Promise((resolve) => {
     let output = '';
     let fetched = 0;
@@ -97,11 +116,7 @@ export function installAgent(agent: KnownAgent, options: InstallOptions = {}): P
       spawnError = error.message;
     });
     child.on('close', (code) => {
-      if (options.signal?.aborted)
-        resolve({
-          ok: false,
-          message: `The install was cancelled; ${agent.pkg.package} may be partly installed. Run it again: ${agent.installCommand}`,
-        });
+      if (options.signal?.aborted) resolve({ ok: false, message: cancelled });
       else if (code === 0 && !spawnError) resolve({ ok: true });
       else resolve({ ok: false, message: describeInstallFailure(agent, output, { code, ...(spawnError ? { spawnError } : {}) }) });
     });

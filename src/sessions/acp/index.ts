@@ -4,6 +4,7 @@
 export { createAcpAgentFactory } from './acpAgentFactory';
 export type { AcpAgentOptions } from './acpAgent';
 export { labelFromArgv } from './agentLabel';
+export { claudeBypassProblem, currentProcessIdentity, type ProcessIdentity } from './claudeBypass';
 export { AFTER_APPROVAL_VALUES, type AfterApproval } from './afterApproval';
 export { OUTSIDE_ACCESS_VALUES, type OutsideAccess } from './readOnlyPolicy';
 export {

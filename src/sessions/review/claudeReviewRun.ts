@@ -3,12 +3,10 @@
 // the free runs: the caller tells the person before starting (CLAUDE_BILLING_NOTICE).
 import { spawn } from 'node:child_process';
 import { CLAUDE_REVIEWER, mapClaudeReview } from '../../core/review/claudeReview';
+export { CLAUDE_BILLING_NOTICE } from '../../core/review/claudeReview';
 import type { RawFinding } from '../../core/review/merge';
 import type { ReviewerReport } from '../../core/review/outcome';
 import type { ReviewScope } from '../../core/review/scope';
-
-export const CLAUDE_BILLING_NOTICE =
-  "Claude Code's review runs in Anthropic's cloud. After your free runs, Anthropic bills each review as extra usage.";
 
 /** What Claude's review can look at: the branch (against a base) or a pull request; not staged work or a range. */
 export function claudeTarget(scope: ReviewScope): { ok: true; args: string[] } | { ok: false; error: string } {

@@ -5,6 +5,7 @@
 // both windows connect to the winner.
 import { spawn } from 'node:child_process';
 import { promises as fs, openSync, closeSync } from 'node:fs';
+import * as path from 'node:path';
 import { processAlive } from '../dataDirLock';
 import { ServiceSetupError, checkOwnEntry, ensurePrivateDir, readOrCreateToken } from './privateFiles';
 import { compareVersions, servicePlace, versionOfDataDir, type ServicePaths, type ServicePlace } from './servicePaths';
@@ -142,9 +143,40 @@ async function makeWayForThisVersion(paths: ServicePaths, version: string, token
 async function startService(place: ServicePlace, options: ServiceLauncherOptions, log: (line: string) => void): Promise<ServiceStatus> {
   const token = await readOrCreateToken(place.paths.tokenFile);
   await rotateLog(place.logFile);
+  let child = spawnService(place, options, log);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  for (;;) {
+    const status = await readServiceStatus(place, token, 1_000).catch((err: unknown) => {
+      throw new ServiceStartError(err instanceof Error ? err.message : String(err), place.logFile);
+    });
+    if (status && !status.stopping) return status;
+    if (child.spawnError) {
+      throw new ServiceStartError(`cannot run ${options.execPath ?? process.execPath}: ${child.spawnError.message}`, place.logFile);
+    }
+    if (child.exitCode !== undefined && child.exitCode !== ALREADY_RUNNING_EXIT) {
+      throw new ServiceStartError(`it exited with code ${child.exitCode}: ${await lastLogLine(place.logFile)}`, place.logFile);
+    }
+    if (Date.now() > deadline) {
+      throw new ServiceStartError(
+        `it did not answer on ${place.socket} within ${Math.round((options.startTimeoutMs ?? 30_000) / 1000)} s`,
+        place.logFile,
+      );
+    }
+    // Exit 3: another process holds this version's lock. Usually the winner of a race, coming up:
+    // keep asking. If that holder has gone since (it was stopping), start again.
+    if (child.exitCode === ALREADY_RUNNING_EXIT && !(await lockHolderAlive(place.dataDir))) child = spawnService(place, options, log);
+    await delay(50);
+  }
+}
+
+interface SpawnedService {
+  exitCode: number | undefined;
+  spawnError: Error | undefined;
+}
+
+function spawnService(place: ServicePlace, options: ServiceLauncherOptions, log: (line: string) => void): SpawnedService {
+  const state: SpawnedService = { exitCode: undefined, spawnError: undefined };
   const logFd = openSync(place.logFile, 'a', 0o600);
-  let exitCode: number | null | undefined;
-  let spawnError: Error | undefined;
   try {
     const args = [
       options.serverScript,
@@ -168,31 +200,20 @@ async function startService(place: ServicePlace, options: ServiceLauncherOptions
       env: { ...(options.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
       windowsHide: true,
     });
-    child.once('error', (err) => (spawnError = err));
-    child.once('exit', (code, signal) => (exitCode = code ?? (signal ? 128 : 1)));
+    child.once('error', (err) => (state.spawnError = err));
+    child.once('exit', (code, signal) => (state.exitCode = code ?? (signal ? 128 : 1)));
     child.unref();
   } finally {
     closeSync(logFd);
   }
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
-  for (;;) {
-    const status = await readServiceStatus(place, token, 1_000).catch((err: unknown) => {
-      throw new ServiceStartError(err instanceof Error ? err.message : String(err), place.logFile);
-    });
-    if (status && !status.stopping) return status;
-    if (spawnError) throw new ServiceStartError(`cannot run ${options.execPath ?? process.execPath}: ${spawnError.message}`, place.logFile);
-    // Exit 3: another start won the race; its service is coming up, so keep asking.
-    if (exitCode !== undefined && exitCode !== ALREADY_RUNNING_EXIT) {
-      throw new ServiceStartError(`it exited with code ${exitCode}: ${await lastLogLine(place.logFile)}`, place.logFile);
-    }
-    if (Date.now() > deadline) {
-      throw new ServiceStartError(
-        `it did not answer on ${place.socket} within ${Math.round((options.startTimeoutMs ?? 30_000) / 1000)} s`,
-        place.logFile,
-      );
-    }
-    await delay(50);
-  }
+  return state;
+}
+
+/** Whether the process named in a data folder's lock (server.lock) still runs. */
+async function lockHolderAlive(dataDir: string): Promise<boolean> {
+  const text = await fs.readFile(path.join(dataDir, 'server.lock'), 'utf8').catch(() => '');
+  const pid = Number(text.trim());
+  return Number.isInteger(pid) && pid > 0 && processAlive(pid);
 }
 
 async function rotateLog(file: string): Promise<void> {

@@ -10,7 +10,8 @@ export class HeaderPart {
   readonly #demoBadge = el('span', {
     className: 'badge demo-badge',
     text: 'Demo',
-    attrs: { title: 'A scripted demo scenario, not a real agent' },
+    // Hidden until a state says the session is the demo: a real agent's panel never shows it.
+    attrs: { title: 'A scripted demo scenario, not a real agent', hidden: '' },
   });
   readonly #revisionLabel = el('span', { className: 'revision-label' });
   readonly #backendLabel = el('span', { className: 'backend-label' });
@@ -19,6 +20,7 @@ export class HeaderPart {
   readonly #demoNote = el('p', {
     className: 'demo-note',
     text: 'This is the scripted demo: no real agent is planning, and nothing it approves runs anywhere.',
+    attrs: { hidden: '' },
   });
   readonly element = el('header', { className: 'panel-header' });
 

@@ -70,7 +70,7 @@ describe('review findings: parse, verify, merge, tell', () => {
       assert.equal(merged.length, 1);
       const [one] = merged;
       assert.deepEqual(one!.foundBy, ['Claude #1', 'Codex #2']);
-      assert.deepEqual(one!.confirmedBy, ['Gemini verifier', 'Claude verifier']);
+      assert.deepEqual(one!.confirmedBy, ['Claude verifier', 'Gemini verifier']);
       assert.equal(one!.severity, 'critical');
       assert.deepEqual([one!.startLine, one!.endLine], [3, 4]);
       assert.equal(verificationLabel(one!), 'verified by 2 of 2');

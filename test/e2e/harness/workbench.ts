@@ -210,6 +210,21 @@ export async function clickNotificationButton(page: Page, text: string, button: 
     .click();
 }
 
+/**
+ * Every notification the window raised so far: the notification center keeps the ones whose toast
+ * has gone. Opened from the palette and closed with its own Hide button, as a person would (1.139
+ * no longer lists "Notifications: Hide Notifications" in the palette).
+ */
+export async function notificationCenterMessages(page: Page): Promise<string[]> {
+  await runCommand(page, 'Notifications: Show Notifications');
+  const center = page.locator('.notifications-center');
+  await center.waitFor({ state: 'visible', timeout: 10_000 });
+  const texts = (await center.locator('.notification-list-item-message').allInnerTexts()).map((t) => t.trim());
+  await center.locator('.action-label[aria-label^="Hide Notifications"]').first().click();
+  await center.waitFor({ state: 'hidden', timeout: 5_000 });
+  return texts;
+}
+
 /** Clears every notification, so toasts do not cover the status bar or the panel. */
 export async function dismissNotifications(page: Page): Promise<void> {
   if ((await page.locator(TOAST).count()) === 0) return;

@@ -14,7 +14,7 @@ import { SessionStore } from '../../../src/extension/sessions/sessionStore';
 import { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import type { BackendVoice, NotifierAction, SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
 import { MemoryBackend } from '../../support/memoryBackend';
-import { approve, assistantText, exitPlan } from '../../core/sessionEvents';
+import { approve, assistantText, exitPlan, toolRequest } from '../../core/sessionEvents';
 
 const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
 
@@ -33,14 +33,6 @@ class RecordingNotifier implements SessionNotifier {
   async askPermission(_asker: unknown, request: { requestId: string }): Promise<void> {
     this.asked.push(request.requestId);
   }
-}
-
-function canUseTool(requestId: string, toolUseId: string, toolName: string, input: unknown = {}) {
-  return {
-    type: 'control_request',
-    request_id: requestId,
-    request: { subtype: 'can_use_tool', tool_name: toolName, tool_use_id: toolUseId, input },
-  };
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -99,7 +91,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     backend.push(
       assistantText('Here is my plan'),
       exitPlan('toolu_1', '# Plan'),
-      canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }),
+      toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }),
     );
     await until(() => c.phase === 'plan_ready', 'plan_ready');
     await until(() => backend.reads > readsBefore + 3, 'a few more polls');
@@ -119,7 +111,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const notifier = new RecordingNotifier();
     const reason = 'Read-only: this session is archived, so it takes no more decisions.';
     const c = follow(backend, notifier, { readOnly: reason });
-    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
     await until(() => c.phase === 'plan_ready', 'plan_ready');
     const state = c.snapshot.panel;
     assert.equal(state.canDecide, false);
@@ -151,7 +143,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     backend.push(assistantText('Which file should change?'));
     await until(() => c.phase === 'needs_input', 'needs_input');
     backend.status = 'requires_action';
-    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
     await until(() => c.phase === 'plan_ready', 'plan_ready');
     const reads = backend.reads;
     await until(() => backend.reads > reads + 3, 'a few more polls');
@@ -186,7 +178,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
         message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'no', is_error: true }] },
       },
       exitPlan('toolu_2', '# Plan 2'),
-      canUseTool('req_2', 'toolu_2', 'ExitPlanMode', { plan: '# Plan 2' }),
+      toolRequest('req_2', 'toolu_2', 'ExitPlanMode', { plan: '# Plan 2' }),
     );
     await until(() => again.said.length > 0, 'the revised plan announced');
     assert.deepEqual(
@@ -210,7 +202,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     });
     controller.start();
     backend.status = 'requires_action';
-    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => controller!.phase === 'plan_ready', 'plan_ready');
     assert.deepEqual(notifier.said, []);
     assert.deepEqual(toPersisted(controller.snapshot).notified, ['plan_ready:toolu_1']);
@@ -221,7 +213,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const notifier = new RecordingNotifier();
     notifier.showing = true;
     const c = follow(backend, notifier);
-    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => c.phase === 'plan_ready', 'plan_ready');
     assert.deepEqual(notifier.said, []);
   });
@@ -230,7 +222,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const backend = new MemoryBackend();
     const notifier = new RecordingNotifier();
     const c = follow(backend, notifier);
-    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => c.canDecide, 'a decidable plan');
     const binding = bindingFor('s1', 'toolu_1', '# Plan');
     assert.deepEqual(await c.decisions.approve(binding), { sent: true });
@@ -253,10 +245,25 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     assert.match(notifier.said.at(-1)?.text ?? '', /"dark mode" finished: Done: the toggle is in\./);
   });
 
+  it('the end of an approved plan is not announced over its own review on screen (the panel shows the outcome)', async () => {
+    const backend = new MemoryBackend();
+    const notifier = new RecordingNotifier();
+    const c = follow(backend, notifier);
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
+    await until(() => c.canDecide, 'a decidable plan');
+    assert.deepEqual(await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Plan')), { sent: true });
+    notifier.showing = true;
+    const before = notifier.said.length;
+    backend.push(approve('toolu_1', '# Plan'), { type: 'result', subtype: 'success', result: 'Done: the toggle is in.' });
+    await until(() => c.phase === 'completed', 'completed');
+    assert.deepEqual(notifier.said.slice(before), [], 'no notification covers the review');
+    assert.match(c.snapshot.panel.outcome?.text ?? '', /Done: the toggle is in\./, 'the panel shows the outcome');
+  });
+
   it('a binding for another plan text is refused, and nothing is sent', async () => {
     const backend = new MemoryBackend();
     const c = follow(backend, new RecordingNotifier());
-    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => c.canDecide, 'a decidable plan');
     const outcome = await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Another plan'));
     assert.equal(outcome.sent, false);
@@ -277,7 +284,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
       executionReport: async () => undefined,
     };
     const c = follow(backend, notifier, { voice });
-    backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
     await until(() => c.canDecide, 'a decidable plan');
     backend.failNextSend = new Error('401');
     const outcome = await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Plan'));
@@ -298,7 +305,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const backend = new MemoryBackend();
     const notifier = new RecordingNotifier();
     const c = follow(backend, notifier);
-    backend.push(canUseTool('req_9', 'bash-1', 'Bash', { command: 'npm test' }));
+    backend.push(toolRequest('req_9', 'bash-1', 'Bash', { command: 'npm test' }));
     await until(() => c.state.attention === 'needs_permission', 'needs_permission');
     await until(() => backend.reads > 3, 'more polls');
     assert.deepEqual(notifier.asked, ['req_9']);
@@ -340,7 +347,7 @@ describe('FollowedSession: following again after our own login failed', () => {
       from: { fresh: { key: 'server:s2', sessionId: 's2', title: 'retry', demo: false } },
     });
     try {
-      backend.push(exitPlan('toolu_1', '# Plan'), canUseTool('req_1', 'toolu_1', 'ExitPlanMode'));
+      backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
       const read = backend.transport.readEvents;
       backend.transport.readEvents = async () => {
         throw Object.assign(new Error('401'), {});
@@ -363,10 +370,17 @@ describe('FollowedSession: following again after our own login failed', () => {
 describe('the fan-out: every surface reads one snapshot per change', () => {
   it('revisions are derived once per change, whoever reads them, and only what changed is written', async () => {
     const memento = new Map<string, unknown>();
+    let writes = 0;
     const store = new SessionStore({
       get: <T>(key: string) => memento.get(key) as T,
-      update: async (key, value) => void memento.set(key, value),
+      update: async (key, value) => {
+        writes++;
+        memento.set(key, value);
+      },
     });
+    /** Every revisions list a surface read: derived once per change, it is one object per derivation. */
+    const derivedLists = new Set<unknown>();
+    let surfaceReads = 0;
     const sessions: FollowedSession[] = [];
     const backends = [new MemoryBackend(), new MemoryBackend(), new MemoryBackend()];
     let heard = 0;
@@ -379,7 +393,14 @@ describe('the fan-out: every surface reads one snapshot per change', () => {
       const all = sessions.map((s) => s.snapshot);
       summarizeStatus(all.map((s) => ({ sessionId: s.identity.key, phase: s.state.attention, changedAt: s.state.attentionChangedAt })));
       groupInbox(all.map((s) => s.inbox));
-      all.forEach((s) => revisionDecisionsText(s.revisions));
+      for (const s of all) {
+        // The inbox's tooltip, the panel and persistence each read the revisions of the snapshot.
+        const reads = [s.revisions, s.revisions, s.revisions];
+        revisionDecisionsText(reads[0]!);
+        assert.equal(toPersisted(s).revisions.length, reads[2]!.length);
+        for (const list of reads) derivedLists.add(list);
+        surfaceReads += reads.length;
+      }
       if (snapshot.identity.key === 'server:f0' && !(shown && samePanelState(shown, snapshot.panel))) {
         shown = snapshot.panel;
         painted++;
@@ -402,7 +423,7 @@ describe('the fan-out: every surface reads one snapshot per change', () => {
     try {
       for (const [i, backend] of backends.entries()) {
         backend.status = 'requires_action';
-        backend.push(exitPlan(`toolu_${i}`, `# Plan ${i}`), canUseTool(`req_${i}`, `toolu_${i}`, 'ExitPlanMode'));
+        backend.push(exitPlan(`toolu_${i}`, `# Plan ${i}`), toolRequest(`req_${i}`, `toolu_${i}`, 'ExitPlanMode'));
       }
       await until(() => sessions.every((s) => s.canDecide), 'three plans');
       const s0 = sessions[0]!;
@@ -410,15 +431,16 @@ describe('the fan-out: every surface reads one snapshot per change', () => {
       s0.setEditing('toolu_0');
       s0.setEditing(undefined);
       assert.deepEqual(await s0.decisions.reject(bindingFor('f0', 'toolu_0', '# Plan 0'), 'smaller', []), { sent: true });
-      const derived = sessions.reduce((n, s) => n + s.revisionsDerived, 0);
-      // One derivation for each session's first snapshot, then at most one per change heard; the
-      // three surfaces reading every session on every change would make it 3N+2 per change.
+      const derived = derivedLists.size;
+      // At most one list per session's first snapshot and one per change heard, however many
+      // surfaces read it; surfaces deriving their own would make one list per read (3N per change).
       assert.ok(heard >= 8, `changes heard: ${heard}`);
-      assert.ok(derived <= heard + sessions.length, `derived ${derived} times for ${heard} changes`);
+      assert.ok(surfaceReads >= heard * sessions.length * 3, `${surfaceReads} reads`);
+      assert.ok(derived <= heard + sessions.length, `${derived} lists for ${heard} changes and ${surfaceReads} reads`);
       assert.ok(derived < heard, 'a change that leaves the revisions alone (the draft, the edit, the lock) derives none');
       assert.ok(painted < heard, `the panel painted ${painted} of ${heard} changes`);
       // Editing and the lock survive nothing: the store wrote fewer times than changes were heard.
-      assert.ok(store.writes < heard, `${store.writes} writes for ${heard} changes`);
+      assert.ok(writes < heard, `${writes} writes for ${heard} changes`);
       const written = memento.get(PERSISTED_SESSIONS_KEY) as Array<{ key: string; revisions: Array<{ status: string }> }>;
       assert.equal(written.find((s) => s.key === 'server:f0')?.revisions[0]?.status, 'rejected');
     } finally {

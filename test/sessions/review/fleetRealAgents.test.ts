@@ -7,41 +7,10 @@ import { reviewOutcome, runReviewFleet } from '../../../src/sessions/review/flee
 import { outcomeDetails, outcomeHeadline } from '../../../src/core/review/outcome';
 import type { ReviewProgress } from '../../../src/core/review/progress';
 import { ReviewRepo } from '../../support/review/gitRepo';
+import { DIVISION, OFF_BY_ONE, TOKEN, verdictFor } from '../../support/review/findings';
 import { FINDER_MARK, ReviewAgentSource, json, type ReviewModelScript } from '../../support/review/reviewAgents';
 
-const OFF_BY_ONE = {
-  file: 'src/app.ts',
-  startLine: 3,
-  endLine: 3,
-  severity: 'major',
-  title: 'Loop reads past the end of items',
-  explanation: 'i <= items.length reads items[items.length], which is undefined, so the sum becomes NaN.',
-  suggestedChange: '  for (let i = 0; i < items.length; i++) sum += items[i];',
-};
 const OFF_BY_ONE_AGAIN = { ...OFF_BY_ONE, title: 'Off-by-one: loop reads past the end', explanation: 'The bound must be <, not <=.' };
-const DIVISION = {
-  file: 'src/app.ts',
-  startLine: 8,
-  endLine: 8,
-  severity: 'major',
-  title: 'Division by zero for an empty list',
-  explanation: 'items.length may be 0.',
-};
-const TOKEN = {
-  file: 'src/login.ts',
-  startLine: 2,
-  endLine: 2,
-  severity: 'critical',
-  title: 'The login token is written to the log',
-  explanation: 'console.log prints the token in clear text.',
-};
-
-/** Verifiers refute the division finding (the code checks items.length) and confirm the rest. */
-function verifier(title: string) {
-  return title.startsWith('Division')
-    ? json({ verdict: 'refuted', reason: 'average() returns 0 when items is empty: there is no division by zero.' })
-    : json({ verdict: 'confirmed', reason: 'The code does what the finding says.' });
-}
 
 describe('the review fleet with real agents, models scripted', function () {
   this.timeout(240_000);
@@ -68,7 +37,7 @@ describe('the review fleet with real agents, models scripted', function () {
     const reviewSources = await open(['claude', 'gemini'], {
       finder: (view) =>
         view.model.includes('gemini') ? json({ findings: [OFF_BY_ONE_AGAIN, TOKEN] }) : json({ findings: [OFF_BY_ONE, DIVISION] }),
-      verifier,
+      verifier: verdictFor,
     });
     const change = await collectChange(repo.root, { kind: 'branch', includeUntracked: false });
     const stages: string[] = [];
@@ -109,7 +78,7 @@ describe('the review fleet with real agents, models scripted', function () {
     let finders = 0;
     const reviewSources = await open(['claude'], {
       finder: () => (++finders === 2 ? { text: 'The change looks fine to me overall.' } : json({ findings: [] })),
-      verifier,
+      verifier: verdictFor,
     });
     const change = await collectChange(repo.root, { kind: 'staged' });
     const fleet = await runReviewFleet({ change, sources: reviewSources, finders: 3, signal: new AbortController().signal });
@@ -123,7 +92,7 @@ describe('the review fleet with real agents, models scripted', function () {
   });
 
   it('a cancelled review stops its agents and says cancelled, not clean', async () => {
-    const reviewSources = await open(['claude'], { finder: () => ({ hang: true }), verifier });
+    const reviewSources = await open(['claude'], { finder: () => ({ hang: true }), verifier: verdictFor });
     const change = await collectChange(repo.root, { kind: 'staged' });
     const abort = new AbortController();
     const running = runReviewFleet({ change, sources: reviewSources, finders: 2, signal: abort.signal });

@@ -10,19 +10,12 @@ import { anthropicApi } from '../../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer, type ModelReply, type ModelRequestView } from '../../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv } from '../../support/realAgents';
 import { ReviewRepo } from '../../support/review/gitRepo';
+import { OFF_BY_ONE } from '../../support/review/findings';
 import { FINDER_MARK, VERIFIER_MARK, json } from '../../support/review/reviewAgents';
 import { REPO_ROOT, ensureBundleBuilt } from '../../support/serverProcess';
 
 const REVIEW_JS = path.join(REPO_ROOT, 'dist', 'review.mjs');
 const STAND_IN = path.resolve(__dirname, '..', '..', 'support', 'review', 'claudeUltrareviewStandIn.mjs');
-const OFF_BY_ONE = {
-  file: 'src/app.ts',
-  startLine: 3,
-  endLine: 3,
-  severity: 'major',
-  title: 'Loop reads past the end of items',
-  explanation: 'i <= items.length reads one past the end.',
-};
 
 interface CliRun {
   code: number | null;

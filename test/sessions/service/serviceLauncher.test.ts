@@ -2,6 +2,7 @@
 // on a Unix socket: started on demand and found again, private folders and files, racing starts,
 // a stale socket after kill -9, two versions, idle exit, a start that fails, each session's agent.
 import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
 import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
@@ -99,6 +100,25 @@ describe('local session service: start, find, race, replace, exit', function () 
     await waitUntil(async () => ((await gaveWay()) >= losers ? true : undefined), 'each other start to give way');
     assert.equal(await gaveWay(), losers);
     await createSession(clientOf(all[2]!), scripted('approve.json'));
+  });
+
+  it('a start that finds the lock held by a service on its way out starts again once it is gone', async () => {
+    const dir = serviceDir();
+    const options = launcherOptions(dir);
+    const place = servicePlace(options.paths, options.version);
+    // A process holding this version's lock, answering nothing: a service that is stopping.
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+    await fs.mkdir(place.dataDir, { recursive: true, mode: 0o700 });
+    await fs.writeFile(path.join(place.dataDir, 'server.lock'), `${holder.pid}\n`);
+    const connecting = connectOrStartService(options);
+    await waitUntil(
+      async () => (/is already running/.test(await fs.readFile(place.logFile, 'utf8').catch(() => '')) ? true : undefined),
+      'the first start to give way',
+    );
+    holder.kill('SIGKILL');
+    const connection = await connecting;
+    assert.notEqual(connection.status.pid, holder.pid);
+    assert.deepEqual(servicePids(dir), [connection.status.pid]);
   });
 
   it('after kill -9 the stale socket is replaced by a new service that still has the sessions', async () => {

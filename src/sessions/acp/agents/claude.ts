@@ -14,6 +14,7 @@
 //   was rejected, so the reviewer's feedback goes in the next prompt;
 // - Claude Code's own notices (e.g. about auto-mode billing when the model is not Anthropic's API)
 //   arrive as agent_message_chunk with `_meta.claudeCode.kind: "informational"`: not the model's words.
+import { claudeSessionMeta, claudeStartupRefusal } from '../claudeBypass';
 import type { InitializeResponse, PermissionOption } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import { chooseRejectOption, type AfterApproval } from '../planReview';
 import { PLAIN_ACP, type AgentQuirks } from './agentQuirks';
@@ -67,6 +68,8 @@ export function claudeNotice(update: { sessionUpdate: string } & Record<string, 
 export const CLAUDE_QUIRKS: AgentQuirks = {
   ...PLAIN_ACP,
   name: "Claude's adapter",
+  sessionMeta: claudeSessionMeta,
+  startupRefusal: claudeStartupRefusal,
   readUpdate(update) {
     const text = claudeNotice(update);
     return text === undefined ? undefined : { kind: 'notice', text };

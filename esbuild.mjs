@@ -50,6 +50,9 @@ export function nodeGraph({ entryPoints = NODE_ENTRIES, outdir = 'dist', product
     chunkNames: 'chunks/[name]-[hash]',
     external: ['vscode'],
     metafile: true,
+    // CommonJS packages bundled into these ES modules (node-postgres) require Node's built-ins;
+    // an ES module has no `require`, so each file gets one of its own.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   };
 }
 

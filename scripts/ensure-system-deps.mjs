@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Makes sure the system packages that code-server's install and the e2e tests need are present:
-// Chromium (the browser the tests drive), ripgrep (replaces the binary code-server would download)
-// and the Kerberos headers (code-server's native `kerberos` module builds against gssapi.h).
+// Chromium (the browser the tests drive), ripgrep (replaces the binary code-server would download),
+// the Kerberos headers (code-server's native `kerberos` module builds against gssapi.h) and
+// PostgreSQL (the server's tests start a throwaway cluster of it: test/support/postgresCluster.ts).
 // Fast and silent when everything is there; installs with apt-get only when running as root.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,7 +14,13 @@ const requirements = [
   { what: 'Chromium (/usr/bin/chromium)', apt: 'chromium', present: () => existsSync('/usr/bin/chromium') },
   { what: 'ripgrep (rg)', apt: 'ripgrep', present: () => onPath('rg') },
   { what: 'Kerberos headers (gssapi/gssapi.h)', apt: 'libkrb5-dev', present: () => existsSync('/usr/include/gssapi/gssapi.h') },
+  { what: 'PostgreSQL (initdb)', apt: 'postgresql', present: postgresInstalled },
 ];
+
+function postgresInstalled() {
+  const root = '/usr/lib/postgresql';
+  return existsSync(root) && readdirSync(root).some((version) => existsSync(path.join(root, version, 'bin', 'initdb')));
+}
 
 function onPath(command) {
   return (process.env.PATH ?? '').split(path.delimiter).some((dir) => dir && existsSync(path.join(dir, command)));

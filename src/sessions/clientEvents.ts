@@ -110,6 +110,36 @@ export function parseCreationEvents(raws: readonly unknown[]): { events: ClientE
   return { events, prompt: (users[0] as { text: string }).text };
 }
 
+/** The bounds on a batch of events every store enforces: how many, and each one's JSON size. */
+export function checkEventBatch(
+  events: readonly unknown[],
+  limits: { maxEventsPerAppend: number; maxEventBytes: number },
+  at: string,
+): void {
+  if (events.length > limits.maxEventsPerAppend) {
+    throw new SessionsError('bad_request', `${at}: at most ${limits.maxEventsPerAppend} events at once, got ${events.length}`, 400);
+  }
+  events.forEach((event, index) => {
+    const size = Buffer.byteLength(JSON.stringify(event) ?? '', 'utf8');
+    if (size > limits.maxEventBytes) {
+      throw new SessionsError(
+        'bad_request',
+        `${at}[${index}]: an event may hold at most ${limits.maxEventBytes} bytes, this one ${size}`,
+        413,
+      );
+    }
+  });
+}
+
+/** Whether a stored event came from a client (what a client may send: user text, decisions, the plan-mode switch). */
+export function isClientEvent(event: { type: string } & Record<string, unknown>): boolean {
+  if (typeof event.uuid !== 'string') return false;
+  if (event.type === 'control_response') return true;
+  if (event.type !== 'user') return false;
+  const content = (event.message as { content?: unknown } | undefined)?.content;
+  return !(Array.isArray(content) && content.some((b) => (b as { type?: unknown } | null)?.type === 'tool_result'));
+}
+
 function zodText(error: z.ZodError): string {
   return z.prettifyError(error).replace(/\s*\n\s*/g, '; ');
 }

@@ -21,7 +21,7 @@ import {
 import { SessionsError } from '../core/errors';
 import type { Agent, AgentContext, AgentFactory, AgentStartOptions } from './agent';
 import { AgentRestarts } from './agentRestarts';
-import { parseClientEvent, parseCreationEvents } from './clientEvents';
+import { checkEventBatch, isClientEvent, parseClientEvent, parseCreationEvents } from './clientEvents';
 import {
   DEFAULT_EVENT_PAGE_SIZE,
   HostedSession,
@@ -117,6 +117,8 @@ export class SessionHost {
         if (record.t === 'event') {
           session.seq = Math.max(session.seq, parseEventSeq(record.event.id));
           session.trackControl(record.event);
+          if (isClientEvent(record.event))
+            session.clientUuids.set(record.event.uuid as string, { event: record.event, stored: Promise.resolve() });
         }
         session.apply(record, false);
       }
@@ -189,7 +191,7 @@ export class SessionHost {
     const body = parsed.data;
     const title = checkTitle(body.title);
     const raws = body.events.map((e) => e.data);
-    this.checkBatch(raws, 'events');
+    checkEventBatch(raws, this.limits, 'events');
     const { events: creation, prompt } = parseCreationEvents(raws);
     const events = creation.map((e) => e.event);
     if (this.sessions.size + this.creating >= this.limits.maxSessions) {
@@ -246,19 +248,39 @@ export class SessionHost {
    * agent once they are durable. The batch is checked whole first: any refusal appends nothing.
    */
   async appendEvents(id: string, events: AnyEvent[]): Promise<StoredEvent[]> {
+    return (await this.appendClientEvents(id, events)).map((appended) => appended.event);
+  }
+
+  /**
+   * appendEvents, telling which events were already stored: an event whose uuid the session
+   * holds from a client (a retried POST) is answered with the stored event and not delivered again.
+   */
+  async appendClientEvents(id: string, events: AnyEvent[]): Promise<Array<{ event: StoredEvent; duplicate: boolean }>> {
     this.refuseWhenClosing();
     const session = this.require(id);
     if (session.archived) throw new SessionsError('conflict', `session ${id} is archived; it takes no more events`, 409);
     if (!Array.isArray(events) || events.length === 0) {
       throw new SessionsError('bad_request', 'events must be a non-empty list', 400);
     }
-    this.checkBatch(events, 'events');
+    checkEventBatch(events, this.limits, 'events');
 
-    const routes = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
+    const parsed = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
+    // Earlier copies: stored before (by uuid), or the first copy inside this batch (its index).
+    const firstInBatch = new Map<string, number>();
+    const earlier = parsed.map((route, index) => {
+      const uuid = typeof route.event.uuid === 'string' && route.event.uuid ? route.event.uuid : undefined;
+      if (uuid === undefined) return undefined;
+      const known = session.clientUuids.get(uuid);
+      if (known) return known;
+      const first = firstInBatch.get(uuid);
+      if (first === undefined) firstInBatch.set(uuid, index);
+      return first;
+    });
+    const routes = parsed.filter((_, index) => earlier[index] === undefined);
     const answering = new Set<string>();
     const decisions: Array<{ requestId: string; decision: PermissionDecision; at: string }> = [];
-    for (const [index, route] of routes.entries()) {
-      if (route.kind !== 'decision') continue;
+    for (const [index, route] of parsed.entries()) {
+      if (earlier[index] !== undefined || route.kind !== 'decision') continue;
       const at = `events[${index}]`;
       if (session.answered.has(route.requestId) || answering.has(route.requestId)) {
         throw new SessionsError('conflict', `${at}: control_request ${route.requestId} was already answered`, 409);
@@ -290,11 +312,18 @@ export class SessionHost {
     const before = claimed.before.map((event) => session.stamp(event));
     const stamped = routes.map((route) => session.stamp(stripId(route.event)));
     const after = claimed.after.map((event) => session.stamp(event));
+    const all = [...before, ...stamped, ...after];
+    const stored =
+      all.length === 0
+        ? Promise.resolve()
+        : session.queue(all.map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })));
+    for (const event of stamped) session.clientUuids.set(event.uuid as string, { event, stored });
     try {
-      await session.queue(
-        [...before, ...stamped, ...after].map((event): LogRecord => ({ t: 'event', event, at: new Date().toISOString() })),
-      );
+      await stored;
+      // A retry of an event another request is still storing is answered once it is stored.
+      await Promise.all(earlier.map((known) => (typeof known === 'object' ? known.stored : undefined)));
     } catch (err) {
+      for (const event of stamped) session.clientUuids.delete(event.uuid as string);
       for (const [requestId, toolUseId] of toolUseIds) {
         session.answered.delete(requestId);
         session.outstanding.set(requestId, toolUseId);
@@ -316,7 +345,15 @@ export class SessionHost {
         this.log(`session ${id}: agent failed on a ${route.kind}: ${errorText(err)}`);
       }
     }
-    return stamped;
+    const storedAt = new Map<number, StoredEvent>();
+    parsed.forEach((_, index) => {
+      if (earlier[index] === undefined) storedAt.set(index, stamped[storedAt.size] as StoredEvent);
+    });
+    return parsed.map((_, index) => {
+      const known = earlier[index];
+      if (known === undefined) return { event: storedAt.get(index) as StoredEvent, duplicate: false };
+      return { event: typeof known === 'number' ? (storedAt.get(known) as StoredEvent) : known.event, duplicate: true };
+    });
   }
 
   private deliverUserMessage(session: HostedSession, text: string): void {
@@ -404,22 +441,6 @@ export class SessionHost {
 
   private refuseWhenClosing(): void {
     if (this.closing) throw new SessionsError('transient', 'the session host is shutting down; retry shortly', 503);
-  }
-
-  private checkBatch(events: unknown[], at: string): void {
-    if (events.length > this.limits.maxEventsPerAppend) {
-      throw new SessionsError('bad_request', `${at}: at most ${this.limits.maxEventsPerAppend} events at once, got ${events.length}`, 400);
-    }
-    events.forEach((event, index) => {
-      const size = Buffer.byteLength(JSON.stringify(event) ?? '', 'utf8');
-      if (size > this.limits.maxEventBytes) {
-        throw new SessionsError(
-          'bad_request',
-          `${at}[${index}]: an event may hold at most ${this.limits.maxEventBytes} bytes, this one ${size}`,
-          413,
-        );
-      }
-    });
   }
 }
 

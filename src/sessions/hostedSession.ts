@@ -53,6 +53,8 @@ export class HostedSession {
   /** The agent's control_requests awaiting a decision: request_id -> tool_use_id. */
   readonly outstanding = new Map<string, string>();
   readonly answered = new Set<string>();
+  /** Client events by uuid: a retried POST is answered with what was stored, not stored twice. */
+  readonly clientUuids = new Map<string, { event: StoredEvent; stored: Promise<void> }>();
   agent: Agent | null = null;
   readonly agentAbort = new AbortController();
   // Write pipeline.

@@ -19,6 +19,8 @@ export interface StartServerOptions {
   agent?: string;
   /** Default: a fresh temp dir, removed when the test process exits. */
   dataDir?: string;
+  /** A PostgreSQL URL: the server is a replica on that database (no data dir, no agent: workers run agents). */
+  store?: string;
   /** Default: a random token (sent as ULTRAPLAN_SERVER_TOKEN). null: --insecure-no-auth. */
   token?: string | null;
   /** Default 127.0.0.1. */
@@ -101,7 +103,8 @@ function newestMtime(dir: string): number {
 
 function buildArgs(options: StartServerOptions, dataDir: string): string[] {
   const agent = options.agent ?? `scripted:${options.scenario ?? path.join(EXAMPLES_DIR, 'approve.json')}`;
-  const args = [SERVER_JS, '--host', options.host ?? '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--agent', agent];
+  const where = options.store !== undefined ? ['--store', options.store] : ['--data-dir', dataDir, '--agent', agent];
+  const args = [SERVER_JS, '--host', options.host ?? '127.0.0.1', '--port', '0', ...where];
   if (options.token === null) args.push('--insecure-no-auth');
   if (options.keepAliveMs !== undefined) args.push('--keep-alive-ms', String(options.keepAliveMs));
   args.push(...(options.extraArgs ?? []));
@@ -230,4 +233,53 @@ export async function createCodeSessionByHttp(server: ServerProcess, prompt: str
   const text = await response.text();
   if (response.status !== 200) throw new Error(`creating a session failed: HTTP ${response.status} ${text}`);
   return (JSON.parse(text) as { session: { id: string } }).session.id;
+}
+
+export interface WorkerProcess {
+  pid: number;
+  stderr(): string;
+  /** SIGTERM (a clean stop: the leases are let go) and wait for exit. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+}
+
+/** Starts `ultraplan-server worker` on a PostgreSQL database and waits for its running line. */
+export async function startWorker(options: { store: string; agent: string; leaseMs?: number; workerId?: string }): Promise<WorkerProcess> {
+  ensureServerBuilt();
+  const args = [SERVER_JS, 'worker', '--store', options.store, '--agent', options.agent];
+  if (options.leaseMs !== undefined) args.push('--lease-ms', String(options.leaseMs));
+  if (options.workerId !== undefined) args.push('--worker-id', options.workerId);
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  const deadline = Date.now() + 15_000;
+  while (!/^ultraplan-server worker \S+ running$/m.test(stdout)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`ultraplan-server worker did not start\nstderr:\n${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    pid: child.pid as number,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }

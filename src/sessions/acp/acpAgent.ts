@@ -10,14 +10,15 @@ import type { ClientConnection, InitializeResponse, SessionNotification, StopRea
   'resolution-mode': 'import',
 };
 import type { AnyEvent, PermissionDecision, SessionStatus } from '../../core/protocol';
-import type { Agent, AgentContext } from '../agent';
+import type { Agent, AgentContext, AgentStartOptions, ResumeOutcome } from '../agent';
+import { SavedSession, parseAcpCheckpoint } from './acpCheckpoint';
 import { labelFromArgv } from './agentLabel';
 import { AgentFileAccess } from './agentFileAccess';
 import { AgentProcess, type AgentExit } from './agentProcess';
 import { AgentRequests, type AgentRequestsHost } from './agentRequests';
 import { PLAIN_ACP, type AgentQuirks } from './agents/agentQuirks';
 import { AcpEventTranslator } from './eventTranslator';
-import { handshake, type HandshakeHost } from './handshake';
+import { enterCarryOut, handshake, type HandshakeHost, type SessionStart } from './handshake';
 import { PendingReviews, type PendingReviewsHost } from './pendingReviews';
 import { modeFromUpdate, sessionModeFromUpdate } from './planMode';
 import { PlanningGuard, type PlanningGuardHost } from './planningGuard';
@@ -107,6 +108,8 @@ export class AcpAgent implements Agent {
   /** What sets this agent apart, known once initialize answers. */
   #quirks: AgentQuirks = PLAIN_ACP;
   #finished = false;
+  #replaying = false;
+  readonly #saved = new SavedSession((state) => this.#ctx?.checkpoint?.(state));
   #stopping: Promise<void> | undefined;
 
   constructor(options: AcpAgentOptions) {
@@ -143,8 +146,41 @@ export class AcpAgent implements Agent {
     return this.#guard.sessionMode;
   }
 
-  async start(ctx: AgentContext, prompt: string): Promise<void> {
-    if (this.#ctx) throw new Error('AcpAgent.start was called twice.');
+  async start(ctx: AgentContext, prompt: string, options?: AgentStartOptions): Promise<void> {
+    const connection = this.#spawn(ctx);
+    if (connection) void this.#startSession(connection, { kind: 'new', carryOut: options?.carryOut === true }, prompt);
+  }
+
+  /** After a restart of the host: its own session back through session/load (not its open requests), or lost, with why. */
+  async resume(ctx: AgentContext, checkpoint: unknown): Promise<ResumeOutcome> {
+    const saved = parseAcpCheckpoint(checkpoint);
+    if (!saved) return { lost: 'no ACP session of it was saved' };
+    if (!saved.loadable) return { lost: `${this.label} is not resumed with session/load` };
+    const connection = this.#spawn(ctx);
+    if (!connection) return { lost: `${this.label} could not be started` };
+    const outcome = await handshake(connection, this.#host, { kind: 'load', sessionId: saved.sessionId, carryOut: saved.approved });
+    if (!outcome.ok) {
+      await this.stop();
+      return { lost: 'message' in outcome ? outcome.message : `${outcome.context}: ${errorMessage(outcome.error)}` };
+    }
+    this.#saveCheckpoint();
+    ctx.setStatus('idle');
+    return 'reloaded';
+  }
+
+  /** A reloaded session's plan was approved: leave plan mode as Approve would, then carry it out. */
+  carryOut(prompt: string): void {
+    const session = this.#session;
+    if (!this.#live || !session) return;
+    enterCarryOut(session, this.#quirks, this.#guard, this.#host.afterApproval).then(
+      () => this.#turns.message(prompt, false),
+      (error: unknown) => this.#fail(`Could not switch ${this.label} out of plan mode to carry out the plan: ${errorMessage(error)}`),
+    );
+  }
+
+  /** The process and the connection, with every request of the agent routed; undefined when it could not start. */
+  #spawn(ctx: AgentContext): ClientConnection | undefined {
+    if (this.#ctx) throw new Error('AcpAgent was started twice.');
     this.#ctx = ctx;
     ctx.signal.addEventListener('abort', () => void this.stop(), { once: true });
     ctx.setStatus('running');
@@ -161,7 +197,7 @@ export class AcpAgent implements Agent {
       });
     } catch (error) {
       this.#fail(`Could not start ${this.label}: ${errorMessage(error)}`);
-      return;
+      return undefined;
     }
     this.#proc = proc;
     this.#log(`started ${this.#options.argv.join(' ')} (pid ${proc.pid ?? '?'}) in ${this.#workspace}`);
@@ -182,7 +218,7 @@ export class AcpAgent implements Agent {
     app.onNotification('elicitation/complete', () => undefined);
 
     this.#connection = app.connect(acp.ndJsonStream(proc.input(), proc.output()));
-    void this.#startSession(this.#connection, prompt);
+    return this.#connection;
   }
 
   onUserMessage(text: string): void {
@@ -257,12 +293,16 @@ export class AcpAgent implements Agent {
       get ended() {
         return agent.#finished;
       },
-      introduced: (agentInfo, quirks) => {
+      introduced: (agentInfo, quirks, loadable) => {
         this.#agentInfo = agentInfo;
         this.#quirks = quirks;
+        this.#saved.loadable = loadable;
       },
       sessionCreated: (session) => {
         this.#session = session;
+      },
+      replaying: (on) => {
+        this.#replaying = on;
       },
       enterPlanMode: async (target) => {
         await this.#session?.enterPlanMode(target);
@@ -283,19 +323,20 @@ export class AcpAgent implements Agent {
     };
   }
 
-  async #startSession(connection: ClientConnection, prompt: string): Promise<void> {
-    const outcome = await handshake(connection, this.#host);
+  async #startSession(connection: ClientConnection, start: SessionStart & { kind: 'new' }, prompt: string): Promise<void> {
+    const outcome = await handshake(connection, this.#host, start);
     if (!outcome.ok) {
       if ('message' in outcome) this.#fail(outcome.message, { stderr: !outcome.complete });
       else await this.#failFromError(outcome.context, outcome.error, outcome.loginHint);
       return;
     }
     if (!this.#live) return;
+    this.#saveCheckpoint();
     const info = this.#agentInfo;
     this.#emit({
       type: 'system',
       subtype: 'init',
-      permissionMode: 'plan',
+      permissionMode: start.carryOut ? (this.#guard.sessionMode ?? 'default') : 'plan',
       cwd: this.#workspace,
       model: info?.title ?? info?.name ?? this.label,
       tools: [],
@@ -307,7 +348,8 @@ export class AcpAgent implements Agent {
   }
 
   #onSessionUpdate(notification: SessionNotification): void {
-    if (!this.#live) return;
+    // session/load replays the conversation the log already holds: history, not news.
+    if (!this.#live || this.#replaying) return;
     if (this.#session && notification.sessionId !== this.#session.sessionId) return;
     const update = notification.update;
     // Only signs of the model at work count: adapters send command lists, usage and status
@@ -435,9 +477,15 @@ export class AcpAgent implements Agent {
     this.#emit({ type: 'system', subtype, message, ...extra });
   }
 
+  #saveCheckpoint(): void {
+    if (this.#session) this.#saved.save(this.#session.sessionId, this.#guard.approved);
+  }
+
   #emit(event: AnyEvent): void {
     const ctx = this.#ctx;
     if (!ctx || ctx.signal.aborted) return;
+    // The approval's own tool_result is the first event after it: saved with it, in order.
+    if (this.#saved.approved === !this.#guard.approved) this.#saveCheckpoint();
     try {
       ctx.emit(event);
     } catch (error) {

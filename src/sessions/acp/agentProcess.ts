@@ -9,7 +9,7 @@ export const STDERR_TAIL_CHARS = 4000;
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /** Environment variables that hold our own secrets: never handed to an agent. */
-export const SECRET_ENV_NAMES: readonly string[] = ['ULTRAPLAN_SERVER_TOKEN'];
+export const SECRET_ENV_NAMES: readonly string[] = ['ULTRAPLAN_SERVER_TOKEN', 'ULTRAPLAN_DATABASE_URL'];
 
 /** `env` without our secrets: an agent plans from untrusted text and must not hold our token. */
 export function agentEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

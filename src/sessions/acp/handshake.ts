@@ -1,7 +1,11 @@
 // Starting an ACP session: initialize (which tells the agent's quirks), authenticate where the
-// agent needs it, session/new, the switch to plan mode and any preset planning needs besides.
-// Each step has its bound; the planning guard learns the modes as they are answered.
-import type { ClientConnection, InitializeResponse } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
+// agent needs it, session/new (or, after a restart of the host, session/load of the session the
+// agent had), then the switch to plan mode and any preset planning needs besides, or, for a turn
+// that carries out an approved plan, to the mode ultraplan.afterApproval asks for. Each step has
+// its bound; the planning guard learns the modes as they are answered.
+import type { ClientConnection, InitializeResponse, NewSessionResponse } from '@agentclientprotocol/sdk' with {
+  'resolution-mode': 'import',
+};
 import type { AgentQuirks } from './agents/agentQuirks';
 import type { AfterApproval } from './planReview';
 import { chooseQuirks } from './agents/chooseQuirks';
@@ -20,11 +24,16 @@ export interface HandshakeHost {
   readonly afterApproval: AfterApproval;
   readonly guard: PlanningGuard;
   log(line: string): void;
-  /** initialize answered: the agent's quirks apply from here on. */
-  introduced(agentInfo: InitializeResponse['agentInfo'], quirks: AgentQuirks): void;
+  /** initialize answered: the agent's quirks apply from here on; `loadable`: it is resumed with session/load. */
+  introduced(agentInfo: InitializeResponse['agentInfo'], quirks: AgentQuirks, loadable: boolean): void;
   /** session/new answered: the session's requests go to `session`. */
   sessionCreated(session: AcpSessionChannel): void;
+  /** While session/load replays the conversation: its updates are history, not news. */
+  replaying(on: boolean): void;
 }
+
+/** How the session starts: planning, or carrying out an approved plan (its planning agent had stopped). */
+export type SessionStart = { kind: 'new'; carryOut: boolean } | { kind: 'load'; sessionId: string; carryOut: boolean };
 
 export type HandshakeOutcome =
   | { ok: true }
@@ -33,7 +42,7 @@ export type HandshakeOutcome =
   /** A request failed: `context` and the error (or the process's exit, if it died), with a login hint for the person. */
   | { ok: false; context: string; error: unknown; loginHint?: string };
 
-export async function handshake(connection: ClientConnection, host: HandshakeHost): Promise<HandshakeOutcome> {
+export async function handshake(connection: ClientConnection, host: HandshakeHost, start: SessionStart): Promise<HandshakeOutcome> {
   const { label, boundMs: bound, guard } = host;
   const seconds = Math.round(bound / 1000);
   let step = 'initialize';
@@ -53,8 +62,12 @@ export async function handshake(connection: ClientConnection, host: HandshakeHos
       `${label} did not answer initialize within ${seconds} s.`,
     );
     quirks = chooseQuirks(init.agentInfo);
-    host.introduced(init.agentInfo, quirks);
+    host.introduced(init.agentInfo, quirks, quirks.loadsSessions && init.agentCapabilities?.loadSession === true);
     host.log(`initialized ${init.agentInfo ? `${init.agentInfo.name} ${init.agentInfo.version}` : 'an agent without agentInfo'}`);
+    if (start.kind === 'load') {
+      if (!quirks.loadsSessions) return { ok: false, message: `${label} is not resumed with session/load (see docs/agents.md)` };
+      if (init.agentCapabilities?.loadSession !== true) return { ok: false, message: `${label} does not offer session/load` };
+    }
     if (quirks.authentication) {
       step = 'authenticate';
       const auth = quirks.authentication(init, host.env);
@@ -70,28 +83,60 @@ export async function handshake(connection: ClientConnection, host: HandshakeHos
       }
     }
 
-    step = 'session/new';
+    step = start.kind === 'new' ? 'session/new' : 'session/load';
+    let sessionId: string;
+    let opened: Pick<NewSessionResponse, 'modes' | 'configOptions'>;
     const meta = quirks.sessionMeta?.(host.afterApproval);
-    const created = await withTimeout(
-      connection.agent.request('session/new', {
-        cwd: host.workspace,
-        mcpServers: [],
-        ...(meta ? { _meta: meta } : {}),
-      }),
-      bound,
-      `${label} did not answer session/new within ${seconds} s.`,
-    );
-    const session = new AcpSessionChannel(connection, created.sessionId);
+    if (start.kind === 'new') {
+      const created = await withTimeout(
+        connection.agent.request('session/new', { cwd: host.workspace, mcpServers: [], ...(meta ? { _meta: meta } : {}) }),
+        bound,
+        `${label} did not answer session/new within ${seconds} s.`,
+      );
+      sessionId = created.sessionId;
+      opened = created;
+    } else {
+      host.replaying(true);
+      try {
+        opened = await withTimeout(
+          connection.agent.request('session/load', {
+            sessionId: start.sessionId,
+            cwd: host.workspace,
+            mcpServers: [],
+            ...(meta ? { _meta: meta } : {}),
+          }),
+          bound,
+          `${label} did not answer session/load within ${seconds} s.`,
+        );
+      } finally {
+        host.replaying(false);
+      }
+      sessionId = start.sessionId;
+    }
+    const session = new AcpSessionChannel(connection, sessionId);
     host.sessionCreated(session);
-    guard.sessionCreated(created.modes);
+    guard.sessionCreated(opened.modes);
 
-    const choice = choosePlanMode(label, created);
+    if (start.carryOut) {
+      step = 'the switch out of plan mode to carry out the approved plan';
+      const mode = await withTimeout(
+        enterCarryOut(session, quirks, guard, host.afterApproval),
+        bound,
+        `${label} did not switch to the mode that carries out the plan within ${seconds} s.`,
+      );
+      host.log(`session ${sessionId} carries out an approved plan in mode "${mode ?? guard.mode ?? 'its own'}"`);
+      return { ok: true };
+    }
+
+    // A loaded session comes back in whatever mode the agent saved (Codex and Gemini: not plan
+    // mode, nor Codex's read-only preset): planning is set up again, as for a new session.
+    const choice = choosePlanMode(label, opened);
     if (!choice.ok) return { ok: false, message: choice.message };
     guard.planModeChosen(choice.target);
     step = 'the switch to plan mode';
     await withTimeout(session.enterPlanMode(choice.target), bound, `${label} did not switch to plan mode within ${seconds} s.`);
     guard.enteredPlanMode();
-    host.log(`session ${created.sessionId} in plan mode "${guard.mode}"`);
+    host.log(`session ${sessionId} in plan mode "${guard.mode}"`);
 
     const preset = quirks.planningPreset;
     if (preset) {
@@ -114,4 +159,26 @@ export async function handshake(connection: ClientConnection, host: HandshakeHos
     const loginHint = step === 'session/new' || step === 'authenticate' ? quirks?.loginHint : undefined;
     return { ok: false, context, error, loginHint };
   }
+}
+
+/**
+ * Out of planning, to carry out an approved plan: the mode ultraplan.afterApproval asks for (and,
+ * where plan mode is a config option, that option back to its default); the guard no longer holds
+ * the session read-only. Returns the mode set, if any.
+ */
+export async function enterCarryOut(
+  session: AcpSessionChannel,
+  quirks: AgentQuirks,
+  guard: PlanningGuard,
+  afterApproval: AfterApproval,
+): Promise<string | undefined> {
+  const mode = quirks.carryOutMode(afterApproval, guard.availableModeIds);
+  const leave = quirks.presetHandover?.leavePlanMode(guard.planTarget);
+  if (mode !== undefined) {
+    await session.setMode(mode);
+    guard.sessionMode = mode;
+  }
+  if (leave) await session.setConfigOption(leave.configId, leave.value);
+  guard.markApproved();
+  return mode;
 }

@@ -17,6 +17,10 @@ import {
   SessionsServer,
 } from './server';
 import { FileSessionStore } from '../store';
+import { JournalServerStore } from '../store/journalStore';
+import { PostgresServerStore } from '../store/postgres/postgresStore';
+import type { ServerStore } from '../store/serverStore';
+import { WorkerUsageError, runWorkerCommand } from './workerCommand';
 import { SECRET_ENV_NAMES } from '../acp/agentProcess';
 import { ALREADY_RUNNING_EXIT, AlreadyRunningError, runService } from './serviceMode';
 import { checkServiceVersion } from '../service/servicePaths';
@@ -28,14 +32,19 @@ function helpText(): string {
     .map((k) => `                      ${k.usage.padEnd(22)} ${k.description}`)
     .join('\n');
   return `Usage: ultraplan-server --data-dir DIR --agent KIND:ARG [options]
+       ultraplan-server --store postgres://… [options]    (a replica; agents run in workers)
+       ultraplan-server worker --store postgres://… --agent KIND:ARG    (see worker --help)
 
 Serves Ultraplan planning sessions over HTTP (the Sessions API and an event stream).
 
 Options:
   --host HOST         address to bind (default 127.0.0.1; loopback unless you mean it)
   --port PORT         port to listen on (default 8787; 0 picks a free port)
-  --data-dir DIR      where sessions are stored (created if missing); required
-  --agent KIND:ARG    the agent that plans in each new session; required. Kinds:
+  --data-dir DIR      where sessions are stored (created if missing); required without --store
+  --store URL         keep sessions in PostgreSQL (postgres://user:password@host:port/db; else
+                      ULTRAPLAN_DATABASE_URL): any number of servers on one database serve any
+                      session; agents run in \`ultraplan-server worker\` processes
+  --agent KIND:ARG    the agent that plans in each new session; required without --store. Kinds:
 ${kinds}
   --workspace DIR     the folder an agent works in (acp agents; default: the current directory)
   --token-file FILE   read the bearer token from FILE (else ULTRAPLAN_SERVER_TOKEN)
@@ -59,6 +68,7 @@ ${kinds}
 
 Environment:
   ULTRAPLAN_SERVER_TOKEN  the bearer token clients must send (Authorization: Bearer <token>)
+  ULTRAPLAN_DATABASE_URL  the PostgreSQL database, when --store is not given
 
 On start it prints one line on stdout: ultraplan-server listening on http://HOST:PORT
 SIGTERM or SIGINT shuts it down cleanly; sessions and events survive a restart.
@@ -91,6 +101,7 @@ async function main(argv: string[]): Promise<void> {
         host: { type: 'string', default: '127.0.0.1' },
         port: { type: 'string', default: '8787' },
         'data-dir': { type: 'string' },
+        store: { type: 'string' },
         agent: { type: 'string' },
         workspace: { type: 'string' },
         'token-file': { type: 'string' },
@@ -120,8 +131,16 @@ async function main(argv: string[]): Promise<void> {
   const host = values.host;
   const port = positiveInt('port', values.port, 8787, 0);
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
-  if (!values['data-dir']) throw new UsageError('--data-dir DIR is required (where sessions are stored)');
-  if (!values.agent && values.socket === undefined)
+  const databaseUrl = values.socket === undefined ? databaseUrlOf(values.store) : undefined;
+  if (databaseUrl !== undefined) {
+    if (values['data-dir'] !== undefined) {
+      throw new UsageError('--data-dir is for the journal; with --store postgres://… the sessions live in the database');
+    }
+    if (values.agent !== undefined) {
+      throw new UsageError('with --store postgres://… agents run in workers: give --agent to `ultraplan-server worker`, not to the server');
+    }
+  } else if (!values['data-dir']) throw new UsageError('--data-dir DIR is required (where sessions are stored), or --store postgres://…');
+  if (databaseUrl === undefined && !values.agent && values.socket === undefined)
     throw new UsageError(
       `--agent is required, one of: ${Object.values(AGENT_KINDS)
         .map((k) => k.usage)
@@ -166,7 +185,7 @@ async function main(argv: string[]): Promise<void> {
       : undefined;
     return runService({
       socket: values.socket,
-      dataDir: path.resolve(values['data-dir']),
+      dataDir: path.resolve(values['data-dir'] as string),
       tokenFile: path.resolve(values['token-file']),
       version,
       idleExitMs: positiveInt('idle-exit-seconds', values['idle-exit-seconds'], 600, 0) * 1000,
@@ -195,6 +214,80 @@ async function main(argv: string[]): Promise<void> {
     log('ultraplan-server: a token is set, so --insecure-no-auth is ignored');
   }
 
+  const opened = databaseUrl === undefined ? await openJournal(values, log, limits) : await openPostgres(databaseUrl, log, limits);
+  const { store, release } = opened;
+  const server = new SessionsServer({
+    store,
+    token,
+    keepAliveMs,
+    maxBodyBytes,
+    maxStreams,
+    maxStreamsPerSession,
+    allowedHosts,
+    log,
+  });
+  const { port: boundPort } = await server.listen(port, host);
+  const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  process.stdout.write(`ultraplan-server listening on http://${urlHost}:${boundPort}\n`);
+  log(`ultraplan-server: ${opened.agentLabel}; sessions in ${store.description}; ${await store.countSessions()} stored sessions`);
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      log(`ultraplan-server: ${signal} again; exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    log(`ultraplan-server: ${signal}: shutting down`);
+    (async () => {
+      await server.close();
+      await store.close();
+      await release();
+      log('ultraplan-server: stopped');
+      process.exit(0);
+    })().catch((err: unknown) => {
+      log(`ultraplan-server: shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+type ParsedValues = {
+  workspace?: string | undefined;
+  agent?: string | undefined;
+  'token-file'?: string | undefined;
+  'data-dir'?: string | undefined;
+};
+type HostLimits = { maxSessions: number; maxEventsPerAppend: number };
+
+interface OpenedStore {
+  store: ServerStore;
+  /** For the start-up line: which agent runs the sessions, or where. */
+  agentLabel: string;
+  release(): Promise<void>;
+}
+
+/** The PostgreSQL URL from --store or ULTRAPLAN_DATABASE_URL (read once, then gone from the environment). */
+function databaseUrlOf(flag: string | undefined): string | undefined {
+  const url = flag ?? (process.env.ULTRAPLAN_DATABASE_URL?.trim() || undefined);
+  delete process.env.ULTRAPLAN_DATABASE_URL;
+  if (url === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw new UsageError(
+      '--store takes a PostgreSQL URL, postgres://user:password@host:port/database (the journal is the default: use --data-dir)',
+    );
+  }
+  return url;
+}
+
+async function openPostgres(url: string, log: (line: string) => void, limits: HostLimits): Promise<OpenedStore> {
+  const store = await PostgresServerStore.open({ connectionString: url, log, limits });
+  return { store, agentLabel: 'agents run in workers', release: async () => {} };
+}
+
+async function openJournal(values: ParsedValues, log: (line: string) => void, limits: HostLimits): Promise<OpenedStore> {
   const workspace = values.workspace === undefined ? undefined : path.resolve(values.workspace);
   if (
     workspace !== undefined &&
@@ -216,7 +309,7 @@ async function main(argv: string[]): Promise<void> {
     throw new UsageError(`--agent: ${err instanceof Error ? err.message : String(err)}`);
   }
 
-  const dataDir = path.resolve(values['data-dir']);
+  const dataDir = path.resolve(values['data-dir'] as string);
   await fs.mkdir(dataDir, { recursive: true });
   let releaseLock: () => Promise<void>;
   try {
@@ -225,44 +318,12 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof DataDirLockError) throw new UsageError(err.message);
     throw err;
   }
-  const store = new FileSessionStore(dataDir, { log });
-  const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store, log, limits });
-  const server = new SessionsServer({
-    host: sessionHost,
-    token,
-    keepAliveMs,
-    maxBodyBytes,
-    maxStreams,
-    maxStreamsPerSession,
-    allowedHosts,
-    log,
-  });
-  const { port: boundPort } = await server.listen(port, host);
-  const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  process.stdout.write(`ultraplan-server listening on http://${urlHost}:${boundPort}\n`);
-  log(`ultraplan-server: agent ${agent.label}; data in ${dataDir}; ${sessionHost.listSessions().length} stored sessions`);
-
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) {
-      log(`ultraplan-server: ${signal} again; exiting now`);
-      process.exit(1);
-    }
-    stopping = true;
-    log(`ultraplan-server: ${signal}: shutting down`);
-    (async () => {
-      await server.close();
-      await sessionHost.close();
-      await releaseLock();
-      log('ultraplan-server: stopped');
-      process.exit(0);
-    })().catch((err: unknown) => {
-      log(`ultraplan-server: shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    });
+  const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store: new FileSessionStore(dataDir, { log }), log, limits });
+  return {
+    store: new JournalServerStore(sessionHost, dataDir),
+    agentLabel: `agent ${agent.label}`,
+    release: releaseLock,
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 async function readToken(tokenFile: string | undefined, log: (line: string) => void): Promise<string | null> {
@@ -288,7 +349,13 @@ async function readToken(tokenFile: string | undefined, log: (line: string) => v
   return token ? token : null;
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+const argv = process.argv.slice(2);
+const command = argv[0] === 'worker' ? runWorkerCommand(argv.slice(1), (line) => process.stderr.write(`${line}\n`)) : main(argv);
+command.catch((err: unknown) => {
+  if (err instanceof WorkerUsageError) {
+    process.stderr.write(`ultraplan-server ${err.message}\nRun ultraplan-server worker --help for usage.\n`);
+    process.exit(USAGE_EXIT);
+  }
   if (err instanceof AlreadyRunningError) {
     process.stderr.write(`ultraplan-server: ${err.message}\n`);
     process.exit(ALREADY_RUNNING_EXIT);

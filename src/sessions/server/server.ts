@@ -1,15 +1,17 @@
 // The self-hosted server's HTTP face: the Sessions API (docs/protocol.md section 1) and the event
-// stream (section 6) over a SessionHost, on node:http. No framework: six routes, and every
+// stream (section 6) over a ServerStore (the journal, or PostgreSQL), on node:http. No framework: six routes, and every
 // byte that enters is bounded and checked here or by the host's zod schemas.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SessionsError, type SessionsErrorKind } from '../../core/errors';
 import { CreateSessionRequestSchema, SendEventsRequestSchema, type CreateSessionRequest } from '../../core/protocol';
-import type { SessionResource, SessionStatus } from '../../core/protocol';
-import type { SessionHost, SessionNotice, StoredEvent } from '../host';
+import type { SessionResource } from '../../core/protocol';
+import type { StoredEvent } from '../host';
+import type { ServerStore } from '../store/serverStore';
+import { AuthenticationError, SharedTokenAuthenticator, type RequestAuthenticator } from './authenticator';
+import { followSession, type EventStreamWriter } from './sessionFollower';
 import { allowedHostNames, refuseRequest, REQUEST_REFUSED_REASON } from '../requestGuard';
-import { handleCodeRoute, type CodeRouteContext, type EventStreamWriter } from './serverCodeRoutes';
+import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
 import { refuseAgentLaunch, type ServiceFace } from './serviceRoutes';
 import { toLinkSessionId } from '../../core/codeSessions';
 import * as z from 'zod';
@@ -28,9 +30,11 @@ export const DEFAULT_MAX_STREAMS = 256;
 export const DEFAULT_MAX_STREAMS_PER_SESSION = 16;
 
 export interface SessionsServerOptions {
-  host: SessionHost;
+  store: ServerStore;
   /** The bearer token every request must carry; null only for --insecure-no-auth on loopback. */
   token: string | null;
+  /** Who may ask: replaces the shared-token check when given. */
+  authenticator?: RequestAuthenticator;
   keepAliveMs?: number;
   maxBodyBytes?: number;
   /** Time to receive a whole request; a silent new connection is closed within it too. */
@@ -83,8 +87,8 @@ class HttpError extends Error {
 
 export class SessionsServer {
   readonly httpServer: http.Server;
-  private readonly host: SessionHost;
-  private readonly tokenDigest: Buffer | null;
+  private readonly store: ServerStore;
+  private readonly authenticator: RequestAuthenticator;
   private readonly keepAliveMs: number;
   private readonly maxBodyBytes: number;
   private readonly log: (line: string) => void;
@@ -101,8 +105,8 @@ export class SessionsServer {
   private readonly codeRoutes: CodeRouteContext;
 
   constructor(options: SessionsServerOptions) {
-    this.host = options.host;
-    this.tokenDigest = options.token === null ? null : digest(options.token);
+    this.store = options.store;
+    this.authenticator = options.authenticator ?? new SharedTokenAuthenticator(options.token);
     this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.log = options.log ?? (() => {});
@@ -111,7 +115,8 @@ export class SessionsServer {
     this.maxStreamsPerSession = options.maxStreamsPerSession ?? DEFAULT_MAX_STREAMS_PER_SESSION;
     this.service = options.service;
     this.codeRoutes = {
-      host: this.host,
+      store: this.store,
+      log: this.log,
       createSession: (request) => this.createSession(request),
       readJson: (req, optional) => this.readJson(req, optional),
       send: (res, status, body) => this.send(res, status, body),
@@ -188,7 +193,7 @@ export class SessionsServer {
     if (this.closing) throw new HttpError(503, 'the server is shutting down; retry shortly', { connection: 'close' });
     const refusal = refuseRequest(req, this.allowedHosts);
     if (refusal) throw new HttpError(refusal.status, refusal.message, {}, REQUEST_REFUSED_REASON);
-    this.authenticate(req);
+    await this.authenticate(req);
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
     if (parts[0] === 'v1' && parts[1] === 'service' && this.service)
@@ -202,7 +207,7 @@ export class SessionsServer {
     const tail = parts.slice(3).join('/');
 
     if (id === undefined) {
-      if (method === 'GET') return this.send(res, 200, this.listBody());
+      if (method === 'GET') return this.send(res, 200, await this.listBody());
       if (method === 'POST') {
         const body = CreateSessionRequestSchema.safeParse(await this.readJson(req));
         if (!body.success) throw schemaError('invalid session request', body.error);
@@ -211,19 +216,19 @@ export class SessionsServer {
       throw methodNotAllowed('GET, POST');
     }
     if (tail === '') {
-      if (method === 'GET') return this.send(res, 200, this.host.getSession(id));
+      if (method === 'GET') return this.send(res, 200, await this.store.getSession(id));
       throw methodNotAllowed('GET');
     }
     if (tail === 'events') {
       if (method === 'GET') {
         const afterId = url.searchParams.get('after_id') || null;
-        return this.send(res, 200, this.host.readEvents(id, afterId, parseLimit(url.searchParams.get('limit'))));
+        return this.send(res, 200, await this.store.readEvents(id, afterId, parseLimit(url.searchParams.get('limit'))));
       }
       if (method === 'POST') {
         const body = SendEventsRequestSchema.safeParse(await this.readJson(req));
         if (!body.success) throw schemaError('invalid events request', body.error);
-        const stored = await this.host.appendEvents(id, body.data.events);
-        return this.send(res, 200, { data: stored });
+        const stored = await this.store.appendEvents(id, body.data.events);
+        return this.send(res, 200, { data: stored.map((appended) => appended.event) });
       }
       throw methodNotAllowed('GET, POST');
     }
@@ -234,8 +239,8 @@ export class SessionsServer {
     if (tail === 'archive') {
       if (method === 'POST') {
         await this.readJson(req, true);
-        await this.host.archive(id);
-        return this.send(res, 200, this.host.getSession(id));
+        await this.store.archive(id);
+        return this.send(res, 200, await this.store.getSession(id));
       }
       throw methodNotAllowed('POST');
     }
@@ -243,22 +248,21 @@ export class SessionsServer {
   }
 
   private createSession(request: CreateSessionRequest): Promise<SessionResource> {
-    return this.host.createSession(request, this.service ? this.service.agentFor(request) : refuseAgentLaunch(request));
+    return this.store.createSession(request, this.service ? this.service.agentFor(request) : refuseAgentLaunch(request));
   }
 
-  private authenticate(req: http.IncomingMessage): void {
-    if (this.tokenDigest === null) return;
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    if (!match) throw new HttpError(401, 'missing bearer token: send Authorization: Bearer <token>');
-    // Hashing first gives equal lengths, so timingSafeEqual cannot leak the token's length.
-    if (!timingSafeEqual(digest(match[1] as string), this.tokenDigest)) {
-      throw new HttpError(401, 'the bearer token was refused');
+  private async authenticate(req: http.IncomingMessage): Promise<void> {
+    try {
+      await this.authenticator.authenticate(req);
+    } catch (err) {
+      if (err instanceof AuthenticationError) throw new HttpError(401, err.message);
+      throw err;
     }
   }
 
-  private listBody() {
-    const data = this.host.listSessions();
+  private async listBody() {
+    // The older route lists every session, oldest first, in one answer.
+    const data = (await this.store.listSessions(this.store.limits.maxSessions, null)).data.reverse();
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
   }
 
@@ -339,35 +343,26 @@ export class SessionsServer {
   // -------------------------------------------------------------------------------------------
   // Event stream (docs/protocol.md section 6)
 
-  private stream(req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): void {
+  private async stream(req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): Promise<void> {
     const lastEventId = req.headers['last-event-id'];
-    let cursor: string | null = url.searchParams.get('after_id') || (typeof lastEventId === 'string' && lastEventId) || null;
-    const initial = this.host.getSession(id); // 404 before any stream header is written
-    let unsubscribe = () => {};
-    const stream = this.openEventStream(res, id, () => unsubscribe());
-    const writeEvent = (event: StoredEvent) => {
-      if (cursor !== null && event.id <= cursor) return;
-      cursor = event.id;
-      stream.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`);
-    };
-    const writeStatus = (status: SessionStatus | string) => {
-      stream.write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
-      if (status === 'archived') stream.end();
-    };
-    // Backlog, status and subscription all happen in this one synchronous run, so no event can
-    // commit between them: nothing is missed and nothing is sent twice.
-    for (let guard = 0; guard < 1_000_000; guard++) {
-      const page = this.host.readEvents(id, cursor, 1000);
-      for (const event of page.data) writeEvent(event);
-      if (!page.has_more || stream.ended) break;
-    }
-    if (stream.ended) return;
-    writeStatus(this.host.getSession(id).session_status ?? initial.session_status);
-    if (stream.ended) return;
-    unsubscribe = this.host.subscribe(id, (notice: SessionNotice) => {
-      if (notice.event) writeEvent(notice.event);
-      if (notice.status) writeStatus(notice.status);
-    });
+    const cursor: string | null = url.searchParams.get('after_id') || (typeof lastEventId === 'string' && lastEventId) || null;
+    await this.store.getSession(id); // 404 before any stream header is written
+    let stop = () => {};
+    const stream = this.openEventStream(res, id, () => stop());
+    stop = followSession(
+      this.store,
+      id,
+      cursor,
+      stream,
+      {
+        event: (event: StoredEvent) => stream.write(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`),
+        status: (status) => {
+          stream.write(`event: status\ndata: ${JSON.stringify({ session_status: status })}\n\n`);
+          if (status === 'archived') stream.end();
+        },
+      },
+      this.log,
+    );
   }
 
   /**
@@ -455,10 +450,6 @@ export function jsonNestingExceeds(text: string, max: number): boolean {
     }
   }
   return false;
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
 }
 
 function decodeSegment(segment: string): string {

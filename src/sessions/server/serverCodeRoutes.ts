@@ -15,18 +15,14 @@ import {
 } from '../../core/codeSessions';
 import { SessionsError } from '../../core/errors';
 import type { CreateSessionRequest, SessionResource } from '../../core/protocol';
-import { formatEventId, newestFirst, type SessionHost, type StoredEvent } from '../host';
+import { formatEventId, type StoredEvent } from '../host';
+import type { ServerStore } from '../store/serverStore';
+import { followSession, type EventStreamWriter } from './sessionFollower';
 
 /** What the route handlers need from the server that owns the socket and its limits. */
-/** One open event stream: frames are written until it ends. */
-export interface EventStreamWriter {
-  write(frame: string): void;
-  end(): void;
-  readonly ended: boolean;
-}
-
 export interface CodeRouteContext {
-  host: SessionHost;
+  store: ServerStore;
+  log: (line: string) => void;
   /** Creates a session with the agent the server gives it. */
   createSession(request: CreateSessionRequest): Promise<SessionResource>;
   readJson(req: http.IncomingMessage, optional?: boolean): Promise<unknown>;
@@ -52,7 +48,7 @@ export async function handleCodeRoute(
   const [rawId, ...rest] = parts;
   const tail = rest.join('/');
   if (rawId === undefined) {
-    if (method === 'GET') return ctx.send(res, 200, listPage(ctx.host, url.searchParams));
+    if (method === 'GET') return ctx.send(res, 200, await listPage(ctx.store, url.searchParams));
     if (method !== 'POST') throw notAllowed('GET, POST');
     const body = CodeCreateRequestSchema.safeParse(await ctx.readJson(req));
     if (!body.success) throw schemaError('invalid session request', body.error);
@@ -62,18 +58,18 @@ export async function handleCodeRoute(
   const id = toLinkSessionId(rawId);
   if (tail === '') {
     if (method !== 'GET') throw notAllowed('GET');
-    return ctx.send(res, 200, envelope(ctx.host.getSession(id)));
+    return ctx.send(res, 200, envelope(await ctx.store.getSession(id)));
   }
   if (tail === 'events') {
-    if (method === 'GET') return ctx.send(res, 200, readPage(ctx.host, id, url.searchParams));
+    if (method === 'GET') return ctx.send(res, 200, await readPage(ctx.store, id, url.searchParams));
     if (method === 'POST') {
       const body = CodeSendRequestSchema.safeParse(await ctx.readJson(req));
       if (!body.success) throw schemaError('invalid events request', body.error);
-      const stored = await ctx.host.appendEvents(
+      const stored = await ctx.store.appendEvents(
         id,
         body.data.events.map((e) => e.payload),
       );
-      return ctx.send(res, 200, { results: stored.map((e) => ({ sequence_num: sequenceOf(e), duplicate: false })) });
+      return ctx.send(res, 200, { results: stored.map((a) => ({ sequence_num: sequenceOf(a.event), duplicate: a.duplicate })) });
     }
     throw notAllowed('GET, POST');
   }
@@ -85,8 +81,13 @@ export async function handleCodeRoute(
     if (method !== 'POST') throw notAllowed('POST');
     await ctx.readJson(req, true);
     // Archiving twice is done, not a conflict: a 409 on this route means "try again" (as the service).
-    if (ctx.host.getSession(id).session_status !== 'archived') await ctx.host.archive(id);
-    return ctx.send(res, 200, envelope(ctx.host.getSession(id)));
+    if ((await ctx.store.getSession(id)).session_status !== 'archived') {
+      await ctx.store.archive(id).catch((err: unknown) => {
+        // Archived meanwhile by another request (or replica): still done.
+        if (!(err instanceof SessionsError && err.status === 409)) throw err;
+      });
+    }
+    return ctx.send(res, 200, envelope(await ctx.store.getSession(id)));
   }
   throw new SessionsError('not_found', `no such route: ${url.pathname}`, 404);
 }
@@ -122,7 +123,7 @@ function item(event: StoredEvent): { sequence_num: number; payload: Record<strin
  * One page of the session list, newest first (by creation, then id), as the service answers it:
  * `{data:[session…], next_cursor}`, the cursor being the last listed id (either id form).
  */
-function listPage(host: SessionHost, query: URLSearchParams): { data: unknown[]; next_cursor: string | null } {
+async function listPage(store: ServerStore, query: URLSearchParams): Promise<{ data: unknown[]; next_cursor: string | null }> {
   const limitText = query.get('limit');
   const given = limitText !== null && limitText !== '';
   const limit = given ? Number(limitText) : DEFAULT_LIST_PAGE;
@@ -133,23 +134,12 @@ function listPage(host: SessionHost, query: URLSearchParams): { data: unknown[];
       400,
     );
   }
-  const all = newestFirst(host.listSessions());
   const cursor = query.get('cursor');
-  let start = 0;
-  if (cursor !== null && cursor !== '') {
-    const at = all.findIndex((s) => s.id === toLinkSessionId(cursor));
-    if (at < 0)
-      throw new SessionsError(
-        'bad_request',
-        `cursor must be a next_cursor this server gave; ${JSON.stringify(cursor.slice(0, 60))} is not`,
-        400,
-      );
-    start = at + 1;
-  }
-  const page = all.slice(start, start + limit);
-  const more = start + page.length < all.length;
-  const last = page[page.length - 1];
-  return { data: page.map((s) => envelope(s).session), next_cursor: more && last ? toCodeSessionId(last.id) : null };
+  const page = await store.listSessions(limit, cursor === null || cursor === '' ? null : toLinkSessionId(cursor));
+  return {
+    data: page.data.map((s) => envelope(s).session),
+    next_cursor: page.nextCursor === null ? null : toCodeSessionId(page.nextCursor),
+  };
 }
 
 function parseSequence(value: string | null, name: string): number | null {
@@ -159,7 +149,7 @@ function parseSequence(value: string | null, name: string): number | null {
   return Number(value);
 }
 
-function readPage(host: SessionHost, id: string, query: URLSearchParams): { data: unknown[]; next_cursor: string | null } {
+async function readPage(store: ServerStore, id: string, query: URLSearchParams): Promise<{ data: unknown[]; next_cursor: string | null }> {
   const order = query.get('sort_order');
   if (order !== null && order !== 'asc')
     throw new SessionsError('bad_request', `sort_order must be "asc", got ${JSON.stringify(order.slice(0, 20))}`, 400);
@@ -173,7 +163,7 @@ function readPage(host: SessionHost, id: string, query: URLSearchParams): { data
       400,
     );
   }
-  const page = host.readEvents(id, cursor === null ? null : formatEventId(cursor), limit);
+  const page = await store.readEvents(id, cursor === null ? null : formatEventId(cursor), limit);
   const last = page.data[page.data.length - 1];
   return { data: page.data.map(item), next_cursor: page.has_more && last ? String(sequenceOf(last)) : null };
 }
@@ -183,38 +173,35 @@ function readPage(host: SessionHost, id: string, query: URLSearchParams): { data
  * as `client_event` frames whose id is the sequence number; a comment line keeps it open. The
  * session's status is not on the stream (as on the service): clients read it with GET.
  */
-function stream(ctx: CodeRouteContext, req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): void {
+async function stream(ctx: CodeRouteContext, req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): Promise<void> {
   const lastEventId = req.headers['last-event-id'];
   const from = parseSequence(
     url.searchParams.get('from_sequence_num') ?? (typeof lastEventId === 'string' ? lastEventId : null),
     'from_sequence_num',
   );
-  ctx.host.getSession(id); // 404 before any stream header is written
-  let cursor: string | null = from === null ? null : formatEventId(from);
-  let unsubscribe = (): void => {};
-  const stream = ctx.openEventStream(res, id, () => unsubscribe(), { date: new Date().toUTCString() });
+  await ctx.store.getSession(id); // 404 before any stream header is written
+  let stop = (): void => {};
+  const stream = ctx.openEventStream(res, id, () => stop(), { date: new Date().toUTCString() });
   // Headers go out now, not with the first event: the client counts the stream as open from them.
   res.flushHeaders();
-  const writeEvent = (event: StoredEvent): void => {
-    if (cursor !== null && event.id <= cursor) return;
-    cursor = event.id;
-    const frame = item(event);
-    stream.write(
-      `event: ${STREAM_EVENT_FRAME}\nid: ${frame.sequence_num}\ndata: ${JSON.stringify({ ...frame, event_type: frame.payload.type })}\n\n`,
-    );
-  };
-  // Backlog and subscription in one synchronous run, so no event commits between them.
-  for (let guard = 0; guard < 1_000_000; guard++) {
-    const page = ctx.host.readEvents(id, cursor, MAX_PAGE);
-    for (const event of page.data) writeEvent(event);
-    if (!page.has_more || stream.ended) break;
-  }
-  if (stream.ended) return;
-  if (ctx.host.getSession(id).session_status === 'archived') return stream.end();
-  unsubscribe = ctx.host.subscribe(id, (notice) => {
-    if (notice.event) writeEvent(notice.event);
-    if (notice.status === 'archived') stream.end();
-  });
+  stop = followSession(
+    ctx.store,
+    id,
+    from === null ? null : formatEventId(from),
+    stream,
+    {
+      event: (event) => {
+        const frame = item(event);
+        stream.write(
+          `event: ${STREAM_EVENT_FRAME}\nid: ${frame.sequence_num}\ndata: ${JSON.stringify({ ...frame, event_type: frame.payload.type })}\n\n`,
+        );
+      },
+      status: (status) => {
+        if (status === 'archived') stream.end();
+      },
+    },
+    ctx.log,
+  );
 }
 
 function notAllowed(allow: string): SessionsError {

@@ -12,6 +12,7 @@ import { checkOwnEntry, ensurePrivateDir, ServiceSetupError } from '../service/p
 import { compareVersions, versionOfDataDir } from '../service/servicePaths';
 import { FileSessionStore } from '../store';
 import { SessionsServer, type SessionsServerOptions } from './server';
+import { JournalServerStore } from '../store/journalStore';
 import { liveSessionCount, LocalServiceFace } from './serviceRoutes';
 
 /** Exit code of a start that found the same version already running (the racing loser). */
@@ -28,7 +29,7 @@ export interface ServiceModeOptions {
   idleExitMs: number;
   defaultAgent?: AgentFactory;
   limits: Partial<SessionHostLimits>;
-  server: Omit<SessionsServerOptions, 'host' | 'token' | 'service' | 'log'>;
+  server: Omit<SessionsServerOptions, 'store' | 'token' | 'service' | 'log'>;
   log: (line: string) => void;
 }
 
@@ -70,7 +71,8 @@ export async function runService(options: ServiceModeOptions): Promise<void> {
     limits: options.limits,
   });
   await sessionHost.load();
-  const server = new SessionsServer({ ...options.server, host: sessionHost, token, service: face, log });
+  const store = new JournalServerStore(sessionHost, options.dataDir);
+  const server = new SessionsServer({ ...options.server, store, token, service: face, log });
   let connections = 0;
   server.httpServer.on('connection', (socket) => {
     connections++;

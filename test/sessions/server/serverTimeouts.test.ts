@@ -5,6 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { SessionHost } from '../../../src/sessions/host';
 import { SessionsServer } from '../../../src/sessions/server/server';
+import { JournalServerStore } from '../../../src/sessions/store/journalStore';
 import { createRequest, scenarioFactory } from '../hostTestKit';
 
 const TOKEN = 'timeouts-test-token';
@@ -49,7 +50,7 @@ describe('SessionsServer: slow and idle connections are bounded', function () {
 
   beforeEach(async () => {
     host = await SessionHost.open({ agentFactory: await scenarioFactory('approve.json') });
-    server = new SessionsServer({ host, token: TOKEN, keepAliveMs: 200, requestTimeoutMs: 800 });
+    server = new SessionsServer({ store: new JournalServerStore(host, 'memory'), token: TOKEN, keepAliveMs: 200, requestTimeoutMs: 800 });
     ({ port } = await server.listen(0, '127.0.0.1'));
   });
   afterEach(async () => {

@@ -78,11 +78,28 @@ export interface AgentQuirks {
   readonly readsMissingAsEmptyOnceApproved: boolean;
   /** Words added when a mode switch after approval fails with `message`. */
   modeSwitchHint(message: string): string | undefined;
+  /**
+   * The mode a fresh turn that carries out an approved plan runs in (its planning agent had
+   * stopped), as ultraplan.afterApproval asks; undefined: the agent offers none, its own stays.
+   */
+  carryOutMode(afterApproval: AfterApproval, availableModeIds: readonly string[]): string | undefined;
+  /**
+   * After a restart of the host, the agent's session is resumed with ACP session/load (when the
+   * agent offers it); false: a fresh turn goes on from the session's log instead.
+   */
+  readonly loadsSessions: boolean;
   /** session/new's `_meta` for this agent, if it takes one. */
   sessionMeta?(afterApproval: AfterApproval): Record<string, unknown> | undefined;
   /** A refusal of session/new this agent explains in full (cause and fix), so no stderr follows it. */
   startupRefusal?(error: unknown, afterApproval: AfterApproval): string | undefined;
 }
+
+/** The usual mode ids for what Approve allows: manual edits, accepted edits, no permission prompts. */
+const CARRY_OUT_MODES: Record<AfterApproval, string> = {
+  default: 'default',
+  acceptEdits: 'acceptEdits',
+  bypassPermissions: 'bypassPermissions',
+};
 
 /** An agent that reads the protocol plainly. */
 export const PLAIN_ACP: AgentQuirks = {
@@ -94,4 +111,7 @@ export const PLAIN_ACP: AgentQuirks = {
   joinsTurnAfterApproval: false,
   readsMissingAsEmptyOnceApproved: false,
   modeSwitchHint: () => undefined,
+  loadsSessions: true,
+  carryOutMode: (afterApproval, available) =>
+    available.includes(CARRY_OUT_MODES[afterApproval]) ? CARRY_OUT_MODES[afterApproval] : undefined,
 };

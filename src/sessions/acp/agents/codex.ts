@@ -120,4 +120,6 @@ export const CODEX_QUIRKS: AgentQuirks = {
         ? CODEX_IMPLEMENT_PROMPT
         : `${CODEX_IMPLEMENT_PROMPT} The reviewer edited it before approving; follow this version:\n\n${editedPlan}`,
   },
+  // Its presets are its permission modes; a new session's collaboration mode is already `default`.
+  carryOutMode: codexPresetAfterApproval,
 };

@@ -74,4 +74,9 @@ export const GEMINI_QUIRKS: AgentQuirks = {
   }),
   readsMissingAsEmptyOnceApproved: true,
   modeSwitchHint: (message) => (/untrusted/i.test(message) ? GEMINI_TRUST_HINT : undefined),
+  carryOutMode: (afterApproval) => geminiModeAfterApproval(afterApproval) ?? 'default',
+  // 0.61.0 offers session/load, but it opens the session's chat record anew before it reads it
+  // back: in our runs after a kill it answered "No previous sessions found for this project." in 9
+  // of 11 loads. A fresh turn from the session's log is dependable (docs/agents.md).
+  loadsSessions: false,
 };

@@ -1,0 +1,62 @@
+// The default store: one process, its sessions in a SessionHost over the JSONL journal (store.ts),
+// agents run by that host. Every read is answered from memory.
+import type { AgentFactory } from '../agent';
+import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../core/protocol';
+import { newestFirst, type SessionHost, type StoredEventPage } from '../host';
+import { unknownListCursor, type AppendedEvent, type ServerStore, type SessionListPage, type StoreNotice } from './serverStore';
+
+export class JournalServerStore implements ServerStore {
+  constructor(
+    readonly host: SessionHost,
+    readonly description: string,
+  ) {}
+
+  get limits() {
+    return this.host.limits;
+  }
+
+  async createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource> {
+    return this.host.createSession(request, agent);
+  }
+
+  async getSession(id: string): Promise<SessionResource> {
+    return this.host.getSession(id);
+  }
+
+  async listSessions(limit: number, cursor: string | null): Promise<SessionListPage> {
+    const all = newestFirst(this.host.listSessions());
+    let start = 0;
+    if (cursor !== null) {
+      const at = all.findIndex((s) => s.id === cursor);
+      if (at < 0) throw unknownListCursor(cursor);
+      start = at + 1;
+    }
+    const data = all.slice(start, start + limit);
+    const last = data[data.length - 1];
+    return { data, nextCursor: start + data.length < all.length && last ? last.id : null };
+  }
+
+  async readEvents(id: string, afterId: string | null, limit?: number): Promise<StoredEventPage> {
+    return this.host.readEvents(id, afterId, limit);
+  }
+
+  appendEvents(id: string, events: AnyEvent[]): Promise<AppendedEvent[]> {
+    return this.host.appendClientEvents(id, events);
+  }
+
+  archive(id: string): Promise<void> {
+    return this.host.archive(id);
+  }
+
+  watch(id: string, wake: (notice?: StoreNotice) => void): () => void {
+    return this.host.subscribe(id, (notice) => wake(notice));
+  }
+
+  async countSessions(): Promise<number> {
+    return this.host.listSessions().length;
+  }
+
+  close(): Promise<void> {
+    return this.host.close();
+  }
+}

@@ -1,0 +1,74 @@
+// The pool every PostgreSQL-backed process uses, and what a dropped database means to a caller:
+// a 503 to retry, never a 500 and never a half-stored batch (every write is one transaction).
+import { Pool, type PoolClient } from 'pg';
+import { SessionsError } from '../../../core/errors';
+
+/** The channel a commit is announced on; the payload is the session id. */
+export const SESSION_CHANNEL = 'ultraplan_session';
+
+export function openPool(connectionString: string, log: (line: string) => void, max = 10): Pool {
+  const pool = new Pool({ connectionString, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+  // An idle client whose connection drops (a database restart) reports here; without a listener
+  // the process would crash. The next query takes a fresh connection.
+  pool.on('error', (err) => log(`postgres: an idle connection failed: ${err.message}`));
+  return pool;
+}
+
+// SQLSTATE classes of a database that went away or is starting: 08 connection exception,
+// 57 operator intervention (shutdown, crash recovery), 53 insufficient resources.
+const UNAVAILABLE_CLASSES = ['08', '57', '53'];
+const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export function isUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_CLASSES.includes(code.slice(0, 2)))) return true;
+  const message = err instanceof Error ? err.message : '';
+  return /Connection terminated|connection timeout|Client has encountered a connection error|Client was closed/i.test(message);
+}
+
+/** Runs `work` in a transaction on one pooled connection; an unreachable database is a 503. */
+export async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw unavailable(err);
+  }
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    if (isUnavailable(err)) {
+      broken = true;
+      throw unavailable(err);
+    }
+    await client.query('ROLLBACK').catch(() => (broken = true));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** A single statement outside a transaction; an unreachable database is a 503. */
+export async function query<R extends Record<string, unknown>>(pool: Pool, text: string, values: unknown[] = []): Promise<R[]> {
+  try {
+    return (await pool.query<R>(text, values)).rows;
+  } catch (err) {
+    throw isUnavailable(err) ? unavailable(err) : err;
+  }
+}
+
+export function unavailable(err: unknown): SessionsError {
+  return new SessionsError('transient', 'the session database is unavailable; retry shortly', 503, 1_000, { cause: err });
+}
+
+/** Tells listeners that session `id` changed. Sent after the commit, never inside it: a listener woken before the commit would read nothing new and sleep. */
+export async function announce(pool: Pool, id: string, log: (line: string) => void): Promise<void> {
+  // A lost announcement only delays readers until their next sweep (notifications.ts).
+  await pool.query('SELECT pg_notify($1, $2)', [SESSION_CHANNEL, id]).catch((err: unknown) => {
+    log(`postgres: announcing a change of ${id} failed (${err instanceof Error ? err.message : String(err)}); readers catch up by polling`);
+  });
+}

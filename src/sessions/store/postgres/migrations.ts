@@ -1,0 +1,114 @@
+// The PostgreSQL schema as numbered migrations, applied in order at start by whichever process
+// gets there first: an advisory lock makes the others wait, then find nothing left to do. A
+// migration is never edited once released; a change is a new number.
+import type { Pool, PoolClient } from 'pg';
+
+export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  {
+    version: 1,
+    name: 'sessions, events, requests, decisions',
+    sql: `
+      CREATE TABLE sessions (
+        id text PRIMARY KEY,
+        title text NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        environment_id text,
+        session_context text,
+        agent_label text,
+        status text NOT NULL,
+        -- The newest event's number. Events are numbered under this row's lock, per session, so
+        -- an event is visible only once every lower number of its session is.
+        last_seq bigint NOT NULL DEFAULT 0,
+        -- The agent's resumable state (JSON text); 'null' once the agent was reported lost.
+        checkpoint text,
+        -- Workers: who runs the agent, until when, and the epoch that fences a worker out once
+        -- its lease was taken over.
+        worker_id text,
+        lease_epoch bigint NOT NULL DEFAULT 0,
+        lease_until timestamptz,
+        -- The newest client event the agent was given (so a new worker does not give it twice).
+        agent_cursor bigint NOT NULL DEFAULT 0
+      );
+      CREATE INDEX sessions_newest_first ON sessions (created_at DESC, id DESC);
+      CREATE INDEX sessions_unleased ON sessions (lease_until) WHERE status <> 'archived';
+
+      CREATE TABLE events (
+        session_id text NOT NULL REFERENCES sessions (id),
+        seq bigint NOT NULL,
+        uuid text NOT NULL,
+        -- client: sent through the API (delivered to the agent); agent or host: written by a worker.
+        origin text NOT NULL CHECK (origin IN ('client', 'agent', 'host')),
+        body text NOT NULL,
+        at timestamptz NOT NULL,
+        PRIMARY KEY (session_id, seq),
+        UNIQUE (session_id, uuid)
+      );
+
+      -- The agent's can_use_tool requests: open until answered, or closed when the agent is lost.
+      CREATE TABLE control_requests (
+        session_id text NOT NULL REFERENCES sessions (id),
+        request_id text NOT NULL,
+        tool_use_id text NOT NULL,
+        state text NOT NULL CHECK (state IN ('open', 'answered', 'closed')),
+        PRIMARY KEY (session_id, request_id)
+      );
+
+      -- A decision counts once: whatever replica takes it, a second one cannot be stored.
+      CREATE TABLE decisions (
+        session_id text NOT NULL REFERENCES sessions (id),
+        request_id text NOT NULL,
+        seq bigint NOT NULL,
+        PRIMARY KEY (session_id, request_id)
+      );
+    `,
+  },
+];
+
+/** Any number (bigint) that is ours alone among advisory locks on this database. */
+const MIGRATION_LOCK = 7_401_551_123;
+
+/** Applies the migrations this database lacks; returns the versions applied now. */
+export async function migrate(pool: Pool): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      return await applyMissing(client);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+async function applyMissing(client: PoolClient): Promise<number[]> {
+  await client.query(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+  const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+  const have = new Set(rows.map((r) => r.version));
+  const newest = Math.max(0, ...have);
+  const known = Math.max(...MIGRATIONS.map((m) => m.version));
+  if (newest > known) {
+    throw new Error(
+      `the database's schema is version ${newest}, newer than this ultraplan-server knows (${known}); run the newer server, or a fresh database`,
+    );
+  }
+  const applied: number[] = [];
+  for (const migration of MIGRATIONS) {
+    if (have.has(migration.version)) continue;
+    await client.query('BEGIN');
+    try {
+      await client.query(migration.sql);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
+    }
+    applied.push(migration.version);
+  }
+  return applied;
+}

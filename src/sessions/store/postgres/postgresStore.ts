@@ -1,0 +1,398 @@
+// The PostgreSQL store: what an API replica serves. Sessions, events and decisions live in the
+// database only, so any replica answers for any session; agents run in workers (../../server/
+// worker.ts) that write through the same tables.
+//
+// Why events are numbered under the session's row lock rather than by a global sequence: a
+// sequence hands out numbers before commit, so a reader could see 8 committed while 7 is still
+// in flight, move its cursor to 8 and never see 7. Under the row lock, the next number is taken
+// only after the previous holder committed, so numbers become visible in order.
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import * as z from 'zod';
+import { SessionsError } from '../../../core/errors';
+import { CreateSessionRequestSchema, type AnyEvent, type CreateSessionRequest, type SessionResource } from '../../../core/protocol';
+import type { AgentFactory } from '../../agent';
+import { checkEventBatch, parseClientEvent, parseCreationEvents, type ClientEvent } from '../../clientEvents';
+import {
+  DEFAULT_EVENT_PAGE_SIZE,
+  DEFAULT_HOST_LIMITS,
+  MAX_EVENT_PAGE_SIZE,
+  checkTitle,
+  formatEventId,
+  type SessionHostLimits,
+  type StoredEvent,
+  type StoredEventPage,
+} from '../../host';
+import {
+  archivedConflict,
+  cursorSequence,
+  notFound,
+  sessionLimitConflict,
+  unknownListCursor,
+  type AppendedEvent,
+  type ServerStore,
+  type SessionListPage,
+} from '../serverStore';
+import { announce, openPool, query, transaction } from './database';
+import { migrate } from './migrations';
+import { SessionNotifications } from './notifications';
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  limits?: Partial<SessionHostLimits>;
+  log?: (line: string) => void;
+  /** Connections in this process's pool (default 10). */
+  poolSize?: number;
+}
+
+/** Serialises session creation across replicas, so the session limit holds. */
+const CREATE_LOCK = 7_401_551_124;
+const UNIQUE_VIOLATION = '23505';
+
+interface SessionRow extends Record<string, unknown> {
+  id: string;
+  title: string;
+  created_at: Date;
+  updated_at: Date;
+  environment_id: string | null;
+  session_context: string | null;
+  status: string;
+}
+
+const SESSION_COLUMNS = 'id, title, created_at, updated_at, environment_id, session_context, status';
+
+export class PostgresServerStore implements ServerStore {
+  readonly limits: SessionHostLimits;
+  readonly description: string;
+  private closed = false;
+
+  private constructor(
+    readonly pool: Pool,
+    readonly notifications: SessionNotifications,
+    limits: SessionHostLimits,
+    private readonly log: (line: string) => void,
+    where: string,
+  ) {
+    this.limits = limits;
+    this.description = `PostgreSQL at ${where}`;
+  }
+
+  /** Connects, applies missing migrations (under a lock), and listens for commits. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresServerStore> {
+    const log = options.log ?? (() => {});
+    const pool = openPool(options.connectionString, log, options.poolSize);
+    try {
+      const applied = await migrate(pool);
+      if (applied.length > 0) log(`postgres: applied schema migrations ${applied.join(', ')}`);
+      const notifications = new SessionNotifications(options.connectionString, pool, log);
+      await notifications.start();
+      return new PostgresServerStore(
+        pool,
+        notifications,
+        { ...DEFAULT_HOST_LIMITS, ...options.limits },
+        log,
+        describe(options.connectionString),
+      );
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw err;
+    }
+  }
+
+  async createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource> {
+    this.refuseWhenClosed();
+    if (agent !== undefined) {
+      throw new SessionsError('bad_request', "this server's agents run in its workers; a session cannot bring its own", 400);
+    }
+    const parsed = CreateSessionRequestSchema.safeParse(request);
+    if (!parsed.success) throw new SessionsError('bad_request', `invalid session: ${zodText(parsed.error)}`, 400);
+    const body = parsed.data;
+    const title = checkTitle(body.title);
+    const raws = body.events.map((e) => e.data);
+    checkEventBatch(raws, this.limits, 'events');
+    const { events } = parseCreationEvents(raws);
+    const id = `session_${randomUUID().replace(/-/g, '')}`;
+    const now = new Date();
+    await transaction(this.pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [CREATE_LOCK]);
+      const [{ count }] = (await client.query<{ count: string }>('SELECT count(*) AS count FROM sessions')).rows as [{ count: string }];
+      if (Number(count) >= this.limits.maxSessions) throw sessionLimitConflict(this.limits.maxSessions);
+      await client.query(
+        `INSERT INTO sessions (id, title, created_at, updated_at, environment_id, session_context, status, last_seq)
+         VALUES ($1, $2, $3, $3, $4, $5, 'running', $6)`,
+        [id, title, now, body.environment_id ?? null, body.session_context ? JSON.stringify(body.session_context) : null, events.length],
+      );
+      await insertEvents(
+        client,
+        id,
+        events.map((e, index) => ({ event: stamp(id, index + 1, e.event), origin: 'client' })),
+        now,
+      );
+    });
+    await announce(this.pool, id, this.log);
+    return this.getSession(id);
+  }
+
+  async getSession(id: string): Promise<SessionResource> {
+    const [row] = await query<SessionRow>(this.pool, `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1`, [id]);
+    if (!row) throw notFound(id);
+    return resource(row);
+  }
+
+  async listSessions(limit: number, cursor: string | null): Promise<SessionListPage> {
+    let after: SessionRow | undefined;
+    if (cursor !== null) {
+      [after] = await query<SessionRow>(this.pool, 'SELECT id, created_at FROM sessions WHERE id = $1', [cursor]);
+      if (!after) throw unknownListCursor(cursor);
+    }
+    const rows = after
+      ? await query<SessionRow>(
+          this.pool,
+          `SELECT ${SESSION_COLUMNS} FROM sessions WHERE (created_at, id) < ($1, $2) ORDER BY created_at DESC, id DESC LIMIT $3`,
+          [after.created_at, after.id, limit + 1],
+        )
+      : await query<SessionRow>(this.pool, `SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC LIMIT $1`, [
+          limit + 1,
+        ]);
+    const data = rows.slice(0, limit).map(resource);
+    const last = data[data.length - 1];
+    return { data, nextCursor: rows.length > limit && last ? last.id : null };
+  }
+
+  async readEvents(id: string, afterId: string | null, limit: number = DEFAULT_EVENT_PAGE_SIZE): Promise<StoredEventPage> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EVENT_PAGE_SIZE) {
+      throw new SessionsError('bad_request', `limit must be an integer from 1 to ${MAX_EVENT_PAGE_SIZE}, got ${limit}`, 400);
+    }
+    const after = cursorSequence(afterId);
+    const rows = await query<{ body: string; known: boolean }>(
+      this.pool,
+      // One statement, so the 404 and the page agree: the session row is read with its events.
+      `SELECT s.id IS NOT NULL AS known, e.body FROM (SELECT id FROM sessions WHERE id = $1) s
+       LEFT JOIN LATERAL (SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) e ON true`,
+      [id, Math.min(after, Number.MAX_SAFE_INTEGER), limit + 1],
+    );
+    if (rows.length === 0) throw notFound(id);
+    const events = rows.filter((r) => r.body !== null).map((r) => JSON.parse(r.body) as StoredEvent);
+    const data = events.slice(0, limit);
+    return {
+      data,
+      has_more: events.length > limit,
+      first_id: data[0]?.id ?? null,
+      last_id: data[data.length - 1]?.id ?? null,
+    };
+  }
+
+  async appendEvents(id: string, events: AnyEvent[]): Promise<AppendedEvent[]> {
+    this.refuseWhenClosed();
+    if (!Array.isArray(events) || events.length === 0) throw new SessionsError('bad_request', 'events must be a non-empty list', 400);
+    checkEventBatch(events, this.limits, 'events');
+    const routes = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
+    const answers = await transaction(this.pool, async (client) => {
+      const session = await lockSession(client, id);
+      if (session.status === 'archived') throw archivedConflict(id);
+      const { earlier, batchFirst } = await findEarlier(client, id, routes);
+      await checkDecisions(client, id, routes, earlier);
+      const now = new Date();
+      const fresh: Array<{ index: number; event: StoredEvent }> = [];
+      let seq = session.last_seq;
+      routes.forEach((route, index) => {
+        if (earlier.has(index) || batchFirst.has(index)) return;
+        fresh.push({ index, event: stamp(id, ++seq, route.event) });
+      });
+      if (fresh.length > 0) {
+        await insertEvents(
+          client,
+          id,
+          fresh.map(({ event }) => ({ event, origin: 'client' })),
+          now,
+        );
+        for (const { index, event } of fresh) {
+          const route = routes[index] as ClientEvent;
+          if (route.kind !== 'decision') continue;
+          await client.query('INSERT INTO decisions (session_id, request_id, seq) VALUES ($1, $2, $3)', [
+            id,
+            route.requestId,
+            seqOf(event),
+          ]);
+          await client.query("UPDATE control_requests SET state = 'answered' WHERE session_id = $1 AND request_id = $2", [
+            id,
+            route.requestId,
+          ]);
+        }
+        await client.query('UPDATE sessions SET last_seq = $2, updated_at = $3 WHERE id = $1', [id, seq, now]);
+      }
+      const byIndex = new Map(fresh.map(({ index, event }) => [index, event]));
+      return routes.map((_, index): AppendedEvent => {
+        const stored = byIndex.get(index);
+        if (stored) return { event: stored, duplicate: false };
+        const first = batchFirst.get(index);
+        return { event: (first === undefined ? earlier.get(index) : byIndex.get(first)) as StoredEvent, duplicate: true };
+      });
+    }).catch((err: unknown) => {
+      // Two replicas deciding the same request at once: the constraint lets one through.
+      if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) {
+        throw new SessionsError('conflict', 'this control_request was already answered', 409);
+      }
+      throw err;
+    });
+    if (answers.some((a) => !a.duplicate)) await announce(this.pool, id, this.log);
+    return answers;
+  }
+
+  async archive(id: string): Promise<void> {
+    this.refuseWhenClosed();
+    await transaction(this.pool, async (client) => {
+      const session = await lockSession(client, id);
+      if (session.status === 'archived') throw new SessionsError('conflict', `session ${id} is already archived`, 409);
+      await client.query("UPDATE sessions SET status = 'archived', updated_at = now() WHERE id = $1", [id]);
+    });
+    await announce(this.pool, id, this.log);
+  }
+
+  watch(id: string, wake: () => void): () => void {
+    return this.notifications.watch(id, () => wake());
+  }
+
+  async countSessions(): Promise<number> {
+    const [row] = await query<{ count: string }>(this.pool, 'SELECT count(*) AS count FROM sessions');
+    return Number(row?.count ?? 0);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.notifications.close();
+    await this.pool.end();
+  }
+
+  private refuseWhenClosed(): void {
+    if (this.closed) throw new SessionsError('transient', 'the server is shutting down; retry shortly', 503);
+  }
+}
+
+/** The stored form of an event: the wire event with its id, uuid (kept when given) and session. */
+export function stamp(sessionId: string, seq: number, event: AnyEvent | (Record<string, unknown> & { type: string })): StoredEvent {
+  const { id: _ignored, ...rest } = event as Record<string, unknown> & { type: string };
+  const uuid = typeof rest.uuid === 'string' && rest.uuid ? rest.uuid : randomUUID();
+  return { id: formatEventId(seq), ...rest, uuid, session_id: sessionId };
+}
+
+export function seqOf(event: StoredEvent): number {
+  return cursorSequence(event.id);
+}
+
+export async function insertEvents(
+  client: PoolClient,
+  sessionId: string,
+  events: ReadonlyArray<{ event: StoredEvent; origin: 'client' | 'agent' | 'host' }>,
+  at: Date,
+): Promise<void> {
+  if (events.length === 0) return;
+  await client.query(
+    `INSERT INTO events (session_id, seq, uuid, origin, body, at)
+     SELECT $1, seq, uuid, origin, body, $2 FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) AS t (seq, uuid, origin, body)`,
+    [
+      sessionId,
+      at,
+      events.map(({ event }) => seqOf(event)),
+      events.map(({ event }) => event.uuid as string),
+      events.map(({ origin }) => origin),
+      events.map(({ event }) => JSON.stringify(event)),
+    ],
+  );
+}
+
+/** Takes the session's row lock: every writer of a session queues here, in commit order. */
+export async function lockSession(client: PoolClient, id: string): Promise<{ status: string; last_seq: number }> {
+  const { rows } = await client.query<{ status: string; last_seq: string }>(
+    'SELECT status, last_seq FROM sessions WHERE id = $1 FOR UPDATE',
+    [id],
+  );
+  const row = rows[0];
+  if (!row) throw notFound(id);
+  return { status: row.status, last_seq: Number(row.last_seq) };
+}
+
+/** Events of this batch whose uuid is stored already, and repeats of a uuid inside the batch. */
+async function findEarlier(
+  client: PoolClient,
+  id: string,
+  routes: readonly ClientEvent[],
+): Promise<{ earlier: Map<number, StoredEvent>; batchFirst: Map<number, number> }> {
+  const uuids = routes.map((r) => (typeof r.event.uuid === 'string' && r.event.uuid ? r.event.uuid : null));
+  const given = uuids.filter((u): u is string => u !== null);
+  const stored = new Map<string, StoredEvent>();
+  if (given.length > 0) {
+    const { rows } = await client.query<{ uuid: string; body: string }>(
+      "SELECT uuid, body FROM events WHERE session_id = $1 AND uuid = ANY($2::text[]) AND origin = 'client'",
+      [id, given],
+    );
+    for (const row of rows) stored.set(row.uuid, JSON.parse(row.body) as StoredEvent);
+  }
+  const earlier = new Map<number, StoredEvent>();
+  const batchFirst = new Map<number, number>();
+  const firstAt = new Map<string, number>();
+  uuids.forEach((uuid, index) => {
+    if (uuid === null) return;
+    const known = stored.get(uuid);
+    if (known) earlier.set(index, known);
+    else if (firstAt.has(uuid)) batchFirst.set(index, firstAt.get(uuid) as number);
+    else firstAt.set(uuid, index);
+  });
+  return { earlier, batchFirst };
+}
+
+/** The same rules as the journal's host: a decision answers an open request of the agent, once. */
+async function checkDecisions(
+  client: PoolClient,
+  id: string,
+  routes: readonly ClientEvent[],
+  earlier: Map<number, StoredEvent>,
+): Promise<void> {
+  const decisions = routes.flatMap((route, index) => (route.kind === 'decision' && !earlier.has(index) ? [{ route, index }] : []));
+  if (decisions.length === 0) return;
+  const { rows } = await client.query<{ request_id: string; state: string }>(
+    'SELECT request_id, state FROM control_requests WHERE session_id = $1 AND request_id = ANY($2::text[])',
+    [id, decisions.map(({ route }) => route.requestId)],
+  );
+  const states = new Map(rows.map((r) => [r.request_id, r.state]));
+  const answering = new Set<string>();
+  for (const { route, index } of decisions) {
+    const requestId = route.requestId;
+    const at = `events[${index}]`;
+    if (states.get(requestId) === 'answered' || answering.has(requestId)) {
+      throw new SessionsError('conflict', `${at}: control_request ${requestId} was already answered`, 409);
+    }
+    if (states.get(requestId) !== 'open') {
+      throw new SessionsError('bad_request', `${at}: no control_request ${requestId} awaits an answer in session ${id}`, 400);
+    }
+    answering.add(requestId);
+  }
+}
+
+function resource(row: SessionRow): SessionResource {
+  return {
+    type: 'session',
+    id: row.id,
+    title: row.title,
+    session_status: row.status,
+    environment_id: row.environment_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    session_context: row.session_context === null ? null : (JSON.parse(row.session_context) as SessionResource['session_context']),
+  };
+}
+
+/** The database's place without its password, for the log. */
+function describe(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
+  } catch {
+    return 'the configured database';
+  }
+}
+
+function zodText(error: z.ZodError): string {
+  return z.prettifyError(error).replace(/\s*\n\s*/g, '; ');
+}

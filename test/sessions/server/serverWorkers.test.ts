@@ -1,0 +1,144 @@
+// Workers: agents run in `ultraplan-server worker` processes, not in the API replicas. Two real
+// workers and two real replicas on one real PostgreSQL database: a session created on one replica
+// is planned by a worker and decided on the other replica; a worker killed (SIGKILL) mid-turn
+// leaves its session to the other worker once the lease runs out, which resumes the agent from
+// its checkpoint without repeating a step; a worker fenced out by a newer lease stores nothing.
+import * as assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import { controlResponseEvent } from '../../../src/core/protocol';
+import { openPool } from '../../../src/sessions/store/postgres/database';
+import { LeaseLostError, SessionLeases } from '../../../src/sessions/store/postgres/leases';
+import { PostgresServerStore } from '../../../src/sessions/store/postgres/postgresStore';
+import { sharedPostgresCluster } from '../../support/postgresCluster';
+import { EXAMPLES_DIR, startServer, startWorker, type ServerProcess, type WorkerProcess } from '../../support/serverProcess';
+import { call, createSession } from './serverTestKit';
+
+const LEASE_MS = 2_000;
+
+describe('ultraplan-server workers on PostgreSQL', function () {
+  this.timeout(120_000);
+  let database: string;
+  let replicas: ServerProcess[] = [];
+  let workers: WorkerProcess[] = [];
+  const token = randomUUID();
+
+  beforeEach(async () => {
+    database = await (await sharedPostgresCluster()).createDatabase();
+    replicas = await Promise.all([0, 1].map(() => startServer({ store: database, token })));
+    workers = await Promise.all(
+      ['worker_a', 'worker_b'].map((workerId) =>
+        startWorker({ store: database, agent: `scripted:${path.join(EXAMPLES_DIR, 'slow.json')}`, leaseMs: LEASE_MS, workerId }),
+      ),
+    );
+  });
+  afterEach(async () => {
+    await Promise.all([...replicas, ...workers].map((p) => p.stop()));
+  });
+
+  it('a worker plans a session created on one replica; the decision sent to the other reaches its agent', async () => {
+    const id = await createSession(replicas[0] as ServerProcess);
+    const events = await eventsUntil(replicas[1] as ServerProcess, id, (e) => e.some(isPlanRequest));
+    const request = events.find(isPlanRequest);
+    await statusUntil(replicas[1] as ServerProcess, id, 'requires_action');
+    const sent = await call(replicas[1] as ServerProcess, 'POST', `/v1/sessions/${id}/events`, {
+      events: [controlResponseEvent(request.request_id, { behavior: 'allow', updatedInput: request.request.input })],
+    });
+    assert.equal(sent.status, 200);
+    const after = await eventsUntil(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Executed.'));
+    assert.equal(texts(after).filter((t) => t === 'Executed.').length, 1);
+    await statusUntil(replicas[0] as ServerProcess, id, 'idle');
+  });
+
+  it('a worker killed mid-turn: the other claims the session after the lease and the agent goes on from its checkpoint', async () => {
+    const id = await createSession(replicas[0] as ServerProcess);
+    await eventsUntil(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Step one.'));
+    const holder = workers.findIndex((w) => w.stderr().includes(`claimed session ${id}`));
+    assert.ok(holder >= 0, 'one worker claimed the session');
+    const other = workers[1 - holder] as WorkerProcess;
+    await (workers[holder] as WorkerProcess).kill(); // mid-turn: the scenario sleeps between its steps
+    const events = await eventsUntil(replicas[1] as ServerProcess, id, (e) => e.some(isPlanRequest), 30_000);
+    assert.match(
+      other.stderr(),
+      new RegExp(`claimed session ${id}`),
+      `the other worker took the session over:\n${workers.map((w) => w.stderr()).join('\n---\n')}`,
+    );
+    // A new epoch: the killed worker's lease ran out and was taken over, not shared.
+    assert.match(other.stderr(), new RegExp(`claimed session ${id} \\(epoch 2\\)`));
+    assert.match(other.stderr(), /agent resumed on another worker/);
+    for (const step of ['Step one.', 'Step two, after a pause.']) {
+      assert.equal(texts(events).filter((t) => t === step).length, 1, `"${step}" said once`);
+    }
+    const request = events.find(isPlanRequest);
+    const sent = await call(replicas[0] as ServerProcess, 'POST', `/v1/sessions/${id}/events`, {
+      events: [controlResponseEvent(request.request_id, { behavior: 'allow', updatedInput: request.request.input })],
+    });
+    assert.equal(sent.status, 200);
+    await eventsUntil(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Executed.'));
+  });
+
+  it('a worker whose lease was taken over stores nothing more (its epoch is fenced out)', async () => {
+    const store = await PostgresServerStore.open({ connectionString: database });
+    await Promise.all(workers.map((w) => w.stop()));
+    workers = [];
+    const pool = openPool(database, () => {});
+    try {
+      const created = await store.createSession({
+        title: 'Fenced',
+        events: [{ type: 'event', data: { type: 'user', message: { role: 'user', content: 'Plan it' } } }],
+      });
+      const first = new SessionLeases(pool, 'first', 50, () => {});
+      const second = new SessionLeases(pool, 'second', 60_000, () => {});
+      const old = await first.claim();
+      assert.equal(old?.sessionId, created.id);
+      await new Promise((r) => setTimeout(r, 100)); // the first lease runs out unrenewed
+      const taken = await second.claim();
+      assert.equal(taken?.sessionId, created.id);
+      assert.ok((taken?.epoch ?? 0) > old.epoch);
+      await assert.rejects(
+        first.write({ sessionId: created.id, epoch: old.epoch }, [
+          { t: 'event', origin: 'agent', event: { type: 'assistant', message: 'stale' } },
+        ]),
+        LeaseLostError,
+      );
+      assert.deepEqual(await first.renew([{ sessionId: created.id, epoch: old.epoch }]), new Set([created.id]));
+      const events = (await store.readEvents(created.id, null, 1000)).data;
+      assert.ok(!events.some((e) => e.type === 'assistant'), 'nothing from the fenced worker was stored');
+    } finally {
+      await pool.end();
+      await store.close();
+    }
+  });
+});
+
+function isPlanRequest(event: any): boolean {
+  return event.type === 'control_request' && event.request?.subtype === 'can_use_tool';
+}
+
+function texts(events: any[]): string[] {
+  return events
+    .filter((e) => e.type === 'assistant')
+    .flatMap((e) => (Array.isArray(e.message?.content) ? e.message.content : []))
+    .filter((b: { type?: string }) => b.type === 'text')
+    .map((b: { text: string }) => b.text);
+}
+
+async function eventsUntil(server: ServerProcess, id: string, done: (events: any[]) => boolean, timeoutMs = 20_000): Promise<any[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await call(server, 'GET', `/v1/sessions/${id}/events?limit=1000`);
+    if (answer.status === 200 && done(answer.body.data)) return answer.body.data;
+    if (Date.now() > deadline)
+      throw new Error(`session ${id}: not reached within ${timeoutMs} ms: ${JSON.stringify(answer.body).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function statusUntil(server: ServerProcess, id: string, status: string): Promise<void> {
+  await eventsUntil(server, id, () => true);
+  const deadline = Date.now() + 20_000;
+  while ((await call(server, 'GET', `/v1/sessions/${id}`)).body.session_status !== status) {
+    if (Date.now() > deadline) throw new Error(`session ${id} never became ${status}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

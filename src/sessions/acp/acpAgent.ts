@@ -408,8 +408,7 @@ export class AcpAgent implements Agent {
     if (!this.#turns.sendNext()) this.#ctx?.setStatus('idle');
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Failures and the end
+  // Failures and the end.
 
   #describeExit(exit: AgentExit): string {
     if (exit.spawnError) {

@@ -2,7 +2,6 @@
 // a throwaway home, and an embedded SessionHost running the real agent program in the review's
 // repository. The model answers finder and verifier prompts by what they ask (the fleet runs them
 // in parallel, so rounds are routed by content rather than by order).
-import { strict as assert } from 'node:assert';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -13,7 +12,7 @@ import type { ReviewerSource } from '../../../src/sessions/review/fleet';
 import { anthropicApi } from '../modelApi/anthropic';
 import { geminiApi } from '../modelApi/gemini';
 import { Scenario, ScriptedModelServer, type ModelReply, type ModelRequestView } from '../modelApi/scenario';
-import { killGroupsLeft, processGroupMembers, waitGone } from '../processes';
+import { assertAgentGroupsGone, killGroupsLeft } from '../processes';
 import { CLAUDE_ADAPTER, claudeEnv, geminiArgv, geminiEnv } from '../realAgents';
 
 export type ReviewAgentKind = 'claude' | 'gemini';
@@ -84,12 +83,7 @@ export class ReviewAgentSource {
     const pids = this.agents.map((agent) => agent.pid).filter((pid): pid is number => pid !== undefined);
     try {
       await this.backend?.dispose();
-      for (const pid of pids) {
-        assert.ok(await waitGone(pid, 10_000), `agent ${pid} left behind`);
-        const deadline = Date.now() + 5000;
-        while (processGroupMembers(pid).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-        assert.deepEqual(processGroupMembers(pid), [], `processes left in agent group ${pid}`);
-      }
+      await assertAgentGroupsGone(pids);
     } finally {
       killGroupsLeft(pids);
       await this.model?.close();

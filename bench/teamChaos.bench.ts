@@ -72,7 +72,8 @@ class Writers {
     for (let k = 0; !this.stopped; k++) {
       const id = this.ids[Math.floor(Math.random() * this.ids.length)]!;
       const event = noteEvent(`chaos ${k}`);
-      for (;;) {
+      // Given up when the run ends or after a minute: never acknowledged, so never counted.
+      for (let attempt = 0; attempt < 600 && !this.stopped; attempt++) {
         const stored = await appendEvent(this.place.target(), id, event);
         if (stored !== null) {
           this.acknowledged.get(id)!.add(seqOfId(stored));
@@ -135,6 +136,52 @@ async function settle(streams: readonly FollowedStream[], writers: Writers): Pro
   await waitFor(() => streams.every((s) => Math.max(0, ...s.received) >= highest(s.sessionId)), 30_000);
 }
 
+/**
+ * RUNS failovers of the streams: `kill()` kills the process they are on (and, for the journal,
+ * starts it again), and each stream resumes where its `resume` points; then `replace()` readies
+ * the next run. Per run, the p99 and median (ms) from the kill to each stream answering again.
+ */
+async function failovers(
+  label: string,
+  streams: readonly FollowedStream[],
+  kill: () => Promise<void>,
+  replace: () => Promise<void> = async () => {},
+): Promise<Pick<Chaos, 'resumeP99' | 'resumeMedian'>> {
+  const resumeP99: number[] = [];
+  const resumeMedian: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    await sleep(1_000);
+    for (const s of streams) s.resetFailover();
+    const killedAt = performance.now();
+    await kill();
+    progress(`${label}: failover ${r + 1}, killed`);
+    if (!(await waitFor(() => streams.every((s) => s.resumedAt !== null), 60_000))) {
+      throw new Error(`${label}: ${streams.filter((s) => s.resumedAt === null).length} streams did not resume within 60 s`);
+    }
+    const times = streams.map((s) => s.resumedAt! - killedAt);
+    resumeP99.push(percentile(times, 99));
+    resumeMedian.push(percentile(times, 50));
+    await replace();
+  }
+  return { resumeP99, resumeMedian };
+}
+
+/** Stops the writers, lets the streams catch up, and counts what is missing or doubled. */
+async function ledgerAfter(
+  streams: readonly FollowedStream[],
+  writers: Writers,
+  server: ServerProcess,
+): Promise<Pick<Chaos, 'streamLedger' | 'storeLost' | 'acknowledged' | 'retries'>> {
+  await writers.stop();
+  await settle(streams, writers);
+  return {
+    streamLedger: sumLedgers(streams.map((s) => ledgerOf(s, writers.acknowledged.get(s.sessionId)!))),
+    storeLost: await lostFromStore(server, writers),
+    acknowledged: [...writers.acknowledged.values()].reduce((n, set) => n + set.size, 0),
+    retries: writers.retries,
+  };
+}
+
 async function postgresChaos(cluster: PostgresCluster): Promise<Chaos> {
   const database = await cluster.createDatabase();
   const token = randomBytes(24).toString('hex');
@@ -147,42 +194,23 @@ async function postgresChaos(cluster: PostgresCluster): Promise<Chaos> {
   const writers = new Writers(ids, standby);
   try {
     await Promise.all(streams.map((s) => s.open(replicas[0]!)));
-    const resumeP99: number[] = [];
-    const resumeMedian: number[] = [];
-    for (let r = 0; r < RUNS; r++) {
-      await sleep(1_000);
-      for (const s of streams) s.resetFailover();
-      const killedAt = performance.now();
-      await replicas[0]!.kill();
-      progress(`PostgreSQL failover ${r + 1}: replica killed`);
-      if (!(await waitFor(() => streams.every((s) => s.resumedAt !== null), 60_000))) {
-        throw new Error(`PostgreSQL failover: ${streams.filter((s) => s.resumedAt === null).length} streams did not resume within 60 s`);
-      }
-      const times = streams.map((s) => s.resumedAt! - killedAt);
-      resumeP99.push(percentile(times, 99));
-      resumeMedian.push(percentile(times, 50));
-      // The survivor now holds the streams; a fresh replica takes the writes and the next resumes.
-      replicas[0] = replicas[1]!;
-      replicas[1] = await startReplica(database, token, args);
-    }
+    const resumed = await failovers(
+      'PostgreSQL',
+      streams,
+      () => replicas[0]!.kill(),
+      async () => {
+        // The survivor now holds the streams; a fresh replica takes the writes and the next resumes.
+        replicas[0] = replicas[1]!;
+        replicas[1] = await startReplica(database, token, args);
+      },
+    );
     await sleep(1_000);
     const restartFrom = performance.now();
     await cluster.restart({ crash: true });
     progress('PostgreSQL killed and restarted');
     await sleep(3_000);
     const databasePauseMs = writers.longestPauseAfter(restartFrom);
-    await writers.stop();
-    await settle(streams, writers);
-    const streamLedger = sumLedgers(streams.map((s) => ledgerOf(s, writers.acknowledged.get(s.sessionId)!)));
-    return {
-      resumeP99,
-      resumeMedian,
-      streamLedger,
-      storeLost: await lostFromStore(replicas[1]!, writers),
-      acknowledged: [...writers.acknowledged.values()].reduce((n, set) => n + set.size, 0),
-      retries: writers.retries,
-      databasePauseMs,
-    };
+    return { ...resumed, ...(await ledgerAfter(streams, writers, replicas[1]!)), databasePauseMs };
   } finally {
     await writers.stop();
     for (const s of streams) s.close();
@@ -200,33 +228,12 @@ async function journalChaos(): Promise<Chaos> {
   const writers = new Writers(ids, current);
   try {
     await Promise.all(streams.map((s) => s.open(server)));
-    const resumeP99: number[] = [];
-    const resumeMedian: number[] = [];
-    for (let r = 0; r < RUNS; r++) {
-      await sleep(1_000);
-      for (const s of streams) s.resetFailover();
-      const killedAt = performance.now();
+    // One process: its clients can only resume once it is started again on its data directory.
+    const resumed = await failovers('journal', streams, async () => {
       await server.kill();
-      progress(`journal failover ${r + 1}: process killed`);
       server = await startJournal(args, dataDir);
-      if (!(await waitFor(() => streams.every((s) => s.resumedAt !== null), 60_000))) {
-        throw new Error(`journal restart: ${streams.filter((s) => s.resumedAt === null).length} streams did not resume within 60 s`);
-      }
-      const times = streams.map((s) => s.resumedAt! - killedAt);
-      resumeP99.push(percentile(times, 99));
-      resumeMedian.push(percentile(times, 50));
-    }
-    await writers.stop();
-    await settle(streams, writers);
-    const streamLedger = sumLedgers(streams.map((s) => ledgerOf(s, writers.acknowledged.get(s.sessionId)!)));
-    return {
-      resumeP99,
-      resumeMedian,
-      streamLedger,
-      storeLost: await lostFromStore(server, writers),
-      acknowledged: [...writers.acknowledged.values()].reduce((n, set) => n + set.size, 0),
-      retries: writers.retries,
-    };
+    });
+    return { ...resumed, ...(await ledgerAfter(streams, writers, server)) };
   } finally {
     await writers.stop();
     for (const s of streams) s.close();

@@ -184,7 +184,15 @@ export class FollowedStream {
         if (res.statusCode !== 200) {
           res.resume();
           this.request = null;
-          reject(new Error(`stream of ${this.sessionId}: HTTP ${res.statusCode}`));
+          const internal = server
+            .stderr()
+            .split('\n')
+            .filter((line) => line.startsWith('internal error'));
+          reject(
+            new Error(
+              `stream of ${this.sessionId}: HTTP ${res.statusCode}${internal.length ? `; the server said:\n${internal.join('\n')}` : ''}`,
+            ),
+          );
           return;
         }
         res.setEncoding('utf8');

@@ -23,17 +23,41 @@ export function isUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string' && (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_CLASSES.includes(code.slice(0, 2)))) return true;
   const message = err instanceof Error ? err.message : '';
-  return /Connection terminated|connection timeout|Client has encountered a connection error|Client was closed/i.test(message);
+  // "timeout exceeded when trying to connect": every pooled connection busy for connectionTimeoutMillis.
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed/i.test(
+    message,
+  );
+}
+
+/**
+ * A pooled connection held for several statements. pg emits 'error' on a client whose connection
+ * drops (a database restart) even while the statement in flight fails with it, and an 'error'
+ * with no listener ends the process: the pool listens only to idle clients, so we listen while
+ * we hold one, and a client that failed is destroyed on release instead of pooled.
+ */
+export async function holdConnection(pool: Pool): Promise<{ client: PoolClient; release(broken?: boolean): void }> {
+  const client = await pool.connect();
+  let dropped = false;
+  const onError = () => (dropped = true);
+  client.on('error', onError);
+  return {
+    client,
+    release(broken = false) {
+      client.off('error', onError);
+      client.release(broken || dropped);
+    },
+  };
 }
 
 /** Runs `work` in a transaction on one pooled connection; an unreachable database is a 503. */
 export async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  let client: PoolClient;
+  let held: Awaited<ReturnType<typeof holdConnection>>;
   try {
-    client = await pool.connect();
+    held = await holdConnection(pool);
   } catch (err) {
     throw unavailable(err);
   }
+  const { client } = held;
   let broken = false;
   try {
     await client.query('BEGIN');
@@ -48,7 +72,7 @@ export async function transaction<T>(pool: Pool, work: (client: PoolClient) => P
     await client.query('ROLLBACK').catch(() => (broken = true));
     throw err;
   } finally {
-    client.release(broken);
+    held.release(broken);
   }
 }
 

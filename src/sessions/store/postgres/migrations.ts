@@ -2,6 +2,7 @@
 // gets there first: an advisory lock makes the others wait, then find nothing left to do. A
 // migration is never edited once released; a change is a new number.
 import type { Pool, PoolClient } from 'pg';
+import { holdConnection } from './database';
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
@@ -70,7 +71,7 @@ const MIGRATION_LOCK = 7_401_551_123;
 
 /** Applies the migrations this database lacks; returns the versions applied now. */
 export async function migrate(pool: Pool): Promise<number[]> {
-  const client = await pool.connect();
+  const { client, release } = await holdConnection(pool);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
@@ -79,7 +80,7 @@ export async function migrate(pool: Pool): Promise<number[]> {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
-    client.release();
+    release();
   }
 }
 

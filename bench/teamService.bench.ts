@@ -43,7 +43,7 @@ const WRITE_SECONDS = envNumber('BENCH_TEAM_WRITE_SECONDS', 5);
 const LATENCY_EVENTS = envNumber('BENCH_TEAM_LATENCY_EVENTS', 400);
 const RUNS = 3;
 const RSS_SAMPLES = 5;
-const LIMIT_ARGS = ['--max-sessions', String(Math.max(SESSIONS, 10_000)), '--max-streams', String(STREAMS + 100)];
+const LIMIT_ARGS = ['--max-sessions', String(SESSIONS + 1_000), '--max-streams', String(STREAMS + 100)];
 
 interface Deployment {
   label: string;

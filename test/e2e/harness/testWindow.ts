@@ -1,14 +1,13 @@
 // One call that gives a test a real VS Code window: a workspace, code-server with the extension,
 // Chromium on it, and the in-host probe ready. Start one per suite file (before), close it (after).
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { HostSuiteResults, ProbeFile } from '../runner-extension/src/wire';
 import { launchBrowser, reloadWindow, type Workbench } from './browser';
 import { childGroupLeaders, groupsCpuSeconds } from './cpu';
 import { startCodeServer, type CodeServer, type CodeServerOptions } from './codeServer';
 import type { HostProbe } from './hostProbe';
-import { REPO_ROOT } from './paths';
+import { outputDir } from './paths';
 import { assertHostSuitePassed, readHostResults } from './hostResults';
 import { screenshot } from './workbench';
 import { createWorkspace, type WorkspaceOptions } from './workspace';
@@ -39,7 +38,8 @@ export interface TestWindow {
 export async function openTestWindow(options: TestWindowOptions): Promise<TestWindow> {
   const started = Date.now();
   // Screenshots and logs of an earlier run of this suite would mislead.
-  await fs.promises.rm(path.join(REPO_ROOT, 'test-output', 'e2e', options.suite), { recursive: true, force: true });
+  // (This code-server's folder only: a run on another code-server may be writing its own meanwhile.)
+  await fs.promises.rm(outputDir(options.suite), { recursive: true, force: true });
   const ownWorkspace = options.workspace === undefined;
   const workspace = options.workspace ?? (await createWorkspace(options));
   let server: CodeServer | undefined;

@@ -30,6 +30,8 @@ const codeServers = require('./code-server-config.cjs');
  */
 const ON_NEWEST = ['test/e2e/smoke.e2e.ts', 'test/e2e/embeddedDemo.e2e.ts'];
 
+/** Mocha's spec reporter plus the slowest files, tests and hooks (and all of them in test-output/timings/). */
+const TIMING_REPORTER = 'scripts/mocha-timing-reporter.cjs';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mochaBin = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const args = process.argv.slice(2);
@@ -45,7 +47,38 @@ function stripAnsi(text) {
   return text.replace(/\x1b\[[0-9;]*m/g, '');
 }
 
-/** Runs a command with its output shown as it comes (unless `quiet`) and kept for counting. */
+/** Clock ticks a second for /proc's CPU times (USER_HZ, 100 on every Linux we run on). */
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds (user + sys) of this process's children that have ended, or undefined off Linux. The
+ * figure grows when a child is reaped, by that child's CPU and that of the descendants it reaped
+ * (processes orphaned before that, such as a detached session service, are not counted).
+ */
+function reapedChildrenCpu() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // After "pid (comm) ": state is field 3; cutime and cstime are fields 16 and 17.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+let lastReapedCpu = reapedChildrenCpu();
+
+/** The CPU of the child (or children) reaped since the last call: called as each child exits. */
+function cpuOfReaped() {
+  const now = reapedChildrenCpu();
+  const spent = now === undefined || lastReapedCpu === undefined ? undefined : now - lastReapedCpu;
+  lastReapedCpu = now;
+  return spent;
+}
+
+const formatCpu = (cpu) => (cpu === undefined ? 'CPU not measured' : `${cpu.toFixed(1)} s CPU`);
+
+/** Runs a command with its output shown as it comes (unless `quiet`) and kept for counting; `cpu` is its user + sys seconds. */
 function run(command, commandArgs, env = {}, { quiet = false } = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
@@ -59,30 +92,41 @@ function run(command, commandArgs, env = {}, { quiet = false } = {}) {
       if (!quiet) process.stderr.write(chunk);
     });
     child.on('error', (err) => resolve({ code: 1, output: `${output}\n${err.message}` }));
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
+    let cpu;
+    child.on('exit', () => {
+      cpu = cpuOfReaped();
+    });
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output, cpu }));
   });
 }
 
+/**
+ * Runs one timed step. `action` answers whether it passed, or `{ ok, cpu }` with the CPU seconds of
+ * the commands it ran (shown beside the wall time: on a shared machine, wall time says little).
+ */
 async function step(name, action) {
   const started = Date.now();
   console.log(`\n=== ${name}`);
   let ok;
+  let cpu;
   try {
-    ok = await action();
+    const result = await action();
+    if (typeof result === 'object' && result !== null) ({ ok, cpu } = result);
+    else ok = result;
   } catch (err) {
     console.error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
     ok = false;
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  steps.push({ name, ok, seconds });
-  console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s`);
+  steps.push({ name, ok, seconds, cpu });
+  console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s${cpu === undefined ? '' : ` (${formatCpu(cpu)})`}`);
   return ok;
 }
 
 /** Runs mocha with the spec reporter and adds its "N passing / N failing / N pending" to the summary. */
 async function mochaStep(name, mochaArgs, env = {}) {
   return step(name, async () => {
-    const { code, output } = await run(process.execPath, [mochaBin, ...mochaArgs], env);
+    const { code, output, cpu } = await run(process.execPath, [mochaBin, ...mochaArgs], env);
     const text = stripAnsi(output);
     // The last match: mocha prints its summary at the end, after anything a test logged.
     const count = (word) => Number([...text.matchAll(new RegExp(`^\\s*(\\d+) ${word}\\b`, 'gm'))].at(-1)?.[1] ?? 0);
@@ -93,7 +137,7 @@ async function mochaStep(name, mochaArgs, env = {}) {
     summary.failed += failed;
     // A crash before mocha's summary (no tests found, a syntax error) still has to show as a failure.
     if (code !== 0 && failed === 0) summary.failed += 1;
-    return code === 0;
+    return { ok: code === 0, cpu };
   });
 }
 
@@ -136,7 +180,10 @@ async function main() {
       await setupAgents(['codex', 'gemini']);
       return true;
     })) &&
-    (await step('build', async () => (await run('npm', ['run', '--silent', 'build'])).code === 0));
+    (await step('build', async () => {
+      const { code, cpu } = await run('npm', ['run', '--silent', 'build']);
+      return { ok: code === 0, cpu };
+    }));
   if (!prepared) {
     summary.failed += 1;
   } else {
@@ -161,9 +208,9 @@ async function main() {
       await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json', '--parallel', '--jobs', '2']);
       for (const [name, pending] of checks) {
         const passed = await step(`${name} (ran beside the unit tests)`, async () => {
-          const { code, output, seconds } = await pending;
+          const { code, output, seconds, cpu } = await pending;
           process.stdout.write(output);
-          console.log(`(${name} took ${seconds} s)`);
+          console.log(`(${name} took ${seconds} s, ${formatCpu(cpu)})`);
           return code === 0;
         });
         if (!passed) summary.failed += 1;
@@ -171,10 +218,10 @@ async function main() {
     }
     // The e2e suites run against the installed .vsix, packaged once here for all of them.
     const vsix = path.join(repoRoot, 'test-output', 'ultraplan-e2e.vsix');
-    const packaged = await step(
-      'package (.vsix)',
-      async () => (await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix])).code === 0,
-    );
+    const packaged = await step('package (.vsix)', async () => {
+      const { code, cpu } = await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix]);
+      return { ok: code === 0, cpu };
+    });
     if (!packaged) summary.failed += 1;
     const e2eStarted = Date.now();
     // The spec lists live here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
@@ -191,7 +238,15 @@ async function main() {
       const vscode = codeServers.CODE_SERVERS[version]?.vscode ?? '?';
       await mochaStep(
         `e2e tests on code-server ${version} (VS Code ${vscode}) + Chromium`,
-        ['--config', 'test/e2e/.mocharc.json', ...specs],
+        [
+          '--config',
+          'test/e2e/.mocharc.json',
+          '--reporter',
+          TIMING_REPORTER,
+          '--reporter-option',
+          `json=test-output/timings/e2e-${version}.json`,
+          ...specs,
+        ],
         {
           ULTRAPLAN_E2E_VSIX: vsix,
           [codeServers.CODE_SERVER_ENV]: version,
@@ -201,7 +256,8 @@ async function main() {
     reportHostSuites(e2eStarted);
   }
   console.log('\n=== summary');
-  for (const s of steps) console.log(`  ${s.ok ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds} s)`);
+  for (const s of steps)
+    console.log(`  ${s.ok ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds} s${s.cpu === undefined ? '' : `, ${formatCpu(s.cpu)}`})`);
   if (summary.pending > 0) console.log(`  ${summary.pending} pending`);
   console.log(`${summary.passed} passed, ${summary.failed} failed`);
   process.exit(steps.every((s) => s.ok) && summary.failed === 0 ? 0 : 1);

@@ -63,16 +63,16 @@ async function openRun(
 }
 
 /**
- * kill -9 of the service, and of its agents (a reboot takes them too; left alone they would notice
- * their closed pipe on their own time), then a window's next request: the service starts again.
+ * kill -9 of the service alone, then a window's next request: the service starts again. Its agents
+ * are not killed: they see their pipe close and exit on their own (none of them is left to go on
+ * planning beside the resumed one).
  */
 async function killAndRestart(run: Run): Promise<SessionsClient> {
   const old = run.connection.status.pid;
   killService(old);
   assert.ok(await waitGone(old), 'the service is gone');
-  killGroupsLeft(processesWithHome(run.home));
-  await waitUntil(() => (processesWithHome(run.home).length === 0 ? true : undefined), 'the agent processes to go', 10_000);
-  // The window's client is the same object; its next request finds no listener and starts the service.
+  await waitUntil(() => (processesWithHome(run.home).length === 0 ? true : undefined), 'the old agent processes to exit', 10_000);
+  // A client over the window's LocalService: its next request finds no listener and starts the service.
   const client = new SessionsClient({ baseUrl: 'http://localhost', getToken: () => run.service.token(), fetch: run.service.fetch });
   await client.listSessions();
   run.connection = await run.service.connect();

@@ -245,12 +245,23 @@ export interface WorkerProcess {
 }
 
 /** Starts `ultraplan-server worker` on a PostgreSQL database and waits for its running line. */
-export async function startWorker(options: { store: string; agent: string; leaseMs?: number; workerId?: string }): Promise<WorkerProcess> {
+export async function startWorker(options: {
+  store: string;
+  agent: string;
+  leaseMs?: number;
+  workerId?: string;
+  /** Hands the database URL over as ULTRAPLAN_DATABASE_URL (as a deployment's Secret does), not --store. */
+  storeInEnv?: boolean;
+  workspace?: string;
+  env?: Record<string, string>;
+}): Promise<WorkerProcess> {
   ensureServerBuilt();
-  const args = [SERVER_JS, 'worker', '--store', options.store, '--agent', options.agent];
+  const args = [SERVER_JS, 'worker', ...(options.storeInEnv ? [] : ['--store', options.store]), '--agent', options.agent];
   if (options.leaseMs !== undefined) args.push('--lease-ms', String(options.leaseMs));
   if (options.workerId !== undefined) args.push('--worker-id', options.workerId);
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (options.workspace !== undefined) args.push('--workspace', options.workspace);
+  const env = { ...process.env, ...options.env, ...(options.storeInEnv ? { ULTRAPLAN_DATABASE_URL: options.store } : {}) };
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';

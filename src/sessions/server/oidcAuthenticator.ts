@@ -7,6 +7,7 @@ import type * as http from 'node:http';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import * as z from 'zod';
 import { SessionsError } from '../../core/errors';
+import { TOKEN_EXPIRED_REASON } from '../../core/serverToken';
 import type { UserPrincipal } from '../sessionOwner';
 import { AuthenticationError, bearerToken, type RequestAuthenticator } from './authenticator';
 
@@ -144,7 +145,7 @@ function claimAt(payload: JWTPayload, name: string): unknown {
 function refusal(err: unknown): Error {
   if (err instanceof joseErrors.JWTExpired) {
     const exp = typeof err.payload.exp === 'number' ? ` at ${new Date(err.payload.exp * 1000).toISOString()}` : '';
-    return new AuthenticationError(`the token expired${exp}; get a new one from your identity provider`, 'token_expired');
+    return new AuthenticationError(`the token expired${exp}; get a new one from your identity provider`, TOKEN_EXPIRED_REASON);
   }
   if (err instanceof joseErrors.JWTClaimValidationFailed) return new AuthenticationError(`the token was refused: ${err.message}`);
   if (err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid || !(err instanceof joseErrors.JOSEError)) {

@@ -7,6 +7,8 @@
 import { strict as assert } from 'node:assert';
 import { Client } from 'pg';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
+import { SessionsError } from '../../../src/core/errors';
+import { connectServer } from '../../../src/sessions/serverConnection';
 import { startOidcIssuer, type OidcIssuer } from '../../support/oidcIssuer';
 import { sharedPostgresCluster } from '../../support/postgresCluster';
 import { EXAMPLES_DIR, startServer, startWorker, type ServerProcess, type WorkerProcess } from '../../support/serverProcess';
@@ -255,6 +257,20 @@ describe('ultraplan-server identity: per-user OIDC tokens', function () {
         const expired = await as((tokens['expired (beyond the clock skew)'] as [string, RegExp])[0], 'GET', '/v1/code/sessions');
         assert.equal(expired.body.error.reason, 'token_expired');
         assert.match(expired.body.error.message, /expired at \d{4}-/);
+        // What a person sees through the extension's client: what happened and the command to renew.
+        const client = connectServer(
+          {
+            baseUrl: (servers[0] as ServerProcess).url,
+            getToken: async () => (tokens['expired (beyond the clock skew)'] as [string, RegExp])[0],
+          },
+          { preferStream: false },
+        );
+        await assert.rejects(
+          client.listSessions(),
+          (err) =>
+            err instanceof SessionsError && err.kind === 'unauthorized' && /expired\. Run "Ultraplan: Set Server Token…"/.test(err.message),
+        );
+        await client.dispose();
         // Expired within the tolerated skew still passes.
         const recent = await issuer.token('user-alice', { groups: [REVIEW_GROUP] }, { expiresIn: -1 });
         assert.equal((await as(recent, 'GET', `/v1/sessions/${id}`)).status, 200);

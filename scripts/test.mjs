@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// `npm test`: system deps -> code-server (cached) -> build -> typecheck, lint and format check beside
-// unit tests -> .vsix -> e2e tests,
-// in that order, each timed. Keeps going after a failed typecheck or unit run (so one run shows
-// everything), stops if the build fails (nothing after it could run). Ends with the line
-// `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
+// `npm test`: system deps -> code-server (cached) -> build -> .vsix -> the e2e tests on the engine
+// floor, with the unit tests, typecheck, lint and format check running beside them and the e2e
+// tests on the newest code-server after the unit tests; each step timed (wall and CPU seconds),
+// mocha's runs with their slowest files and tests (test-output/timings/). Keeps going after a
+// failed typecheck or unit run (so one run shows everything), stops if the build fails (nothing
+// after it could run). Ends with the line `N passed, N failed` summing unit and e2e tests; a failed
+// step counts as one failure.
 //
 //   node scripts/test.mjs                 everything
-//   node scripts/test.mjs --e2e [files]   deps, code-server, build, then only e2e (files optional)
+//   node scripts/test.mjs --e2e [files]   deps, code-server, build, then only e2e (files optional),
+//                                         one run after the other
 //   --code-server=<version>               the e2e files on that code-server only (default: every
 //                                         file on the engine floor, ON_NEWEST also on the newest)
 import { spawn } from 'node:child_process';
@@ -100,33 +103,68 @@ function run(command, commandArgs, env = {}, { quiet = false } = {}) {
   });
 }
 
+/** An action's answer: whether it passed, or `{ ok, cpu, output }` (CPU seconds of its commands; output kept to show later). */
+function settle(result) {
+  return typeof result === 'object' && result !== null ? result : { ok: result };
+}
+
+function finish(name, ok, started, cpu) {
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  steps.push({ name, ok, seconds, cpu });
+  console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s${cpu === undefined ? '' : ` (${formatCpu(cpu)})`}`);
+}
+
 /**
- * Runs one timed step. `action` answers whether it passed, or `{ ok, cpu }` with the CPU seconds of
- * the commands it ran (shown beside the wall time: on a shared machine, wall time says little).
+ * Runs one timed step, its output shown as it comes. `action(false)` answers whether it passed, or
+ * `{ ok, cpu }` with the CPU seconds of the commands it ran (shown beside the wall time: on a
+ * shared machine, wall time says little).
  */
 async function step(name, action) {
   const started = Date.now();
   console.log(`\n=== ${name}`);
-  let ok;
-  let cpu;
+  let result;
   try {
-    const result = await action();
-    if (typeof result === 'object' && result !== null) ({ ok, cpu } = result);
-    else ok = result;
+    result = settle(await action(false));
   } catch (err) {
     console.error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
-    ok = false;
+    result = { ok: false };
   }
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  steps.push({ name, ok, seconds, cpu });
-  console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s${cpu === undefined ? '' : ` (${formatCpu(cpu)})`}`);
-  return ok;
+  finish(name, result.ok, started, result.cpu);
+  return result.ok;
 }
 
-/** Runs mocha with the spec reporter and adds its "N passing / N failing / N pending" to the summary. */
-async function mochaStep(name, mochaArgs, env = {}) {
-  return step(name, async () => {
-    const { code, output, cpu } = await run(process.execPath, [mochaBin, ...mochaArgs], env);
+/**
+ * Starts a step that runs beside others: `action(true)` keeps its output, which `show()` prints
+ * whole once the step is done, so the lines of steps running side by side do not mix. `done`
+ * settles when it has finished (for a step that waits on it).
+ */
+function besideStep(name, action) {
+  const started = Date.now();
+  const done = (async () => {
+    try {
+      return { ...settle(await action(true)), ended: Date.now() };
+    } catch (err) {
+      return { ok: false, output: `${name}: ${err instanceof Error ? err.message : String(err)}\n`, ended: Date.now() };
+    }
+  })();
+  return {
+    done,
+    async show() {
+      const { ok, cpu, output = '', ended } = await done;
+      console.log(`\n=== ${name} (ran beside the e2e tests; its output, kept until now)`);
+      process.stdout.write(output);
+      const seconds = ((ended - started) / 1000).toFixed(1);
+      steps.push({ name, ok, seconds, cpu });
+      console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s${cpu === undefined ? '' : ` (${formatCpu(cpu)})`}`);
+      return ok;
+    },
+  };
+}
+
+/** A step's action that runs mocha and adds its "N passing / N failing / N pending" to the summary. */
+function mochaAction(mochaArgs, env = {}) {
+  return async (quiet) => {
+    const { code, output, cpu } = await run(process.execPath, [mochaBin, ...mochaArgs], env, { quiet });
     const text = stripAnsi(output);
     // The last match: mocha prints its summary at the end, after anything a test logged.
     const count = (word) => Number([...text.matchAll(new RegExp(`^\\s*(\\d+) ${word}\\b`, 'gm'))].at(-1)?.[1] ?? 0);
@@ -137,8 +175,25 @@ async function mochaStep(name, mochaArgs, env = {}) {
     summary.failed += failed;
     // A crash before mocha's summary (no tests found, a syntax error) still has to show as a failure.
     if (code !== 0 && failed === 0) summary.failed += 1;
-    return { ok: code === 0, cpu };
-  });
+    return { ok: code === 0, cpu, output };
+  };
+}
+
+/** The mocha arguments of one e2e run: the files `specs` on code-server `version`, timed per file. */
+function e2eArgs(version, specs) {
+  return [
+    '--config',
+    'test/e2e/.mocharc.json',
+    '--reporter',
+    TIMING_REPORTER,
+    '--reporter-option',
+    `json=test-output/timings/e2e-${version}.json`,
+    ...specs,
+  ];
+}
+
+function e2eName(version) {
+  return `e2e tests on code-server ${version} (VS Code ${codeServers.CODE_SERVERS[version]?.vscode ?? '?'}) + Chromium`;
 }
 
 /**
@@ -187,34 +242,26 @@ async function main() {
   if (!prepared) {
     summary.failed += 1;
   } else {
+    // Everything after the build runs side by side where it can: the unit tests and the e2e tests
+    // mostly wait (on servers, agents, code-server and Chromium; about a third of the 2 cores
+    // each, measured by user + sys CPU), so the floor's e2e run, the longest step, starts at once
+    // with the unit tests, tsc, ESLint and Prettier beside it, and the newest code-server's e2e
+    // run follows the unit tests. Only the floor's e2e run prints as it goes; the others' output
+    // is kept and printed whole after it.
+    const beside = [];
+    let unitDone = Promise.resolve();
     if (!e2eOnly) {
-      // tsc, ESLint (the layer rules of eslint.config.mjs) and Prettier's check work while the unit
-      // tests mostly wait on servers, browsers and child processes, so they run side by side; their
-      // output is printed once the unit tests are done.
-      const beside = (script) => {
-        const started = Date.now();
-        return run('npm', ['run', '--silent', script], {}, { quiet: true }).then((r) => ({
-          ...r,
-          seconds: ((Date.now() - started) / 1000).toFixed(1),
-        }));
-      };
-      const checks = [
-        ['typecheck', beside('typecheck')],
-        ['lint', beside('lint')],
-        ['format', beside('format:check')],
-      ];
-      // Two files at a time: most of the suite's time is spent waiting on real servers, agents and
-      // browsers, and each file runs in a worker of its own.
-      await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json', '--parallel', '--jobs', '2']);
-      for (const [name, pending] of checks) {
-        const passed = await step(`${name} (ran beside the unit tests)`, async () => {
-          const { code, output, seconds, cpu } = await pending;
-          process.stdout.write(output);
-          console.log(`(${name} took ${seconds} s, ${formatCpu(cpu)})`);
-          return code === 0;
+      // tsc, ESLint (the layer rules of eslint.config.mjs) and Prettier's check.
+      const check = (name, script) =>
+        besideStep(name, async (quiet) => {
+          const { code, output, cpu } = await run('npm', ['run', '--silent', script], {}, { quiet });
+          if (code !== 0) summary.failed += 1;
+          return { ok: code === 0, cpu, output };
         });
-        if (!passed) summary.failed += 1;
-      }
+      // Two files at a time, each in a worker of its own.
+      const unit = besideStep('unit tests', mochaAction(['--config', 'test/unit.mocharc.json', '--parallel', '--jobs', '2']));
+      unitDone = unit.done;
+      beside.push(unit, check('typecheck', 'typecheck'), check('lint', 'lint'), check('format', 'format:check'));
     }
     // The e2e suites run against the installed .vsix, packaged once here for all of them.
     const vsix = path.join(repoRoot, 'test-output', 'ultraplan-e2e.vsix');
@@ -224,35 +271,30 @@ async function main() {
     });
     if (!packaged) summary.failed += 1;
     const e2eStarted = Date.now();
+    const e2eEnv = (version) => ({ ULTRAPLAN_E2E_VSIX: vsix, [codeServers.CODE_SERVER_ENV]: version });
     // The spec lists live here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
     // files named on the command line, so one named file would still run every suite.
     const runs = onlyCodeServer
       ? [[onlyCodeServer, e2eFiles.length > 0 ? e2eFiles : ['test/e2e/**/*.e2e.ts']]]
       : e2eFiles.length > 0
         ? [[codeServers.FLOOR, e2eFiles]]
-        : [
-            [codeServers.FLOOR, ['test/e2e/**/*.e2e.ts']],
-            [codeServers.NEWEST, ON_NEWEST],
-          ];
-    for (const [version, specs] of packaged ? runs : []) {
-      const vscode = codeServers.CODE_SERVERS[version]?.vscode ?? '?';
-      await mochaStep(
-        `e2e tests on code-server ${version} (VS Code ${vscode}) + Chromium`,
-        [
-          '--config',
-          'test/e2e/.mocharc.json',
-          '--reporter',
-          TIMING_REPORTER,
-          '--reporter-option',
-          `json=test-output/timings/e2e-${version}.json`,
-          ...specs,
-        ],
-        {
-          ULTRAPLAN_E2E_VSIX: vsix,
-          [codeServers.CODE_SERVER_ENV]: version,
-        },
+        : e2eOnly
+          ? [
+              [codeServers.FLOOR, ['test/e2e/**/*.e2e.ts']],
+              [codeServers.NEWEST, ON_NEWEST],
+            ]
+          : [[codeServers.FLOOR, ['test/e2e/**/*.e2e.ts']]];
+    if (packaged && !e2eOnly && !onlyCodeServer && e2eFiles.length === 0) {
+      // The newest code-server's run, after the unit tests (so at most two of the three run at once).
+      const newest = unitDone.then(() =>
+        besideStep(e2eName(codeServers.NEWEST), mochaAction(e2eArgs(codeServers.NEWEST, ON_NEWEST), e2eEnv(codeServers.NEWEST))),
       );
+      beside.push({ show: async () => (await newest).show() });
     }
+    for (const [version, specs] of packaged ? runs : []) {
+      await step(e2eName(version), mochaAction(e2eArgs(version, specs), e2eEnv(version)));
+    }
+    for (const later of beside) await later.show();
     reportHostSuites(e2eStarted);
   }
   console.log('\n=== summary');

@@ -179,8 +179,30 @@ function mochaAction(mochaArgs, env = {}) {
   };
 }
 
-/** The mocha arguments of one e2e run: the files `specs` on code-server `version`, timed per file. */
-function e2eArgs(version, specs) {
+/** Every e2e file, longest first by the last run's timings on `version` (by size when there are none). */
+function e2eFilesLongestFirst(version) {
+  const files = readdirSync(path.join(repoRoot, 'test', 'e2e'), { recursive: true })
+    .map((name) => path.join('test', 'e2e', String(name)))
+    .filter((file) => file.endsWith('.e2e.ts'));
+  let last = new Map();
+  try {
+    const timings = JSON.parse(readFileSync(path.join(repoRoot, 'test-output', 'timings', `e2e-${version}.json`), 'utf8'));
+    last = new Map(timings.files.map((f) => [f.file, f.wallMs ?? f.busyMs]));
+  } catch {
+    // no earlier run here (a clean clone): a file's size stands for its length
+  }
+  const weight = (file) => last.get(file) ?? statSync(path.join(repoRoot, file)).size;
+  const measured = (file) => (last.has(file) ? 0 : 1);
+  // Files the last run did not time (new ones) go first: they may be long.
+  return files.sort((a, b) => measured(b) - measured(a) || weight(b) - weight(a) || a.localeCompare(b));
+}
+
+/**
+ * The mocha arguments of one e2e run: the files `specs` on code-server `version`, timed per file.
+ * With `parallel`, two files at a time, each in a worker with its own window: a window mostly
+ * waits (code-server, Chromium and the agents behind it use about half a core while a suite runs).
+ */
+function e2eArgs(version, specs, { parallel = false } = {}) {
   return [
     '--config',
     'test/e2e/.mocharc.json',
@@ -188,6 +210,7 @@ function e2eArgs(version, specs) {
     TIMING_REPORTER,
     '--reporter-option',
     `json=test-output/timings/e2e-${version}.json`,
+    ...(parallel ? ['--parallel', '--jobs', '2'] : []),
     ...specs,
   ];
 }
@@ -274,16 +297,15 @@ async function main() {
     const e2eEnv = (version) => ({ ULTRAPLAN_E2E_VSIX: vsix, [codeServers.CODE_SERVER_ENV]: version });
     // The spec lists live here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
     // files named on the command line, so one named file would still run every suite.
+    // Files named on the command line run one at a time; every file, two at a time.
+    const all = (version) => [version, e2eFilesLongestFirst(version), { parallel: true }];
     const runs = onlyCodeServer
-      ? [[onlyCodeServer, e2eFiles.length > 0 ? e2eFiles : ['test/e2e/**/*.e2e.ts']]]
+      ? [e2eFiles.length > 0 ? [onlyCodeServer, e2eFiles] : all(onlyCodeServer)]
       : e2eFiles.length > 0
         ? [[codeServers.FLOOR, e2eFiles]]
         : e2eOnly
-          ? [
-              [codeServers.FLOOR, ['test/e2e/**/*.e2e.ts']],
-              [codeServers.NEWEST, ON_NEWEST],
-            ]
-          : [[codeServers.FLOOR, ['test/e2e/**/*.e2e.ts']]];
+          ? [all(codeServers.FLOOR), [codeServers.NEWEST, ON_NEWEST]]
+          : [all(codeServers.FLOOR)];
     if (packaged && !e2eOnly && !onlyCodeServer && e2eFiles.length === 0) {
       // The newest code-server's run, after the unit tests (so at most two of the three run at once).
       const newest = unitDone.then(() =>
@@ -291,8 +313,8 @@ async function main() {
       );
       beside.push({ show: async () => (await newest).show() });
     }
-    for (const [version, specs] of packaged ? runs : []) {
-      await step(e2eName(version), mochaAction(e2eArgs(version, specs), e2eEnv(version)));
+    for (const [version, specs, options] of packaged ? runs : []) {
+      await step(e2eName(version), mochaAction(e2eArgs(version, specs, options), e2eEnv(version)));
     }
     for (const later of beside) await later.show();
     reportHostSuites(e2eStarted);

@@ -4,8 +4,9 @@
 // opened again. Each time the plan is back on screen with Approve enabled, and the same agent
 // process is still the one waiting. Then a second window on the same folder shows the same
 // session; Approve there reaches the agent, which writes the file, and the first window shows
-// the decision too. Last, kill -9 of the session service itself while a second plan waits: the
-// window starts it again, the agent comes back with session/load, and Reject then Approve reach it.
+// the decision too. Last, a second window open beforehand follows a new session on its own, and
+// the session service itself is killed (kill -9) while that plan waits: the windows start it
+// again, the agent comes back with session/load, and Reject then Approve reach it.
 import * as assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -178,12 +179,17 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
     await second.close();
   });
 
-  it('kill -9 of the session service while a plan waits: the window starts it again, the agent resumes with session/load, Reject then Approve reach it', async function () {
+  it('kill -9 of the session service while a plan waits (a second window followed the session on its own): it starts again, the agent resumes with session/load, Reject then Approve reach it', async function () {
     this.timeout(300_000);
     const started = Date.now();
     const page = window!.workbench.page;
+    // A second window on the folder, open before the session starts: it follows it on its own.
+    const other = await window!.workbench.context.newPage();
+    await other.goto(window!.server.workspaceUrl, { waitUntil: 'domcontentloaded' });
+    await readStatusBar(other, 'Ultraplan: approved · completed', { timeoutMs: 60_000 });
     await planTask(page, 'flip the flag back in src/app.ts');
     await planOnScreen(page, /Set original to true again in src\/app\.ts/);
+    await readStatusBar(other, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
     const [killed] = servicePids(window!.server.serviceDir);
     assert.ok(killed, 'a session service runs');
     const agents = processesWithHome(home);
@@ -220,7 +226,9 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
       message: 'the agent to write src/app.ts back',
     });
     await readStatusBar(page, 'Ultraplan: approved · completed', { timeoutMs: 60_000 });
-    assert.deepEqual(servicePids(window!.server.serviceDir), [restarted], 'one service');
+    await readStatusBar(other, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
+    await other.close();
+    assert.deepEqual(servicePids(window!.server.serviceDir), [restarted], 'one service for both windows');
     assert.deepEqual(model.scenario.overruns, []);
     console.log(`      kill -9 of the service → resumed, rejected, approved, written: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });

@@ -59,7 +59,7 @@ describe('agents get no token of ours', function () {
       store: database,
       storeInEnv: true,
       agent: `acp:${run.argv.map((arg) => JSON.stringify(arg)).join(' ')}`,
-      workspace: run.workspace,
+      extraArgs: ['--workspace', run.workspace],
       env: { ULTRAPLAN_SERVER_TOKEN: token },
     });
     const created = await call(server, 'POST', '/v1/sessions', createRequest('Plan a greeting feature'));

@@ -274,6 +274,10 @@ describe('ultraplan-server identity: per-user OIDC tokens', function () {
         // Expired within the tolerated skew still passes.
         const recent = await issuer.token('user-alice', { groups: [REVIEW_GROUP] }, { expiresIn: -1 });
         assert.equal((await as(recent, 'GET', `/v1/sessions/${id}`)).status, 200);
+        // The probes stay open to a process manager without a token; nothing else does.
+        for (const probe of ['/healthz', '/readyz']) {
+          assert.equal((await fetch(`${(servers[0] as ServerProcess).url}${probe}`)).status, 200, probe);
+        }
         assertError(
           await call(servers[0] as ServerProcess, 'GET', '/v1/code/sessions', undefined, {
             headers: { 'content-type': 'application/json' },

@@ -76,6 +76,10 @@ export class ScopedStore implements ServerStore {
     return this.store.watch(id, wake);
   }
 
+  checkReady(timeoutMs: number): Promise<void> {
+    return this.store.checkReady(timeoutMs);
+  }
+
   countSessions(): Promise<number> {
     return this.store.countSessions();
   }

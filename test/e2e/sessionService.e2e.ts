@@ -18,8 +18,8 @@ import { servicePids } from '../support/serviceProcess';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import { closeRealAgentRun, realAgentSettings } from './realAgentWindow';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
-const ORIGINAL = 'export const original = true;\n';
 const UPDATED = 'export const original = false;\n';
 const PLAN = '# Flip the flag\n\n1. Set original to false in src/app.ts.\n2. Run the tests.\n';
 
@@ -64,7 +64,7 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
     const env = claudeEnv(home, model.url);
     window = await openTestWindow({
       suite: 'session-service',
-      files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL },
+      files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL_APP },
       settings: realAgentSettings(env, [CLAUDE_ADAPTER]),
     });
   });

@@ -10,8 +10,9 @@
 // 3. Reload -> ready plan painted, in real code-server 4.100.3 + Chromium (production build): a
 //    plan waits in the service; the window is reloaded; from the extension's activation (its
 //    "activated" log line) to the plan on screen (status bar "plan ready" and the plan in the
-//    review panel, polled every 10 ms). Baseline: the same reload on the server backend (an
-//    ultraplan-server on 127.0.0.1, followed over TCP with the token).
+//    review panel, polled every 10 ms), split into the panel's page loaded, the plan painted, and
+//    Approve enabled. Baseline: the same reload on the server backend (an ultraplan-server on
+//    127.0.0.1, followed over TCP with the token).
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -161,8 +162,12 @@ async function idleMemory(): Promise<BenchResult[]> {
 interface ReloadSample {
   /** activated -> the status bar says "plan ready". */
   statusBar: number;
+  /** activated -> the review panel's page is there (its "Loading the plan review…"), not painted yet. */
+  document: number;
   /** activated -> the plan in the review panel too. */
   painted: number;
+  /** activated -> its Approve enabled: the decision can be sent. */
+  decidable: number;
 }
 
 /** From the "activated" log line after a reload to the ready plan on screen, once per reload. */
@@ -197,18 +202,28 @@ export async function reloadToPlan(backend: 'embedded' | 'server'): Promise<Relo
         const activatedBefore = activatedLines(window.server).length;
         await window.page.reload({ waitUntil: 'domcontentloaded' });
         await window.server.probe.ready(before ? { after: before } : {});
-        let painted = 0;
         let statusBar = 0;
+        let document = 0;
+        let painted = 0;
+        let decidable = 0;
         const deadline = Date.now() + 60_000;
-        while (!painted) {
+        while (!decidable) {
           if (Date.now() > deadline) throw new Error('the plan did not come back after the reload');
           if (!statusBar && (await statusBarTexts(window.page)).some((t) => t.includes('plan ready'))) statusBar = Date.now();
-          const frame = statusBar ? await findWebviewFrame(window.page, '#plan li', { timeoutMs: 10 }).catch(() => undefined) : undefined;
-          if (frame) painted = Date.now();
+          const frame = await findWebviewFrame(window.page, painted ? '#plan li' : '#app', { timeoutMs: 10 }).catch(() => undefined);
+          if (frame && !document) document = Date.now();
+          if (frame && !painted && (await frame.locator('#plan li').count()) > 0) painted = Date.now();
+          const approve = painted && frame ? frame.getByRole('button', { name: 'Approve', exact: true }) : undefined;
+          if (statusBar && approve && (await approve.isEnabled({ timeout: 10 }).catch(() => false))) decidable = Date.now();
           else await sleep(10);
         }
         const activated = logLineTime(await waitForActivated(window.server, activatedBefore));
-        samples.push({ statusBar: statusBar - activated, painted: painted - activated });
+        samples.push({
+          statusBar: statusBar - activated,
+          document: document - activated,
+          painted: painted - activated,
+          decidable: decidable - activated,
+        });
       }
       return samples;
     } finally {
@@ -285,6 +300,26 @@ export async function run(): Promise<BenchResult[]> {
       {
         baseline: 'reload -> plan painted in the panel, server backend (TCP)',
       },
+    ),
+    result(
+      'reload -> the panel page loaded (not painted yet), embedded',
+      'ms',
+      'lower',
+      embedded.map((s) => s.document),
+      { note: "the webview's own start in the browser workbench: its page, before its script has painted anything" },
+    ),
+    result(
+      'reload -> Approve enabled, server backend (TCP)',
+      'ms',
+      'lower',
+      server.map((s) => s.decidable),
+    ),
+    result(
+      'reload -> Approve enabled, embedded (local service)',
+      'ms',
+      'lower',
+      embedded.map((s) => s.decidable),
+      { baseline: 'reload -> Approve enabled, server backend (TCP)' },
     ),
   );
   return results;

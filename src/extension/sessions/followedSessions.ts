@@ -419,6 +419,8 @@ export class FollowedSessions extends Disposable {
     serverUrl?: string;
     settings: UltraplanSettings;
     readOnly?: string;
+    /** false: followed without taking the review panel (a session another window started). */
+    show?: boolean;
   }): Promise<FollowedSession> {
     const known = this.followed(o.backend.kind, o.sessionId, o.serverUrl);
     // Followed read-only before (no token then) and attachable now: the new follow replaces it.
@@ -452,7 +454,7 @@ export class FollowedSessions extends Disposable {
       `attached to session ${resource.id} on ${o.backend.label}${readOnly !== undefined ? ` (read-only: ${readOnly})` : ''}`,
     );
     // Shown before the first read: its plan arrives in the review itself, not as a toast about it.
-    this.show(session);
+    if (o.show !== false) this.show(session);
     session.start();
     this.#changed();
     await this.persistNow();

@@ -7,6 +7,8 @@ import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
 import { SessionsClient } from '../../../src/sessions/client';
+import { HttpBackend } from '../../../src/sessions/httpBackend';
+import { ServiceBackend } from '../../../src/sessions/service/serviceBackend';
 import { connectOrStartService, readServiceStatus, ServiceStartError } from '../../../src/sessions/service/serviceLauncher';
 import { LocalService } from '../../../src/sessions/service/localService';
 import { servicePlace } from '../../../src/sessions/service/servicePaths';
@@ -190,6 +192,50 @@ describe('local session service: start, find, race, replace, exit', function () 
       "the stopped versions' sessions moved to the new one",
     );
     assert.deepEqual(servicePids(dir), [newest.status.pid]);
+  });
+
+  it("a newer extension's window follows and decides a session that lives on the older service running beside its own", async () => {
+    const dir = serviceDir();
+    const old = await connectOrStartService(launcherOptions(dir, '1.0.0'));
+    const id = await createSession(clientOf(old), scripted('approve.json'));
+    await waitFor(() => clientOf(old).getStatus(id), {
+      message: 'the plan',
+      timeoutMs: 15_000,
+      until: (status) => status === 'requires_action',
+    });
+
+    // The window of version 1.1.0, as the extension makes it (backends.ts), over its own LocalService.
+    const service = new LocalService(launcherOptions(dir, '1.1.0'));
+    const backend = new ServiceBackend({
+      service,
+      label: 'Embedded',
+      lifecycle: { archiveOnApprove: false, archiveOnTeleport: true, archiveOnStop: true, archiveOnFailure: true },
+      connect: (fetch, getToken) =>
+        new HttpBackend({
+          client: new SessionsClient({ baseUrl: 'http://localhost', getToken, fetch }),
+          preferStream: false,
+          kind: 'embedded',
+        }),
+    });
+    try {
+      assert.equal((await backend.getSession(id)).id, id, 'found on the older service');
+      const own = await service.connect();
+      assert.notEqual(own.status.pid, old.status.pid, 'its own version runs beside the older one, which keeps its live session');
+      assert.ok(isAlive(old.status.pid));
+      const read = await backend.transport.readEvents(id, null);
+      const request = read.events.find((e) => (e as { request?: { subtype?: string } }).request?.subtype === 'can_use_tool') as {
+        request_id: string;
+      };
+      await backend.sendEvents(id, [controlResponseEvent(request.request_id, { behavior: 'allow', updatedInput: {} })]);
+      await waitFor(() => clientOf(old).getStatus(id), {
+        message: 'the decision to reach the older service',
+        timeoutMs: 15_000,
+        until: (status) => status === 'idle',
+      });
+      assert.equal((await clientOf(own).listSessions()).length, 0, 'nothing was moved to or made on the new service');
+    } finally {
+      await backend.dispose();
+    }
   });
 
   it('an older version never stops a newer one, even an idle one: they run side by side', async () => {

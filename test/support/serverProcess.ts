@@ -283,11 +283,18 @@ export interface WorkerProcess {
 }
 
 /** Starts `ultraplan-server worker` on a PostgreSQL database and waits for its running line. */
-export async function startWorker(options: { store: string; agent: string; leaseMs?: number; workerId?: string }): Promise<WorkerProcess> {
+export async function startWorker(options: {
+  store: string;
+  agent: string;
+  leaseMs?: number;
+  workerId?: string;
+  extraArgs?: string[];
+}): Promise<WorkerProcess> {
   ensureServerBuilt();
   const args = [SERVER_JS, 'worker', '--store', options.store, '--agent', options.agent];
   if (options.leaseMs !== undefined) args.push('--lease-ms', String(options.leaseMs));
   if (options.workerId !== undefined) args.push('--worker-id', options.workerId);
+  args.push(...(options.extraArgs ?? []));
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';

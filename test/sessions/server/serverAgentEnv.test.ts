@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { agentEnvironment } from '../../../src/sessions/acp/agentProcess';
 import { sharedPostgresCluster } from '../../support/postgresCluster';
-import { startServer, startWorker, type ServerProcess, type WorkerProcess } from '../../support/serverProcess';
+import { serversPerTest, startWorker, type WorkerProcess } from '../../support/serverProcess';
 import { fakeRun, readAgentRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { createRequest } from '../hostTestKit';
 import { call, waitForStatus } from './serverTestKit';
@@ -14,21 +14,20 @@ import { call, waitForStatus } from './serverTestKit';
 describe('agents get no token of ours', function () {
   this.timeout(40_000);
   let run: FakeRun | undefined;
-  let server: ServerProcess | undefined;
+
   let worker: WorkerProcess | undefined;
 
+  const servers = serversPerTest();
   afterEach(async () => {
     await worker?.stop().catch(() => undefined);
     worker = undefined;
-    await server?.stop().catch(() => undefined);
-    server = undefined;
     await run?.cleanup();
   });
 
   it('an ACP agent started by the server has no ULTRAPLAN_SERVER_TOKEN, nor the token under any name', async function () {
     if (process.platform !== 'linux') this.skip(); // reads the agent's environment from /proc
     run = await fakeRun('claude-plan.json');
-    server = await startServer({
+    const server = await servers.start({
       agent: `acp:${run.argv.map((arg) => JSON.stringify(arg)).join(' ')}`,
       extraArgs: ['--workspace', run.workspace],
     });
@@ -52,7 +51,7 @@ describe('agents get no token of ours', function () {
     if (process.platform !== 'linux') this.skip();
     run = await fakeRun('claude-plan.json');
     const database = await (await sharedPostgresCluster()).createDatabase();
-    server = await startServer({ store: database });
+    const server = await servers.start({ store: database });
     const token = server.token as string;
     // As a deployment hands them over: the database URL and the token in the environment.
     worker = await startWorker({

@@ -59,6 +59,25 @@ export function geminiEnv(home: string, modelUrl: string): Record<string, string
   return { ...baseEnv(home), GOOGLE_GEMINI_BASE_URL: modelUrl, GEMINI_API_KEY: 'scripted-model-key' };
 }
 
+/**
+ * Codex's config.toml for a throwaway CODEX_HOME: a model provider of our own at the scripted
+ * Responses API (`baseUrl`), a known model slug (so Codex uses its own metadata), no retries.
+ */
+export function codexConfig(baseUrl: string): string {
+  return [
+    'model = "gpt-6.1-terra"',
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "Scripted model"',
+    `base_url = "${baseUrl}"`,
+    'wire_api = "responses"',
+    'env_key = "OPENAI_API_KEY"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+  ].join('\n');
+}
+
 /** The plan file Claude Code tells the model to write (its plan-mode reminder names it). */
 export function claudePlanFile(view: ModelRequestView): string {
   const match = /create your plan at (\S+?\.md)/.exec(view.allText) ?? /plan file (?:already )?exists at:? (\S+?\.md)/.exec(view.allText);

@@ -227,6 +227,24 @@ describe('ultraplan-server identity: per-user OIDC tokens', function () {
         }
       });
 
+      it('ownership survives a restart of the server', async () => {
+        const id = await createAs(users.alice, 'Plan across a restart');
+        if (kind === 'journal') {
+          const dataDir = (servers[0] as ServerProcess).dataDir;
+          await (servers[0] as ServerProcess).stop();
+          servers = [await startServer({ agent: `scripted:${EXAMPLES_DIR}/approve.json`, dataDir, extraArgs: oidcArgs() })];
+        } else {
+          await (servers[0] as ServerProcess).kill();
+          servers[0] = await startServer({ store: database as string, extraArgs: oidcArgs() });
+        }
+        for (const server of servers) {
+          const read = (token: string) =>
+            call(server, 'GET', `/v1/sessions/${id}`, undefined, { headers: server.headers({ authorization: `Bearer ${token}` }) });
+          assert.deepEqual((await read(users.alice)).body.owner, { id: 'user-alice', name: 'alice@example.com' });
+          assert.equal((await read(users.mallory)).status, 403);
+        }
+      });
+
       it('refuses (401) tokens an attacker would try, and the shared token', async () => {
         const id = await createAs(users.alice, 'Plan something worth stealing');
         const claims = { groups: [ADMIN_GROUP] };

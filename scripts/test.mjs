@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // `npm test`: system deps -> code-server (cached) -> build -> .vsix -> the e2e tests on the engine
-// floor, with the unit tests, typecheck, lint and format check running beside them and the e2e
-// tests on the newest code-server after the unit tests; each step timed (wall and CPU seconds),
-// mocha's runs with their slowest files and tests (test-output/timings/). Keeps going after a
-// failed typecheck or unit run (so one run shows everything), stops if the build fails (nothing
-// after it could run). Ends with the line `N passed, N failed` summing unit and e2e tests; a failed
-// step counts as one failure.
+// floor, two files at a time, with the unit tests, typecheck, lint and format check beside them,
+// and the e2e tests on the newest code-server after the first of those two runs ends. Each step
+// is timed (wall and CPU seconds); mocha's runs end with their slowest files, tests and hooks
+// (all of them in test-output/timings/). Keeps going after a failed typecheck or unit run (so one
+// run shows everything), stops if the build fails (nothing after it could run). Ends with the
+// line `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
 //
 //   node scripts/test.mjs                 everything
 //   node scripts/test.mjs --e2e [files]   deps, code-server, build, then only e2e (files optional),
@@ -13,7 +13,7 @@
 //   --code-server=<version>               the e2e files on that code-server only (default: every
 //                                         file on the engine floor, ON_NEWEST also on the newest)
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -179,22 +179,50 @@ function mochaAction(mochaArgs, env = {}) {
   };
 }
 
-/** Every e2e file, longest first by the last run's timings on `version` (by size when there are none). */
-function e2eFilesLongestFirst(version) {
-  const files = readdirSync(path.join(repoRoot, 'test', 'e2e'), { recursive: true })
-    .map((name) => path.join('test', 'e2e', String(name)))
-    .filter((file) => file.endsWith('.e2e.ts'));
+/**
+ * `files` longest first by an earlier run's timings (test-output/timings/<timings>, written by the
+ * timing reporter), so that two at a time the run does not end on one long file; by size when
+ * there are none (a clean clone). Files that run did not time (new ones) go first: they may be long.
+ */
+function longestFirst(files, timings) {
   let last = new Map();
   try {
-    const timings = JSON.parse(readFileSync(path.join(repoRoot, 'test-output', 'timings', `e2e-${version}.json`), 'utf8'));
-    last = new Map(timings.files.map((f) => [f.file, f.wallMs ?? f.busyMs]));
+    const earlier = JSON.parse(readFileSync(path.join(repoRoot, 'test-output', 'timings', timings), 'utf8'));
+    last = new Map(earlier.files.map((f) => [f.file, f.wallMs ?? f.busyMs]));
   } catch {
-    // no earlier run here (a clean clone): a file's size stands for its length
+    // no earlier run here
   }
   const weight = (file) => last.get(file) ?? statSync(path.join(repoRoot, file)).size;
   const measured = (file) => (last.has(file) ? 0 : 1);
-  // Files the last run did not time (new ones) go first: they may be long.
   return files.sort((a, b) => measured(b) - measured(a) || weight(b) - weight(a) || a.localeCompare(b));
+}
+
+// The files a spec pattern of the form <folder>/**/*<suffix> names (the only form our spec lists use).
+function filesOf(pattern) {
+  const match = /^(.+)\/\*\*\/\*(\.[\w.]+)$/.exec(pattern);
+  if (!match) throw new Error(`scripts/test.mjs expands only <folder>/**/*<suffix> patterns, not ${pattern}`);
+  const [, folder, suffix] = match;
+  return readdirSync(path.join(repoRoot, folder), { recursive: true })
+    .map((name) => path.join(folder, String(name)))
+    .filter((file) => file.endsWith(suffix));
+}
+
+/** Every e2e file, longest first. */
+function e2eFilesLongestFirst(version) {
+  return longestFirst(filesOf('test/e2e/**/*.e2e.ts'), `e2e-${version}.json`);
+}
+
+/**
+ * test/unit.mocharc.json with its spec list as files, longest first (mocha would run them in the
+ * order of its patterns, and a long file last keeps one worker busy alone at the end).
+ */
+function unitConfigLongestFirst() {
+  const config = JSON.parse(readFileSync(path.join(repoRoot, 'test', 'unit.mocharc.json'), 'utf8'));
+  config.spec = longestFirst([...new Set(config.spec.flatMap(filesOf))], 'unit.json');
+  const file = path.join(repoRoot, 'test-output', 'timings', 'unit.mocharc.json');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+  return file;
 }
 
 /**
@@ -208,8 +236,8 @@ function e2eArgs(version, specs, { parallel = false } = {}) {
     'test/e2e/.mocharc.json',
     '--reporter',
     TIMING_REPORTER,
-    '--reporter-option',
-    `json=test-output/timings/e2e-${version}.json`,
+    // The timings of a whole run order the next one (a run of named files would leave out the rest).
+    ...(parallel || specs === ON_NEWEST ? ['--reporter-option', `json=test-output/timings/e2e-${version}.json`] : []),
     ...(parallel ? ['--parallel', '--jobs', '2'] : []),
     ...specs,
   ];
@@ -269,8 +297,8 @@ async function main() {
     // mostly wait (on servers, agents, code-server and Chromium; about a third of the 2 cores
     // each, measured by user + sys CPU), so the floor's e2e run, the longest step, starts at once
     // with the unit tests, tsc, ESLint and Prettier beside it, and the newest code-server's e2e
-    // run follows the unit tests. Only the floor's e2e run prints as it goes; the others' output
-    // is kept and printed whole after it.
+    // run follows whichever of those two ends first. Only the floor's e2e run prints as it goes;
+    // the others' output is kept and printed whole after it.
     const beside = [];
     let unitDone = Promise.resolve();
     if (!e2eOnly) {
@@ -282,7 +310,7 @@ async function main() {
           return { ok: code === 0, cpu, output };
         });
       // Two files at a time, each in a worker of its own.
-      const unit = besideStep('unit tests', mochaAction(['--config', 'test/unit.mocharc.json', '--parallel', '--jobs', '2']));
+      const unit = besideStep('unit tests', mochaAction(['--config', unitConfigLongestFirst(), '--parallel', '--jobs', '2']));
       unitDone = unit.done;
       beside.push(unit, check('typecheck', 'typecheck'), check('lint', 'lint'), check('format', 'format:check'));
     }
@@ -306,9 +334,12 @@ async function main() {
         : e2eOnly
           ? [all(codeServers.FLOOR), [codeServers.NEWEST, ON_NEWEST]]
           : [all(codeServers.FLOOR)];
+    let floorDone;
+    const floorEnded = new Promise((resolve) => (floorDone = resolve));
     if (packaged && !e2eOnly && !onlyCodeServer && e2eFiles.length === 0) {
-      // The newest code-server's run, after the unit tests (so at most two of the three run at once).
-      const newest = unitDone.then(() =>
+      // The newest code-server's run, once the unit tests or the floor's e2e run are done (so no
+      // more than two of the three run at once).
+      const newest = Promise.race([unitDone, floorEnded]).then(() =>
         besideStep(e2eName(codeServers.NEWEST), mochaAction(e2eArgs(codeServers.NEWEST, ON_NEWEST), e2eEnv(codeServers.NEWEST))),
       );
       beside.push({ show: async () => (await newest).show() });
@@ -316,6 +347,7 @@ async function main() {
     for (const [version, specs, options] of packaged ? runs : []) {
       await step(e2eName(version), mochaAction(e2eArgs(version, specs, options), e2eEnv(version)));
     }
+    floorDone();
     for (const later of beside) await later.show();
     reportHostSuites(e2eStarted);
   }

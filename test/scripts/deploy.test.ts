@@ -14,14 +14,13 @@
 import * as assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { validate as validateDockerfile } from 'dockerfile-utils';
 import { Copy, DockerfileParser, type Instruction } from 'dockerfile-ast';
 import * as agentPaths from '../../scripts/agents-config.cjs';
 import { LIVENESS_PATH, READINESS_PATH } from '../../src/sessions/server/health';
-import { sharedPostgresCluster } from '../support/postgresCluster';
+import { freePort, sharedPostgresCluster } from '../support/postgresCluster';
 import { ensurePinnedAgent } from '../support/realAgents';
 import { REPO_ROOT, runServerCli, tempDir } from '../support/serverProcess';
 
@@ -302,17 +301,6 @@ describe('deploy/: the Dockerfile', function () {
 });
 
 // ---------------------------------------------------------------------------------------------
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A container's env as the kubelet would set it, from these Secrets and this pod name. */
 function podEnv(c: Container, secrets: Record<string, Record<string, string>>, podName: string): Record<string, string> {

@@ -38,7 +38,8 @@ import { stopServices } from '../test/support/serviceProcess';
 import { logLineTime, openStagedWindow } from './codeServerWindow';
 import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } from './extensionStaging';
 import { result, type BenchResult } from './measure';
-import { followForReplies, sleep, waitUntil } from './replyLatency';
+import { followForReplies, sleep } from './replyLatency';
+import { waitFor } from '../test/support/wait';
 
 export const title = 'Local session service: event -> poller over its socket vs in-process, idle memory, reload -> ready plan painted';
 
@@ -68,7 +69,7 @@ async function replyLatencies(backend: SessionBackend, launch: AgentLaunch | nul
   setMaxListeners(0, stop.signal);
   try {
     const { state, polls } = followForReplies(ids, backend.transport, stop.signal);
-    await waitUntil(() => state.every((s) => s.ready), 60_000, 'every session waiting on its question');
+    await waitFor(() => state.every((s) => s.ready), { message: 'every session waiting on its question', timeoutMs: 60_000 });
     await Promise.all(
       ids.map(async (sessionId, i) => {
         await sleep(Math.random() * DEFAULT_POLL_INTERVAL_MS);
@@ -76,7 +77,7 @@ async function replyLatencies(backend: SessionBackend, launch: AgentLaunch | nul
         await backend.sendEvents(sessionId, [userMessageEvent('Node 20.')]);
       }),
     );
-    await waitUntil(() => state.every((s) => s.latency >= 0), 30_000, 'a phase change in every session');
+    await waitFor(() => state.every((s) => s.latency >= 0), { message: 'a phase change in every session', timeoutMs: 30_000 });
     stop.abort();
     await Promise.all(polls);
     return state.map((s) => s.latency);

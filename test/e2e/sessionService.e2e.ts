@@ -20,8 +20,8 @@ import { servicePids } from '../support/serviceProcess';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import { closeRealAgentRun, realAgentSettings } from './realAgentWindow';
 import { extensionLog, planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
-const ORIGINAL = 'export const original = true;\n';
 const UPDATED = 'export const original = false;\n';
 const PLAN = '# Flip the flag\n\n1. Set original to false in src/app.ts.\n2. Run the tests.\n';
 const PLAN_BACK = '# Flip it back\n\n1. Set original to true again in src/app.ts.\n';
@@ -76,7 +76,7 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
         return { toolCalls: [{ name: 'Write', input: { file_path: planFile, content: `${PLAN_BACK}2. ${feedback}${remembered}\n` } }] };
       },
       () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
-      () => ({ toolCalls: [{ name: 'Write', input: { file_path: path.join(workspace(), 'src', 'app.ts'), content: ORIGINAL } }] }),
+      () => ({ toolCalls: [{ name: 'Write', input: { file_path: path.join(workspace(), 'src', 'app.ts'), content: ORIGINAL_APP } }] }),
       () => ({ text: 'Done: flipped back.' }),
     ]),
   );
@@ -86,7 +86,7 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
     const env = claudeEnv(home, model.url);
     window = await openTestWindow({
       suite: 'session-service',
-      files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL },
+      files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL_APP },
       settings: realAgentSettings(env, [CLAUDE_ADAPTER]),
     });
   });
@@ -221,7 +221,7 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
     assert.equal(readFileSync(path.join(workspace(), 'src', 'app.ts'), 'utf8'), UPDATED, 'still read-only while planning');
 
     await (await reviewFrame(page, '#plan li')).getByRole('button', { name: 'Approve', exact: true }).click();
-    await waitFor(() => (readFileSync(path.join(workspace(), 'src', 'app.ts'), 'utf8') === ORIGINAL ? true : undefined), {
+    await waitFor(() => (readFileSync(path.join(workspace(), 'src', 'app.ts'), 'utf8') === ORIGINAL_APP ? true : undefined), {
       timeoutMs: 90_000,
       message: 'the agent to write src/app.ts back',
     });

@@ -21,7 +21,7 @@ import { RUNNER_ENV } from '../runner-extension/src/wire';
 import { HostProbe } from './hostProbe';
 import { installedExtension } from './installedExtension';
 import { outputDir } from './paths';
-import { waitFor } from './waitFor';
+import { waitFor } from '../../support/wait';
 import { SERVICE_DIR_ENV, stopServices } from '../../support/serviceProcess';
 
 export interface CodeServerOptions {

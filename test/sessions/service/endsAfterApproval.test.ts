@@ -13,6 +13,7 @@ import { tempDir } from '../../support/serverProcess';
 import { fakeAgentScenario, fakeRun, readAgentRecord, waitForRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { isAlive, waitGone } from '../../support/processes';
 import { allEvents, createRequest } from '../hostTestKit';
+import { waitFor } from '../../support/wait';
 
 async function waitForEvent(
   host: SessionHost,
@@ -21,13 +22,10 @@ async function waitForEvent(
   what: string,
   count = 1,
 ): Promise<Array<AnyEvent & { id: string }>> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const found = (allEvents(host, id) as Array<AnyEvent & { id: string }>).filter(match);
-    if (found.length >= count) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  return waitFor(() => (allEvents(host, id) as Array<AnyEvent & { id: string }>).filter(match), {
+    message: what,
+    until: (found) => found.length >= count,
+  });
 }
 
 function requestId(event: AnyEvent | undefined): string {

@@ -23,7 +23,8 @@ import { killGroupsLeft, processesWithHome, waitGone } from '../../support/proce
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../../support/realAgents';
 import { killService } from '../../support/serviceProcess';
 import { ORIGINAL_APP, PLAN_V1 } from '../realAgentKit';
-import { cleanUpServices, clientOf, createSession, launcherOptions, serviceDir, waitUntil } from './serviceKit';
+import { cleanUpServices, clientOf, createSession, launcherOptions, serviceDir } from './serviceKit';
+import { waitFor } from '../../support/wait';
 
 const UPDATED_APP = 'export const original = false;\n';
 const AGENT_WAIT_MS = 120_000;
@@ -71,7 +72,11 @@ async function killAndRestart(run: Run): Promise<SessionsClient> {
   const old = run.connection.status.pid;
   killService(old);
   assert.ok(await waitGone(old), 'the service is gone');
-  await waitUntil(() => (processesWithHome(run.home).length === 0 ? true : undefined), 'the old agent processes to exit', 10_000);
+  await waitFor(() => processesWithHome(run.home), {
+    message: 'the old agent processes to exit',
+    timeoutMs: 10_000,
+    until: (left) => left.length === 0,
+  });
   // A client over the window's LocalService: its next request finds no listener and starts the service.
   const client = new SessionsClient({ baseUrl: 'http://localhost', getToken: () => run.service.token(), fetch: run.service.fetch });
   await client.listSessions();
@@ -85,14 +90,16 @@ async function events(client: SessionsClient, id: string): Promise<StoredEvent[]
 }
 
 async function waitForEvent(client: SessionsClient, id: string, match: (e: StoredEvent) => boolean, what: string): Promise<StoredEvent> {
-  return waitUntil(async () => (await events(client, id)).find(match), what, AGENT_WAIT_MS);
+  return waitFor(async () => (await events(client, id)).find(match), { message: what, timeoutMs: AGENT_WAIT_MS });
 }
 
 const isPlanRequest = (e: StoredEvent) =>
   e.type === 'control_request' && (e.request as { tool_name?: string } | undefined)?.tool_name === 'ExitPlanMode';
 const system = (subtype: string) => (e: StoredEvent) => e.type === 'system' && e.subtype === subtype;
 const planText = (e: StoredEvent) => String((e.request as { input?: { plan?: string } }).input?.plan ?? '').trimEnd();
-const fileIs = (file: string, text: string) => async () => ((await readFile(file, 'utf8')) === text ? true : undefined);
+/** Waits (bounded) until `file` holds `text`. */
+const fileHolds = (file: string, text: string, what: string) =>
+  waitFor(() => readFile(file, 'utf8'), { message: what, timeoutMs: AGENT_WAIT_MS, until: (now) => now === text });
 
 function approve(request: StoredEvent) {
   return controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: planText(request) } });
@@ -156,7 +163,7 @@ describe('kill -9 of the local session service, then the next request starts it 
     assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP, 'read-only while planning');
 
     await client.sendEvents(id, [approve(revised)]);
-    await waitUntil(fileIs(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP), 'the edit', AGENT_WAIT_MS);
+    await fileHolds(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP, 'the edit');
     assert.deepEqual(model.scenario.overruns, []);
   });
 
@@ -175,7 +182,11 @@ describe('kill -9 of the local session service, then the next request starts it 
     ]);
     const run = await openRun([CLAUDE_ADAPTER], 'Claude (ACP)', async (home) => claudeEnv(home, model.url));
     const id = await createSession(run.client, run.launch, 'Flip the flag');
-    await waitUntil(async () => ((await run.client.getStatus(id)) === 'idle' ? true : undefined), 'the question', AGENT_WAIT_MS);
+    await waitFor(() => run.client.getStatus(id), {
+      message: 'the question',
+      timeoutMs: AGENT_WAIT_MS,
+      until: (status) => status === 'idle',
+    });
 
     const client = await killAndRestart(run);
     const resumed = await waitForEvent(client, id, system(AGENT_RESUMED_SUBTYPE), 'the resumed notice');
@@ -235,7 +246,7 @@ describe('kill -9 of the local session service, then the next request starts it 
     assert.match(String(resumed.message), /Codex \(ACP\) continued this session's conversation\. Its plan can still be decided\./);
     assert.equal((await events(client, id)).filter(system(AGENT_LOST_SUBTYPE)).length, 0, 'not reported as stopped');
     await client.sendEvents(id, [approve(request)]);
-    await waitUntil(fileIs(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP), 'the edit', AGENT_WAIT_MS);
+    await fileHolds(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP, 'the edit');
   });
 
   it('Gemini CLI is not resumed: the agent is shown stopped, and Approve starts a fresh turn that carries the plan out', async () => {
@@ -268,7 +279,7 @@ describe('kill -9 of the local session service, then the next request starts it 
       /is not resumed with session\/load.*Its plan can still be decided: Approve starts a new agent turn/s,
     );
     await client.sendEvents(id, [approve(request)]);
-    await waitUntil(fileIs(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP), 'the edit', AGENT_WAIT_MS);
+    await fileHolds(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP, 'the edit');
     assert.deepEqual(model.scenario.overruns, []);
   });
 });

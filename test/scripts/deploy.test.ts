@@ -1,8 +1,8 @@
 // deploy/: the Dockerfile and the Kubernetes manifests, checked as far as this machine can (no
 // cluster and no Docker daemon here; docs/deploy.md says what that leaves unchecked):
 //  - every manifest passes the Kubernetes API's schemas (kubernetes-models, generated from the
-//    API's OpenAPI definitions), and the Dockerfile passes dockerfile-utils (VS Code's Docker
-//    validator);
+//    API's OpenAPI definitions) and has no field the API's types lack (TypeScript's check), and the
+//    Dockerfile passes dockerfile-utils (VS Code's Docker validator);
 //  - what they say of the program is true of the program: each flag in the containers' args is one
 //    the built CLI lists in its --help, each ULTRAPLAN_ variable one it reads, each probe path one
 //    it answers, each probe port one it listens on;
@@ -13,8 +13,9 @@
 //    test PostgreSQL; its probes answer ok, and the worker finds the pinned agent on the image's PATH.
 import * as assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import * as ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
 import { validate as validateDockerfile } from 'dockerfile-utils';
 import { Copy, DockerfileParser, type Instruction } from 'dockerfile-ast';
@@ -134,6 +135,46 @@ describe('deploy/: the Kubernetes manifests', function () {
     // Every manifest in the folder is applied, or is the Secrets' example.
     const files = readdirSync(K8S).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
     assert.deepEqual(files.sort(), [...kustomization.resources, 'secrets.example.yaml'].sort());
+  });
+
+  it('has no field the Kubernetes API does not define (TypeScript checks each against the API types of kubernetes-models)', () => {
+    // The schemas above accept unknown fields, as the API server's non-strict decoding would; a
+    // misspelled field (readinesProbe) would then be dropped silently. An object literal typed
+    // with the API's own types refuses any field they do not have, at any depth.
+    const file = path.join(REPO_ROOT, 'test-output', `manifest-types-${process.pid}.ts`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    const declarations = [...applied, ...secretsExample].map((manifest, index) => {
+      const { file: _file, ...object } = manifest;
+      const from = `kubernetes-models/${manifest.apiVersion}/${manifest.kind}`;
+      return {
+        name: `${manifest.file}: ${manifest.kind} ${manifest.metadata.name}`,
+        text: `export const m${index}: import('${from}').I${manifest.kind} = ${JSON.stringify(object)};`,
+      };
+    });
+    const typo = `export const typo: import('kubernetes-models/v1/Container').IContainer = { name: 'c', image: 'i', readinesProbe: {} };`;
+    writeFileSync(file, [...declarations.map((d) => d.text), typo].join('\n'));
+    try {
+      const program = ts.createProgram([file], {
+        strict: true,
+        noEmit: true,
+        module: ts.ModuleKind.Preserve,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        skipLibCheck: true,
+        types: [],
+      });
+      const problems = ts.getPreEmitDiagnostics(program).map((d) => {
+        const line = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line : -1;
+        return `${declarations[line]?.name ?? `line ${line + 1}`}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
+      });
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.match(
+        problems[0] as string,
+        /'"?readinesProbe"?' does not exist in type 'IContainer'/,
+        'the check refuses a misspelled field',
+      );
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 
   it('runs two API replicas behind a Service, workers apart, each with probes, resources, a PDB and no privileges', () => {

@@ -7,6 +7,7 @@ import { collectChange } from '../../../src/sessions/review/gitChange';
 import { reviewOutcome, runReviewFleet } from '../../../src/sessions/review/fleet';
 import { outcomeDetails, outcomeHeadline } from '../../../src/core/review/outcome';
 import type { ReviewProgress } from '../../../src/core/review/progress';
+import { assertAgentGroupsGone } from '../../support/processes';
 import { ReviewRepo } from '../../support/review/gitRepo';
 import { DIVISION, OFF_BY_ONE, TOKEN, verdictFor } from '../../support/review/findings';
 import {
@@ -155,6 +156,10 @@ describe('the review fleet with real agents, models scripted', function () {
     const outcome = reviewOutcome(fleet.raw, fleet.reviewers, fleet.cancelled);
     assert.equal(outcome.kind, 'cancelled');
     assert.equal(outcomeHeadline(outcome), 'The review was cancelled');
-    // close() (afterEach) asserts every agent process group is gone.
+    // The cancel itself stopped them, before anything is disposed: both finders' agents and every
+    // process they started are gone.
+    const pids = sources[0]!.agents.map((agent) => agent.pid).filter((pid): pid is number => pid !== undefined);
+    assert.equal(pids.length, 2);
+    await assertAgentGroupsGone(pids);
   });
 });

@@ -3,7 +3,7 @@
 // revision 2 -> approve -> Codex's edit lands. Prints the time from Codex's plan request (the
 // extension's log line) to "Ultraplan: plan ready" painted in the status bar.
 import * as assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -11,6 +11,7 @@ import { readStatusBar, screenshot, waitFor } from './harness';
 import { agentBin } from '../../scripts/agents-config.cjs';
 import { startScriptedResponses, userTexts, type ScriptedResponsesApi } from '../support/modelApi/openaiResponses';
 import { processGroupMembers, waitGone } from '../support/processes';
+import { writeCodexConfig } from '../support/realAgents';
 import { extensionLog, planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
 const ORIGINAL = 'export const original = true;\n';
@@ -89,21 +90,7 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
       },
       { text: 'Done: src/app.ts exports greeting.' },
     ]);
-    writeFileSync(
-      path.join(codexHome, 'config.toml'),
-      [
-        'model = "gpt-6.1-terra"',
-        'model_provider = "scripted"',
-        '[model_providers.scripted]',
-        'name = "Scripted model"',
-        `base_url = "${api.baseUrl}"`,
-        'wire_api = "responses"',
-        'env_key = "OPENAI_API_KEY"',
-        'request_max_retries = 0',
-        'stream_max_retries = 0',
-        '',
-      ].join('\n'),
-    );
+    writeCodexConfig(codexHome, api.baseUrl);
   });
 
   const suite = suiteWindow({

@@ -122,12 +122,11 @@ export function codexArgv(): string[] {
 }
 
 /**
- * Codex's adapter against `modelUrl` (an OpenAI Responses API ending in /v1): a throwaway
- * CODEX_HOME whose config.toml names a provider of our own, with a known model slug (so Codex
- * uses its own metadata) and no retries; the key the adapter authenticates with (`api-key`).
+ * A throwaway CODEX_HOME's config.toml naming a provider of our own at `modelUrl` (an OpenAI
+ * Responses API ending in /v1), with a known model slug (so Codex uses its own metadata instead
+ * of warning about a fallback) and no retries.
  */
-export function codexEnv(home: string, modelUrl: string): Record<string, string> {
-  const codexHome = path.join(home, '.codex');
+export function writeCodexConfig(codexHome: string, modelUrl: string): void {
   mkdirSync(codexHome, { recursive: true });
   writeFileSync(
     path.join(codexHome, 'config.toml'),
@@ -144,5 +143,11 @@ export function codexEnv(home: string, modelUrl: string): Record<string, string>
       '',
     ].join('\n'),
   );
+}
+
+/** Codex's adapter against `modelUrl`, in a CODEX_HOME under `home`, with the key it authenticates with (`api-key`). */
+export function codexEnv(home: string, modelUrl: string): Record<string, string> {
+  const codexHome = path.join(home, '.codex');
+  writeCodexConfig(codexHome, modelUrl);
   return { ...baseEnv(home), CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-scripted', NO_BROWSER: '1' };
 }

@@ -68,7 +68,9 @@ setTimeout(() => {
     process.stdout.write(text + '\n');
     process.exit(scenario.kind === 'error' ? 1 : 0);
   }
-  if (scenario.kind === 'error') fail(`Review failed: ${scenario.error}`);
-  process.stdout.write(payload.length ? `Review complete — ${payload.length} findings\n` : 'Review complete — no findings.\n');
+  if (scenario.kind === 'error') fail(`${scenario.reason === 'stopped' ? 'Review stopped' : 'Review failed'}: ${scenario.error}`);
+  process.stdout.write(
+    payload.length ? `Review complete — ${payload.length} finding${payload.length === 1 ? '' : 's'}\n` : 'Review complete — no findings.\n',
+  );
   process.exit(0);
 }, delay);

@@ -13,8 +13,8 @@ import { startScriptedResponses, userTexts, type ScriptedResponsesApi } from '..
 import { processGroupMembers, waitGone } from '../support/processes';
 import { writeCodexConfig } from '../support/realAgents';
 import { extensionLog, planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
-const ORIGINAL = 'export const original = true;\n';
 const IMPLEMENTED = 'export const greeting = "hello";\n';
 const PLAN_1 = '# Add a greeting\n\n1. Export `greeting` from src/app.ts\n2. Test it';
 const PLAN_2 = '# Add a greeting (v2)\n\n1. Export `greeting` from src/app.ts\n2. Handle an empty name\n3. Test it';
@@ -95,7 +95,7 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
 
   const suite = suiteWindow({
     suite: 'codex-agent',
-    files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL },
+    files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL_APP },
     settings: {
       'ultraplan.agent.choice': 'custom',
       'ultraplan.agent.command': [agentBin('codex')],
@@ -125,7 +125,7 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
       (await frame.locator('#plan').textContent()) ?? '',
       /Export greeting from src\/app\.ts|Export `?greeting`? from src\/app\.ts/,
     );
-    assert.equal(readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL);
+    assert.equal(readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP);
     await screenshot(page, 'codex-plan-ready');
 
     await writeReview(frame, { line: 'Test it', comment: 'Cover the empty name', feedback: 'Also handle an empty name.' });

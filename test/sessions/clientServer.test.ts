@@ -6,7 +6,7 @@ import { SessionsError, UltraplanPollError } from '../../src/core/errors';
 import { pollForApprovedPlan, type ApprovedPlan } from '../../src/core/poller';
 import { userMessageEvent } from '../../src/core/protocol';
 import { ExitPlanModeScanner } from '../../src/core/scanner';
-import { startServer, tempDir, type ServerProcess } from '../support/serverProcess';
+import { serverForSuite, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import {
   MODES,
   clientRig,
@@ -19,6 +19,7 @@ import {
   type Rig,
 } from './clientHarness';
 import { recordReads, watchPhases } from '../support/pollPhases';
+import { waitFor } from '../support/wait';
 
 const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });
 /** The poller's own reads: the session (status) and its events; not the stream, not POSTs. */
@@ -67,14 +68,7 @@ function assertFailure(result: ApprovedPlan | UltraplanPollError, reason: string
 
 describe('SessionsClient against the real server: failure classes', function () {
   this.timeout(60_000);
-  let server: ServerProcess;
-
-  before(async () => {
-    server = await startServer({ scenario: scenario('approve'), keepAliveMs: 1_000 });
-  });
-  after(async () => {
-    await server.stop();
-  });
+  const server = serverForSuite({ scenario: scenario('approve'), keepAliveMs: 1_000 });
 
   it('401: a wrong token fails the poll as unauthorized, never showing the token', async () => {
     const rig = await startRig({ mode: 'polling', reuse: server, token: async () => 'wrong-token-xyz' });
@@ -283,10 +277,11 @@ describe('restarts', function () {
                 assert.equal(await first.stop(), 0, 'clean shutdown');
                 // The server stays gone until the poll has met it so (else a quick restart can fall
                 // between two polls, and nothing would show the poll riding out the gap).
-                for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502);) {
-                  if (Date.now() > deadline) throw new Error('no poll reached the stopped server within 20 s');
-                  await new Promise((resolve) => setTimeout(resolve, 20));
-                }
+                await waitFor(() => rig.proxy.requests.some((r) => r.status === 502), {
+                  message: 'a poll to reach the stopped server',
+                  timeoutMs: 20_000,
+                  intervalMs: 20,
+                });
                 second = await startServer({ scenario: scenario('slow'), dataDir, token: first.token });
                 rig.proxy.setTarget(second.url);
               })();

@@ -14,6 +14,7 @@ import { allowedHostNames, refuseRequest, REQUEST_REFUSED_REASON } from '../requ
 import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
 import { refuseAgentLaunch, type ServiceFace } from './serviceRoutes';
 import { toLinkSessionId } from '../../core/codeSessions';
+import { ProbeResponder } from './health';
 import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -103,6 +104,7 @@ export class SessionsServer {
   private readonly service: ServiceFace | undefined;
   /** The current wire (`/v1/code/sessions`), served beside the older routes. */
   private readonly codeRoutes: CodeRouteContext;
+  private readonly probes: ProbeResponder;
 
   constructor(options: SessionsServerOptions) {
     this.store = options.store;
@@ -114,6 +116,10 @@ export class SessionsServer {
     this.maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
     this.maxStreamsPerSession = options.maxStreamsPerSession ?? DEFAULT_MAX_STREAMS_PER_SESSION;
     this.service = options.service;
+    this.probes = new ProbeResponder(
+      async (timeoutMs) => (this.closing ? Promise.reject(new Error('shutting down')) : this.store.checkReady(timeoutMs)),
+      this.log,
+    );
     this.codeRoutes = {
       store: this.store,
       log: this.log,
@@ -173,6 +179,8 @@ export class SessionsServer {
   // -------------------------------------------------------------------------------------------
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    // Probes (health.ts) are not logged per request: they come every few seconds, forever.
+    if (this.probes.answer(req, res)) return;
     const started = process.hrtime.bigint();
     const method = req.method ?? 'GET';
     let pathname = '/';

@@ -1,15 +1,20 @@
 // The default store: one process, its sessions in a SessionHost over the JSONL journal (store.ts),
 // agents run by that host. Every read is answered from memory.
+import { constants, promises as fs } from 'node:fs';
 import type { AgentFactory } from '../agent';
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../core/protocol';
 import { newestFirst, type SessionHost, type StoredEventPage } from '../host';
 import { unknownListCursor, type AppendedEvent, type ServerStore, type SessionListPage, type StoreNotice } from './serverStore';
 
 export class JournalServerStore implements ServerStore {
+  readonly description: string;
+
   constructor(
     readonly host: SessionHost,
-    readonly description: string,
-  ) {}
+    private readonly dataDir: string,
+  ) {
+    this.description = dataDir;
+  }
 
   get limits() {
     return this.host.limits;
@@ -50,6 +55,11 @@ export class JournalServerStore implements ServerStore {
 
   watch(id: string, wake: (notice?: StoreNotice) => void): () => void {
     return this.host.subscribe(id, (notice) => wake(notice));
+  }
+
+  async checkReady(): Promise<void> {
+    // Every read is answered from memory; a write needs the folder (a volume unmounted under us).
+    await fs.access(this.dataDir, constants.W_OK);
   }
 
   async countSessions(): Promise<number> {

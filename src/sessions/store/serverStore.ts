@@ -57,6 +57,12 @@ export interface ServerStore {
    * your cursor" (possibly more than once, possibly spuriously). Returns the unsubscribe.
    */
   watch(id: string, wake: (notice?: StoreNotice) => void): () => void;
+  /**
+   * Resolves when the store can serve now (readiness, server/health.ts): the database answers and
+   * holds this build's schema (answering within `timeoutMs`); the journal's folder is there and
+   * writable. Rejects with why not.
+   */
+  checkReady(timeoutMs: number): Promise<void>;
   /** How many sessions are stored (for the start-up log line). */
   countSessions(): Promise<number>;
   close(): Promise<void>;

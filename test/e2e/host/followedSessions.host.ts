@@ -11,7 +11,7 @@ import { SETTING_DEFAULTS } from '../../../src/extension/settings/settingsSchema
 import { writeSetting } from '../../../src/extension/settings/settings';
 import { FollowedSessions, type WorkspaceTrust } from '../../../src/extension/sessions/followedSessions';
 import { MemoryBackend } from '../../support/memoryBackend';
-import { waitFor } from '../harness/waitFor';
+import { waitFor } from '../../support/wait';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
 

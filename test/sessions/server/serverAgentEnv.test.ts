@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { agentEnvironment } from '../../../src/sessions/acp/agentProcess';
-import { startServer, type ServerProcess } from '../../support/serverProcess';
+import { serversPerTest } from '../../support/serverProcess';
 import { fakeRun, readAgentRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { createRequest } from '../hostTestKit';
 import { call, waitForStatus } from './serverTestKit';
@@ -13,18 +13,16 @@ import { call, waitForStatus } from './serverTestKit';
 describe('agents get no token of ours', function () {
   this.timeout(40_000);
   let run: FakeRun | undefined;
-  let server: ServerProcess | undefined;
 
+  const servers = serversPerTest();
   afterEach(async () => {
-    await server?.stop().catch(() => undefined);
-    server = undefined;
     await run?.cleanup();
   });
 
   it('an ACP agent started by the server has no ULTRAPLAN_SERVER_TOKEN, nor the token under any name', async function () {
     if (process.platform !== 'linux') this.skip(); // reads the agent's environment from /proc
     run = await fakeRun('claude-plan.json');
-    server = await startServer({
+    const server = await servers.start({
       agent: `acp:${run.argv.map((arg) => JSON.stringify(arg)).join(' ')}`,
       extraArgs: ['--workspace', run.workspace],
     });

@@ -1,7 +1,7 @@
 // The PostgreSQL schema as numbered migrations, applied in order at start by whichever process
 // gets there first: an advisory lock makes the others wait, then find nothing left to do. A
 // migration is never edited once released; a change is a new number.
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
@@ -81,6 +81,23 @@ export async function migrate(pool: Pool): Promise<number[]> {
   } finally {
     client.release();
   }
+}
+
+/**
+ * Rejects unless the database answers within `timeoutMs` and holds every migration this build
+ * knows (a newer schema is fine for a process already running: migrations only add).
+ */
+export async function checkSchema(pool: Pool, timeoutMs: number): Promise<void> {
+  // node-postgres reads query_timeout per query (its types list it only for a whole client).
+  const probe: QueryConfig & { query_timeout: number } = {
+    text: 'SELECT max(version) AS version FROM schema_migrations',
+    query_timeout: timeoutMs,
+  };
+  const { rows } = await pool.query<{ version: number | null }>(probe);
+  const have = rows[0]?.version ?? 0;
+  const known = Math.max(...MIGRATIONS.map((m) => m.version));
+  if (have < known)
+    throw new Error(`the database's schema is version ${have}; this build needs ${known} (an API server applies it at start)`);
 }
 
 async function applyMissing(client: PoolClient): Promise<number[]> {

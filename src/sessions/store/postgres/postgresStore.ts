@@ -34,7 +34,7 @@ import {
   type SessionListPage,
 } from '../serverStore';
 import { announce, openPool, query, transaction } from './database';
-import { migrate } from './migrations';
+import { checkSchema, migrate } from './migrations';
 import { SessionNotifications } from './notifications';
 
 export interface PostgresStoreOptions {
@@ -251,6 +251,11 @@ export class PostgresServerStore implements ServerStore {
 
   watch(id: string, wake: () => void): () => void {
     return this.notifications.watch(id, () => wake());
+  }
+
+  async checkReady(timeoutMs: number): Promise<void> {
+    this.refuseWhenClosed();
+    await checkSchema(this.pool, timeoutMs);
   }
 
   async countSessions(): Promise<number> {

@@ -3,7 +3,7 @@
 // revision 2 -> approve -> Codex's edit lands. Prints the time from Codex's plan request (the
 // extension's log line) to "Ultraplan: plan ready" painted in the status bar.
 import * as assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -11,7 +11,7 @@ import { readStatusBar, screenshot, waitFor } from './harness';
 import { agentBin } from '../../scripts/agents-config.cjs';
 import { startScriptedResponses, userTexts, type ScriptedResponsesApi } from '../support/modelApi/openaiResponses';
 import { processGroupMembers, waitGone } from '../support/processes';
-import { writeCodexConfig } from '../support/realAgents';
+import { codexConfig } from '../support/realAgents';
 import { extensionLog, planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
@@ -90,7 +90,7 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
       },
       { text: 'Done: src/app.ts exports greeting.' },
     ]);
-    writeCodexConfig(codexHome, api.baseUrl);
+    writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(api.baseUrl));
   });
 
   const suite = suiteWindow({

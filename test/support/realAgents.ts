@@ -59,6 +59,25 @@ export function geminiEnv(home: string, modelUrl: string): Record<string, string
   return { ...baseEnv(home), GOOGLE_GEMINI_BASE_URL: modelUrl, GEMINI_API_KEY: 'scripted-model-key' };
 }
 
+/**
+ * Codex's config.toml for a throwaway CODEX_HOME: a model provider of our own at the scripted
+ * Responses API (`baseUrl`), a known model slug (so Codex uses its own metadata), no retries.
+ */
+export function codexConfig(baseUrl: string): string {
+  return [
+    'model = "gpt-6.1-terra"',
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "Scripted model"',
+    `base_url = "${baseUrl}"`,
+    'wire_api = "responses"',
+    'env_key = "OPENAI_API_KEY"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+  ].join('\n');
+}
+
 /** The plan file Claude Code tells the model to write (its plan-mode reminder names it). */
 export function claudePlanFile(view: ModelRequestView): string {
   const match = /create your plan at (\S+?\.md)/.exec(view.allText) ?? /plan file (?:already )?exists at:? (\S+?\.md)/.exec(view.allText);
@@ -121,33 +140,10 @@ export function codexArgv(): string[] {
   return [ensurePinnedAgent('codex')];
 }
 
-/**
- * A throwaway CODEX_HOME's config.toml naming a provider of our own at `modelUrl` (an OpenAI
- * Responses API ending in /v1), with a known model slug (so Codex uses its own metadata instead
- * of warning about a fallback) and no retries.
- */
-export function writeCodexConfig(codexHome: string, modelUrl: string): void {
-  mkdirSync(codexHome, { recursive: true });
-  writeFileSync(
-    path.join(codexHome, 'config.toml'),
-    [
-      'model = "gpt-6.1-terra"',
-      'model_provider = "scripted"',
-      '[model_providers.scripted]',
-      'name = "Scripted model"',
-      `base_url = "${modelUrl}"`,
-      'wire_api = "responses"',
-      'env_key = "OPENAI_API_KEY"',
-      'request_max_retries = 0',
-      'stream_max_retries = 0',
-      '',
-    ].join('\n'),
-  );
-}
-
 /** Codex's adapter against `modelUrl`, in a CODEX_HOME under `home`, with the key it authenticates with (`api-key`). */
 export function codexEnv(home: string, modelUrl: string): Record<string, string> {
   const codexHome = path.join(home, '.codex');
-  writeCodexConfig(codexHome, modelUrl);
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(modelUrl));
   return { ...baseEnv(home), CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-scripted', NO_BROWSER: '1' };
 }

@@ -169,7 +169,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       sources.push({ label: backend.label, backend });
     }
     if (!sources.length && !values.claude) throw new UsageError('name the reviewers: --agent KIND:ARG, --server URL or --claude');
-    if (verifiers.length && !sources.length) throw new UsageError('--verifier checks what finders found: name them with --agent or --server');
+    if (verifiers.length && !sources.length)
+      throw new UsageError('--verifier checks what finders found: name them with --agent or --server');
     if (values.claude) log(CLAUDE_BILLING_NOTICE);
 
     let lastLine = '';

@@ -5,6 +5,7 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
 import { SessionsClient } from '../../../src/sessions/client';
 import { HttpBackend } from '../../../src/sessions/httpBackend';
@@ -13,7 +14,7 @@ import { connectOrStartService, readServiceStatus, ServiceStartError } from '../
 import { LocalService } from '../../../src/sessions/service/localService';
 import { servicePlace } from '../../../src/sessions/service/servicePaths';
 import { isAlive, waitGone } from '../../support/processes';
-import { EXAMPLES_DIR, startServer } from '../../support/serverProcess';
+import { EXAMPLES_DIR, SERVER_JS, startServer } from '../../support/serverProcess';
 import { killService, servicePids } from '../../support/serviceProcess';
 import { cleanUpServices, clientOf, createSession, launcherOptions, scripted, serviceDir } from './serviceKit';
 import { waitFor } from '../../support/wait';
@@ -265,6 +266,45 @@ describe('local session service: start, find, race, replace, exit', function () 
     assert.ok(isAlive(connection.status.pid), 'a plan waits for its decision: the service stays');
     await client.archive(id);
     assert.ok(await waitGone(connection.status.pid, 15_000), 'then it exits');
+  });
+
+  /** A server script that writes `lines` log lines 300 ms apart, then runs the real server (or, with `hang`, nothing). */
+  async function slowStart(dir: string, lines: number, hang = false): Promise<string> {
+    const parent = path.dirname(dir);
+    const script = path.join(parent, 'slow-start.mjs');
+    await fs.writeFile(
+      script,
+      [
+        `for (let i = 0; i < ${lines}; i++) { console.log('resuming session ' + i); await new Promise((r) => setTimeout(r, 300)); }`,
+        hang
+          ? `(await import('node:fs')).writeFileSync(${JSON.stringify(`${script}.pid`)}, String(process.pid)); setInterval(() => {}, 1 << 30);`
+          : `await import(${JSON.stringify(pathToFileURL(SERVER_JS).href)});`,
+      ].join('\n'),
+    );
+    return script;
+  }
+
+  it('a start that keeps writing to its log (resuming many sessions) is waited for past the quiet bound', async () => {
+    const dir = serviceDir();
+    const script = await slowStart(dir, 8);
+    const connection = await connectOrStartService(launcherOptions(dir, '1.0.0', { serverScript: script, startTimeoutMs: 1_000 }));
+    assert.deepEqual(servicePids(dir), [connection.status.pid]);
+    assert.match(await fs.readFile(connection.place.logFile, 'utf8'), /resuming session 7/);
+  });
+
+  it('a start that neither answers nor writes to its log fails after the quiet bound, naming its log', async () => {
+    const dir = serviceDir();
+    const script = await slowStart(dir, 1, true);
+    const error = await connectOrStartService(launcherOptions(dir, '1.0.0', { serverScript: script, startTimeoutMs: 1_000 })).then(
+      () => assert.fail('the start should fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(error instanceof ServiceStartError, String(error));
+    assert.match(error.message, /did not answer on .* \(nothing in its log for [12] s\)\. Its log: /);
+    // The hung start is detached and holds no lock, so the suite's cleanup would not find it.
+    const pid = Number(await fs.readFile(`${script}.pid`, 'utf8'));
+    killService(pid);
+    assert.ok(await waitGone(pid));
   });
 
   it('a start that fails says why and names the log file', async () => {

@@ -10,7 +10,12 @@ import { controlResponseEvent, userMessageEvent } from '../../../src/core/protoc
 import { SessionsClient } from '../../../src/sessions/client';
 import { HttpBackend } from '../../../src/sessions/httpBackend';
 import { ServiceBackend } from '../../../src/sessions/service/serviceBackend';
-import { connectOrStartService, readServiceStatus, ServiceStartError } from '../../../src/sessions/service/serviceLauncher';
+import {
+  connectOrStartService,
+  readServiceStatus,
+  ServiceStartError,
+  type ServiceConnection,
+} from '../../../src/sessions/service/serviceLauncher';
 import { LocalService } from '../../../src/sessions/service/localService';
 import { servicePlace } from '../../../src/sessions/service/servicePaths';
 import { isAlive, waitGone } from '../../support/processes';
@@ -20,6 +25,18 @@ import { cleanUpServices, clientOf, createSession, launcherOptions, scripted, se
 import { waitFor } from '../../support/wait';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
+
+/** A service of `version` (started) with a session whose plan waits for its decision. */
+async function planWaitingOn(dir: string, version: string): Promise<{ service: ServiceConnection; id: string }> {
+  const service = await connectOrStartService(launcherOptions(dir, version));
+  const id = await createSession(clientOf(service), scripted('approve.json'));
+  await waitFor(() => clientOf(service).getStatus(id), {
+    message: 'the plan',
+    timeoutMs: 15_000,
+    until: (status) => status === 'requires_action',
+  });
+  return { service, id };
+}
 
 describe('local session service: start, find, race, replace, exit', function () {
   this.timeout(60_000);
@@ -167,13 +184,7 @@ describe('local session service: start, find, race, replace, exit', function () 
 
   it('a newer version beside an older one with a live session; an older one with none live makes way and hands over its sessions', async () => {
     const dir = serviceDir();
-    const old = await connectOrStartService(launcherOptions(dir, '1.0.0'));
-    const live = await createSession(clientOf(old), scripted('approve.json'));
-    await waitFor(() => clientOf(old).getStatus(live), {
-      message: 'the plan',
-      timeoutMs: 15_000,
-      until: (status) => status === 'requires_action',
-    });
+    const { service: old, id: live } = await planWaitingOn(dir, '1.0.0');
 
     const beside = await connectOrStartService(launcherOptions(dir, '1.1.0'));
     assert.notEqual(beside.place.socket, old.place.socket, 'versioned names');
@@ -197,13 +208,7 @@ describe('local session service: start, find, race, replace, exit', function () 
 
   it("a newer extension's window follows and decides a session that lives on the older service running beside its own", async () => {
     const dir = serviceDir();
-    const old = await connectOrStartService(launcherOptions(dir, '1.0.0'));
-    const id = await createSession(clientOf(old), scripted('approve.json'));
-    await waitFor(() => clientOf(old).getStatus(id), {
-      message: 'the plan',
-      timeoutMs: 15_000,
-      until: (status) => status === 'requires_action',
-    });
+    const { service: old, id } = await planWaitingOn(dir, '1.0.0');
 
     // The window of version 1.1.0, as the extension makes it (backends.ts), over its own LocalService.
     const service = new LocalService(launcherOptions(dir, '1.1.0'));

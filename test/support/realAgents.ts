@@ -2,7 +2,7 @@
 // command lines and an environment that points their model at a scripted server on 127.0.0.1 and
 // at a throwaway home, so nothing of this machine's logins or settings reaches them.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { ClientConnection } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
@@ -133,4 +133,17 @@ export async function withRawAgent<T>(
       if (!(await waitGone(child.pid))) throw new Error(`agent ${child.pid} left running`);
     }
   }
+}
+
+/** Codex's adapter, installed pinned in the per-machine cache. */
+export function codexArgv(): string[] {
+  return [ensurePinnedAgent('codex')];
+}
+
+/** Codex's adapter against `modelUrl`, in a CODEX_HOME under `home`, with the key it authenticates with (`api-key`). */
+export function codexEnv(home: string, modelUrl: string): Record<string, string> {
+  const codexHome = path.join(home, '.codex');
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(modelUrl));
+  return { ...baseEnv(home), CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-scripted', NO_BROWSER: '1' };
 }

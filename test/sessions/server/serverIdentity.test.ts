@@ -201,7 +201,9 @@ describe('ultraplan-server identity: per-user OIDC tokens', function () {
           .flatMap((s) => s.stderr().split('\n'))
           .filter((line) => line.startsWith('{'))
           .map((line) => JSON.parse(line))
-          .filter((entry) => entry.session_id === id);
+          .filter((entry) => entry.session_id === id)
+          // From both replicas, whose logs together have no order: compared by action.
+          .sort((x, y) => String(x.audit).localeCompare(String(y.audit)));
         assert.deepEqual(
           lines.map((e) => [e.audit, e.user, e.user_name, e.request_id]),
           [

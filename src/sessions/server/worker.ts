@@ -12,6 +12,7 @@ import { isClientEvent } from '../clientEvents';
 import { AGENT_LOST_SUBTYPE } from '../host';
 import type { StoredEvent } from '../store';
 import { openPool } from '../store/postgres/database';
+import { checkSchema } from '../store/postgres/migrations';
 import { LeaseLostError, SessionLeases, type ClaimedSession, type Lease, type WorkerRecord } from '../store/postgres/leases';
 import { SessionNotifications } from '../store/postgres/notifications';
 import { seqOf } from '../store/postgres/postgresStore';
@@ -63,6 +64,12 @@ export class SessionWorker {
     this.timers.push(setInterval(() => void this.claimAll(), CLAIM_INTERVAL_MS));
     this.timers.push(setInterval(() => void this.heartbeat(), Math.max(200, Math.floor(this.leaseMs / 3))));
     await this.claimAll();
+  }
+
+  /** Readiness (health.ts): this worker's own pool reaches the database, which holds our schema. */
+  async checkReady(timeoutMs: number): Promise<void> {
+    if (this.closed) throw new Error('stopping');
+    await checkSchema(this.pool, timeoutMs);
   }
 
   get sessionCount(): number {

@@ -13,10 +13,13 @@ import { PostgresServerStore } from '../../../src/sessions/store/postgres/postgr
 import { MIGRATIONS, migrate } from '../../../src/sessions/store/postgres/migrations';
 import { openPool } from '../../../src/sessions/store/postgres/database';
 import type { ServerStore } from '../../../src/sessions/store/serverStore';
+import type { SessionOwner, Visibility } from '../../../src/sessions/sessionOwner';
 import { SessionsError } from '../../../src/core/errors';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
 import { sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
 import { tempDir } from '../../support/serverProcess';
+import { waitFor } from '../../support/wait';
+import { canUseTool } from '../../support/sessionEvents';
 
 interface StoreUnderTest {
   store: ServerStore;
@@ -48,7 +51,10 @@ const openJournal: OpenStore = async (limits) => {
     store,
     async agentAsks(sessionId, requestId) {
       contexts.get(sessionId)?.emit(planRequest(requestId));
-      await waitFor(async () => (await store.readEvents(sessionId, null, 1000)).data.some((e) => e.request_id === requestId));
+      await waitFor(async () => (await store.readEvents(sessionId, null, 1000)).data.some((e) => e.request_id === requestId), {
+        message: `the plan request ${requestId} stored`,
+        timeoutMs: 5_000,
+      });
     },
     close: () => store.close(),
   };
@@ -233,13 +239,39 @@ for (const [name, open] of [
       await refused(store.archive('session_never'), 404, /no session/);
     });
 
+    it('keeps each session’s owner, and lists and pages only what a visibility lets through', async () => {
+      const alice: SessionOwner = { sub: 'alice', name: 'alice@example.com', groups: ['reviewers', 'dev'] };
+      const bob: SessionOwner = { sub: 'bob', name: null, groups: ['ops'] };
+      const a1 = await create(store, 'Alice 1', alice);
+      const shared = await create(store, 'Shared token');
+      const b1 = await create(store, 'Bob 1', bob);
+      const a2 = await create(store, 'Alice 2', alice);
+      assert.deepEqual(await store.getOwner(a1), alice);
+      assert.equal(await store.getOwner(shared), null);
+      await refused(store.getOwner('session_never'), 404, /no session/);
+      assert.deepEqual((await store.getSession(a1)).owner, { id: 'alice', name: 'alice@example.com' });
+      assert.equal((await store.getSession(shared)).owner, undefined);
+
+      const ids = async (visibility: Visibility, limit = 10, cursor: string | null = null) =>
+        (await store.listSessions(limit, cursor, visibility)).data.map((s) => s.id);
+      assert.deepEqual(await ids(null), [a2, b1, shared, a1]);
+      assert.deepEqual(await ids({ sub: 'alice', reviewGroups: [] }), [a2, a1]);
+      assert.deepEqual(await ids({ sub: 'carol', reviewGroups: ['reviewers'] }), [a2, a1], 'a member of a review group alice is in');
+      assert.deepEqual(await ids({ sub: 'carol', reviewGroups: ['ops', 'dev'] }), [a2, b1, a1]);
+      assert.deepEqual(await ids({ sub: 'carol', reviewGroups: ['elsewhere'] }), []);
+      const page = await store.listSessions(1, null, { sub: 'alice', reviewGroups: [] });
+      assert.equal(page.nextCursor, a2);
+      assert.deepEqual(await ids({ sub: 'alice', reviewGroups: [] }, 1, page.nextCursor), [a1]);
+      await refused(store.listSessions(1, b1, { sub: 'alice', reviewGroups: [] }), 400, /next_cursor/);
+    });
+
     it('wakes a watcher after a commit of its session', async () => {
       const id = await create(store);
       let woken = 0;
       const stop = store.watch(id, () => woken++);
       try {
         await store.appendEvents(id, [userMessageEvent('wake up')]);
-        await waitFor(async () => woken > 0);
+        await waitFor(() => woken > 0, { message: 'the watcher woken', timeoutMs: 5_000 });
       } finally {
         stop();
       }
@@ -247,25 +279,23 @@ for (const [name, open] of [
   });
 }
 
-async function create(store: ServerStore, title = 'Plan the change'): Promise<string> {
-  const session = await store.createSession({
-    title,
-    events: [
-      { type: 'event', data: setPlanModeEvent('req_mode') },
-      { type: 'event', data: userMessageEvent('Plan it') },
-    ],
-    session_context: { sources: [], outcomes: [], model: 'contract' },
-  });
+async function create(store: ServerStore, title = 'Plan the change', owner: SessionOwner | null = null): Promise<string> {
+  const session = await store.createSession(
+    {
+      title,
+      events: [
+        { type: 'event', data: setPlanModeEvent('req_mode') },
+        { type: 'event', data: userMessageEvent('Plan it') },
+      ],
+      session_context: { sources: [], outcomes: [], model: 'contract' },
+    },
+    undefined,
+    owner,
+  );
   return session.id;
 }
 
-function planRequest(requestId: string): Record<string, unknown> & { type: string } {
-  return {
-    type: 'control_request',
-    request_id: requestId,
-    request: { subtype: 'can_use_tool', tool_name: 'ExitPlanMode', input: { plan: '# Plan\n1. do it' }, tool_use_id: `toolu_${requestId}` },
-  };
-}
+const planRequest = (requestId: string) => canUseTool(requestId, `toolu_${requestId}`, '# Plan\n1. do it');
 
 function decision(requestId: string) {
   return {
@@ -281,14 +311,6 @@ async function refused(promise: Promise<unknown>, status: number, message: RegEx
     assert.match(err.message, message);
     return true;
   });
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('PostgreSQL schema migrations', function () {

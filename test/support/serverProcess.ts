@@ -245,12 +245,26 @@ export interface WorkerProcess {
 }
 
 /** Starts `ultraplan-server worker` on a PostgreSQL database and waits for its running line. */
-export async function startWorker(options: { store: string; agent: string; leaseMs?: number; workerId?: string }): Promise<WorkerProcess> {
+export async function startWorker(options: {
+  store: string;
+  agent: string;
+  leaseMs?: number;
+  workerId?: string;
+  /** --workspace, --scratch and the like. */
+  extraArgs?: string[];
+  /** Added to the test's environment (an agent's model URL and home, say). */
+  env?: Record<string, string>;
+}): Promise<WorkerProcess> {
   ensureServerBuilt();
   const args = [SERVER_JS, 'worker', '--store', options.store, '--agent', options.agent];
   if (options.leaseMs !== undefined) args.push('--lease-ms', String(options.leaseMs));
   if (options.workerId !== undefined) args.push('--worker-id', options.workerId);
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  args.push(...(options.extraArgs ?? []));
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   let stdout = '';
   let stderr = '';

@@ -16,7 +16,8 @@ import { makeClaudeHome, makeGitRepo } from '../test/support/claudeCompatFixture
 import { startClaudeCompatProxy } from '../test/support/claudeCompatProxy';
 import { EXAMPLES_DIR, startServer } from '../test/support/serverProcess';
 import { result, type BenchResult } from './measure';
-import { followForReplies, sleep, waitUntil } from './replyLatency';
+import { followForReplies, sleep } from './replyLatency';
+import { waitFor } from '../test/support/wait';
 
 export const title = 'Claude Code on the web: event -> phase (status bar) on the live stream vs the 3 s poll (strict server)';
 
@@ -41,7 +42,7 @@ async function latencies(backend: ClaudeWebBackend): Promise<number[]> {
   }
   const { state, polls } = followForReplies(ids, backend.transport, stop.signal);
   try {
-    await waitUntil(() => state.every((s) => s.ready), 90_000, 'every session waiting on its question');
+    await waitFor(() => state.every((s) => s.ready), { message: 'every session waiting on its question', timeoutMs: 90_000 });
     await Promise.all(
       ids.map(async (sessionId, i) => {
         await sleep(Math.random() * DEFAULT_POLL_INTERVAL_MS);
@@ -49,7 +50,7 @@ async function latencies(backend: ClaudeWebBackend): Promise<number[]> {
         await backend.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]);
       }),
     );
-    await waitUntil(() => state.every((s) => s.latency >= 0), 30_000, 'every reply to reach the phase');
+    await waitFor(() => state.every((s) => s.latency >= 0), { message: 'every reply to reach the phase', timeoutMs: 30_000 });
   } finally {
     stop.abort();
     await Promise.all(polls);

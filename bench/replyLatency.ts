@@ -17,14 +17,6 @@ export interface ReplyTiming {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function waitUntil(check: () => boolean, boundMs: number, what: string): Promise<void> {
-  const until = Date.now() + boundMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`bench: ${what} did not happen within ${boundMs} ms`);
-    await sleep(20);
-  }
-}
-
 /** Follows every session until `signal` aborts; the timings fill in as phases arrive. */
 export function followForReplies(
   ids: readonly string[],

@@ -10,8 +10,9 @@
 // 3. Reload -> ready plan painted, in real code-server 4.100.3 + Chromium (production build): a
 //    plan waits in the service; the window is reloaded; from the extension's activation (its
 //    "activated" log line) to the plan on screen (status bar "plan ready" and the plan in the
-//    review panel, polled every 10 ms). Baseline: the same reload on the server backend (an
-//    ultraplan-server on 127.0.0.1, followed over TCP with the token).
+//    review panel, polled every 10 ms), split into the panel's page loaded, the plan painted, and
+//    Approve enabled. Baseline: the same reload on the server backend (an ultraplan-server on
+//    127.0.0.1, followed over TCP with the token).
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -37,7 +38,8 @@ import { stopServices } from '../test/support/serviceProcess';
 import { logLineTime, openStagedWindow } from './codeServerWindow';
 import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } from './extensionStaging';
 import { result, type BenchResult } from './measure';
-import { followForReplies, sleep, waitUntil } from './replyLatency';
+import { followForReplies, sleep } from './replyLatency';
+import { waitFor } from '../test/support/wait';
 
 export const title = 'Local session service: event -> poller over its socket vs in-process, idle memory, reload -> ready plan painted';
 
@@ -67,7 +69,7 @@ async function replyLatencies(backend: SessionBackend, launch: AgentLaunch | nul
   setMaxListeners(0, stop.signal);
   try {
     const { state, polls } = followForReplies(ids, backend.transport, stop.signal);
-    await waitUntil(() => state.every((s) => s.ready), 60_000, 'every session waiting on its question');
+    await waitFor(() => state.every((s) => s.ready), { message: 'every session waiting on its question', timeoutMs: 60_000 });
     await Promise.all(
       ids.map(async (sessionId, i) => {
         await sleep(Math.random() * DEFAULT_POLL_INTERVAL_MS);
@@ -75,7 +77,7 @@ async function replyLatencies(backend: SessionBackend, launch: AgentLaunch | nul
         await backend.sendEvents(sessionId, [userMessageEvent('Node 20.')]);
       }),
     );
-    await waitUntil(() => state.every((s) => s.latency >= 0), 30_000, 'a phase change in every session');
+    await waitFor(() => state.every((s) => s.latency >= 0), { message: 'a phase change in every session', timeoutMs: 30_000 });
     stop.abort();
     await Promise.all(polls);
     return state.map((s) => s.latency);
@@ -160,8 +162,12 @@ async function idleMemory(): Promise<BenchResult[]> {
 interface ReloadSample {
   /** activated -> the status bar says "plan ready". */
   statusBar: number;
+  /** activated -> the review panel's page is there (its "Loading the plan review…"), not painted yet. */
+  document: number;
   /** activated -> the plan in the review panel too. */
   painted: number;
+  /** activated -> its Approve enabled: the decision can be sent. */
+  decidable: number;
 }
 
 /** From the "activated" log line after a reload to the ready plan on screen, once per reload. */
@@ -196,18 +202,28 @@ export async function reloadToPlan(backend: 'embedded' | 'server'): Promise<Relo
         const activatedBefore = activatedLines(window.server).length;
         await window.page.reload({ waitUntil: 'domcontentloaded' });
         await window.server.probe.ready(before ? { after: before } : {});
-        let painted = 0;
         let statusBar = 0;
+        let document = 0;
+        let painted = 0;
+        let decidable = 0;
         const deadline = Date.now() + 60_000;
-        while (!painted) {
+        while (!decidable) {
           if (Date.now() > deadline) throw new Error('the plan did not come back after the reload');
           if (!statusBar && (await statusBarTexts(window.page)).some((t) => t.includes('plan ready'))) statusBar = Date.now();
-          const frame = statusBar ? await findWebviewFrame(window.page, '#plan li', { timeoutMs: 10 }).catch(() => undefined) : undefined;
-          if (frame) painted = Date.now();
+          const frame = await findWebviewFrame(window.page, painted ? '#plan li' : '#app', { timeoutMs: 10 }).catch(() => undefined);
+          if (frame && !document) document = Date.now();
+          if (frame && !painted && (await frame.locator('#plan li').count()) > 0) painted = Date.now();
+          const approve = painted && frame ? frame.getByRole('button', { name: 'Approve', exact: true }) : undefined;
+          if (statusBar && approve && (await approve.isEnabled({ timeout: 10 }).catch(() => false))) decidable = Date.now();
           else await sleep(10);
         }
         const activated = logLineTime(await waitForActivated(window.server, activatedBefore));
-        samples.push({ statusBar: statusBar - activated, painted: painted - activated });
+        samples.push({
+          statusBar: statusBar - activated,
+          document: document - activated,
+          painted: painted - activated,
+          decidable: decidable - activated,
+        });
       }
       return samples;
     } finally {
@@ -284,6 +300,26 @@ export async function run(): Promise<BenchResult[]> {
       {
         baseline: 'reload -> plan painted in the panel, server backend (TCP)',
       },
+    ),
+    result(
+      'reload -> the panel page loaded (not painted yet), embedded',
+      'ms',
+      'lower',
+      embedded.map((s) => s.document),
+      { note: "the webview's own start in the browser workbench: its page, before its script has painted anything" },
+    ),
+    result(
+      'reload -> Approve enabled, server backend (TCP)',
+      'ms',
+      'lower',
+      server.map((s) => s.decidable),
+    ),
+    result(
+      'reload -> Approve enabled, embedded (local service)',
+      'ms',
+      'lower',
+      embedded.map((s) => s.decidable),
+      { baseline: 'reload -> Approve enabled, server backend (TCP)' },
     ),
   );
   return results;

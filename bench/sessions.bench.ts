@@ -20,7 +20,8 @@ import { HttpBackend } from '../src/sessions/httpBackend';
 import { startFaultProxy } from '../test/support/faultProxy';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../test/support/serverProcess';
 import { result, type BenchResult } from './measure';
-import { followForReplies, sleep, waitUntil } from './replyLatency';
+import { followForReplies, sleep } from './replyLatency';
+import { waitFor } from '../test/support/wait';
 
 export const title = 'Sessions over HTTP: stream vs polling (3 s), idle request rate, server response time under load';
 
@@ -85,7 +86,7 @@ async function followMode(server: ServerProcess, mode: Mode): Promise<ModeRun> {
   try {
     const ids = await createSessions(backend, LATENCY_SESSIONS);
     const { state, polls } = followForReplies(ids, backend.transport, stop.signal);
-    await waitUntil(() => state.every((s) => s.ready), 60_000, `${mode}: every session waiting on its question`);
+    await waitFor(() => state.every((s) => s.ready), { message: `${mode}: every session waiting on its question`, timeoutMs: 60_000 });
 
     // Idle: nobody replies; count what the client sends.
     proxy.resetLog();
@@ -105,7 +106,7 @@ async function followMode(server: ServerProcess, mode: Mode): Promise<ModeRun> {
         await backend.sendEvents(sessionId, [userMessageEvent('Node 20.')]);
       }),
     );
-    await waitUntil(() => state.every((s) => s.latency >= 0), 30_000, `${mode}: a phase change in every session`);
+    await waitFor(() => state.every((s) => s.latency >= 0), { message: `${mode}: a phase change in every session`, timeoutMs: 30_000 });
     stop.abort();
     await Promise.all(polls);
     return { latencies: state.map((s) => s.latency), requestsPerIdleMinute, idleRequestP50Ms };

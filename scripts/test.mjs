@@ -1,16 +1,19 @@
 #!/usr/bin/env node
-// `npm test`: system deps -> code-server (cached) -> build -> typecheck, lint and format check beside
-// unit tests -> .vsix -> e2e tests,
-// in that order, each timed. Keeps going after a failed typecheck or unit run (so one run shows
-// everything), stops if the build fails (nothing after it could run). Ends with the line
-// `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
+// `npm test`: system deps -> code-server (cached) -> build -> .vsix -> the e2e tests on the engine
+// floor, two files at a time, with the unit tests, typecheck, lint and format check beside them,
+// and the e2e tests on the newest code-server after the first of those two runs ends. Each step
+// is timed (wall and CPU seconds); mocha's runs end with their slowest files, tests and hooks
+// (all of them in test-output/timings/). Keeps going after a failed typecheck or unit run (so one
+// run shows everything), stops if the build fails (nothing after it could run). Ends with the
+// line `N passed, N failed` summing unit and e2e tests; a failed step counts as one failure.
 //
 //   node scripts/test.mjs                 everything
-//   node scripts/test.mjs --e2e [files]   deps, code-server, build, then only e2e (files optional)
+//   node scripts/test.mjs --e2e [files]   deps, code-server, build, then only e2e (files optional),
+//                                         one run after the other
 //   --code-server=<version>               the e2e files on that code-server only (default: every
 //                                         file on the engine floor, ON_NEWEST also on the newest)
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +33,8 @@ const codeServers = require('./code-server-config.cjs');
  */
 const ON_NEWEST = ['test/e2e/smoke.e2e.ts', 'test/e2e/embeddedDemo.e2e.ts'];
 
+/** Mocha's spec reporter plus the slowest files, tests and hooks (and all of them in test-output/timings/). */
+const TIMING_REPORTER = 'scripts/mocha-timing-reporter.cjs';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mochaBin = path.join(repoRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const args = process.argv.slice(2);
@@ -45,7 +50,38 @@ function stripAnsi(text) {
   return text.replace(/\x1b\[[0-9;]*m/g, '');
 }
 
-/** Runs a command with its output shown as it comes (unless `quiet`) and kept for counting. */
+/** Clock ticks a second for /proc's CPU times (USER_HZ, 100 on every Linux we run on). */
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds (user + sys) of this process's children that have ended, or undefined off Linux. The
+ * figure grows when a child is reaped, by that child's CPU and that of the descendants it reaped
+ * (processes orphaned before that, such as a detached session service, are not counted).
+ */
+function reapedChildrenCpu() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // After "pid (comm) ": state is field 3; cutime and cstime are fields 16 and 17.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+let lastReapedCpu = reapedChildrenCpu();
+
+/** The CPU of the child (or children) reaped since the last call: called as each child exits. */
+function cpuOfReaped() {
+  const now = reapedChildrenCpu();
+  const spent = now === undefined || lastReapedCpu === undefined ? undefined : now - lastReapedCpu;
+  lastReapedCpu = now;
+  return spent;
+}
+
+const formatCpu = (cpu) => (cpu === undefined ? 'CPU not measured' : `${cpu.toFixed(1)} s CPU`);
+
+/** Runs a command with its output shown as it comes (unless `quiet`) and kept for counting; `cpu` is its user + sys seconds. */
 function run(command, commandArgs, env = {}, { quiet = false } = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
@@ -59,30 +95,76 @@ function run(command, commandArgs, env = {}, { quiet = false } = {}) {
       if (!quiet) process.stderr.write(chunk);
     });
     child.on('error', (err) => resolve({ code: 1, output: `${output}\n${err.message}` }));
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
+    let cpu;
+    child.on('exit', () => {
+      cpu = cpuOfReaped();
+    });
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output, cpu }));
   });
 }
 
+/** An action's answer: whether it passed, or `{ ok, cpu, output }` (CPU seconds of its commands; output kept to show later). */
+function settle(result) {
+  return typeof result === 'object' && result !== null ? result : { ok: result };
+}
+
+function finish(name, ok, started, cpu) {
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  steps.push({ name, ok, seconds, cpu });
+  console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s${cpu === undefined ? '' : ` (${formatCpu(cpu)})`}`);
+}
+
+/**
+ * Runs one timed step, its output shown as it comes. `action(false)` answers whether it passed, or
+ * `{ ok, cpu }` with the CPU seconds of the commands it ran (shown beside the wall time: on a
+ * shared machine, wall time says little).
+ */
 async function step(name, action) {
   const started = Date.now();
   console.log(`\n=== ${name}`);
-  let ok;
+  let result;
   try {
-    ok = await action();
+    result = settle(await action(false));
   } catch (err) {
     console.error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
-    ok = false;
+    result = { ok: false };
   }
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  steps.push({ name, ok, seconds });
-  console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s`);
-  return ok;
+  finish(name, result.ok, started, result.cpu);
+  return result.ok;
 }
 
-/** Runs mocha with the spec reporter and adds its "N passing / N failing / N pending" to the summary. */
-async function mochaStep(name, mochaArgs, env = {}) {
-  return step(name, async () => {
-    const { code, output } = await run(process.execPath, [mochaBin, ...mochaArgs], env);
+/**
+ * Starts a step that runs beside others: `action(true)` keeps its output, which `show()` prints
+ * whole once the step is done, so the lines of steps running side by side do not mix. `done`
+ * settles when it has finished (for a step that waits on it).
+ */
+function besideStep(name, action) {
+  const started = Date.now();
+  const done = (async () => {
+    try {
+      return { ...settle(await action(true)), ended: Date.now() };
+    } catch (err) {
+      return { ok: false, output: `${name}: ${err instanceof Error ? err.message : String(err)}\n`, ended: Date.now() };
+    }
+  })();
+  return {
+    done,
+    async show() {
+      const { ok, cpu, output = '', ended } = await done;
+      console.log(`\n=== ${name} (ran beside the e2e tests; its output, kept until now)`);
+      process.stdout.write(output);
+      const seconds = ((ended - started) / 1000).toFixed(1);
+      steps.push({ name, ok, seconds, cpu });
+      console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} in ${seconds} s${cpu === undefined ? '' : ` (${formatCpu(cpu)})`}`);
+      return ok;
+    },
+  };
+}
+
+/** A step's action that runs mocha and adds its "N passing / N failing / N pending" to the summary. */
+function mochaAction(mochaArgs, env = {}) {
+  return async (quiet) => {
+    const { code, output, cpu } = await run(process.execPath, [mochaBin, ...mochaArgs], env, { quiet });
     const text = stripAnsi(output);
     // The last match: mocha prints its summary at the end, after anything a test logged.
     const count = (word) => Number([...text.matchAll(new RegExp(`^\\s*(\\d+) ${word}\\b`, 'gm'))].at(-1)?.[1] ?? 0);
@@ -93,8 +175,76 @@ async function mochaStep(name, mochaArgs, env = {}) {
     summary.failed += failed;
     // A crash before mocha's summary (no tests found, a syntax error) still has to show as a failure.
     if (code !== 0 && failed === 0) summary.failed += 1;
-    return code === 0;
-  });
+    return { ok: code === 0, cpu, output };
+  };
+}
+
+/**
+ * `files` longest first by an earlier run's timings (test-output/timings/<timings>, written by the
+ * timing reporter), so that two at a time the run does not end on one long file; by size when
+ * there are none (a clean clone). Files that run did not time (new ones) go first: they may be long.
+ */
+function longestFirst(files, timings) {
+  let last = new Map();
+  try {
+    const earlier = JSON.parse(readFileSync(path.join(repoRoot, 'test-output', 'timings', timings), 'utf8'));
+    last = new Map(earlier.files.map((f) => [f.file, f.wallMs ?? f.busyMs]));
+  } catch {
+    // no earlier run here
+  }
+  const weight = (file) => last.get(file) ?? statSync(path.join(repoRoot, file)).size;
+  const measured = (file) => (last.has(file) ? 0 : 1);
+  return files.sort((a, b) => measured(b) - measured(a) || weight(b) - weight(a) || a.localeCompare(b));
+}
+
+// The files a spec pattern of the form <folder>/**/*<suffix> names (the only form our spec lists use).
+function filesOf(pattern) {
+  const match = /^(.+)\/\*\*\/\*(\.[\w.]+)$/.exec(pattern);
+  if (!match) throw new Error(`scripts/test.mjs expands only <folder>/**/*<suffix> patterns, not ${pattern}`);
+  const [, folder, suffix] = match;
+  return readdirSync(path.join(repoRoot, folder), { recursive: true })
+    .map((name) => path.join(folder, String(name)))
+    .filter((file) => file.endsWith(suffix));
+}
+
+/** Every e2e file, longest first. */
+function e2eFilesLongestFirst(version) {
+  return longestFirst(filesOf('test/e2e/**/*.e2e.ts'), `e2e-${version}.json`);
+}
+
+/**
+ * test/unit.mocharc.json with its spec list as files, longest first (mocha would run them in the
+ * order of its patterns, and a long file last keeps one worker busy alone at the end).
+ */
+function unitConfigLongestFirst() {
+  const config = JSON.parse(readFileSync(path.join(repoRoot, 'test', 'unit.mocharc.json'), 'utf8'));
+  config.spec = longestFirst([...new Set(config.spec.flatMap(filesOf))], 'unit.json');
+  const file = path.join(repoRoot, 'test-output', 'timings', 'unit.mocharc.json');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+  return file;
+}
+
+/**
+ * The mocha arguments of one e2e run: the files `specs` on code-server `version`, timed per file.
+ * With `parallel`, two files at a time, each in a worker with its own window: a window mostly
+ * waits (code-server, Chromium and the agents behind it use about half a core while a suite runs).
+ */
+function e2eArgs(version, specs, { parallel = false } = {}) {
+  return [
+    '--config',
+    'test/e2e/.mocharc.json',
+    '--reporter',
+    TIMING_REPORTER,
+    // The timings of a whole run order the next one (a run of named files would leave out the rest).
+    ...(parallel || specs === ON_NEWEST ? ['--reporter-option', `json=test-output/timings/e2e-${version}.json`] : []),
+    ...(parallel ? ['--parallel', '--jobs', '2'] : []),
+    ...specs,
+  ];
+}
+
+function e2eName(version) {
+  return `e2e tests on code-server ${version} (VS Code ${codeServers.CODE_SERVERS[version]?.vscode ?? '?'}) + Chromium`;
 }
 
 /**
@@ -136,72 +286,74 @@ async function main() {
       await setupAgents(['codex', 'gemini']);
       return true;
     })) &&
-    (await step('build', async () => (await run('npm', ['run', '--silent', 'build'])).code === 0));
+    (await step('build', async () => {
+      const { code, cpu } = await run('npm', ['run', '--silent', 'build']);
+      return { ok: code === 0, cpu };
+    }));
   if (!prepared) {
     summary.failed += 1;
   } else {
+    // Everything after the build runs side by side where it can: the unit tests and the e2e tests
+    // mostly wait (on servers, agents, code-server and Chromium; about a third of the 2 cores
+    // each, measured by user + sys CPU), so the floor's e2e run, the longest step, starts at once
+    // with the unit tests, tsc, ESLint and Prettier beside it, and the newest code-server's e2e
+    // run follows whichever of those two ends first. Only the floor's e2e run prints as it goes;
+    // the others' output is kept and printed whole after it.
+    const beside = [];
+    let unitDone = Promise.resolve();
     if (!e2eOnly) {
-      // tsc, ESLint (the layer rules of eslint.config.mjs) and Prettier's check work while the unit
-      // tests mostly wait on servers, browsers and child processes, so they run side by side; their
-      // output is printed once the unit tests are done.
-      const beside = (script) => {
-        const started = Date.now();
-        return run('npm', ['run', '--silent', script], {}, { quiet: true }).then((r) => ({
-          ...r,
-          seconds: ((Date.now() - started) / 1000).toFixed(1),
-        }));
-      };
-      const checks = [
-        ['typecheck', beside('typecheck')],
-        ['lint', beside('lint')],
-        ['format', beside('format:check')],
-      ];
-      // Two files at a time: most of the suite's time is spent waiting on real servers, agents and
-      // browsers, and each file runs in a worker of its own.
-      await mochaStep('unit tests', ['--config', 'test/unit.mocharc.json', '--parallel', '--jobs', '2']);
-      for (const [name, pending] of checks) {
-        const passed = await step(`${name} (ran beside the unit tests)`, async () => {
-          const { code, output, seconds } = await pending;
-          process.stdout.write(output);
-          console.log(`(${name} took ${seconds} s)`);
-          return code === 0;
+      // tsc, ESLint (the layer rules of eslint.config.mjs) and Prettier's check.
+      const check = (name, script) =>
+        besideStep(name, async (quiet) => {
+          const { code, output, cpu } = await run('npm', ['run', '--silent', script], {}, { quiet });
+          if (code !== 0) summary.failed += 1;
+          return { ok: code === 0, cpu, output };
         });
-        if (!passed) summary.failed += 1;
-      }
+      // Two files at a time, each in a worker of its own.
+      const unit = besideStep('unit tests', mochaAction(['--config', unitConfigLongestFirst(), '--parallel', '--jobs', '2']));
+      unitDone = unit.done;
+      beside.push(unit, check('typecheck', 'typecheck'), check('lint', 'lint'), check('format', 'format:check'));
     }
     // The e2e suites run against the installed .vsix, packaged once here for all of them.
     const vsix = path.join(repoRoot, 'test-output', 'ultraplan-e2e.vsix');
-    const packaged = await step(
-      'package (.vsix)',
-      async () => (await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix])).code === 0,
-    );
+    const packaged = await step('package (.vsix)', async () => {
+      const { code, cpu } = await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix]);
+      return { ok: code === 0, cpu };
+    });
     if (!packaged) summary.failed += 1;
     const e2eStarted = Date.now();
+    const e2eEnv = (version) => ({ ULTRAPLAN_E2E_VSIX: vsix, [codeServers.CODE_SERVER_ENV]: version });
     // The spec lists live here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the
     // files named on the command line, so one named file would still run every suite.
+    // Files named on the command line run one at a time; every file, two at a time.
+    const all = (version) => [version, e2eFilesLongestFirst(version), { parallel: true }];
     const runs = onlyCodeServer
-      ? [[onlyCodeServer, e2eFiles.length > 0 ? e2eFiles : ['test/e2e/**/*.e2e.ts']]]
+      ? [e2eFiles.length > 0 ? [onlyCodeServer, e2eFiles] : all(onlyCodeServer)]
       : e2eFiles.length > 0
         ? [[codeServers.FLOOR, e2eFiles]]
-        : [
-            [codeServers.FLOOR, ['test/e2e/**/*.e2e.ts']],
-            [codeServers.NEWEST, ON_NEWEST],
-          ];
-    for (const [version, specs] of packaged ? runs : []) {
-      const vscode = codeServers.CODE_SERVERS[version]?.vscode ?? '?';
-      await mochaStep(
-        `e2e tests on code-server ${version} (VS Code ${vscode}) + Chromium`,
-        ['--config', 'test/e2e/.mocharc.json', ...specs],
-        {
-          ULTRAPLAN_E2E_VSIX: vsix,
-          [codeServers.CODE_SERVER_ENV]: version,
-        },
+        : e2eOnly
+          ? [all(codeServers.FLOOR), [codeServers.NEWEST, ON_NEWEST]]
+          : [all(codeServers.FLOOR)];
+    let floorDone;
+    const floorEnded = new Promise((resolve) => (floorDone = resolve));
+    if (packaged && !e2eOnly && !onlyCodeServer && e2eFiles.length === 0) {
+      // The newest code-server's run, once the unit tests or the floor's e2e run are done (so no
+      // more than two of the three run at once).
+      const newest = Promise.race([unitDone, floorEnded]).then(() =>
+        besideStep(e2eName(codeServers.NEWEST), mochaAction(e2eArgs(codeServers.NEWEST, ON_NEWEST), e2eEnv(codeServers.NEWEST))),
       );
+      beside.push({ show: async () => (await newest).show() });
     }
+    for (const [version, specs, options] of packaged ? runs : []) {
+      await step(e2eName(version), mochaAction(e2eArgs(version, specs, options), e2eEnv(version)));
+    }
+    floorDone();
+    for (const later of beside) await later.show();
     reportHostSuites(e2eStarted);
   }
   console.log('\n=== summary');
-  for (const s of steps) console.log(`  ${s.ok ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds} s)`);
+  for (const s of steps)
+    console.log(`  ${s.ok ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds} s${s.cpu === undefined ? '' : `, ${formatCpu(s.cpu)}`})`);
   if (summary.pending > 0) console.log(`  ${summary.pending} pending`);
   console.log(`${summary.passed} passed, ${summary.failed} failed`);
   process.exit(steps.every((s) => s.ok) && summary.failed === 0 ? 0 : 1);

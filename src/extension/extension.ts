@@ -19,6 +19,7 @@ import type { ExtensionServices } from './commands/services';
 import { registerSessionCommands } from './commands/sessionCommands';
 import { registerWorkspaceCommands } from './commands/workspaceCommands';
 import { FollowedSessions } from './sessions/followedSessions';
+import { SessionsFromOtherWindows } from './sessions/sessionsFromOtherWindows';
 import type { InboxViewHandle } from './inbox/inboxStandIn';
 import { registerInbox } from './inbox/inboxView';
 import type { FollowedSession } from './sessions/followedSession';
@@ -49,6 +50,8 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
   const sessions = new FollowedSessions({ context, log, settings, backends });
   active = { sessions, backends };
   context.subscriptions.push(log, settings);
+  // Sessions another window on this folder starts are followed here too (docs/service.md).
+  context.subscriptions.push(new SessionsFromOtherWindows({ sessions, backends, settings, log }));
   log.info(`Ultraplan ${version} activated`);
 
   const launch = async (prompt: string, s: UltraplanSettings): Promise<FollowedSession | undefined> => {

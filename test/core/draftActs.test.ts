@@ -8,7 +8,7 @@ import { parsePersistedSessions } from '../../src/core/persistedSessions';
 import { SessionModel } from '../../src/core/sessionModel';
 import { samePanelState, withWebviewDraft } from '../../src/core/sessionProjection';
 import { restoredModelOptions, toPersisted } from '../../src/core/sessionRecord';
-import { TEST_IDENTITY, assistantText, exitPlan } from './sessionEvents';
+import { TEST_IDENTITY, assistantText, exitPlan } from '../support/sessionEvents';
 
 let cursor = 0;
 function poll(model: SessionModel, raw: unknown[], status: string, at: number) {

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import * as protocol from '../../src/core/protocol';
 import { SessionModel } from '../../src/core/sessionModel';
-import { TEST_IDENTITY, assistantText, exitPlan, toolResult, toolUse, toolRequest } from './sessionEvents';
+import { TEST_IDENTITY, assistantText, exitPlan, toolResult, toolUse, toolRequest } from '../support/sessionEvents';
 import { countSchemaPasses } from '../support/schemaPasses';
 
 describe('event batch (the one parse)', () => {

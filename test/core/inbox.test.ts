@@ -16,7 +16,7 @@ import {
 import { PHASES, type Phase } from '../../src/core/phase';
 import { agentModeEvent } from '../../src/core/protocol';
 import { SessionModel } from '../../src/core/sessionModel';
-import { TEST_IDENTITY } from './sessionEvents';
+import { TEST_IDENTITY } from '../support/sessionEvents';
 
 const FINISHED: ReadonlySet<Phase> = new Set<Phase>(['teleported', 'failed', 'stopped', 'completed']);
 

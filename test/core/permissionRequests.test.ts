@@ -13,7 +13,7 @@ import {
   summarizeToolInput,
 } from '../../src/core/permissionRequests';
 import { ControlResponseEventSchema } from '../../src/core/protocol';
-import { assistantText, canUseTool, exitPlan, result, toolResult, toolUse } from './sessionEvents';
+import { assistantText, canUseTool, exitPlan, result, toolResult, toolUse } from '../support/sessionEvents';
 
 function ask(requestId: string, toolUseId: string, toolName: string, input: unknown) {
   return {

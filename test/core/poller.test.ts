@@ -10,7 +10,7 @@ import {
 import { ExitPlanModeScanner } from '../../src/core/scanner';
 import { SessionsError, UltraplanPollError, type PollFailureReason } from '../../src/core/errors';
 import type { EventRead, SessionTransport } from '../../src/core/transport';
-import { approve, assistantText, exitPlan, reject, result, teleport, toolResult, toolUse, userText } from './sessionEvents';
+import { approve, assistantText, exitPlan, reject, result, teleport, toolResult, toolUse, userText } from '../support/sessionEvents';
 import { watchPhases, type PollPhaseDetail } from '../support/pollPhases';
 
 /** A time that only moves when the poller sleeps. */

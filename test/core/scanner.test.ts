@@ -15,7 +15,7 @@ import {
   toolResult,
   toolUse,
   userText,
-} from './sessionEvents';
+} from '../support/sessionEvents';
 
 interface Case {
   rule: string;

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import { NO_ACTS, type LocalDecision } from '../../src/core/hostActs';
 import { SessionModel, type SessionChange, type SessionInput } from '../../src/core/sessionModel';
-import { TEST_IDENTITY, approve, assistantText, exitPlan, reject, toolRequest } from './sessionEvents';
+import { TEST_IDENTITY, approve, assistantText, exitPlan, reject, toolRequest } from '../support/sessionEvents';
 
 let cursors = 0;
 

@@ -6,7 +6,7 @@ import { planHash } from '../../src/core/decision';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import { SessionModel } from '../../src/core/sessionModel';
 import { PlanHashes, projectPanelState, projectRevisions, type PanelFacts, type RevisionNotes } from '../../src/core/sessionProjection';
-import { TEST_IDENTITY, assistantText, exitPlan, reject } from './sessionEvents';
+import { TEST_IDENTITY, assistantText, exitPlan, reject } from '../support/sessionEvents';
 
 function fed(...batches: unknown[][]): SessionModel {
   const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });

@@ -9,7 +9,7 @@ import { SessionModel } from '../../src/core/sessionModel';
 import { samePanelState, withWebviewDraft } from '../../src/core/sessionProjection';
 import { persistedPartChanged, restoredModelOptions, toPersisted } from '../../src/core/sessionRecord';
 import type { SessionSnapshot } from '../../src/core/sessionSnapshot';
-import { TEST_IDENTITY, exitPlan, reject, toolRequest } from './sessionEvents';
+import { TEST_IDENTITY, exitPlan, reject, toolRequest } from '../support/sessionEvents';
 
 let cursor = 0;
 function poll(model: SessionModel, raw: unknown[], status = 'requires_action', at = 1) {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openTestWindow, readStatusBar, screenshot, waitForNotification, type TestWindow } from './harness';
-import { ALLOW_OR_REJECT } from '../support/acpFixtures';
+import { ALLOW_OR_REJECT, ORIGINAL_APP } from '../support/acpFixtures';
 import { fakeAgentCommand, readAgentRecord, permissionOutcomes } from '../support/fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
@@ -78,7 +78,7 @@ describe('reads outside the workspace and fetches while planning go to the perso
     );
     window = await openTestWindow({
       suite: 'acp-planning-access',
-      files: { 'README.md': '# Demo project\n', 'src/app.ts': 'export const original = true;\n' },
+      files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL_APP },
       settings: {
         'ultraplan.backend': 'embedded',
         'ultraplan.agent.choice': 'custom',

@@ -14,6 +14,7 @@ import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv } from '../support/realAgents';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
 const PLAN = '# Flip the flag\n\n1. Set original to false in src/app.ts.\n2. Run the tests.\n';
 const NOTES = 'Keep `original` exported under the same name.';
@@ -40,7 +41,7 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
     const env = claudeEnv(home, model.url);
     window = await openTestWindow({
       suite: 'approve-notes',
-      files: { 'README.md': '# Demo project\n', 'src/app.ts': 'export const original = true;\n' },
+      files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL_APP },
       settings: {
         'ultraplan.backend': 'embedded',
         'ultraplan.agent.choice': 'custom',

@@ -11,9 +11,10 @@ import { readStatusBar, screenshot, waitFor } from './harness';
 import { agentBin } from '../../scripts/agents-config.cjs';
 import { startScriptedResponses, userTexts, type ScriptedResponsesApi } from '../support/modelApi/openaiResponses';
 import { processGroupMembers, waitGone } from '../support/processes';
+import { codexConfig } from '../support/realAgents';
 import { extensionLog, planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
-const ORIGINAL = 'export const original = true;\n';
 const IMPLEMENTED = 'export const greeting = "hello";\n';
 const PLAN_1 = '# Add a greeting\n\n1. Export `greeting` from src/app.ts\n2. Test it';
 const PLAN_2 = '# Add a greeting (v2)\n\n1. Export `greeting` from src/app.ts\n2. Handle an empty name\n3. Test it';
@@ -89,26 +90,12 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
       },
       { text: 'Done: src/app.ts exports greeting.' },
     ]);
-    writeFileSync(
-      path.join(codexHome, 'config.toml'),
-      [
-        'model = "gpt-6.1-terra"',
-        'model_provider = "scripted"',
-        '[model_providers.scripted]',
-        'name = "Scripted model"',
-        `base_url = "${api.baseUrl}"`,
-        'wire_api = "responses"',
-        'env_key = "OPENAI_API_KEY"',
-        'request_max_retries = 0',
-        'stream_max_retries = 0',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(api.baseUrl));
   });
 
   const suite = suiteWindow({
     suite: 'codex-agent',
-    files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL },
+    files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL_APP },
     settings: {
       'ultraplan.agent.choice': 'custom',
       'ultraplan.agent.command': [agentBin('codex')],
@@ -138,7 +125,7 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
       (await frame.locator('#plan').textContent()) ?? '',
       /Export greeting from src\/app\.ts|Export `?greeting`? from src\/app\.ts/,
     );
-    assert.equal(readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL);
+    assert.equal(readFileSync(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP);
     await screenshot(page, 'codex-plan-ready');
 
     await writeReview(frame, { line: 'Test it', comment: 'Cover the empty name', feedback: 'Also handle an empty name.' });

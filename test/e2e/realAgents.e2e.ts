@@ -17,8 +17,8 @@ import { Scenario, ScriptedModelServer, type ModelApiFamily, type ScenarioRound 
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
 import { closeRealAgentRun, realAgentSettings } from './realAgentWindow';
 import { planTask, reportIfFailed, reviewFrame, revisionFrame, writeReview } from './ultraplanSteps';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
-const ORIGINAL = 'export const original = true;\n';
 const UPDATED = 'export const original = false;\n';
 const PLAN_V1 = '# Flip the flag\n\n1. Set original to false in src/app.ts.\n2. Run the tests.\n';
 const PLAN_V2 = '# Flip the flag (v2)\n\n1. Set original to false in src/app.ts.\n2. Say why in the commit message.\n3. Run the tests.\n';
@@ -54,7 +54,7 @@ function describeRealAgent(spec: RealAgentE2e): void {
       const env = spec.env(home, model.url);
       window = await openTestWindow({
         suite: spec.suite,
-        files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL },
+        files: { 'README.md': '# Demo project\n', 'src/app.ts': ORIGINAL_APP },
         settings: realAgentSettings(env, spec.argv()),
       });
       for (const [name, text] of Object.entries(spec.homeFiles?.(window.workspace) ?? {})) {
@@ -76,7 +76,7 @@ function describeRealAgent(spec: RealAgentE2e): void {
       const frame = await reviewFrame(page, '#plan li');
       assert.match((await frame.locator('#plan').textContent()) ?? '', /Set original to false in src\/app\.ts/);
       assert.match(model.rounds[0]?.view?.allText ?? '', spec.planModeSign);
-      assert.equal(readFileSync(path.join(workspace(), 'src', 'app.ts'), 'utf8'), ORIGINAL);
+      assert.equal(readFileSync(path.join(workspace(), 'src', 'app.ts'), 'utf8'), ORIGINAL_APP);
       await screenshot(page, `${spec.suite}-plan`);
     });
 

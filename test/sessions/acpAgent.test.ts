@@ -7,6 +7,7 @@ import { teleportDenyMessage, contentText } from '../../src/core/protocol';
 import { readAgentRecord, received, waitForRecord, permissionOutcomes } from '../support/fakeAcpAgent';
 import { FakeAgentRuns, RecordingContext } from '../support/recordingAgentContext';
 import { isAlive, waitGone } from '../support/processes';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
 describe('AcpAgent with the fake ACP agent', function () {
   this.timeout(20000);
@@ -242,14 +243,14 @@ describe('AcpAgent with the fake ACP agent', function () {
       assert.match(String(writes[0]?.message), /refused to write .*src\/app\.ts: this session is planning/);
       // The plan file may be written.
       assert.equal(writes[1]?.ok, true);
-      assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), 'export const original = true;\n');
+      assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP);
       assert.equal(await readFile(path.join(run.workspace, 'PLAN.md'), 'utf8'), '# The plan\n');
       const terminal = record.find((entry) => entry.kind === 'terminal_outcome');
       assert.equal(terminal?.ok, false);
       assert.match(String(terminal?.message), /refused terminal\/create/);
       assert.deepEqual(permissionOutcomes(record), ['reject', 'allow']);
       const read = record.find((entry) => entry.kind === 'read_outcome');
-      assert.equal(read?.content, 'export const original = true;\n');
+      assert.equal(read?.content, ORIGINAL_APP);
 
       const refusals = ctx.systemEvents('acp_refused').map((event) => String(event.message));
       assert.equal(refusals.length, 3);
@@ -281,7 +282,7 @@ describe('AcpAgent with the fake ACP agent', function () {
         ['plan', 'plan', 'plan'],
       );
       assert.equal(record.find((entry) => entry.kind === 'write_outcome')?.ok, false);
-      assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), 'export const original = true;\n');
+      assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP);
       assert.equal(agent.mode, 'plan');
       // Each mode the agent reported is in the session's events, still held read-only.
       assert.deepEqual(

@@ -10,10 +10,12 @@ import * as path from 'node:path';
 import { AcpAgent } from '../../src/sessions/acp/acpAgent';
 import { choosePlanMode, modeFromUpdate } from '../../src/sessions/acp/planMode';
 import { RecordingContext } from '../support/recordingAgentContext';
-import { processGroupMembers, waitGone } from '../support/processes';
+import { assertAgentGroupsGone } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, withRawAgent } from '../support/realAgents';
+import { waitFor } from '../support/wait';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
 const ADAPTER = CLAUDE_ADAPTER;
 
@@ -74,16 +76,14 @@ describe('the real Claude ACP adapter, up to the model call', function () {
 
         await connection.agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'plan' });
         // The adapter reports the switch (as a config_option_update of `mode`).
-        const deadline = Date.now() + 5000;
-        while (!modeUpdates.includes('plan') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-        assert.ok(modeUpdates.includes('plan'), `mode updates: ${modeUpdates.join(',')}`);
+        await waitFor(() => modeUpdates, { message: 'the plan mode update', timeoutMs: 5000, until: (modes) => modes.includes('plan') });
       },
     );
   });
 
   it('starts in "auto", where a write goes through with no permission request: plan mode has to be set before the first prompt', async () => {
     const app = path.join(workspace, 'app.ts');
-    await writeFile(app, 'export const original = true;\n');
+    await writeFile(app, ORIGINAL_APP);
     const model = new ScriptedModelServer(
       anthropicApi,
       new Scenario([
@@ -143,11 +143,7 @@ describe('the real Claude ACP adapter, up to the model call', function () {
     assert.equal(ctx.systemEvents('init')[0]?.permissionMode, 'plan');
     assert.equal(agent.mode, 'plan');
     await agent.stop();
-    assert.ok(await waitGone(pid), 'the adapter is still running');
-    // Killed processes take a moment to go; bounded.
-    const deadline = Date.now() + 3000;
-    while (processGroupMembers(pid).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.deepEqual(processGroupMembers(pid), [], 'processes left in the adapter group');
+    await assertAgentGroupsGone([pid]);
     return { result, ctx };
   }
 

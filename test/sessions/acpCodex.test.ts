@@ -27,6 +27,7 @@ import { isAlive, processGroupMembers, waitGone } from '../support/processes';
 import { allEvents, approveAsShown, createRequest, decideFirstPlan, replyThenApprove } from './hostTestKit';
 import { watchPhases } from '../support/pollPhases';
 import { ORIGINAL_APP } from '../support/acpFixtures';
+import { waitFor } from '../support/wait';
 
 const FAST = { pollIntervalMs: 100, timeoutMs: Number(process.env.CODEX_POLL_MS ?? 120_000) };
 const PLAN_1 = '# Add a greeting\n\n1. Export `greeting` from src/app.ts\n2. Test it';
@@ -115,18 +116,13 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     return run;
   }
 
-  async function waitFor<T>(
+  /** The shared wait, with the tail of the agent's log on timeout. */
+  function waitWithLog<T>(
     what: string,
     check: () => T | undefined | false | Promise<T | undefined | false>,
     timeoutMs = 60_000,
   ): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await check();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${run?.log.slice(-15).join('\n')}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    return waitFor(check, { message: what, timeoutMs, detail: () => run?.log.slice(-15).join('\n') ?? '' });
   }
 
   afterEach(async function () {
@@ -153,7 +149,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     // The adapter starts `codex app-server` as its child, in its process group: none may be left.
     for (const pid of pids) {
       assert.ok(await waitGone(pid, 10_000), `the adapter ${pid} was left running`);
-      await waitFor(`process group ${pid} to empty`, () => processGroupMembers(pid).length === 0, 10_000);
+      await waitWithLog(`process group ${pid} to empty`, () => processGroupMembers(pid).length === 0, 10_000);
     }
     pids.clear();
     await api.close();
@@ -238,7 +234,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.ok(log.some((line) => line.includes('set the "read-only" preset while planning')));
 
     // After approval: the chosen preset, then Codex's own implementation turn, whose edit lands.
-    await waitFor('the edit to land', async () => (await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8')) === IMPLEMENTED);
+    await waitWithLog('the edit to land', async () => (await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8')) === IMPLEMENTED);
     assert.equal(agent.sessionMode, 'workspace-write');
     const implementation = (await api.waitForModelRequests(6))[5];
     assert.ok(implementation && userTexts(implementation).some((text) => text.includes('Implement the approved plan.')));
@@ -256,7 +252,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
     await decideFirstPlan(backend, session.id, FAST, approveAsShown);
     // The edit comes to the person as a permission request; they allow it; it lands.
-    const request = await waitFor('the edit permission request', () =>
+    const request = await waitWithLog('the edit permission request', () =>
       allEvents(host, session.id)
         .map((entry) => entry as unknown as { type?: string; request_id?: string; request?: { subtype?: string; tool_name?: string } })
         .find(
@@ -267,7 +263,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     assert.equal((agents[0] as AcpAgent).sessionMode, 'read-only');
     assert.equal(await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP);
     await backend.sendEvents(session.id, [controlResponseEvent(request.request_id as string, { behavior: 'allow', updatedInput: {} })]);
-    await waitFor('the edit to land', async () => (await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8')) === IMPLEMENTED);
+    await waitWithLog('the edit to land', async () => (await readFile(path.join(workspace, 'src', 'app.ts'), 'utf8')) === IMPLEMENTED);
   });
 
   it('approve with notes: Codex implements the plan in the approved turn, then takes the notes as its next prompt', async () => {
@@ -291,7 +287,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
         }
       }),
     });
-    const results = await waitFor('the notes turn to end', () => {
+    const results = await waitWithLog('the notes turn to end', () => {
       const ended = allEvents(host, session.id).filter((event) => event.type === 'result');
       return ended.length >= 2 ? ended : undefined;
     });
@@ -347,7 +343,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
   it('the model refusing the key (HTTP 401) ends the session at once, saying what to set', async () => {
     const { backend, host } = await open([{ httpError: 401, message: 'Incorrect API key provided: sk-scr***' }]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    const result = await waitFor('the turn to end', () =>
+    const result = await waitWithLog('the turn to end', () =>
       allEvents(host, session.id)
         .map((entry) => entry as unknown as { type?: string; is_error?: boolean; result?: string })
         .find((event) => event.type === 'result'),
@@ -366,7 +362,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       { text: 'Only words here.' },
     ]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    await waitFor('the turn to end', () => allEvents(host, session.id).find((event) => event.type === 'result'));
+    await waitWithLog('the turn to end', () => allEvents(host, session.id).find((event) => event.type === 'result'));
     const texts = allEvents(host, session.id)
       .map((event) => event as unknown as { type?: string; message?: { content?: Array<{ type: string; text?: string }> } })
       .filter((event) => event.type === 'assistant')
@@ -377,7 +373,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
   it("the model dropping its stream mid-answer (no retries configured): the turn ends with Codex's own message, no hang", async () => {
     const { backend, host } = await open([{ dropStream: true }]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    const result = await waitFor('the turn to end', () =>
+    const result = await waitWithLog('the turn to end', () =>
       allEvents(host, session.id)
         .map((entry) => entry as unknown as { type?: string; is_error?: boolean; result?: string })
         .find((event) => event.type === 'result'),
@@ -391,7 +387,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
     const { backend, host } = await open([], { baseUrl: 'http://127.0.0.1:9/v1', firstEventTimeoutMs: 15_000 });
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
     const started = Date.now();
-    const result = await waitFor(
+    const result = await waitWithLog(
       'the session to fail',
       () =>
         allEvents(host, session.id)
@@ -407,7 +403,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
   it('without an API key: no authenticate, and the turn ends with Codex naming the missing key', async () => {
     const { backend, host, log } = await open([], { apiKey: null });
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    const result = await waitFor('the turn to end', () =>
+    const result = await waitWithLog('the turn to end', () =>
       allEvents(host, session.id)
         .map((entry) => entry as unknown as { type?: string; result?: string })
         .find((event) => event.type === 'result'),
@@ -419,7 +415,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
   it('a broken config.toml: the failure quotes Codex\'s cause, not a bare "Internal error"', async () => {
     const { backend, host } = await open([], { brokenConfig: true });
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    const result = await waitFor('the session to fail', () =>
+    const result = await waitWithLog('the session to fail', () =>
       allEvents(host, session.id)
         .map((entry) => entry as unknown as { type?: string; is_error?: boolean; result?: string })
         .find((event) => event.type === 'result' && event.is_error),
@@ -442,7 +438,7 @@ describe('the real Codex ACP adapter, with only the model scripted', function ()
       },
     ]);
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
-    const result = await waitFor('the session to fail', () =>
+    const result = await waitWithLog('the session to fail', () =>
       allEvents(host, session.id)
         .map((entry) => entry as unknown as { type?: string; is_error?: boolean; result?: string })
         .find((event) => event.type === 'result' && event.is_error),

@@ -23,6 +23,7 @@ import { fakeRun, readAgentRecord, type FakeRun } from '../support/fakeAcpAgent'
 import { waitGone } from '../support/processes';
 import { allEvents, createRequest } from './hostTestKit';
 import { watchPhases } from '../support/pollPhases';
+import { ORIGINAL_APP } from '../support/acpFixtures';
 
 const FAST = { pollIntervalMs: 50, timeoutMs: 15000 };
 
@@ -150,7 +151,7 @@ describe('ACP: permission requests while executing an approved plan', function (
       ['exit-1', 'default'],
       ['edit-1', 'reject'],
     ]);
-    assert.equal(await readFile(path.join(run.workspace, 'src/app.ts'), 'utf8'), 'export const original = true;\n');
+    assert.equal(await readFile(path.join(run.workspace, 'src/app.ts'), 'utf8'), ORIGINAL_APP);
     // The denial is the tool's error result in the log, with our message.
     const denial = allEvents(host, session.id).flatMap((event) => {
       const e = event as unknown as { type: string; message?: { content?: unknown } };

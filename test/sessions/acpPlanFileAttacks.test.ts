@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readAgentRecord, type FakeRun } from '../support/fakeAcpAgent';
 import { FakeAgentRuns } from '../support/recordingAgentContext';
-import { DEFAULT_AND_PLAN_MODES, GEMINI_OPTIONS } from '../support/acpFixtures';
+import { DEFAULT_AND_PLAN_MODES, GEMINI_OPTIONS, ORIGINAL_APP } from '../support/acpFixtures';
 
 /** An exit request naming `file` as the plan (Gemini's shape), not waited for: the agent acts before any decision. */
 function exitNaming(file: string, n: number): object {
@@ -64,7 +64,7 @@ describe('AcpAgent: naming a file as the plan, a plan-like name or a hard link d
       await mkdir(path.dirname(path.join(run.workspace, file)), { recursive: true });
       await writeFile(path.join(run.workspace, file), text);
     }
-    originals['src/app.ts'] = 'export const original = true;\n';
+    originals['src/app.ts'] = ORIGINAL_APP;
     await mkdir(path.join(run.workspace, 'plans'));
     await link(path.join(run.workspace, 'src', 'app.ts'), path.join(run.workspace, 'plans', 'linked-plan.md'));
 

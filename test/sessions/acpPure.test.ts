@@ -27,6 +27,7 @@ import {
 } from '../../src/sessions/acp/planReview';
 import { looksLikePlanFile, writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
 import type { AnyEvent } from '../../src/core/protocol';
+import { GEMINI_OPTIONS } from '../support/acpFixtures';
 
 const CLAUDE_OPTIONS: PermissionOption[] = [
   { optionId: 'bypassPermissions', name: 'Yes, and bypass permissions', kind: 'allow_always' },
@@ -195,13 +196,9 @@ describe('ACP pure pieces', () => {
     });
 
     it('Approve on Allow/Reject (Gemini) takes the plain allow; acceptEdits there is an error', () => {
-      const options: PermissionOption[] = [
-        { optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' },
-        { optionId: 'cancel', name: 'Reject', kind: 'reject_once' },
-      ];
-      const manual = chooseApproveOption('G', options, 'default');
+      const manual = chooseApproveOption('G', GEMINI_OPTIONS, 'default');
       assert.equal(manual.ok && manual.option.optionId, 'proceed_once');
-      assert.equal(chooseApproveOption('G', options, 'acceptEdits').ok, false);
+      assert.equal(chooseApproveOption('G', GEMINI_OPTIONS, 'acceptEdits').ok, false);
     });
 
     it('Reject prefers "keep planning", else a one-time reject; none is an error', () => {

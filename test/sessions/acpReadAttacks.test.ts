@@ -17,7 +17,8 @@ import { FileSessionStore } from '../../src/sessions/store';
 import { readAgentRecord, waitForRecord, permissionOutcomes } from '../support/fakeAcpAgent';
 import { FakeAgentRuns, type RecordingContext } from '../support/recordingAgentContext';
 import { createRequest, allEvents } from './hostTestKit';
-import { DEFAULT_AND_PLAN_MODES, ALLOW_OR_REJECT } from '../support/acpFixtures';
+import { ALLOW_OR_REJECT, DEFAULT_AND_PLAN_MODES, ORIGINAL_APP } from '../support/acpFixtures';
+import { waitFor } from '../support/wait';
 
 const SECRET = `ultraplan-test-secret-${process.pid}-${Date.now()}`;
 
@@ -209,7 +210,7 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     );
     assert.match(String(reads[0]?.message), /the person denied reading outside the workspace/);
     assert.equal(reads[1]?.content, 'shared notes\n');
-    assert.equal(reads[2]?.content, 'export const original = true;\n');
+    assert.equal(reads[2]?.content, ORIGINAL_APP);
     assert.ok(!JSON.stringify(record).includes('the private key is here'));
     for (const line of [
       `asked the person about "Read ${secretNotes}"`,
@@ -299,12 +300,11 @@ describe('AcpAgent: reads the agent must not make, and reads the person decides'
     });
     try {
       const session = await host.createSession(createRequest('Plan it'));
-      const deadline = Date.now() + 20_000;
-      while (!allEvents(host, session.id).some((event) => JSON.stringify(event).includes('after the reads'))) {
-        if (Date.now() > deadline)
-          throw new Error(`the session never got past the reads: ${JSON.stringify(allEvents(host, session.id)).slice(-1500)}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitFor(() => allEvents(host, session.id).some((event) => JSON.stringify(event).includes('after the reads')), {
+        message: 'the session to get past the reads',
+        timeoutMs: 20_000,
+        detail: () => JSON.stringify(allEvents(host, session.id)).slice(-1500),
+      });
       await waitForRecord(run.record, 'read_outcome', 7, 10_000);
       const outcomes = readAgentRecord(run.record).filter((entry) => entry.kind === 'read_outcome');
       const byPath = (name: string) => outcomes.filter((entry) => path.basename(String(entry.path)) === name);

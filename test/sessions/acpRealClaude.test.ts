@@ -9,7 +9,7 @@ import { assistantTexts } from './hostTestKit';
 import { parseEventBatch } from '../../src/core/eventBatch';
 import { agentModeText } from '../../src/core/inbox';
 import { SessionModel } from '../../src/core/sessionModel';
-import { TEST_IDENTITY } from '../core/sessionEvents';
+import { TEST_IDENTITY } from '../support/sessionEvents';
 import type { ScenarioRound } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import {

@@ -19,9 +19,9 @@ import {
   failingModel,
   planUntilApproved,
   planUntilFailed,
-  until,
   type RealAgentSetup,
 } from './realAgentKit';
+import { waitFor } from '../support/wait';
 
 const FEEDBACK = 'Also add src/why.ts explaining it.';
 const WHY = 'export const why = "retired";\n';
@@ -178,7 +178,7 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
     assert.equal(result.isError, false);
     assert.deepEqual(asked, []);
     assert.equal(await run.app(), 'export const original = false;\n');
-    await until(() => (run.agent.mode === 'autoEdit' ? true : undefined), 10_000, `the autoEdit mode (now ${run.agent.mode})`);
+    await waitFor(() => run.agent.mode, { message: 'the autoEdit mode', timeoutMs: 10_000, until: (mode) => mode === 'autoEdit' });
   });
 
   it('acceptEdits in a folder Gemini does not trust: a clear message says why the mode stays default', async () => {
@@ -196,7 +196,10 @@ describe('the real Gemini CLI over ACP, with only the model scripted', function 
     );
     const session = await run.backend.createSession(createRequest('Flip the flag'));
     await planUntilApproved(run, session.id, { decisions: [{ behavior: 'allow' }], timeoutMs: 120_000 });
-    const error = await until(() => run.systemEvents(session.id, 'acp_decision_error')[0], 30_000, 'the decision error');
+    const error = await waitFor(() => run.systemEvents(session.id, 'acp_decision_error')[0], {
+      message: 'the decision error',
+      timeoutMs: 30_000,
+    });
     assert.equal(run.agent.mode, 'default');
     assert.match(
       String(error.message),

@@ -12,7 +12,8 @@ import { followSession } from '../support/followedSession';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { geminiApi } from '../support/modelApi/gemini';
 import { CLAUDE_ADAPTER, claudeEnv, geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
-import { createRequest, eachRealAgentRun, until } from './realAgentKit';
+import { createRequest, eachRealAgentRun } from './realAgentKit';
+import { waitFor } from '../support/wait';
 
 const PLAN = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const NOTES = 'Keep `original` exported under the same name.';
@@ -45,7 +46,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
     controller = followSession(run.backend, session.id);
     const c = controller;
-    await until(() => (c.canDecide ? true : undefined), 90_000, 'the plan to decide');
+    await waitFor(() => c.canDecide, { message: 'the plan to decide', timeoutMs: 90_000 });
     assert.equal(c.pendingPlan?.plan, PLAN);
     assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), NOTES), { sent: true });
 
@@ -71,14 +72,11 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     assert.match(notesRound.view?.lastUser.text ?? '', /The user sent a new message while you were working/);
 
     // The session's record: the approval, then the notes message; one turn, one result, ended normally.
-    const results = await until(
-      () => {
-        const ended = run.events(session.id).filter((e) => e.type === 'result');
-        return ended.length >= 1 ? ended : undefined;
-      },
-      60_000,
-      'the turn to end',
-    );
+    const results = await waitFor(() => run.events(session.id).filter((e) => e.type === 'result'), {
+      message: 'the turn to end',
+      timeoutMs: 60_000,
+      until: (ended) => ended.length >= 1,
+    });
     const events = run.events(session.id);
     const decisionAt = events.findIndex((e) => e.type === 'control_response');
     const notesAt = events.findIndex(
@@ -129,7 +127,7 @@ describe('approve with notes through the real Gemini CLI, with only the model sc
     const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
     controller = followSession(run.backend, session.id, 150_000);
     const c = controller;
-    await until(() => (c.canDecide ? true : undefined), 150_000, 'the plan to decide');
+    await waitFor(() => c.canDecide, { message: 'the plan to decide', timeoutMs: 150_000 });
     assert.equal(c.pendingPlan?.plan.trimEnd(), PLAN.trimEnd());
     assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, c.pendingPlan!.plan), NOTES), {
       sent: true,
@@ -145,14 +143,11 @@ describe('approve with notes through the real Gemini CLI, with only the model sc
     assert.ok(approvalRound, `no exit_plan_mode result in the model's log: ${run.model.describe()}`);
     assert.ok((approvalRound.round ?? 0) < (notesRound.round ?? 0), 'the approval first, then the notes');
     assert.deepEqual(notesRound.view?.lastUser.toolResults, [], 'the notes are a prompt of their own');
-    const results = await until(
-      () => {
-        const ended = run.events(session.id).filter((e) => e.type === 'result');
-        return ended.length >= 2 ? ended : undefined;
-      },
-      60_000,
-      'the notes turn to end',
-    );
+    const results = await waitFor(() => run.events(session.id).filter((e) => e.type === 'result'), {
+      message: 'the notes turn to end',
+      timeoutMs: 60_000,
+      until: (ended) => ended.length >= 2,
+    });
     assert.deepEqual(
       results.map((r) => (r as { result?: string }).result),
       ['Executed the approved plan.', 'Noted: the name stays.'],

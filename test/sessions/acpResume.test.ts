@@ -17,7 +17,8 @@ import { Scenario, ScriptedModelServer, type ModelApiFamily, type ScenarioRound 
 import { killGroupsLeft, processesWithHome } from '../support/processes';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
 import { startServer, tempDir, type ServerProcess } from '../support/serverProcess';
-import { ORIGINAL_APP, PLAN_V1, createRequest, until } from './realAgentKit';
+import { ORIGINAL_APP, PLAN_V1, createRequest } from './realAgentKit';
+import { waitFor } from '../support/wait';
 
 const UPDATED_APP = 'export const original = false;\n';
 
@@ -72,7 +73,11 @@ async function serve(run: Run): Promise<HttpBackend> {
 async function killServer(run: Run): Promise<void> {
   await run.server?.kill();
   killGroupsLeft(processesWithHome(run.home));
-  await until(() => (processesWithHome(run.home).length === 0 ? true : undefined), 10_000, 'the agent processes to go');
+  await waitFor(() => processesWithHome(run.home), {
+    message: 'the agent processes to go',
+    timeoutMs: 10_000,
+    until: (left) => left.length === 0,
+  });
 }
 
 async function events(backend: HttpBackend, sessionId: string): Promise<StoredEvent[]> {
@@ -95,23 +100,18 @@ async function planThenRestart(run: Run): Promise<{ backend: HttpBackend; sessio
 async function approveAndSeeTheEdit(run: Run, backend: HttpBackend, sessionId: string, request: StoredEvent): Promise<void> {
   const decision = controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: PLAN_V1 } });
   await backend.sendEvents(sessionId, [decision]);
-  await eventually(fileIs(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP), 'the edit');
+  const app = path.join(run.workspace, 'src', 'app.ts');
+  await waitFor(() => readFile(app, 'utf8'), {
+    message: 'the edit',
+    timeoutMs: 90_000,
+    intervalMs: 200,
+    until: (text) => text === UPDATED_APP,
+  });
   await assert.rejects(
     backend.sendEvents(sessionId, [decision]),
     (err: unknown) => err instanceof SessionsError && /already answered/.test(err.message),
   );
 }
-
-/** Waits (bounded) until the async `check` holds. */
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-const fileIs = (file: string, text: string) => async () => (await readFile(file, 'utf8')) === text;
 
 /** Waits (bounded) for an event of the session that `match` picks. */
 async function waitForEvent(
@@ -120,13 +120,7 @@ async function waitForEvent(
   match: (e: StoredEvent) => boolean,
   what: string,
 ): Promise<StoredEvent> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const found = (await events(backend, sessionId)).find(match);
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return waitFor(async () => (await events(backend, sessionId)).find(match), { message: what, timeoutMs: 90_000, intervalMs: 200 });
 }
 
 /** Gemini's rounds that write `plan` to its plans folder and ask to leave plan mode with it. */
@@ -265,7 +259,12 @@ describe('kill -9 of the session server while a plan waits (real agents, model s
     );
     let backend = await serve(run);
     const session = await backend.createSession(createRequest('Flip the flag'));
-    await eventually(async () => (await backend.getSession(session.id)).session_status === 'idle', 'the question');
+    await waitFor(async () => (await backend.getSession(session.id)).session_status, {
+      message: 'the question',
+      timeoutMs: 90_000,
+      intervalMs: 200,
+      until: (status) => status === 'idle',
+    });
     await killServer(run);
     backend = await serve(run);
     await waitForEvent(backend, session.id, system(AGENT_LOST_SUBTYPE), 'the agent_lost notice');

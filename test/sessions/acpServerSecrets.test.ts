@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { SessionsClient } from '../../src/sessions/client';
 import { HttpBackend } from '../../src/sessions/httpBackend';
-import { startServer, type ServerProcess } from '../support/serverProcess';
+import { serversPerTest } from '../support/serverProcess';
 import { fakeRun, readAgentRecord, waitForRecord, type FakeRun } from '../support/fakeAcpAgent';
 import { createRequest } from './hostTestKit';
 import { DEFAULT_AND_PLAN_MODES } from '../support/acpFixtures';
@@ -16,12 +16,10 @@ import { DEFAULT_AND_PLAN_MODES } from '../support/acpFixtures';
 describe('ultraplan-server: an ACP agent cannot read the server token', function () {
   this.timeout(40_000);
   let run: FakeRun | undefined;
-  let server: ServerProcess | undefined;
   let secrets: string | undefined;
 
+  const servers = serversPerTest();
   afterEach(async () => {
-    await server?.stop().catch(() => undefined);
-    server = undefined;
     await run?.cleanup();
     if (secrets) await rm(secrets, { recursive: true, force: true });
   });
@@ -37,7 +35,7 @@ describe('ultraplan-server: an ACP agent cannot read the server token', function
       turns: [[...targets.map((file) => ({ readFile: { path: file } })), { chunk: 'done' }]],
     });
     await symlink(tokenFile, path.join(run.workspace, 'token.md'));
-    server = await startServer({
+    const server = await servers.start({
       agent: `acp:${run.argv.map((arg) => JSON.stringify(arg)).join(' ')}`,
       token,
       extraArgs: ['--workspace', run.workspace, '--token-file', tokenFile],

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { agentDirs, inAgentPlansFolder, writeVerdict } from '../../src/sessions/acp/readOnlyPolicy';
 import { readAgentRecord, type FakeRun } from '../support/fakeAcpAgent';
 import { FakeAgentRuns } from '../support/recordingAgentContext';
-import { DEFAULT_AND_PLAN_MODES } from '../support/acpFixtures';
+import { DEFAULT_AND_PLAN_MODES, ORIGINAL_APP } from '../support/acpFixtures';
 
 describe('read-only policy: a plan-file exception does not write elsewhere', () => {
   const workspace = '/work/ws';
@@ -167,7 +167,7 @@ describe('AcpAgent: writes through symlinks are checked where they land', functi
     assert.match(String(writes[0]?.message), /linked\.md: it is a symbolic link/);
     assert.match(String(writes[1]?.message), /dangling\.md: it is a symbolic link/);
     assert.match(String(writes[2]?.message), /planning is read-only/);
-    assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), 'export const original = true;\n');
+    assert.equal(await readFile(path.join(run.workspace, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP);
     await assert.rejects(stat(path.join(outside, 'sourced-by-shell')), /ENOENT/);
     await assert.rejects(stat(path.join(outside, 'PLAN.md')), /ENOENT/);
     assert.equal(await readFile(path.join(run.workspace, 'plans', 'real-plan.md'), 'utf8'), '# The plan\n');

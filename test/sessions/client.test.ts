@@ -7,6 +7,7 @@ import { ANTHROPIC_VERSION, userMessageEvent } from '../../src/core/protocol';
 import { DEFAULT_USER_AGENT, SessionsClient, parseRetryAfter } from '../../src/sessions/client';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startWireTestServer, type WireTestServer } from './wireTestServer';
+import { assistantText } from '../support/sessionEvents';
 
 async function rejects(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -23,8 +24,6 @@ async function sessionsError(promise: Promise<unknown>, kind: SessionsError['kin
   assert.equal(err.kind, kind, err.message);
   return err;
 }
-
-const assistant = (text: string) => ({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text }] } });
 
 describe('SessionsClient', () => {
   let server: WireTestServer;
@@ -98,8 +97,8 @@ describe('SessionsClient', () => {
 
   it('pages with sort_order=asc&cursor= until next_cursor is empty, skipping env_manager_log and control_response', async () => {
     server.addSession('s1');
-    server.append('s1', assistant('a'), { type: 'env_manager_log', line: 'x' }, assistant('b'));
-    server.append('s1', { type: 'control_response', response: { subtype: 'success', request_id: 'r' } }, assistant('c'));
+    server.append('s1', assistantText('a'), { type: 'env_manager_log', line: 'x' }, assistantText('b'));
+    server.append('s1', { type: 'control_response', response: { subtype: 'success', request_id: 'r' } }, assistantText('c'));
     const read = await client.readEventsPages('s1', null, { limit: 2 });
     assert.deepEqual(
       read.events.map((e) => (e as { message: { content: Array<{ text: string }> } }).message.content[0]?.text),
@@ -122,7 +121,7 @@ describe('SessionsClient', () => {
 
   it('stops at 50 pages and continues from there on the next read', async () => {
     server.addSession('s1');
-    for (let i = 0; i < 60; i++) server.append('s1', assistant(`m${i}`));
+    for (let i = 0; i < 60; i++) server.append('s1', assistantText(`m${i}`));
     const first = await client.readEventsPages('s1', null, { limit: 1 });
     assert.equal(first.pages, 50);
     assert.equal(first.hasMore, true);
@@ -133,7 +132,7 @@ describe('SessionsClient', () => {
   });
 
   it('keeps out and counts items that are not objects with a string type', () => {
-    const sorted = sortEventItems([assistant('ok'), 1, null, 'x', { type: 3 }, { type: 'env_manager_log' }, { type: 'unknown_kind' }]);
+    const sorted = sortEventItems([assistantText('ok'), 1, null, 'x', { type: 3 }, { type: 'env_manager_log' }, { type: 'unknown_kind' }]);
     assert.equal(sorted.events.length, 2);
     assert.equal(sorted.invalid, 4);
     assert.equal(sorted.skipped, 1);
@@ -141,7 +140,7 @@ describe('SessionsClient', () => {
 
   it('a page holding garbage items still yields its real events and advances the cursor', async () => {
     server.addSession('s1');
-    const [id] = server.append('s1', assistant('real'));
+    const [id] = server.append('s1', assistantText('real'));
     proxy.addFault({ path: '/events', fault: { kind: 'garbage_events' } });
     const read = await client.readEvents('s1', null);
     assert.equal(read.events.length, 1);

@@ -16,6 +16,7 @@ import type { StreamingTransportOptions } from '../../src/sessions/eventStream';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { EXAMPLES_DIR, startServer, type ServerProcess, type StartServerOptions } from '../support/serverProcess';
 import type { PollPhaseDetail } from '../support/pollPhases';
+import { waitFor } from '../support/wait';
 
 export type TransportMode = 'polling' | 'stream';
 export const MODES: readonly TransportMode[] = ['polling', 'stream'];
@@ -101,16 +102,16 @@ export async function rawEvents(client: SessionsClient, sessionId: string): Prom
 
 /** The request_id of the can_use_tool control_request for `toolUseId` (it may trail the tool_use). */
 export async function requestIdFor(client: SessionsClient, sessionId: string, toolUseId: string): Promise<string> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+  const requestId = async () => {
     for (const event of await rawEvents(client, sessionId)) {
       const parsed = ControlRequestEventSchema.safeParse(event);
       if (parsed.success && 'tool_use_id' in parsed.data.request && parsed.data.request.tool_use_id === toolUseId) {
         return parsed.data.request_id;
       }
     }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no control_request for tool_use ${toolUseId}`);
+    return undefined;
+  };
+  return waitFor(requestId, { message: `the control_request for tool_use ${toolUseId}`, timeoutMs: 5000 });
 }
 
 export type ReviewStep =

@@ -6,7 +6,8 @@ import { SessionsError, UltraplanPollError } from '../../src/core/errors';
 import { pollForApprovedPlan, type ApprovedPlan } from '../../src/core/poller';
 import { userMessageEvent } from '../../src/core/protocol';
 import { ExitPlanModeScanner } from '../../src/core/scanner';
-import { startServer, tempDir, type ServerProcess } from '../support/serverProcess';
+import type { SessionsClient } from '../../src/sessions/client';
+import { serverForSuite, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import {
   MODES,
   clientRig,
@@ -19,6 +20,7 @@ import {
   type Rig,
 } from './clientHarness';
 import { recordReads, watchPhases } from '../support/pollPhases';
+import { waitFor } from '../support/wait';
 
 const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });
 /** The poller's own reads: the session (status) and its events; not the stream, not POSTs. */
@@ -28,9 +30,11 @@ const POLL_READS = /^\/v1\/code\/sessions\/[^/]+(\/events)?$/;
 async function pollOutcome(
   rig: Pick<Rig, 'client' | 'backend'>,
   sessionId: string,
-  extra: { maxConsecutiveFailures?: number; signal?: AbortSignal } = {},
+  extra: { maxConsecutiveFailures?: number; signal?: AbortSignal; reviewer?: SessionsClient } = {},
 ) {
-  const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
+  // The person answering is another party: a fault or short bound on the poller's reads is not theirs.
+  const { reviewer: reviewerClient = rig.client, ...pollExtra } = extra;
+  const reviewer = scriptedReviewer(reviewerClient, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
   try {
     const plan = await pollForApprovedPlan({
       sessionId,
@@ -38,7 +42,7 @@ async function pollOutcome(
       pollIntervalMs: 100,
       timeoutMs: 20_000,
       ...watchPhases(reviewer.onPhase),
-      ...extra,
+      ...pollExtra,
     });
     await reviewer.settled();
     assert.deepEqual(reviewer.failures, []);
@@ -67,14 +71,7 @@ function assertFailure(result: ApprovedPlan | UltraplanPollError, reason: string
 
 describe('SessionsClient against the real server: failure classes', function () {
   this.timeout(60_000);
-  let server: ServerProcess;
-
-  before(async () => {
-    server = await startServer({ scenario: scenario('approve'), keepAliveMs: 1_000 });
-  });
-  after(async () => {
-    await server.stop();
-  });
+  const server = serverForSuite({ scenario: scenario('approve'), keepAliveMs: 1_000 });
 
   it('401: a wrong token fails the poll as unauthorized, never showing the token', async () => {
     const rig = await startRig({ mode: 'polling', reuse: server, token: async () => 'wrong-token-xyz' });
@@ -133,28 +130,28 @@ describe('SessionsClient against the real server: failure classes', function () 
       it('4 consecutive 5xx are retried and the poll succeeds', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 4, fault: { kind: 'status', status: 503 } });
-        assertApproved(await pollOutcome(rig, sessionId));
+        assertApproved(await pollOutcome(rig, sessionId, { reviewer: setup.client }));
         assert.equal(rig.proxy.requests.filter((r) => r.status === 503).length, 4);
       });
 
       it('5 consecutive 5xx fail the poll as network_or_unknown', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 5, fault: { kind: 'status', status: 500 } });
-        const failed = assertFailure(await pollOutcome(rig, sessionId), 'network_or_unknown');
+        const failed = assertFailure(await pollOutcome(rig, sessionId, { reviewer: setup.client }), 'network_or_unknown');
         assert.match(failed.message, /5 attempts in a row/);
       });
 
       it('a reset connection is retried', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 2, fault: { kind: 'reset' } });
-        assertApproved(await pollOutcome(rig, sessionId));
+        assertApproved(await pollOutcome(rig, sessionId, { reviewer: setup.client }));
         assert.equal(rig.proxy.requests.filter((r) => r.fault === 'reset').length, 2);
       });
 
       it('a response slower than the request timeout is abandoned and retried', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', times: 1, fault: { kind: 'delay', ms: 1_500 } });
-        assertApproved(await pollOutcome(rig, sessionId));
+        assertApproved(await pollOutcome(rig, sessionId, { reviewer: setup.client }));
         const delayed = rig.proxy.requests.find((r) => r.fault === 'delay');
         assert.equal(delayed?.status, 0, 'the client gave up before the proxy answered');
       });
@@ -162,14 +159,14 @@ describe('SessionsClient against the real server: failure classes', function () 
       it('malformed JSON fails the poll at once, saying so', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', fault: { kind: 'malformed_json' } });
-        const failed = assertFailure(await pollOutcome(rig, sessionId), 'network_or_unknown');
+        const failed = assertFailure(await pollOutcome(rig, sessionId, { reviewer: setup.client }), 'network_or_unknown');
         assert.match(failed.message, /malformed JSON/);
       });
 
       it('a page holding garbage events still gives the approval', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', times: Infinity, fault: { kind: 'garbage_events' } });
-        assertApproved(await pollOutcome(rig, sessionId));
+        assertApproved(await pollOutcome(rig, sessionId, { reviewer: setup.client }));
         // Every HTTP page was garbled (the stream, once live, serves the rest itself).
         const reads = rig.proxy.requests.filter((r) => r.path.endsWith('/events') && r.method === 'GET');
         assert.ok(reads.length >= 1 && reads.every((r) => r.fault === 'garbage_events'));
@@ -283,10 +280,11 @@ describe('restarts', function () {
                 assert.equal(await first.stop(), 0, 'clean shutdown');
                 // The server stays gone until the poll has met it so (else a quick restart can fall
                 // between two polls, and nothing would show the poll riding out the gap).
-                for (const deadline = Date.now() + 20_000; !rig.proxy.requests.some((r) => r.status === 502);) {
-                  if (Date.now() > deadline) throw new Error('no poll reached the stopped server within 20 s');
-                  await new Promise((resolve) => setTimeout(resolve, 20));
-                }
+                await waitFor(() => rig.proxy.requests.some((r) => r.status === 502), {
+                  message: 'a poll to reach the stopped server',
+                  timeoutMs: 20_000,
+                  intervalMs: 20,
+                });
                 second = await startServer({ scenario: scenario('slow'), dataDir, token: first.token });
                 rig.proxy.setTarget(second.url);
               })();

@@ -12,6 +12,7 @@ import { parseScenario, scriptedAgentFactory } from '../../src/sessions/scripted
 import { FileSessionStore } from '../../src/sessions/store';
 import { allEvents, createRequest, pendingPlanRequest, scenarioFactory, toolResults, types, waitForStatus } from './hostTestKit';
 import { watchPhases } from '../support/pollPhases';
+import { waitFor } from '../support/wait';
 
 async function rejects(promise: Promise<unknown>, kind: SessionsError['kind'], message: RegExp): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
@@ -326,8 +327,7 @@ describe('SessionHost (file store, restarts in process)', () => {
       allEvents(reopened, id).flatMap((e) =>
         e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : [],
       );
-    for (let waited = 0; texts().at(-1) !== 'Fresh start?' && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(texts().at(-1), 'Fresh start?');
+    await waitFor(texts, { message: "the agent's fresh start", timeoutMs: 5000, until: (said) => said.at(-1) === 'Fresh start?' });
     await waitForStatus(host, id, 'idle');
   });
 });

@@ -8,9 +8,10 @@ import { parseEventBatch } from '../../src/core/eventBatch';
 import * as protocol from '../../src/core/protocol';
 import { SessionsClient } from '../../src/sessions/client';
 import { StreamingTransport } from '../../src/sessions/eventStream';
-import { assistantText, exitPlan, result, toolResult, toolUse, toolRequest } from '../core/sessionEvents';
+import { assistantText, exitPlan, result, toolResult, toolUse, toolRequest } from '../support/sessionEvents';
 import { countSchemaPasses } from '../support/schemaPasses';
 import { startWireTestServer, type WireTestServer } from './wireTestServer';
+import { waitFor } from '../support/wait';
 
 /** A session's worth of events: many routine tool calls and results, one plan, one request, one result. */
 function sessionEvents(calls: number): Array<Record<string, unknown>> {
@@ -64,8 +65,7 @@ describe('one schema pass per event on the client (real HTTP on 127.0.0.1)', () 
     try {
       // The first read goes over HTTP and opens the stream after it.
       await transport.readEvents('s2', null);
-      for (let i = 0; i < 200 && transport.streamStats('s2')?.mode !== 'open'; i++) await new Promise((r) => setTimeout(r, 10));
-      assert.equal(transport.streamStats('s2')?.mode, 'open');
+      await waitFor(() => transport.streamStats('s2')?.mode, { message: 'the stream to open', until: (mode) => mode === 'open' });
       const events = sessionEvents(50);
       const passes = countSchemaPasses([protocol, codeSessions]);
       let parsed = 0;

@@ -125,17 +125,6 @@ export function eachRealAgentRun(): RealAgentRun {
   return standIn(() => current, 'eachRealAgentRun()');
 }
 
-/** Polls `predicate` until it gives a value (bounded). */
-export async function until<T>(predicate: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = predicate();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 export type PlanDecision = { behavior: 'allow' } | { behavior: 'deny'; message: string };
 
 /**

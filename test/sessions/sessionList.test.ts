@@ -13,26 +13,22 @@ import { EmbeddedBackend } from '../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../src/sessions/host';
 import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../support/claudeCompatProxy';
 import { makeClaudeHome, type ClaudeHome } from '../support/claudeCompatFixtures';
-import { EXAMPLES_DIR, createCodeSessionByHttp, startServer, type ServerProcess } from '../support/serverProcess';
+import { serverForSuite, EXAMPLES_DIR, createCodeSessionByHttp, startServer } from '../support/serverProcess';
 import { createRequest, scenarioFactory } from './hostTestKit';
 
 const ORG = 'org-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
 
 describe('session lists', function () {
   this.timeout(60_000);
-  let server: ServerProcess;
+  const server = serverForSuite({ scenario: join(EXAMPLES_DIR, 'question.json') });
   const created: string[] = [];
 
   before(async () => {
-    server = await startServer({ scenario: join(EXAMPLES_DIR, 'question.json') });
     // Created one after another: each has its own creation time (the list's order).
     for (const title of ['first', 'second', 'third']) {
       created.push(await createCodeSessionByHttp(server, title));
       await new Promise((r) => setTimeout(r, 15));
     }
-  });
-  after(async () => {
-    await server?.stop();
   });
 
   describe('ultraplan-server GET /v1/code/sessions', () => {

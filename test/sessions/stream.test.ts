@@ -7,18 +7,10 @@ import { StreamingTransport, type StreamingTransportOptions } from '../../src/se
 import { HttpBackend } from '../../src/sessions/httpBackend';
 import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { startWireTestServer, type WireTestServer, type WireTestServerOptions } from './wireTestServer';
+import { waitFor } from '../support/wait';
+import { assistantText } from '../support/sessionEvents';
 
-const assistant = (text: string) => ({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text }] } });
 const textOf = (e: unknown) => (e as { message: { content: Array<{ text: string }> } }).message.content[0]?.text;
-
-/** Waits (bounded) until `check` holds; the bound only guards against a hang. */
-async function eventually(check: () => boolean, what: string, boundMs = 5_000): Promise<void> {
-  const until = Date.now() + boundMs;
-  while (!check()) {
-    if (Date.now() > until) assert.fail(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** Reads the way the poller does (status, events, wait) until `count` events have arrived. */
 async function readUntil(
@@ -61,15 +53,15 @@ describe('StreamingTransport', () => {
   it('after one HTTP read, serves events from the stream and wakes on each frame', async () => {
     await setUp();
     server.addSession('s1');
-    server.append('s1', assistant('before'));
+    server.append('s1', assistantText('before'));
     const first = await transport.readEvents('s1', null);
     assert.deepEqual(first.events.map(textOf), ['before']);
-    await eventually(() => transport.streamStats('s1')?.mode === 'open', 'stream open');
-    await eventually(() => server.openStreams === 1, 'server sees the stream');
+    await waitFor(() => transport.streamStats('s1')?.mode === 'open', 'stream open');
+    await waitFor(() => server.openStreams === 1, 'server sees the stream');
     proxy.resetLog();
 
     const waiting = transport.waitForActivity('s1', 60_000);
-    setTimeout(() => server.append('s1', assistant('live')), 30);
+    setTimeout(() => server.append('s1', assistantText('live')), 30);
     await waiting; // would only end after 60 s (past the test's timeout) without the wake-up
     const second = await transport.readEvents('s1', first.lastId);
     assert.deepEqual(second.events.map(textOf), ['live']);
@@ -90,14 +82,14 @@ describe('StreamingTransport', () => {
     await setUp();
     server.addSession('s1');
     const read0 = await transport.readEvents('s1', null);
-    await eventually(() => transport.streamStats('s1')?.mode === 'open', 'stream open');
+    await waitFor(() => transport.streamStats('s1')?.mode === 'open', 'stream open');
     const ids = server.append(
       's1',
       { type: 'control_response', response: { subtype: 'success', request_id: 'r' } },
       { type: 'env_manager_log' },
-      assistant('kept'),
+      assistantText('kept'),
     );
-    await eventually(() => transport.streamStats('s1') !== undefined && server.openStreams === 1, 'stream');
+    await waitFor(() => transport.streamStats('s1') !== undefined && server.openStreams === 1, 'stream');
     const { events, cursor } = await (async () => {
       let got: { events: unknown[]; lastId: string | null } = { events: [], lastId: read0.lastId };
       for (let i = 0; i < 100 && got.lastId !== ids[2]; i++) {
@@ -116,14 +108,14 @@ describe('StreamingTransport', () => {
     server.addSession('s1');
     await transport.readEvents('s1', null);
     proxy.addFault({ path: '/events/stream', times: 3, fault: { kind: 'drop_stream_after', events: 3 } });
-    await eventually(() => server.openStreams === 1, 'first stream');
+    await waitFor(() => server.openStreams === 1, 'first stream');
     // Events arrive three at a time, each batch once the stream is open again, while the reader
     // follows (the stream carries no status frame to mark it open, so the test waits for it).
     const events: unknown[] = [];
     let cursor: string | null = null;
     for (let batch = 0; batch < 4; batch++) {
-      await eventually(() => transport.streamStats('s1')?.mode === 'open', `stream open for batch ${batch}`);
-      for (let i = 0; i < 3; i++) server.append('s1', assistant(`m${batch * 3 + i}`));
+      await waitFor(() => transport.streamStats('s1')?.mode === 'open', `stream open for batch ${batch}`);
+      for (let i = 0; i < 3; i++) server.append('s1', assistantText(`m${batch * 3 + i}`));
       const read = await readUntil(transport, 's1', 3, undefined, cursor);
       events.push(...read.events);
       cursor = read.cursor;
@@ -148,11 +140,11 @@ describe('StreamingTransport', () => {
       await setUp({ stream: false, streamOffStatus: status });
       server.addSession('s1');
       server.addSession('s2');
-      server.append('s1', assistant('a'));
+      server.append('s1', assistantText('a'));
       const read = await transport.readEvents('s1', null);
-      await eventually(() => transport.streamStats('s1')?.mode === 'polling', 'fallback');
+      await waitFor(() => transport.streamStats('s1')?.mode === 'polling', 'fallback');
       assert.match(transport.streamStats('s1')?.fallbackReason ?? '', new RegExp(`HTTP ${status}`));
-      server.append('s1', assistant('b'));
+      server.append('s1', assistantText('b'));
       const next = await transport.readEvents('s1', read.lastId);
       assert.deepEqual(next.events.map(textOf), ['b']);
       await transport.readEvents('s2', null);
@@ -170,10 +162,10 @@ describe('StreamingTransport', () => {
     server.addSession('s1');
     proxy.addFault({ path: '/events/stream', times: Infinity, fault: { kind: 'status', status: 502 } });
     await transport.readEvents('s1', null);
-    await eventually(() => transport.streamStats('s1')?.mode === 'polling', 'fallback after failures');
+    await waitFor(() => transport.streamStats('s1')?.mode === 'polling', 'fallback after failures');
     assert.equal(proxy.countRequests('/events/stream'), 3);
     assert.match(transport.streamStats('s1')?.fallbackReason ?? '', /3 times in a row.*HTTP 502/);
-    server.append('s1', assistant('still read'));
+    server.append('s1', assistantText('still read'));
     const read = await transport.readEvents('s1', null);
     assert.deepEqual(read.events.map(textOf), ['still read']);
   });
@@ -182,7 +174,7 @@ describe('StreamingTransport', () => {
     await setUp({}, { idleTimeoutMs: 150, stableAfterMs: 60_000, maxConsecutiveFailures: 100 });
     server.addSession('s1');
     await transport.readEvents('s1', null);
-    await eventually(() => (transport.streamStats('s1')?.drops ?? 0) >= 2, 'idle drops');
+    await waitFor(() => (transport.streamStats('s1')?.drops ?? 0) >= 2, 'idle drops');
     assert.ok(proxy.countRequests('/events/stream') >= 2);
   });
 
@@ -191,12 +183,12 @@ describe('StreamingTransport', () => {
     server.addSession('s1');
     const controller = new AbortController();
     await transport.readEvents('s1', null, controller.signal);
-    await eventually(() => server.openStreams === 1, 'stream open');
+    await waitFor(() => server.openStreams === 1, 'stream open');
     controller.abort();
-    await eventually(() => server.openStreams === 0, 'stream closed on abort');
+    await waitFor(() => server.openStreams === 0, 'stream closed on abort');
     assert.equal(transport.streamStats('s1')?.mode, 'idle');
     await transport.readEvents('s1', null);
-    await eventually(() => server.openStreams === 1, 'reopened lazily');
+    await waitFor(() => server.openStreams === 1, 'reopened lazily');
   });
 
   it('HttpBackend: streaming or polling transport, closes streams on archive and dispose', async () => {
@@ -214,10 +206,10 @@ describe('StreamingTransport', () => {
     server.addSession('s2');
     await streaming.transport.readEvents('s1', null);
     await streaming.transport.readEvents('s2', null);
-    await eventually(() => server.openStreams === 2, 'two streams');
+    await waitFor(() => server.openStreams === 2, 'two streams');
     await streaming.archive('s1');
-    await eventually(() => server.openStreams === 1, 'archive closed one');
+    await waitFor(() => server.openStreams === 1, 'archive closed one');
     await streaming.dispose();
-    await eventually(() => server.openStreams === 0, 'dispose closed all');
+    await waitFor(() => server.openStreams === 0, 'dispose closed all');
   });
 });

@@ -4,27 +4,16 @@ import { strict as assert } from 'node:assert';
 import { UltraplanPollError } from '../../src/core/errors';
 import { followUntilResult, pollForApprovedPlan } from '../../src/core/poller';
 import { sortEventItems } from '../../src/core/codeSessions';
-import { startServer, type ServerProcess } from '../support/serverProcess';
+import { serverForSuite } from '../support/serverProcess';
 import { createPlanSession, rawEvents, scenario, scriptedReviewer, startRig } from './clientHarness';
 import { recordReads, watchPhases } from '../support/pollPhases';
+import { waitFor } from '../support/wait';
 
 const allow = (plan: string) => ({ behavior: 'allow' as const, updatedInput: { plan } });
 
-async function eventually(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(check(), `never happened: ${what}`);
-}
-
 describe('event stream against the real server', function () {
   this.timeout(60_000);
-  let server: ServerProcess;
-
-  before(async () => {
-    server = await startServer({ scenario: scenario('demo'), keepAliveMs: 1_000 });
-  });
-  after(async () => {
-    await server.stop();
-  });
+  const server = serverForSuite({ scenario: scenario('demo'), keepAliveMs: 1_000 });
 
   it('a stream dropped every few events resumes without duplicates or gaps, to the same outcome', async () => {
     const rig = await startRig({ mode: 'stream', reuse: server });
@@ -103,11 +92,11 @@ describe('event stream against the real server', function () {
       const polling = pollForApprovedPlan({ sessionId, transport: rig.backend.transport, timeoutMs: 30_000, signal: stop.signal }).catch(
         (e: unknown) => e,
       );
-      await eventually(() => rig.proxy.openStreams === 1, 'stream open');
+      await waitFor(() => rig.proxy.openStreams === 1, 'stream open');
       stop.abort();
       const result = await polling;
       assert.ok(result instanceof UltraplanPollError && result.reason === 'stopped');
-      await eventually(() => rig.proxy.openStreams === 0, 'stream closed after abort');
+      await waitFor(() => rig.proxy.openStreams === 0, 'stream closed after abort');
     } finally {
       await rig.close();
     }

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ORIGINAL_APP } from './acpFixtures';
+import { waitFor } from './wait';
 
 /**
  * The repository this code runs from. In the extension host the suites run from the test runner's
@@ -112,11 +113,9 @@ export function permissionOutcomes(entries: ReadonlyArray<{ kind: string; outcom
 
 /** Waits (bounded) for the fake's record to hold `count` entries of `kind`. */
 export async function waitForRecord(file: string, kind: string, count = 1, timeoutMs = 8000): Promise<RecordEntry[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const entries = readAgentRecord(file).filter((entry) => entry.kind === kind);
-    if (entries.length >= count) return entries;
-    if (Date.now() > deadline) throw new Error(`the fake agent's record has ${entries.length} "${kind}" entries, wanted ${count}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  return waitFor(() => readAgentRecord(file).filter((entry) => entry.kind === kind), {
+    message: `${count} "${kind}" entries in the fake agent's record`,
+    timeoutMs,
+    until: (entries) => entries.length >= count,
+  });
 }

@@ -1,5 +1,5 @@
 // A followed session (the real FollowedSession) on any backend, for tests that drive it as the
-// editor does but need no editor: a quiet log, a notifier that says nothing, and a bounded wait.
+// editor does but need no editor: a quiet log and a notifier that says nothing.
 import { FollowedSession } from '../../src/extension/sessions/followedSession';
 import type { SessionNotifier } from '../../src/extension/sessions/sessionNotifier';
 import type { SessionBackend } from '../../src/sessions/backend';
@@ -27,13 +27,4 @@ export function followSession(backend: SessionBackend, sessionId: string, timeou
   });
   controller.start();
   return controller;
-}
-
-/** Waits (bounded) until `check` holds. */
-export async function waitUntil(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

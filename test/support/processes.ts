@@ -2,6 +2,7 @@
 // suites): is a pid still running, wait (bounded) until it is gone, what is left in its group.
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
+import { waitFor } from './wait';
 
 /** True while a process with this pid runs (a zombie, exited but not yet reaped, has ended). */
 export function isAlive(pid: number): boolean {
@@ -23,21 +24,18 @@ export function isAlive(pid: number): boolean {
 
 /** Waits (bounded) until `pid` is gone; answers whether it is. */
 export async function waitGone(pid: number, timeoutMs = 5000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!isAlive(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return !isAlive(pid);
+  return waitFor(() => !isAlive(pid), { timeoutMs }).catch(() => !isAlive(pid));
 }
 
 /** Checks (bounded) that each agent of `pids` is gone and its process group empty. */
 export async function assertAgentGroupsGone(pids: readonly number[]): Promise<void> {
   for (const pid of pids) {
     assert.ok(await waitGone(pid, 10_000), `agent ${pid} left behind`);
-    const deadline = Date.now() + 5000;
-    while (processGroupMembers(pid).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.deepEqual(processGroupMembers(pid), [], `processes left in agent group ${pid}`);
+    await waitFor(() => processGroupMembers(pid), {
+      message: `no process left in agent group ${pid}`,
+      timeoutMs: 5000,
+      until: (left) => left.length === 0,
+    });
   }
 }
 

@@ -8,6 +8,7 @@ import type { AgentContext } from '../../src/sessions/agent';
 import type { AnyEvent, SessionStatus } from '../../src/core/protocol';
 import { fakeRun, type FakeRun } from './fakeAcpAgent';
 import { waitGone } from './processes';
+import { waitFor } from './wait';
 
 /** Stops `agent` (if any) and checks that its process is gone. */
 export async function stopAgent(agent: AcpAgent | undefined): Promise<void> {
@@ -95,31 +96,17 @@ export class RecordingContext implements AgentContext {
 
   /** Resolves when `predicate` holds; rejects after `timeoutMs` with what was seen. */
   waitFor<T>(predicate: () => T | undefined | false, timeoutMs = 8000, what = 'condition'): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const check = (): boolean => {
-        const value = predicate();
-        if (value) {
-          cleanup();
-          resolve(value);
-          return true;
-        }
-        return false;
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(
-          new Error(
-            `timed out waiting for ${what}; events: ${JSON.stringify(this.events).slice(0, 3000)}; statuses: ${this.statuses.join(',')}; logs: ${this.logs.join(' | ').slice(0, 2000)}`,
-          ),
-        );
-      }, timeoutMs);
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(waiter);
-      };
-      const waiter = (): void => void check();
-      if (check()) return;
-      this.waiters.add(waiter);
+    // Truthy, as the agent tests read it: a count of 0 or an empty text is not there yet.
+    return waitFor(predicate as () => T, {
+      message: what,
+      timeoutMs,
+      until: (value) => Boolean(value),
+      wakeOn: (wake) => {
+        this.waiters.add(wake);
+        return () => this.waiters.delete(wake);
+      },
+      detail: () =>
+        `events: ${JSON.stringify(this.events).slice(0, 3000)}; statuses: ${this.statuses.join(',')}; logs: ${this.logs.join(' | ').slice(0, 2000)}`,
     });
   }
 

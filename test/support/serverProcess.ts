@@ -6,7 +6,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { strict as assert } from 'node:assert';
 import { setPlanModeEvent, userMessageEvent } from '../../src/core/protocol';
+import { standIn } from './standIn';
+import { waitFor } from './wait';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const SERVER_JS = path.join(REPO_ROOT, 'dist', 'server.mjs');
@@ -196,6 +199,41 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
   };
 }
 
+/**
+ * A server for the enclosing describe: started in before(), stopped in after() with its exit code
+ * asserted 0 (a clean shutdown). The returned object stands for the running server in the tests.
+ */
+export function serverForSuite(options: StartServerOptions = {}): ServerProcess {
+  let current: ServerProcess | undefined;
+  before(async () => {
+    current = await startServer(options);
+  });
+  after(async () => {
+    const server = current;
+    current = undefined;
+    if (server) assert.equal(await server.stop(), 0, `ultraplan-server exited uncleanly\nstderr:\n${server.stderr()}`);
+  });
+  return standIn(() => current, 'serverForSuite(…)');
+}
+
+/**
+ * For tests that start servers of their own (a server per case, a restart): `start` starts one, and
+ * every server started so is stopped in afterEach(), whatever the test did.
+ */
+export function serversPerTest(): { start(options?: StartServerOptions): Promise<ServerProcess> } {
+  const started: ServerProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((server) => server.stop()));
+  });
+  return {
+    async start(options = {}) {
+      const server = await startServer(options);
+      started.push(server);
+      return server;
+    },
+  };
+}
+
 /** Runs the server CLI to completion (for refused starts and --help); kills it after timeoutMs. */
 export async function runServerCli(
   args: string[],
@@ -252,19 +290,18 @@ export async function startWorker(options: {
   workerId?: string;
   /** --workspace, --scratch and the like. */
   extraArgs?: string[];
+  /** Hands the database URL over as ULTRAPLAN_DATABASE_URL (as a deployment's Secret does), not --store. */
+  storeInEnv?: boolean;
   /** Added to the test's environment (an agent's model URL and home, say). */
   env?: Record<string, string>;
 }): Promise<WorkerProcess> {
   ensureServerBuilt();
-  const args = [SERVER_JS, 'worker', '--store', options.store, '--agent', options.agent];
+  const args = [SERVER_JS, 'worker', ...(options.storeInEnv ? [] : ['--store', options.store]), '--agent', options.agent];
   if (options.leaseMs !== undefined) args.push('--lease-ms', String(options.leaseMs));
   if (options.workerId !== undefined) args.push('--worker-id', options.workerId);
   args.push(...(options.extraArgs ?? []));
-  const child = spawn(process.execPath, args, {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const env = { ...process.env, ...options.env, ...(options.storeInEnv ? { ULTRAPLAN_DATABASE_URL: options.store } : {}) };
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';
@@ -276,14 +313,16 @@ export async function startWorker(options: {
       resolve(code);
     }),
   );
-  const deadline = Date.now() + 15_000;
-  while (!/^ultraplan-server worker \S+ running$/m.test(stdout)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
+  const started = () => {
+    if (child.exitCode !== null) throw new Error(`ultraplan-server worker exited (${child.exitCode}) before it ran\nstderr:\n${stderr}`);
+    return /^ultraplan-server worker \S+ running$/m.test(stdout);
+  };
+  await waitFor(started, { message: 'ultraplan-server worker to start', timeoutMs: 15_000, detail: () => `stderr:\n${stderr}` }).catch(
+    (error: unknown) => {
       child.kill('SIGKILL');
-      throw new Error(`ultraplan-server worker did not start\nstderr:\n${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+      throw error;
+    },
+  );
   return {
     pid: child.pid as number,
     stderr: () => stderr,

@@ -6,6 +6,7 @@
 // eligibility checked afresh for each launch. One provider per kind.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { SessionResource } from '../../core/protocol';
 import type { BackendKind, SessionBackend } from '../../sessions/backend';
 import { claudeWebBackendOptions, type PreparedClaudeWeb } from '../claudeWeb/claudeWebBackend';
 import type { ClaudeWebBackend } from '../../sessions/claudeWeb';
@@ -16,6 +17,8 @@ import type { ServiceBackend } from '../../sessions/service/serviceBackend';
 import { AgentNotice } from '../agents/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import type { EmbeddedAgent, EmbeddedAgentSource } from './embeddedAgent';
+import { SessionsError } from '../../core/errors';
+import { expiredTokenProblem } from '../../core/serverToken';
 
 /** The shipped demo scenario: run when chosen (ultraplan.agent.choice = demo) or when no agent is installed. */
 export const DEMO_SCENARIO = path.join('examples', 'demo.json');
@@ -95,6 +98,12 @@ export class Backends implements vscode.Disposable {
     return this.#embedded;
   }
 
+  /** The sessions of this user's session service if it runs (never started for this); null when it does not. */
+  async serviceSessionsIfRunning(settings: UltraplanSettings, signal?: AbortSignal): Promise<SessionResource[] | null> {
+    if (!vscode.workspace.isTrusted) return null;
+    return (await this.#service(settings)).listIfRunning(signal);
+  }
+
   /** Loaded at first use, not with the extension: a window without embedded sessions never needs it. */
   async #connectService(settings: UltraplanSettings): Promise<ServiceBackend> {
     const [{ LocalService }, { ServiceBackend }, { servicePaths }] = await Promise.all([
@@ -135,6 +144,9 @@ export class Backends implements vscode.Disposable {
         getToken: async () => {
           const token = await secrets.get(key);
           if (!token) throw new Error(`No token is set for ${new URL(serverUrl).origin}; run "Ultraplan: Set Server Token…".`);
+          // An OIDC token that ran out: say so and how to renew, rather than sending it to be refused.
+          const expired = expiredTokenProblem(token, new URL(serverUrl).origin);
+          if (expired !== null) throw new SessionsError('unauthorized', expired);
           return token;
         },
         log: (line) => log.debug(`http: ${line}`),
@@ -199,7 +211,8 @@ export class Backends implements vscode.Disposable {
       case 'embedded': {
         const { backend, agent } = await this.embedded(settings);
         if (agent.notice) this.#agentNotice.show(agent.notice, settings['agent.noAgentNotice']);
-        return { backend: launching(backend, agent.launch), demo: agent.demo, agentLabel: agent.label };
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+        return { backend: launching(backend, agent.launch, folder), demo: agent.demo, agentLabel: agent.label };
       }
       case 'server':
         return { backend: this.server(settings['server.url']), demo: false, serverUrl: settings['server.url'] };
@@ -258,13 +271,16 @@ export class Backends implements vscode.Disposable {
   }
 }
 
-/** The backend, with its new sessions run by `launch` (bound when chosen, so two launches in flight cannot swap agents). */
-function launching(backend: SessionBackend, launch: AgentLaunch): SessionBackend {
+/**
+ * The backend, with its new sessions run by `launch` (bound when chosen, so two launches in flight
+ * cannot swap agents) and named after this window's folder (other windows on it follow them too).
+ */
+function launching(backend: SessionBackend, launch: AgentLaunch, folder: string | undefined): SessionBackend {
   return {
     kind: backend.kind,
     label: backend.label,
     transport: backend.transport,
-    createSession: (request, signal) => backend.createSession(withAgentLaunch(request, launch), signal),
+    createSession: (request, signal) => backend.createSession(withAgentLaunch(request, launch, folder), signal),
     getSession: (sessionId, signal) => backend.getSession(sessionId, signal),
     listSessions: (signal) => backend.listSessions?.(signal) ?? Promise.resolve([]),
     sendEvents: (sessionId, events, signal) => backend.sendEvents(sessionId, events, signal),

@@ -419,11 +419,13 @@ export class FollowedSessions extends Disposable {
     serverUrl?: string;
     settings: UltraplanSettings;
     readOnly?: string;
+    /** false: followed without taking the review panel (a session another window started). */
+    show?: boolean;
   }): Promise<FollowedSession> {
     const known = this.followed(o.backend.kind, o.sessionId, o.serverUrl);
     // Followed read-only before (no token then) and attachable now: the new follow replaces it.
     if (known && !(known.readOnly !== undefined && o.readOnly === undefined)) {
-      this.show(known);
+      if (o.show !== false) this.show(known);
       return known;
     }
     const resource = await o.backend.getSession(o.sessionId);
@@ -434,7 +436,7 @@ export class FollowedSessions extends Disposable {
     }
     const again = this.followed(o.backend.kind, resource.id, o.serverUrl) ?? this.#sessions.get(key);
     if (again) {
-      this.show(again);
+      if (o.show !== false) this.show(again);
       return again;
     }
     const fresh: FreshSession = {
@@ -452,7 +454,7 @@ export class FollowedSessions extends Disposable {
       `attached to session ${resource.id} on ${o.backend.label}${readOnly !== undefined ? ` (read-only: ${readOnly})` : ''}`,
     );
     // Shown before the first read: its plan arrives in the review itself, not as a toast about it.
-    this.show(session);
+    if (o.show !== false) this.show(session);
     session.start();
     this.#changed();
     await this.persistNow();

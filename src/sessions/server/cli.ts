@@ -4,8 +4,7 @@
 // other line (requests, warnings, errors) goes to stderr.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
-import { AGENT_KINDS, createAgentFactory } from '../agentSpec';
+import { AGENT_KINDS } from '../agentSpec';
 import { DEFAULT_HOST_LIMITS, SessionHost } from '../host';
 import { DataDirLockError, lockDataDir } from '../dataDirLock';
 import { hostHeaderName, normalizeHostName } from '../requestGuard';
@@ -20,12 +19,15 @@ import { FileSessionStore } from '../store';
 import { JournalServerStore } from '../store/journalStore';
 import { PostgresServerStore } from '../store/postgres/postgresStore';
 import type { ServerStore } from '../store/serverStore';
-import { WorkerUsageError, runWorkerCommand } from './workerCommand';
+import { runWorkerCommand } from './workerCommand';
 import { SECRET_ENV_NAMES } from '../acp/agentProcess';
 import { ALREADY_RUNNING_EXIT, AlreadyRunningError, runService } from './serviceMode';
 import { checkServiceVersion } from '../service/servicePaths';
+import { OidcAuthenticator } from './oidcAuthenticator';
+import { OIDC_ARG_OPTIONS, OIDC_HELP, OidcOptionsError, oidcSettingsFrom } from './oidcOptions';
+import { agentFlag, databaseUrlFlag, integerFlag, messageOf, parseFlags, Shutdown, USAGE_EXIT, UsageError } from './commandLine';
 
-const USAGE_EXIT = 2;
+const COMMAND = 'ultraplan-server';
 
 function helpText(): string {
   const kinds = Object.values(AGENT_KINDS)
@@ -49,7 +51,7 @@ ${kinds}
   --workspace DIR     the folder an agent works in (acp agents; default: the current directory)
   --token-file FILE   read the bearer token from FILE (else ULTRAPLAN_SERVER_TOKEN)
   --insecure-no-auth  accept requests without a token; only with a loopback --host
-  --allowed-host NAME a Host name clients may use besides the bound address and localhost
+${OIDC_HELP}  --allowed-host NAME a Host name clients may use besides the bound address and localhost
                       (e.g. a proxy's name); repeatable. Other Host names are refused
   --socket PATH       run as the local session service (docs/service.md): listen on this Unix
                       socket (or Windows named pipe) instead of a port; needs --token-file;
@@ -69,19 +71,19 @@ ${kinds}
 Environment:
   ULTRAPLAN_SERVER_TOKEN  the bearer token clients must send (Authorization: Bearer <token>)
   ULTRAPLAN_DATABASE_URL  the PostgreSQL database, when --store is not given
+  ULTRAPLAN_OIDC_*        the --oidc-… settings above (docs/identity.md)
 
 On start it prints one line on stdout: ultraplan-server listening on http://HOST:PORT
 SIGTERM or SIGINT shuts it down cleanly; sessions and events survive a restart.
 `;
 }
 
-class UsageError extends Error {}
+function usage(message: string): UsageError {
+  return new UsageError(COMMAND, message);
+}
 
-function positiveInt(name: string, value: string | undefined, fallback: number, min = 1): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min)
-    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
-  return Number(value);
+function positiveInt(name: string, value: string | undefined, fallback: number, min = 1, max?: number): number {
+  return integerFlag(COMMAND, name, value, fallback, { min, ...(max !== undefined ? { max } : {}) });
 }
 
 export function isLoopbackHost(host: string): boolean {
@@ -91,57 +93,46 @@ export function isLoopbackHost(host: string): boolean {
 
 async function main(argv: string[]): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        host: { type: 'string', default: '127.0.0.1' },
-        port: { type: 'string', default: '8787' },
-        'data-dir': { type: 'string' },
-        store: { type: 'string' },
-        agent: { type: 'string' },
-        workspace: { type: 'string' },
-        'token-file': { type: 'string' },
-        'insecure-no-auth': { type: 'boolean', default: false },
-        'allowed-host': { type: 'string', multiple: true },
-        'max-sessions': { type: 'string' },
-        'max-body-bytes': { type: 'string' },
-        'max-events-per-append': { type: 'string' },
-        'max-streams': { type: 'string' },
-        'max-streams-per-session': { type: 'string' },
-        socket: { type: 'string' },
-        'service-version': { type: 'string' },
-        'idle-exit-seconds': { type: 'string' },
-        // Hidden, for tests: the stream's keep-alive comment interval.
-        'keep-alive-ms': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
-  const values = parsed.values;
+  const values = parseFlags(COMMAND, argv, {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '8787' },
+    'data-dir': { type: 'string' },
+    store: { type: 'string' },
+    agent: { type: 'string' },
+    workspace: { type: 'string' },
+    'token-file': { type: 'string' },
+    'insecure-no-auth': { type: 'boolean', default: false },
+    'allowed-host': { type: 'string', multiple: true },
+    'max-sessions': { type: 'string' },
+    'max-body-bytes': { type: 'string' },
+    'max-events-per-append': { type: 'string' },
+    'max-streams': { type: 'string' },
+    'max-streams-per-session': { type: 'string' },
+    socket: { type: 'string' },
+    'service-version': { type: 'string' },
+    'idle-exit-seconds': { type: 'string' },
+    ...OIDC_ARG_OPTIONS,
+    // Hidden, for tests: the stream's keep-alive comment interval.
+    'keep-alive-ms': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
   if (values.help) {
     process.stdout.write(helpText());
     return;
   }
   const host = values.host;
-  const port = positiveInt('port', values.port, 8787, 0);
-  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
-  const databaseUrl = values.socket === undefined ? databaseUrlOf(values.store) : undefined;
+  const port = positiveInt('port', values.port, 8787, 0, 65535);
+  const databaseUrl = values.socket === undefined ? databaseUrlFlag(COMMAND, values.store) : undefined;
   if (databaseUrl !== undefined) {
     if (values['data-dir'] !== undefined) {
-      throw new UsageError('--data-dir is for the journal; with --store postgres://… the sessions live in the database');
+      throw usage('--data-dir is for the journal; with --store postgres://… the sessions live in the database');
     }
     if (values.agent !== undefined) {
-      throw new UsageError('with --store postgres://… agents run in workers: give --agent to `ultraplan-server worker`, not to the server');
+      throw usage('with --store postgres://… agents run in workers: give --agent to `ultraplan-server worker`, not to the server');
     }
-  } else if (!values['data-dir']) throw new UsageError('--data-dir DIR is required (where sessions are stored), or --store postgres://…');
+  } else if (!values['data-dir']) throw usage('--data-dir DIR is required (where sessions are stored), or --store postgres://…');
   if (databaseUrl === undefined && !values.agent && values.socket === undefined)
-    throw new UsageError(
+    throw usage(
       `--agent is required, one of: ${Object.values(AGENT_KINDS)
         .map((k) => k.usage)
         .join(', ')}`,
@@ -154,7 +145,7 @@ async function main(argv: string[]): Promise<void> {
   for (const name of allowedHosts) {
     // Compared with the name part of a Host header, so a port or a scheme here would never match.
     if (hostHeaderName(name) !== normalizeHostName(name)) {
-      throw new UsageError(
+      throw usage(
         `--allowed-host takes a host name without scheme or port (IPv6 in brackets), e.g. plans.internal; got ${JSON.stringify(name)}`,
       );
     }
@@ -170,18 +161,16 @@ async function main(argv: string[]): Promise<void> {
   );
 
   if (values.socket !== undefined) {
-    if (values['token-file'] === undefined) throw new UsageError('--socket needs --token-file FILE (a 0600 file)');
+    if (values['token-file'] === undefined) throw usage('--socket needs --token-file FILE (a 0600 file)');
     let version: string;
     try {
       version = checkServiceVersion(values['service-version'] ?? '0');
     } catch (err) {
-      throw new UsageError(`--service-version: ${err instanceof Error ? err.message : String(err)}`);
+      throw usage(`--service-version: ${messageOf(err)}`);
     }
     for (const name of SECRET_ENV_NAMES) delete process.env[name];
     const defaultAgent = values.agent
-      ? await createAgentFactory(values.agent, { log, secretFiles: [path.resolve(values['token-file'])] }).catch((err: unknown) => {
-          throw new UsageError(`--agent: ${err instanceof Error ? err.message : String(err)}`);
-        })
+      ? await agentFlag(COMMAND, values.agent, { log, secretFiles: [path.resolve(values['token-file'])] })
       : undefined;
     return runService({
       socket: values.socket,
@@ -197,15 +186,28 @@ async function main(argv: string[]): Promise<void> {
     });
   }
 
+  let oidc;
+  try {
+    oidc = oidcSettingsFrom(values);
+  } catch (err) {
+    if (err instanceof OidcOptionsError) throw usage(err.message);
+    throw err;
+  }
   const token = await readToken(values['token-file'], log);
   // Read once, then gone from our environment, so nothing we start (agents) inherits it.
   for (const name of SECRET_ENV_NAMES) delete process.env[name];
-  if (token === null) {
+  const authenticator = oidc ? new OidcAuthenticator(oidc, log) : undefined;
+  if (authenticator) {
+    // One shared secret beside per-user tokens would open every session to whoever holds it.
+    if (token !== null) log('ultraplan-server: the shared token is not accepted with --oidc-issuer: every request needs a user token');
+    log(`ultraplan-server: users' tokens from ${authenticator.settings.issuer} (audience ${authenticator.settings.audience})`);
+    authenticator.keys().catch((err: unknown) => log(`ultraplan-server: WARNING: ${err instanceof Error ? err.message : String(err)}`));
+  } else if (token === null) {
     if (!values['insecure-no-auth']) {
-      throw new UsageError('no token: set ULTRAPLAN_SERVER_TOKEN or pass --token-file FILE (or --insecure-no-auth on a loopback host)');
+      throw usage('no token: set ULTRAPLAN_SERVER_TOKEN or pass --token-file FILE (or --insecure-no-auth on a loopback host)');
     }
     if (!isLoopbackHost(host)) {
-      throw new UsageError(
+      throw usage(
         `refusing --insecure-no-auth on ${host}: without a token the server only binds a loopback address (127.0.0.1, ::1, localhost)`,
       );
     }
@@ -219,6 +221,7 @@ async function main(argv: string[]): Promise<void> {
   const server = new SessionsServer({
     store,
     token,
+    ...(authenticator ? { authenticator } : {}),
     keepAliveMs,
     maxBodyBytes,
     maxStreams,
@@ -231,27 +234,17 @@ async function main(argv: string[]): Promise<void> {
   process.stdout.write(`ultraplan-server listening on http://${urlHost}:${boundPort}\n`);
   log(`ultraplan-server: ${opened.agentLabel}; sessions in ${store.description}; ${await store.countSessions()} stored sessions`);
 
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) {
-      log(`ultraplan-server: ${signal} again; exiting now`);
-      process.exit(1);
-    }
-    stopping = true;
-    log(`ultraplan-server: ${signal}: shutting down`);
-    (async () => {
+  new Shutdown(
+    COMMAND,
+    async (signal) => {
+      log(`ultraplan-server: ${signal}: shutting down`);
       await server.close();
       await store.close();
       await release();
       log('ultraplan-server: stopped');
-      process.exit(0);
-    })().catch((err: unknown) => {
-      log(`ultraplan-server: shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+    },
+    log,
+  ).onSignals(true);
 }
 
 type ParsedValues = {
@@ -269,19 +262,6 @@ interface OpenedStore {
   release(): Promise<void>;
 }
 
-/** The PostgreSQL URL from --store or ULTRAPLAN_DATABASE_URL (read once, then gone from the environment). */
-function databaseUrlOf(flag: string | undefined): string | undefined {
-  const url = flag ?? (process.env.ULTRAPLAN_DATABASE_URL?.trim() || undefined);
-  delete process.env.ULTRAPLAN_DATABASE_URL;
-  if (url === undefined) return undefined;
-  if (!/^postgres(ql)?:\/\//.test(url)) {
-    throw new UsageError(
-      '--store takes a PostgreSQL URL, postgres://user:password@host:port/database (the journal is the default: use --data-dir)',
-    );
-  }
-  return url;
-}
-
 async function openPostgres(url: string, log: (line: string) => void, limits: HostLimits): Promise<OpenedStore> {
   const store = await PostgresServerStore.open({ connectionString: url, log, limits });
   return { store, agentLabel: 'agents run in workers', release: async () => {} };
@@ -296,18 +276,13 @@ async function openJournal(values: ParsedValues, log: (line: string) => void, li
       () => false,
     ))
   ) {
-    throw new UsageError(`--workspace ${workspace} is not a directory`);
+    throw usage(`--workspace ${workspace} is not a directory`);
   }
-  let agent;
-  try {
-    agent = await createAgentFactory(values.agent ?? '', {
-      log,
-      ...(workspace !== undefined ? { workspace } : {}),
-      ...(values['token-file'] !== undefined ? { secretFiles: [path.resolve(values['token-file'])] } : {}),
-    });
-  } catch (err) {
-    throw new UsageError(`--agent: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  const agent = await agentFlag(COMMAND, values.agent ?? '', {
+    log,
+    ...(workspace !== undefined ? { workspace } : {}),
+    ...(values['token-file'] !== undefined ? { secretFiles: [path.resolve(values['token-file'])] } : {}),
+  });
 
   const dataDir = path.resolve(values['data-dir'] as string);
   await fs.mkdir(dataDir, { recursive: true });
@@ -315,7 +290,7 @@ async function openJournal(values: ParsedValues, log: (line: string) => void, li
   try {
     releaseLock = await lockDataDir(dataDir);
   } catch (err) {
-    if (err instanceof DataDirLockError) throw new UsageError(err.message);
+    if (err instanceof DataDirLockError) throw usage(err.message);
     throw err;
   }
   const sessionHost = await SessionHost.open({ agentFactory: agent.factory, store: new FileSessionStore(dataDir, { log }), log, limits });
@@ -339,10 +314,10 @@ async function readToken(tokenFile: string | undefined, log: (line: string) => v
         );
       }
     } catch (err) {
-      throw new UsageError(`--token-file: cannot read ${tokenFile} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      throw usage(`--token-file: cannot read ${tokenFile} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
     const token = text.trim();
-    if (!token) throw new UsageError(`--token-file: ${tokenFile} is empty`);
+    if (!token) throw usage(`--token-file: ${tokenFile} is empty`);
     return token;
   }
   const token = process.env.ULTRAPLAN_SERVER_TOKEN?.trim();
@@ -352,16 +327,12 @@ async function readToken(tokenFile: string | undefined, log: (line: string) => v
 const argv = process.argv.slice(2);
 const command = argv[0] === 'worker' ? runWorkerCommand(argv.slice(1), (line) => process.stderr.write(`${line}\n`)) : main(argv);
 command.catch((err: unknown) => {
-  if (err instanceof WorkerUsageError) {
-    process.stderr.write(`ultraplan-server ${err.message}\nRun ultraplan-server worker --help for usage.\n`);
-    process.exit(USAGE_EXIT);
-  }
   if (err instanceof AlreadyRunningError) {
     process.stderr.write(`ultraplan-server: ${err.message}\n`);
     process.exit(ALREADY_RUNNING_EXIT);
   }
   if (err instanceof UsageError) {
-    process.stderr.write(`ultraplan-server: ${err.message}\nRun ultraplan-server --help for usage.\n`);
+    process.stderr.write(err.explain());
     process.exit(USAGE_EXIT);
   }
   process.stderr.write(`ultraplan-server: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

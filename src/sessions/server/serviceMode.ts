@@ -14,6 +14,7 @@ import { FileSessionStore } from '../store';
 import { SessionsServer, type SessionsServerOptions } from './server';
 import { JournalServerStore } from '../store/journalStore';
 import { liveSessionCount, LocalServiceFace } from './serviceRoutes';
+import { Shutdown } from './commandLine';
 
 /** Exit code of a start that found the same version already running (the racing loser). */
 export const ALREADY_RUNNING_EXIT = 3;
@@ -56,12 +57,25 @@ export async function runService(options: ServiceModeOptions): Promise<void> {
     await fs.rm(options.socket, { force: true });
   }
 
-  let stop: (why: string) => void = () => {};
+  // Runs only once everything below exists: its callers are the face, the idle timer and signals.
+  const shutdown = new Shutdown(
+    'ultraplan-service',
+    async (why) => {
+      clearInterval(idleCheck);
+      log(`ultraplan-service: stopping (${why})`);
+      await server.close();
+      await sessionHost.close();
+      if (POSIX) await fs.rm(options.socket, { force: true });
+      await releaseLock();
+      log('ultraplan-service: stopped');
+    },
+    log,
+  );
   const face: LocalServiceFace = new LocalServiceFace({
     version: options.version,
     host: () => sessionHost,
     ...(options.defaultAgent ? { defaultAgent: options.defaultAgent } : {}),
-    stop: (why) => stop(why),
+    stop: (why) => void shutdown.begin(why),
     log,
   });
   const sessionHost = new SessionHost({
@@ -85,35 +99,16 @@ export async function runService(options: ServiceModeOptions): Promise<void> {
     `ultraplan-service ${options.version}: pid ${process.pid}; data in ${options.dataDir}; ${sessionHost.listSessions().length} stored sessions`,
   );
 
-  let stopping = false;
   let idleSince = Date.now();
   const idleCheck = setInterval(
     () => {
       if (liveSessionCount(sessionHost) > 0 || connections > 0) idleSince = Date.now();
-      else if (Date.now() - idleSince >= options.idleExitMs) stop(`idle for ${Math.round(options.idleExitMs / 1000)} s`);
+      else if (Date.now() - idleSince >= options.idleExitMs) shutdown.begin(`idle for ${Math.round(options.idleExitMs / 1000)} s`);
     },
     Math.max(50, Math.min(5_000, Math.floor(options.idleExitMs / 4))),
   );
   if (options.idleExitMs <= 0) clearInterval(idleCheck);
-  stop = (why: string) => {
-    if (stopping) return;
-    stopping = true;
-    clearInterval(idleCheck);
-    log(`ultraplan-service: stopping (${why})`);
-    (async () => {
-      await server.close();
-      await sessionHost.close();
-      if (POSIX) await fs.rm(options.socket, { force: true });
-      await releaseLock();
-      log('ultraplan-service: stopped');
-      process.exit(0);
-    })().catch((err: unknown) => {
-      log(`ultraplan-service: shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(1);
-    });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  shutdown.onSignals(false);
 }
 
 async function readServiceToken(file: string): Promise<string> {

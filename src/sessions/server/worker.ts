@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentFactory } from '../agent';
 import { openPool } from '../store/postgres/database';
+import { checkSchema } from '../store/postgres/migrations';
 import { SessionLeases, type ClaimedSession } from '../store/postgres/leases';
 import { SessionNotifications } from '../store/postgres/notifications';
 import { WorkerSession } from './workerSession';
@@ -59,6 +60,12 @@ export class SessionWorker {
     this.timers.push(setInterval(() => void this.claimAll(), CLAIM_INTERVAL_MS));
     this.timers.push(setInterval(() => void this.heartbeat(), Math.max(200, Math.floor(this.leaseMs / 3))));
     await this.claimAll();
+  }
+
+  /** Readiness (health.ts): this worker's own pool reaches the database, which holds our schema. */
+  async checkReady(timeoutMs: number): Promise<void> {
+    if (this.closed) throw new Error('stopping');
+    await checkSchema(this.pool, timeoutMs);
   }
 
   get sessionCount(): number {

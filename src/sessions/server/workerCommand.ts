@@ -6,14 +6,15 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { AgentFactory } from '../agent';
 import { createAgentFactory } from '../agentSpec';
+import { agentFlag, databaseUrlFlag, integerFlag, parseFlags, Shutdown, UsageError } from './commandLine';
 import type { ClaimedSession } from '../store/postgres/leases';
 import { DEFAULT_LEASE_MS, SessionWorker } from './worker';
+import { LIVENESS_PATH, ProbeListener, ProbeResponder, READINESS_PATH } from './health';
 import { prepareWorkspace } from './workspaceSource';
 
-export class WorkerUsageError extends Error {}
+const COMMAND = 'ultraplan-server worker';
 
 export const WORKER_HELP = `Usage: ultraplan-server worker --store postgres://… --agent KIND:ARG [options]
 
@@ -27,51 +28,41 @@ Options:
   --lease-ms N         how long a claim holds without a heartbeat (default ${DEFAULT_LEASE_MS})
   --max-sessions N     sessions run at once (default 20)
   --worker-id ID       this worker's name in the database and the log
+  --health-port PORT   answer probes on this port: GET /healthz (the process serves) and
+                       /readyz (the database answers and holds the schema); no token, no data
+  --health-host HOST   address the probes listen on (default 127.0.0.1; 0.0.0.0 in a pod)
+  -h, --help           show this text
 `;
 
 export async function runWorkerCommand(argv: string[], log: (line: string) => void): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        store: { type: 'string' },
-        agent: { type: 'string' },
-        workspace: { type: 'string' },
-        scratch: { type: 'string' },
-        'lease-ms': { type: 'string' },
-        'max-sessions': { type: 'string' },
-        'worker-id': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }));
-  } catch (err) {
-    throw new WorkerUsageError(err instanceof Error ? err.message : String(err));
-  }
+  const values = parseFlags(COMMAND, argv, {
+    store: { type: 'string' },
+    agent: { type: 'string' },
+    workspace: { type: 'string' },
+    scratch: { type: 'string' },
+    'lease-ms': { type: 'string' },
+    'max-sessions': { type: 'string' },
+    'worker-id': { type: 'string' },
+    'health-port': { type: 'string' },
+    'health-host': { type: 'string', default: '127.0.0.1' },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
   if (values.help) {
     process.stdout.write(WORKER_HELP);
     return;
   }
-  const url = values.store ?? (process.env.ULTRAPLAN_DATABASE_URL?.trim() || undefined);
-  delete process.env.ULTRAPLAN_DATABASE_URL;
-  if (!url || !/^postgres(ql)?:\/\//.test(url))
-    throw new WorkerUsageError('worker: --store postgres://… (or ULTRAPLAN_DATABASE_URL) is required');
-  if (!values.agent) throw new WorkerUsageError('worker: --agent KIND:ARG is required');
+  const url = databaseUrlFlag(COMMAND, values.store);
+  if (!url) throw new UsageError(COMMAND, '--store postgres://… (or ULTRAPLAN_DATABASE_URL) is required');
+  if (!values.agent) throw new UsageError(COMMAND, '--agent KIND:ARG is required');
   const agentSpec = values.agent;
   const workspace = path.resolve(values.workspace ?? '.');
   const scratch = values.scratch ? path.resolve(values.scratch) : await fs.mkdtemp(path.join(os.tmpdir(), 'ultraplan-worker-'));
-  const number = (name: string, value: string | undefined, fallback: number) => {
-    if (value === undefined) return fallback;
-    if (!/^\d+$/.test(value) || Number(value) < 1)
-      throw new WorkerUsageError(`worker: --${name} must be a positive integer, got ${JSON.stringify(value)}`);
-    return Number(value);
-  };
+  const leaseMs = integerFlag(COMMAND, 'lease-ms', values['lease-ms'], DEFAULT_LEASE_MS);
+  const maxSessions = integerFlag(COMMAND, 'max-sessions', values['max-sessions'], 20);
+  const healthPort =
+    values['health-port'] === undefined ? undefined : integerFlag(COMMAND, 'health-port', values['health-port'], 0, { min: 0, max: 65535 });
   // Checked once at start, so a wrong --agent is a usage error rather than a failure per session.
-  await createAgentFactory(agentSpec, { log, workspace }).catch((err: unknown) => {
-    throw new WorkerUsageError(`worker: --agent: ${err instanceof Error ? err.message : String(err)}`);
-  });
+  await agentFlag(COMMAND, agentSpec, { log, workspace });
 
   const agentFor = async (session: ClaimedSession): Promise<AgentFactory> => {
     const folder = await prepareWorkspace(session.meta, { workspace, scratch, log });
@@ -81,22 +72,26 @@ export async function runWorkerCommand(argv: string[], log: (line: string) => vo
     connectionString: url,
     agentFor,
     ...(values['worker-id'] ? { workerId: values['worker-id'] } : {}),
-    leaseMs: number('lease-ms', values['lease-ms'], DEFAULT_LEASE_MS),
-    maxSessions: number('max-sessions', values['max-sessions'], 20),
+    leaseMs,
+    maxSessions,
     log,
   });
+  // Listening before the worker starts: liveness answers while it waits for the database.
+  let probes: ProbeListener | undefined;
+  if (healthPort !== undefined) {
+    probes = new ProbeListener(new ProbeResponder((timeoutMs) => worker.checkReady(timeoutMs), log));
+    const port = await probes.listen(healthPort, values['health-host']);
+    log(`${worker.id}: probes on http://${values['health-host']}:${port}${LIVENESS_PATH} and ${READINESS_PATH}`);
+  }
   await worker.start();
   process.stdout.write(`ultraplan-server worker ${worker.id} running\n`);
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    log(`${worker.id}: ${signal}: stopping agents and letting go of leases`);
-    worker.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  new Shutdown(
+    worker.id,
+    async (signal) => {
+      log(`${worker.id}: ${signal}: stopping agents and letting go of leases`);
+      await worker.close();
+      await probes?.close();
+    },
+    log,
+  ).onSignals(true);
 }

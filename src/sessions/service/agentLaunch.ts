@@ -11,6 +11,11 @@ import { AFTER_APPROVAL_VALUES, OUTSIDE_ACCESS_VALUES } from '../acp';
 
 /** The session_context key that carries the launch. */
 export const AGENT_LAUNCH_KEY = 'ultraplan_agent';
+/**
+ * The session_context key that names the workspace folder of the window that started the session:
+ * the other windows on that folder follow it too (otherWindows.ts).
+ */
+export const WORKSPACE_KEY = 'ultraplan_workspace';
 
 const absolutePath = z
   .string()
@@ -33,9 +38,17 @@ export const AgentLaunchSchema = z.discriminatedUnion('kind', [
 ]);
 export type AgentLaunch = z.infer<typeof AgentLaunchSchema>;
 
-/** The creation request with the launch in its session_context. */
-export function withAgentLaunch(request: CreateSessionRequest, launch: AgentLaunch): CreateSessionRequest {
-  return { ...request, session_context: { ...request.session_context, [AGENT_LAUNCH_KEY]: launch } };
+/** The creation request with the launch (and the window's workspace folder, when it has one) in its session_context. */
+export function withAgentLaunch(request: CreateSessionRequest, launch: AgentLaunch, workspace?: string): CreateSessionRequest {
+  const context: SessionContext = { ...request.session_context, [AGENT_LAUNCH_KEY]: launch };
+  if (workspace !== undefined) context[WORKSPACE_KEY] = workspace;
+  return { ...request, session_context: context };
+}
+
+/** The workspace folder a session was started for, if its creation request named one. */
+export function workspaceOf(context: SessionContext | null | undefined): string | undefined {
+  const folder = context?.[WORKSPACE_KEY];
+  return typeof folder === 'string' && folder.length > 0 ? folder : undefined;
 }
 
 /** The launch a session was created with; undefined when it names none; throws when it is malformed. */

@@ -3,7 +3,8 @@
 // so leaving it idle would keep one agent process per finished session for the service's life.
 // A message sent with or after the approval (the notes of Approve with Notes, an edited plan) is
 // answered first: the process ends when, after the approved result, the agent reports itself idle
-// (nothing left to prompt it with).
+// (nothing left to prompt it with). Its saved state goes with it: a restarted service leaves the
+// finished session alone.
 import type { AnyEvent, PermissionDecision } from '../../core/protocol';
 import type { Agent, AgentContext, AgentFactory } from '../agent';
 
@@ -31,6 +32,10 @@ export function endsAfterApprovedResult(factory: AgentFactory, log: (line: strin
           if (approvedResult && !ended && status === 'idle') {
             ended = true;
             log(`session ${options.sessionId}: the approved plan's turn ended; stopping ${inner.label}`);
+            // Nothing to resume after a restart of the service: without this, each restart would
+            // start the agent of every finished session again, or report it stopped (a ghost
+            // "agent stopped" on a finished session). A later message still starts a fresh turn.
+            ctx.checkpoint?.(null);
             void inner.stop();
           }
         },

@@ -2,7 +2,7 @@
 // nothing answers) once, and hands out a fetch over the service's socket that starts it again
 // when it has exited meanwhile (idle exit, a crash, kill -9): a request that found no listener
 // was never sent, so it is sent again to the new service.
-import { connectOrStartService, type ServiceConnection, type ServiceLauncherOptions } from './serviceLauncher';
+import { connectOrStartService, findRunningService, type ServiceConnection, type ServiceLauncherOptions } from './serviceLauncher';
 import { socketFetch } from './socketFetch';
 
 /** Socket errors that mean nothing listens there: the request did not leave. */
@@ -31,6 +31,11 @@ export class LocalService {
       );
     }
     return this.#current.connecting;
+  }
+
+  /** The running service, or null when none answers; never starts one. */
+  async ifRunning(): Promise<ServiceConnection | null> {
+    return findRunningService(this.#options);
   }
 
   async token(): Promise<string> {

@@ -61,6 +61,24 @@ export class ServiceBackend implements SessionBackend {
     return (await this.#own.listSessions?.(signal)) ?? [];
   }
 
+  /**
+   * This version's sessions if its service runs; null when it does not (nothing is started: a
+   * window that only looks for sessions of other windows must not keep a service alive).
+   */
+  async listIfRunning(signal?: AbortSignal): Promise<SessionResource[] | null> {
+    const running = await this.#options.service.ifRunning();
+    if (!running) return null;
+    // Over a socket fetch that does not start the service again if it went away meanwhile.
+    const looking = this.#options.connect(socketFetch(running.place.socket), async () => running.token);
+    try {
+      return (await looking.listSessions?.(signal)) ?? [];
+    } catch {
+      return null;
+    } finally {
+      await looking.dispose();
+    }
+  }
+
   async sendEvents(sessionId: string, events: AnyEvent[], signal?: AbortSignal): Promise<void> {
     await (await this.#backendFor(sessionId)).sendEvents(sessionId, events, signal);
   }

@@ -63,6 +63,22 @@ export async function connectOrStartService(options: ServiceLauncherOptions): Pr
   return { place, token, status: await startService(place, options, log), spawned: true };
 }
 
+/**
+ * This version's service if it runs, without making anything (folders, token) or starting it:
+ * null when it does not answer. For a window that only looks (otherWindows.ts).
+ */
+export async function findRunningService(options: Pick<ServiceLauncherOptions, 'paths' | 'version'>): Promise<ServiceConnection | null> {
+  const place = servicePlace(options.paths, options.version);
+  try {
+    if (!(await checkOwnEntry(options.paths.tokenFile))?.isFile()) return null;
+    const token = await readOrCreateToken(options.paths.tokenFile);
+    const status = await readServiceStatus(place, token);
+    return status && !status.stopping ? { place, token, status, spawned: false } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** `/v1/service` on a place; null when nothing answers there (no socket, refused, stopping). */
 export async function readServiceStatus(place: ServicePlace, token: string, timeoutMs = 3_000): Promise<ServiceStatus | null> {
   const answer = await serviceRequest(place, token, 'GET', '/v1/service', timeoutMs);

@@ -22,6 +22,13 @@ export function socketFetch(socketPath: string): typeof fetch {
       }
       const request = http.request({
         socketPath,
+        // A connection of its own for each request, never one kept alive from before: a pooled
+        // socket to a service that died since fails mid-request (EPIPE, ECONNRESET), where a new
+        // connect says plainly that nothing listens (ENOENT, ECONNREFUSED) and the request was
+        // never sent, so it can be sent to the service started again (localService.ts). A
+        // connect on a local socket costs little; idle connections would also keep the service
+        // from its idle exit.
+        agent: false,
         method: init?.method ?? 'GET',
         path: `${url.pathname}${url.search}`,
         headers: Object.fromEntries(headers.entries()),

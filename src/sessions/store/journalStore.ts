@@ -1,30 +1,41 @@
 // The default store: one process, its sessions in a SessionHost over the JSONL journal (store.ts),
-// agents run by that host. Every read is answered from memory.
+// agents run by that host. Every read is answered from memory. Audit entries go to the server's
+// log only (server/scopedStore.ts writes them); the journal itself keeps no audit record.
+import { constants, promises as fs } from 'node:fs';
 import type { AgentFactory } from '../agent';
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../core/protocol';
 import { newestFirst, type SessionHost, type StoredEventPage } from '../host';
+import { isVisible, type SessionOwner, type Visibility } from '../sessionOwner';
 import { unknownListCursor, type AppendedEvent, type ServerStore, type SessionListPage, type StoreNotice } from './serverStore';
 
 export class JournalServerStore implements ServerStore {
+  readonly description: string;
+
   constructor(
     readonly host: SessionHost,
-    readonly description: string,
-  ) {}
+    private readonly dataDir: string,
+  ) {
+    this.description = dataDir;
+  }
 
   get limits() {
     return this.host.limits;
   }
 
-  async createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource> {
-    return this.host.createSession(request, agent);
+  async createSession(request: CreateSessionRequest, agent?: AgentFactory, owner?: SessionOwner | null): Promise<SessionResource> {
+    return this.host.createSession(request, agent, owner);
   }
 
   async getSession(id: string): Promise<SessionResource> {
     return this.host.getSession(id);
   }
 
-  async listSessions(limit: number, cursor: string | null): Promise<SessionListPage> {
-    const all = newestFirst(this.host.listSessions());
+  async getOwner(id: string): Promise<SessionOwner | null> {
+    return this.host.ownerOf(id);
+  }
+
+  async listSessions(limit: number, cursor: string | null, visibility: Visibility = null): Promise<SessionListPage> {
+    const all = newestFirst(this.host.listSessions()).filter((s) => isVisible(visibility, this.host.ownerOf(s.id)));
     let start = 0;
     if (cursor !== null) {
       const at = all.findIndex((s) => s.id === cursor);
@@ -50,6 +61,11 @@ export class JournalServerStore implements ServerStore {
 
   watch(id: string, wake: (notice?: StoreNotice) => void): () => void {
     return this.host.subscribe(id, (notice) => wake(notice));
+  }
+
+  async checkReady(): Promise<void> {
+    // Every read is answered from memory; a write needs the folder (a volume unmounted under us).
+    await fs.access(this.dataDir, constants.W_OK);
   }
 
   async countSessions(): Promise<number> {

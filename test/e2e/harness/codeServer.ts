@@ -21,7 +21,7 @@ import { RUNNER_ENV } from '../runner-extension/src/wire';
 import { HostProbe } from './hostProbe';
 import { installedExtension } from './installedExtension';
 import { outputDir } from './paths';
-import { waitFor } from './waitFor';
+import { waitFor } from '../../support/wait';
 import { SERVICE_DIR_ENV, stopServices } from '../../support/serviceProcess';
 
 export interface CodeServerOptions {
@@ -46,6 +46,8 @@ export interface CodeServerOptions {
 }
 
 export interface CodeServer {
+  /** code-server's pid, which leads its process group. */
+  pid: number | undefined;
   port: number;
   /** http://127.0.0.1:<port> */
   url: string;
@@ -224,6 +226,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
   const url = `http://127.0.0.1:${port}`;
   let stopped: Promise<void> | undefined;
   return {
+    pid: child.pid,
     port,
     url,
     workspaceUrl: `${url}/?folder=${encodeURIComponent(options.workspace)}`,

@@ -26,7 +26,7 @@ import {
   type TaskExecutionState,
   type TerminalState,
 } from '../runner-extension/src/wire';
-import { waitFor } from './waitFor';
+import { waitFor } from '../../support/wait';
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hostSuiteResultsSchema, type HostSuiteResults } from '../runner-extension/src/wire';
 import { outputDir } from './paths';
-import { waitFor } from './waitFor';
+import { waitFor } from '../../support/wait';
 
 /** Waits (bounded) for the results file of the env-started in-host suite; keeps a copy in test-output. */
 export async function readHostResults(

@@ -6,7 +6,7 @@ export * from './hostResults';
 export * from './installedExtension';
 export * from './paths';
 export * from './testWindow';
-export * from './waitFor';
+export * from '../../support/wait';
 export * from './workbench';
 export * from './workspace';
 export type {

@@ -1,13 +1,13 @@
 // One call that gives a test a real VS Code window: a workspace, code-server with the extension,
 // Chromium on it, and the in-host probe ready. Start one per suite file (before), close it (after).
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { HostSuiteResults, ProbeFile } from '../runner-extension/src/wire';
 import { launchBrowser, reloadWindow, type Workbench } from './browser';
+import { childGroupLeaders, groupsCpuSeconds } from './cpu';
 import { startCodeServer, type CodeServer, type CodeServerOptions } from './codeServer';
 import type { HostProbe } from './hostProbe';
-import { REPO_ROOT } from './paths';
+import { outputDir } from './paths';
 import { assertHostSuitePassed, readHostResults } from './hostResults';
 import { screenshot } from './workbench';
 import { createWorkspace, type WorkspaceOptions } from './workspace';
@@ -38,12 +38,14 @@ export interface TestWindow {
 export async function openTestWindow(options: TestWindowOptions): Promise<TestWindow> {
   const started = Date.now();
   // Screenshots and logs of an earlier run of this suite would mislead.
-  await fs.promises.rm(path.join(REPO_ROOT, 'test-output', 'e2e', options.suite), { recursive: true, force: true });
+  // (This code-server's folder only: a run on another code-server may be writing its own meanwhile.)
+  await fs.promises.rm(outputDir(options.suite), { recursive: true, force: true });
   const ownWorkspace = options.workspace === undefined;
   const workspace = options.workspace ?? (await createWorkspace(options));
   let server: CodeServer | undefined;
   let workbench: Workbench | undefined;
   const cleanUp = async () => {
+    logCpu(options.suite, started, server);
     await workbench?.close().catch(() => undefined);
     await server?.stop().catch(() => undefined);
     if (ownWorkspace) await fs.promises.rm(workspace, { recursive: true, force: true });
@@ -85,6 +87,17 @@ export async function openTestWindow(options: TestWindowOptions): Promise<TestWi
       return closing;
     },
   };
+}
+
+/** One line for where the window's time went: its wall time and the CPU of code-server's and Chromium's process groups. */
+function logCpu(suite: string, started: number, server: CodeServer | undefined): void {
+  const codeServer = server?.pid === undefined ? undefined : groupsCpuSeconds([server.pid]);
+  const chromium = groupsCpuSeconds(childGroupLeaders('chromium'));
+  if (codeServer === undefined && chromium === undefined) return;
+  const cpu = (seconds: number | undefined) => (seconds === undefined ? '?' : seconds.toFixed(1));
+  console.log(
+    `      [harness] ${suite}: ${((Date.now() - started) / 1000).toFixed(1)} s open, CPU code-server ${cpu(codeServer)} s, Chromium ${cpu(chromium)} s`,
+  );
 }
 
 /** For afterEach: a screenshot named after the failed test, so a red run shows what the window showed. */

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { Frame, Locator, Page } from 'playwright-core';
 import { suiteOf } from './browser';
 import { outputDir } from './paths';
-import { waitFor } from './waitFor';
+import { waitFor } from '../../support/wait';
 
 const QUICK_INPUT = '.quick-input-widget';
 const QUICK_INPUT_BOX = '.quick-input-widget .quick-input-box input';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isAlive } from '../../support/processes';
 import { fakeAgentCommand, readAgentRecord } from '../../support/fakeAcpAgent';
-import { waitFor } from '../harness/waitFor';
+import { waitFor } from '../../support/wait';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
 

@@ -17,7 +17,8 @@ import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
 import { SessionHost } from '../../../src/sessions/host';
 import { fakeAgentCommand, readAgentRecord } from '../../support/fakeAcpAgent';
-import { waitFor } from '../harness/waitFor';
+import { waitFor } from '../../support/wait';
+import { ORIGINAL_APP } from '../../support/acpFixtures';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
 
@@ -42,7 +43,7 @@ describe('answering tool permission requests (FollowedSession, real embedded hos
     assert.ok(extension, `${EXTENSION_ID} is not installed`);
     dir = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-permission-host-'));
     mkdirSync(path.join(dir, 'src'));
-    writeFileSync(path.join(dir, 'src', 'app.ts'), 'export const original = true;\n');
+    writeFileSync(path.join(dir, 'src', 'app.ts'), ORIGINAL_APP);
     record = path.join(dir, 'record.jsonl');
     const argv = fakeAgentCommand('execute-with-permission.json', record);
     const host = new SessionHost({

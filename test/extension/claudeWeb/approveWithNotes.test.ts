@@ -11,8 +11,9 @@ import { createClaudeWebBackend, type ClaudeWebBackend } from '../../../src/sess
 import type { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../../support/claudeCompatProxy';
 import { makeClaudeHome, makeGitRepo, type ClaudeHome } from '../../support/claudeCompatFixtures';
-import { followSession, waitUntil } from '../../support/followedSession';
+import { followSession } from '../../support/followedSession';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../../support/serverProcess';
+import { waitFor } from '../../support/wait';
 
 const ORG = 'org-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
 const NOTES = 'Keep the changelog in Keep a Changelog format.';
@@ -70,7 +71,7 @@ describe('approve with notes on Claude Code on the web (strict stand-in)', funct
     });
     controller = followSession(backend, session.id, 30_000);
     const c = controller;
-    await waitUntil(() => c.canDecide, 'a plan to decide');
+    await waitFor(() => c.canDecide, { message: 'a plan to decide', timeoutMs: 30_000 });
     const plan = c.pendingPlan!.plan;
     const before = proxy.requests.length;
     assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, plan), NOTES), { sent: true });
@@ -86,7 +87,7 @@ describe('approve with notes on Claude Code on the web (strict stand-in)', funct
     assert.match(response.updatedInput.plan, /\n## Reviewer notes\n\nKeep the changelog in Keep a Changelog format\.\n$/);
 
     // The remote records an edited approval; the review shows it as such, with the notes.
-    await waitUntil(() => c.phase === 'executing' || c.phase === 'completed', 'the remote executing');
+    await waitFor(() => c.phase === 'executing' || c.phase === 'completed', { message: 'the remote executing', timeoutMs: 30_000 });
     const revision = c.snapshot.panel.revisions.at(-1);
     assert.equal(revision?.status, 'approved_edited');
     assert.match(revision?.plan ?? '', /## Reviewer notes\n\nKeep the changelog/);

@@ -15,7 +15,8 @@ import { SessionHost } from '../../../src/sessions/host';
 import { parseScenario, scriptedAgentFactory } from '../../../src/sessions/scriptedAgent';
 import { FileSessionStore } from '../../../src/sessions/store';
 import { allEvents, createRequest, scenarioFactory, toolResults, waitForStatus } from '../../sessions/hostTestKit';
-import { quietLog, waitUntil } from '../../support/followedSession';
+import { quietLog } from '../../support/followedSession';
+import { waitFor } from '../../support/wait';
 
 class RecordingNotifier implements SessionNotifier {
   readonly said: Array<{ level: string; text: string; actions: string[] }> = [];
@@ -67,7 +68,7 @@ describe('SessionController: the agent stopped (agent_lost in the log)', () => {
       from: { fresh: { key: `embedded:${id}`, sessionId: id, title: 'changelog', demo: false } },
     });
     controller.start();
-    await waitUntil(() => controller!.phase === 'agent_stopped', 'the agent_stopped phase');
+    await waitFor(() => controller!.phase === 'agent_stopped', { message: 'the agent_stopped phase', timeoutMs: 30_000 });
     return { id, controller, notifier, host };
   }
 
@@ -91,7 +92,10 @@ describe('SessionController: the agent stopped (agent_lost in the log)', () => {
     const pending = controller.pendingPlan!;
     assert.deepEqual(await controller.decisions.approve(bindingFor(id, pending.toolUseId, pending.plan)), { sent: true });
     assert.match(toolResults(allEvents(host, id), pending.toolUseId)[0]?.text ?? '', new RegExp(APPROVED_PLAN_MARKER.trim()));
-    await waitUntil(() => controller.phase === 'executing' || controller.phase === 'completed', 'the approved plan carried out');
+    await waitFor(() => controller.phase === 'executing' || controller.phase === 'completed', {
+      message: 'the approved plan carried out',
+      timeoutMs: 30_000,
+    });
   });
 
   it('no plan: Continue (empty) sends a plain continue, and planning goes on with a fresh agent', async () => {
@@ -104,7 +108,7 @@ describe('SessionController: the agent stopped (agent_lost in the log)', () => {
       (e) => e.type === 'user' && (e.message as { content?: unknown }).content === CONTINUE_MESSAGE,
     );
     assert.equal(messages.length, 1);
-    await waitUntil(() => controller.phase !== 'agent_stopped', 'a fresh agent turn');
+    await waitFor(() => controller.phase !== 'agent_stopped', { message: 'a fresh agent turn', timeoutMs: 30_000 });
     assert.deepEqual(await controller.decisions.continuePlanning('again'), {
       sent: false,
       message: 'The agent is running again; there is nothing to continue.',

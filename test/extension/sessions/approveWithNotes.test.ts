@@ -11,9 +11,10 @@ import { toPersisted } from '../../../src/core/sessionRecord';
 import { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import type { NotifierAction, SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
 import { MemoryBackend } from '../../support/memoryBackend';
-import { approve, canUseTool, editedText, exitPlan, toolResult } from '../../core/sessionEvents';
+import { approve, canUseTool, editedText, exitPlan, toolResult } from '../../support/sessionEvents';
+import { waitFor } from '../../support/wait';
+import { quietLog } from '../../support/followedSession';
 
-const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
 const PLAN = '# Plan\n\n1. Flip the flag in src/app.ts.\n';
 const NOTES = 'Keep the public API as it is; add a test for the flag.';
 
@@ -28,14 +29,6 @@ class Notifier implements SessionNotifier {
     return true;
   }
   async askPermission(): Promise<void> {}
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('FollowedSession: approve with notes', () => {
@@ -68,7 +61,7 @@ describe('FollowedSession: approve with notes', () => {
     c.start();
     backend.status = 'requires_action';
     backend.push(exitPlan('toolu_1', PLAN), canUseTool('req_1', 'toolu_1', PLAN));
-    await until(() => c.canDecide, 'a decidable plan');
+    await waitFor(() => c.canDecide, 'a decidable plan');
     return { backend, notifier, c };
   }
 
@@ -93,7 +86,7 @@ describe('FollowedSession: approve with notes', () => {
 
       // The session's record of the approval arrives: still approved, with the notes.
       backend.push(approve('toolu_1', PLAN));
-      await until(() => c.phase === 'executing', 'executing');
+      await waitFor(() => c.phase === 'executing', 'executing');
       assert.equal(c.snapshot.panel.revisions[0]?.notes, NOTES);
 
       // The history keeps them: persisted with the decision, shown again after a reload.
@@ -124,7 +117,7 @@ describe('FollowedSession: approve with notes', () => {
     assert.equal(revision?.notes, NOTES);
     // The remote records it as an edited approval: the panel keeps showing it as such.
     backend.push(toolResult('toolu_1', editedText(withNotes)));
-    await until(() => c.phase === 'executing', 'executing');
+    await waitFor(() => c.phase === 'executing', 'executing');
     revision = c.snapshot.panel.revisions[0];
     assert.equal(revision?.status, 'approved_edited');
     assert.equal(revision?.plan.trimEnd(), withNotes.trimEnd());

@@ -8,30 +8,33 @@ import { bindingFor } from '../../../src/core/decision';
 import { SessionsClient } from '../../../src/sessions/client';
 import { HttpBackend } from '../../../src/sessions/httpBackend';
 import type { FollowedSession } from '../../../src/extension/sessions/followedSession';
-import { followSession, waitUntil } from '../../support/followedSession';
-import { startServer, type ServerProcess } from '../../support/serverProcess';
+import { followSession } from '../../support/followedSession';
+import { serversPerTest } from '../../support/serverProcess';
 import { fakeRun, waitForRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { createRequest } from '../../sessions/hostTestKit';
 import { sessionEvents } from '../../e2e/ultraplanSteps';
+import { waitFor } from '../../support/wait';
 
 const NOTES = 'Keep greet() pure.';
 
 describe('approve with notes on ultraplan-server (real server, ACP agent)', function () {
   this.timeout(40_000);
   let run: FakeRun | undefined;
-  let server: ServerProcess | undefined;
   let controller: FollowedSession | undefined;
 
+  // In this order: the session let go, the server stopped, then the agent's workspace removed.
   afterEach(async () => {
     controller?.dispose();
     await controller?.settled();
-    await server?.stop().catch(() => undefined);
+  });
+  const servers = serversPerTest();
+  afterEach(async () => {
     await run?.cleanup();
   });
 
   it('one POST: the approval, then the wrapped notes; the agent gets the notes as its next prompt', async () => {
     run = await fakeRun('claude-plan.json');
-    server = await startServer({
+    const server = await servers.start({
       agent: `acp:${run.argv.map((arg) => JSON.stringify(arg)).join(' ')}`,
       extraArgs: ['--workspace', run.workspace],
     });
@@ -43,7 +46,7 @@ describe('approve with notes on ultraplan-server (real server, ACP agent)', func
     const session = await backend.createSession(createRequest('Plan a greeting feature'));
     controller = followSession(backend, session.id, 30_000);
     const c = controller;
-    await waitUntil(() => c.canDecide, 'a plan to decide');
+    await waitFor(() => c.canDecide, { message: 'a plan to decide', timeoutMs: 30_000 });
     const pending = c.pendingPlan!;
     assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, pending.toolUseId, pending.plan), NOTES), { sent: true });
 

@@ -14,9 +14,9 @@ import { SessionStore } from '../../../src/extension/sessions/sessionStore';
 import { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import type { BackendVoice, NotifierAction, SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
 import { MemoryBackend } from '../../support/memoryBackend';
-import { approve, assistantText, exitPlan, toolRequest } from '../../core/sessionEvents';
-
-const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
+import { approve, assistantText, exitPlan, toolRequest } from '../../support/sessionEvents';
+import { waitFor } from '../../support/wait';
+import { quietLog } from '../../support/followedSession';
 
 class RecordingNotifier implements SessionNotifier {
   readonly said: Array<{ level: string; text: string; actions: string[] }> = [];
@@ -32,14 +32,6 @@ class RecordingNotifier implements SessionNotifier {
   }
   async askPermission(_asker: unknown, request: { requestId: string }): Promise<void> {
     this.asked.push(request.requestId);
-  }
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
   }
 }
 
@@ -84,7 +76,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const notifier = new RecordingNotifier();
     let changes = 0;
     const c = follow(backend, notifier, { onChange: () => changes++ });
-    await until(() => backend.reads > 0, 'the first poll');
+    await waitFor(() => backend.reads > 0, 'the first poll');
     const before = changes;
     const readsBefore = backend.reads;
     backend.status = 'requires_action';
@@ -93,8 +85,8 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
       exitPlan('toolu_1', '# Plan'),
       toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }),
     );
-    await until(() => c.phase === 'plan_ready', 'plan_ready');
-    await until(() => backend.reads > readsBefore + 3, 'a few more polls');
+    await waitFor(() => c.phase === 'plan_ready', 'plan_ready');
+    await waitFor(() => backend.reads > readsBefore + 3, 'a few more polls');
     assert.equal(changes - before, 1, 'three events in one batch, then quiet polls: one change');
     assert.deepEqual(
       notifier.said.map((s) => s.text),
@@ -112,7 +104,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const reason = 'Read-only: this session is archived, so it takes no more decisions.';
     const c = follow(backend, notifier, { readOnly: reason });
     backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
-    await until(() => c.phase === 'plan_ready', 'plan_ready');
+    await waitFor(() => c.phase === 'plan_ready', 'plan_ready');
     const state = c.snapshot.panel;
     assert.equal(state.canDecide, false);
     assert.deepEqual(state.notice, { level: 'info', text: reason });
@@ -130,7 +122,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     assert.equal(toPersisted(c.snapshot).readOnly, reason, 'the reason survives a reload');
     // The session ends on its own (archived): quietly, and it is not archived again by us.
     backend.status = 'archived';
-    await until(() => c.finished, 'the end');
+    await waitFor(() => c.finished, 'the end');
     assert.equal(backend.archived, 0);
     assert.ok(!notifier.said.some((s) => s.level === 'error'), JSON.stringify(notifier.said));
   });
@@ -141,12 +133,12 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const c = follow(backend, notifier);
     backend.status = 'idle';
     backend.push(assistantText('Which file should change?'));
-    await until(() => c.phase === 'needs_input', 'needs_input');
+    await waitFor(() => c.phase === 'needs_input', 'needs_input');
     backend.status = 'requires_action';
     backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
-    await until(() => c.phase === 'plan_ready', 'plan_ready');
+    await waitFor(() => c.phase === 'plan_ready', 'plan_ready');
     const reads = backend.reads;
-    await until(() => backend.reads > reads + 3, 'a few more polls');
+    await waitFor(() => backend.reads > reads + 3, 'a few more polls');
     assert.deepEqual(notifier.said, [
       { level: 'info', text: 'the agent asks a question in "dark mode".', actions: ['Review'] },
       { level: 'info', text: 'plan ready for "dark mode".', actions: ['Review'] },
@@ -168,7 +160,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
       from: { restored: persisted },
     });
     controller.start();
-    await until(() => controller!.phase === 'plan_ready' && controller!.canDecide, 'the replayed plan');
+    await waitFor(() => controller!.phase === 'plan_ready' && controller!.canDecide, 'the replayed plan');
     assert.equal(again.said.length, 0, 'nothing announced again');
 
     // A revised plan is a new need.
@@ -180,7 +172,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
       exitPlan('toolu_2', '# Plan 2'),
       toolRequest('req_2', 'toolu_2', 'ExitPlanMode', { plan: '# Plan 2' }),
     );
-    await until(() => again.said.length > 0, 'the revised plan announced');
+    await waitFor(() => again.said.length > 0, 'the revised plan announced');
     assert.deepEqual(
       again.said.map((x) => x.text),
       ['plan revision 2 ready for "dark mode".'],
@@ -203,7 +195,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     controller.start();
     backend.status = 'requires_action';
     backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
-    await until(() => controller!.phase === 'plan_ready', 'plan_ready');
+    await waitFor(() => controller!.phase === 'plan_ready', 'plan_ready');
     assert.deepEqual(notifier.said, []);
     assert.deepEqual(toPersisted(controller.snapshot).notified, ['plan_ready:toolu_1']);
   });
@@ -214,7 +206,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     notifier.showing = true;
     const c = follow(backend, notifier);
     backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
-    await until(() => c.phase === 'plan_ready', 'plan_ready');
+    await waitFor(() => c.phase === 'plan_ready', 'plan_ready');
     assert.deepEqual(notifier.said, []);
   });
 
@@ -223,7 +215,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const notifier = new RecordingNotifier();
     const c = follow(backend, notifier);
     backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
-    await until(() => c.canDecide, 'a decidable plan');
+    await waitFor(() => c.canDecide, 'a decidable plan');
     const binding = bindingFor('s1', 'toolu_1', '# Plan');
     assert.deepEqual(await c.decisions.approve(binding), { sent: true });
     assert.equal(c.phase, 'approved');
@@ -239,9 +231,9 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     assert.equal(backend.sent.length, 1, 'nothing more was sent');
     assert.equal(c.snapshot.panel.pendingDecision, undefined, 'no decision is shown as in flight');
     backend.push(approve('toolu_1', '# Plan'));
-    await until(() => c.phase === 'executing', 'executing');
+    await waitFor(() => c.phase === 'executing', 'executing');
     backend.push({ type: 'result', subtype: 'success', result: 'Done: the toggle is in.' });
-    await until(() => c.phase === 'completed', 'completed');
+    await waitFor(() => c.phase === 'completed', 'completed');
     assert.match(notifier.said.at(-1)?.text ?? '', /"dark mode" finished: Done: the toggle is in\./);
   });
 
@@ -250,12 +242,12 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const notifier = new RecordingNotifier();
     const c = follow(backend, notifier);
     backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
-    await until(() => c.canDecide, 'a decidable plan');
+    await waitFor(() => c.canDecide, 'a decidable plan');
     assert.deepEqual(await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Plan')), { sent: true });
     notifier.showing = true;
     const before = notifier.said.length;
     backend.push(approve('toolu_1', '# Plan'), { type: 'result', subtype: 'success', result: 'Done: the toggle is in.' });
-    await until(() => c.phase === 'completed', 'completed');
+    await waitFor(() => c.phase === 'completed', 'completed');
     assert.deepEqual(notifier.said.slice(before), [], 'no notification covers the review');
     assert.match(c.snapshot.panel.outcome?.text ?? '', /Done: the toggle is in\./, 'the panel shows the outcome');
   });
@@ -264,7 +256,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const backend = new MemoryBackend();
     const c = follow(backend, new RecordingNotifier());
     backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
-    await until(() => c.canDecide, 'a decidable plan');
+    await waitFor(() => c.canDecide, 'a decidable plan');
     const outcome = await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Another plan'));
     assert.equal(outcome.sent, false);
     assert.deepEqual(backend.sent, []);
@@ -285,7 +277,7 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     };
     const c = follow(backend, notifier, { voice });
     backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode'));
-    await until(() => c.canDecide, 'a decidable plan');
+    await waitFor(() => c.canDecide, 'a decidable plan');
     backend.failNextSend = new Error('401');
     const outcome = await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Plan'));
     assert.deepEqual(outcome, {
@@ -306,16 +298,16 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     const notifier = new RecordingNotifier();
     const c = follow(backend, notifier);
     backend.push(toolRequest('req_9', 'bash-1', 'Bash', { command: 'npm test' }));
-    await until(() => c.state.attention === 'needs_permission', 'needs_permission');
-    await until(() => backend.reads > 3, 'more polls');
+    await waitFor(() => c.state.attention === 'needs_permission', 'needs_permission');
+    await waitFor(() => backend.reads > 3, 'more polls');
     assert.deepEqual(notifier.asked, ['req_9']);
     const request = c.permissions.open[0]!;
     assert.deepEqual(await c.permissions.answerPermission(c.permissions.binding(request), 'req_9', 'deny'), { sent: true });
     assert.equal(c.state.attention, c.phase);
     backend.push(assistantText('Which port?'));
-    await until(() => backend.reads > 6, 'the question read');
+    await waitFor(() => backend.reads > 6, 'the question read');
     backend.status = 'idle';
-    await until(() => c.phase === 'needs_input', 'needs_input');
+    await waitFor(() => c.phase === 'needs_input', 'needs_input');
     assert.equal(c.snapshot.panel.question, 'Which port?');
     assert.deepEqual(await c.decisions.reply('8080'), { sent: true });
     assert.equal(c.phase, 'planning');
@@ -353,12 +345,12 @@ describe('FollowedSession: following again after our own login failed', () => {
         throw Object.assign(new Error('401'), {});
       };
       c.start();
-      await until(() => c.phase === 'failed', 'failed');
+      await waitFor(() => c.phase === 'failed', 'failed');
       assert.equal(backend.archived, 0, 'our login failing leaves the remote session alone');
       assert.ok(retry, 'the voice offered Retry');
       backend.transport.readEvents = read;
       await retry();
-      await until(() => c.phase === 'plan_ready', 'plan_ready after Retry');
+      await waitFor(() => c.phase === 'plan_ready', 'plan_ready after Retry');
       assert.equal(c.finished, false);
     } finally {
       c.dispose();
@@ -425,7 +417,7 @@ describe('the fan-out: every surface reads one snapshot per change', () => {
         backend.status = 'requires_action';
         backend.push(exitPlan(`toolu_${i}`, `# Plan ${i}`), toolRequest(`req_${i}`, `toolu_${i}`, 'ExitPlanMode'));
       }
-      await until(() => sessions.every((s) => s.canDecide), 'three plans');
+      await waitFor(() => sessions.every((s) => s.canDecide), 'three plans');
       const s0 = sessions[0]!;
       s0.saveDraft({ toolUseId: 'toolu_0', feedback: 'typing', comments: [] });
       s0.setEditing('toolu_0');

@@ -2,13 +2,13 @@ import { strict as assert } from 'node:assert';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
-import { runServerCli, startServer, tempDir } from '../../support/serverProcess';
+import { runServerCli, serverForSuite, startServer, tempDir } from '../../support/serverProcess';
 import { createRequest, example, pendingPlanRequest } from '../hostTestKit';
-import { allEvents, assertError, call, createSession, waitForStatus, withServer } from './serverTestKit';
+import { allEvents, assertError, call, createSession, waitForStatus } from './serverTestKit';
 
 describe('ultraplan-server over HTTP', function () {
   this.timeout(30_000);
-  const server = withServer({ scenario: example('approve.json') });
+  const server = serverForSuite({ scenario: example('approve.json') });
 
   it('creates, gets, lists, pages events, sends and archives, with the CCR headers and an ignored x-organization-uuid', async () => {
     const headers = server.headers({ 'x-organization-uuid': '00000000-0000-0000-0000-000000000000' });

@@ -10,22 +10,21 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../e2e/harness/browser';
 import { startServer, type ServerProcess } from '../../support/serverProcess';
 import { createRequest, example, pendingPlanRequest } from '../hostTestKit';
 import { allEvents, call, createSession, waitForStatus } from './serverTestKit';
+import { waitFor } from '../../support/wait';
 
 const ATTACKER_HOST = 'attacker.test';
 const REBINDING_HOST = 'rebind.test';
 
 /** Resolves when the server has logged a line matching `pattern` (bounded). */
 async function serverLogged(server: ServerProcess, pattern: RegExp, timeoutMs = 10_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const line = server
-      .stderr()
-      .split('\n')
-      .find((l) => pattern.test(l));
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error(`the server never logged ${pattern}; stderr:\n${server.stderr().slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return waitFor(
+    () =>
+      server
+        .stderr()
+        .split('\n')
+        .find((l) => pattern.test(l)),
+    { message: `the server to log ${pattern}`, timeoutMs, detail: () => `stderr:\n${server.stderr().slice(-2000)}` },
+  );
 }
 
 describe('ultraplan-server against web pages (real Chromium)', function () {

@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { join } from 'node:path';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
-import { EXAMPLES_DIR, startServer, type ServerProcess } from '../../support/serverProcess';
+import { EXAMPLES_DIR, serverForSuite } from '../../support/serverProcess';
 
 interface Item {
   sequence_num: number;
@@ -13,14 +13,7 @@ interface Item {
 
 describe('ultraplan-server: the /v1/code/sessions wire', function () {
   this.timeout(30_000);
-  let server: ServerProcess;
-
-  before(async () => {
-    server = await startServer({ scenario: join(EXAMPLES_DIR, 'question.json') });
-  });
-  after(async () => {
-    await server?.stop();
-  });
+  const server = serverForSuite({ scenario: join(EXAMPLES_DIR, 'question.json') });
 
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
     const response = await fetch(server.url + path, {

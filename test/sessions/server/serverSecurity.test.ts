@@ -7,9 +7,10 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
 import { SessionsClient } from '../../../src/sessions/client';
-import { runServerCli, startServer, tempDir, type ServerProcess } from '../../support/serverProcess';
+import { runServerCli, serverForSuite, startServer, tempDir, type ServerProcess } from '../../support/serverProcess';
 import { createRequest, example, pendingPlanRequest } from '../hostTestKit';
-import { allEvents, assertError, call, createSession, readStream, waitForEvents, waitForStatus, withServer } from './serverTestKit';
+import { allEvents, assertError, call, createSession, readStream, waitForEvents, waitForStatus } from './serverTestKit';
+import { waitFor } from '../../support/wait';
 
 interface RawAnswer {
   status: number;
@@ -47,14 +48,10 @@ function rawRequest(
 
 describe('ultraplan-server request guard (token mode too)', function () {
   this.timeout(30_000);
-  let server: ServerProcess;
+  const server = serverForSuite({ scenario: example('approve.json'), extraArgs: ['--allowed-host', 'plans.internal'] });
   let port: string;
-  before(async () => {
-    server = await startServer({ scenario: example('approve.json'), extraArgs: ['--allowed-host', 'plans.internal'] });
+  before(() => {
     port = new URL(server.url).port;
-  });
-  after(async () => {
-    assert.equal(await server.stop(), 0);
   });
 
   it('refuses, with the right token, a foreign Host, any Origin, a browser Sec-Fetch-Site and a POST that is not JSON', async () => {
@@ -183,7 +180,7 @@ describe('ultraplan-server --allowed-host', function () {
 
 describe('ultraplan-server takes from clients only what the agent receives', function () {
   this.timeout(30_000);
-  const server = withServer({ scenario: example('question.json') });
+  const server = serverForSuite({ scenario: example('question.json') });
 
   it('POST /v1/sessions refuses assistant, system and result events and tool_result blocks: no forged plan or approval is stored', async () => {
     const before = (await call(server, 'GET', '/v1/sessions')).body.data.length;
@@ -303,7 +300,7 @@ describe('ultraplan-server takes from clients only what the agent receives', fun
 
 describe('ultraplan-server refuses JSON nested to overflow the stack', function () {
   this.timeout(30_000);
-  const server = withServer({ scenario: example('approve.json') });
+  const server = serverForSuite({ scenario: example('approve.json') });
 
   it('answers 400 (not a 500 with a stack) for a body nested ~4,100 deep, on every POST, and keeps serving', async () => {
     const id = await createSession(server);
@@ -382,7 +379,10 @@ describe('ultraplan-server event streams are bounded', function () {
       socket.write(`GET /v1/sessions/${id}/events/stream HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${server.token}\r\n\r\n`);
       socket.pause(); // never reads: the kernel buffers fill, then the server's own buffer grows
       const clientPort = socket.localPort as number;
-      await waitFor(() => serverHoldsConnection(server.pid, Number(url.port), clientPort), 'the server to hold the stream');
+      await waitFor(() => serverHoldsConnection(server.pid, Number(url.port), clientPort), {
+        message: 'the server to hold the stream',
+        timeoutMs: 20_000,
+      });
       const message = 'x'.repeat(900 * 1024);
       for (let i = 0; i < 60 && !/reads too slowly/.test(server.stderr()); i++) {
         assert.equal(
@@ -391,7 +391,10 @@ describe('ultraplan-server event streams are bounded', function () {
         );
       }
       assert.match(server.stderr(), new RegExp(`stream ${id}: the client reads too slowly; closing its connection`));
-      await waitFor(() => !serverHoldsConnection(server.pid, Number(url.port), clientPort), 'the server to let go of the socket');
+      await waitFor(() => !serverHoldsConnection(server.pid, Number(url.port), clientPort), {
+        message: 'the server to let go of the socket',
+        timeoutMs: 20_000,
+      });
       // A reader that keeps up gets everything, from where it asks.
       const events = await allEvents(server, id);
       const resumed = await readStream(server, id, {
@@ -441,18 +444,10 @@ describe('ultraplan-server event streams are bounded', function () {
       assert.equal((await call(server, 'GET', `/v1/sessions/${c}/events`)).status, 200);
       open.shift()?.abort();
       await waitForEvents(server, c, () => true);
-      await waitFor(async () => (await openStream(c)).status === 200, 'a place to free up');
+      await waitFor(async () => (await openStream(c)).status === 200, { message: 'a place to free up', timeoutMs: 20_000 });
     } finally {
       for (const controller of open) controller.abort();
       await server.stop();
     }
   });
 });
-
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

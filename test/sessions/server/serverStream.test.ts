@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { controlResponseEvent } from '../../../src/core/protocol';
-import { startServer, type ServerProcess } from '../../support/serverProcess';
+import { serverForSuite, startServer } from '../../support/serverProcess';
 import { example, pendingPlanRequest } from '../hostTestKit';
 import { allEvents, call, createSession, readStream, waitForStatus, type StreamFrame } from './serverTestKit';
 
@@ -8,13 +8,7 @@ const eventIds = (frames: StreamFrame[]) => frames.filter((f) => f.kind === 'eve
 
 describe('ultraplan-server event stream (SSE)', function () {
   this.timeout(30_000);
-  let server: ServerProcess;
-  before(async () => {
-    server = await startServer({ scenario: example('approve.json'), keepAliveMs: 150 });
-  });
-  after(async () => {
-    await server.stop();
-  });
+  const server = serverForSuite({ scenario: example('approve.json'), keepAliveMs: 150 });
 
   it('sends the backlog as id/data frames, then the status, then keep-alive comments', async () => {
     const id = await createSession(server);

@@ -2,9 +2,9 @@
 // these tests check the wire itself).
 import { strict as assert } from 'node:assert';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { startServer, type ServerProcess, type StartServerOptions } from '../../support/serverProcess';
-import { standIn } from '../../support/standIn';
+import type { ServerProcess } from '../../support/serverProcess';
 import { createRequest } from '../hostTestKit';
+import { waitFor } from '../../support/wait';
 
 export interface Answer {
   status: number;
@@ -65,15 +65,11 @@ export async function allEvents(server: ServerProcess, id: string, limit = 1000)
 
 /** Polls GET /v1/sessions/{id} until the status is reached (bounded). */
 export async function waitForStatus(server: ServerProcess, id: string, status: string, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    const answer = await call(server, 'GET', `/v1/sessions/${id}`);
-    last = answer.body?.session_status;
-    if (last === status) return;
-    await new Promise((r) => setTimeout(r, 40));
-  }
-  throw new Error(`session ${id} did not reach ${status} within ${timeoutMs} ms (it is ${last})`);
+  await waitFor(async () => (await call(server, 'GET', `/v1/sessions/${id}`)).body?.session_status, {
+    message: `session ${id} to reach ${status}`,
+    timeoutMs,
+    until: (now) => now === status,
+  });
 }
 
 export interface StreamFrame {
@@ -132,26 +128,9 @@ export async function readStream(
 
 /** Polls the event log until `done(events)` holds (bounded); returns those events. */
 export async function waitForEvents(server: ServerProcess, id: string, done: (events: any[]) => boolean, timeoutMs = 8000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const events = await allEvents(server, id);
-    if (done(events)) return events;
-    if (Date.now() > deadline) throw new Error(`session ${id}: the awaited events did not arrive within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 40));
-  }
-}
-
-/**
- * A server for the enclosing describe: started before its tests and stopped after them, its exit
- * code asserted 0. The returned object stands for the running server inside the tests.
- */
-export function withServer(options: StartServerOptions): ServerProcess {
-  let current: ServerProcess | undefined;
-  before(async () => {
-    current = await startServer(options);
+  return waitFor(() => allEvents(server, id), {
+    message: `the awaited events of session ${id}`,
+    timeoutMs,
+    until: done,
   });
-  after(async () => {
-    if (current) assert.equal(await current.stop(), 0);
-  });
-  return standIn(() => current, 'withServer(…)');
 }

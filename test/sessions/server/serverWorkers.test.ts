@@ -13,7 +13,7 @@ import { PostgresServerStore } from '../../../src/sessions/store/postgres/postgr
 import { sharedPostgresCluster } from '../../support/postgresCluster';
 import { EXAMPLES_DIR, startServer, startWorker, type ServerProcess, type WorkerProcess } from '../../support/serverProcess';
 import { createRequest } from '../hostTestKit';
-import { call, createSession } from './serverTestKit';
+import { call, createSession, waitForEvents, waitForStatus } from './serverTestKit';
 
 const LEASE_MS = 2_000;
 
@@ -39,26 +39,26 @@ describe('ultraplan-server workers on PostgreSQL', function () {
 
   it('a worker plans a session created on one replica; the decision sent to the other reaches its agent', async () => {
     const id = await createSession(replicas[0] as ServerProcess);
-    const events = await eventsUntil(replicas[1] as ServerProcess, id, (e) => e.some(isPlanRequest));
+    const events = await waitForEvents(replicas[1] as ServerProcess, id, (e) => e.some(isPlanRequest), 20_000);
     const request = events.find(isPlanRequest);
-    await statusUntil(replicas[1] as ServerProcess, id, 'requires_action');
+    await waitForStatus(replicas[1] as ServerProcess, id, 'requires_action', 20_000);
     const sent = await call(replicas[1] as ServerProcess, 'POST', `/v1/sessions/${id}/events`, {
       events: [controlResponseEvent(request.request_id, { behavior: 'allow', updatedInput: request.request.input })],
     });
     assert.equal(sent.status, 200);
-    const after = await eventsUntil(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Executed.'));
+    const after = await waitForEvents(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Executed.'), 20_000);
     assert.equal(texts(after).filter((t) => t === 'Executed.').length, 1);
-    await statusUntil(replicas[0] as ServerProcess, id, 'idle');
+    await waitForStatus(replicas[0] as ServerProcess, id, 'idle', 20_000);
   });
 
   it('a worker killed mid-turn: the other claims the session after the lease and the agent goes on from its checkpoint', async () => {
     const id = await createSession(replicas[0] as ServerProcess);
-    await eventsUntil(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Step one.'));
+    await waitForEvents(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Step one.'), 20_000);
     const holder = workers.findIndex((w) => w.stderr().includes(`claimed session ${id}`));
     assert.ok(holder >= 0, 'one worker claimed the session');
     const other = workers[1 - holder] as WorkerProcess;
     await (workers[holder] as WorkerProcess).kill(); // mid-turn: the scenario sleeps between its steps
-    const events = await eventsUntil(replicas[1] as ServerProcess, id, (e) => e.some(isPlanRequest), 30_000);
+    const events = await waitForEvents(replicas[1] as ServerProcess, id, (e) => e.some(isPlanRequest), 30_000);
     assert.match(
       other.stderr(),
       new RegExp(`claimed session ${id}`),
@@ -75,7 +75,7 @@ describe('ultraplan-server workers on PostgreSQL', function () {
       events: [controlResponseEvent(request.request_id, { behavior: 'allow', updatedInput: request.request.input })],
     });
     assert.equal(sent.status, 200);
-    await eventsUntil(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Executed.'));
+    await waitForEvents(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Executed.'), 20_000);
   });
 
   it('a session whose git source cannot be cloned says why; the worker goes on with other sessions', async () => {
@@ -86,24 +86,24 @@ describe('ultraplan-server workers on PostgreSQL', function () {
     });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     const bad = answer.body.id as string;
-    const events = await eventsUntil(replicas[1] as ServerProcess, bad, (e) => e.some((x) => x.subtype === 'agent_error'));
+    const events = await waitForEvents(replicas[1] as ServerProcess, bad, (e) => e.some((x) => x.subtype === 'agent_error'), 20_000);
     const error = events.find((e) => e.subtype === 'agent_error');
     assert.match(
       error.message,
       /^The worker could not prepare this session's workspace: git clone of file:\/\/.*no-such-repository failed: .+\. Send a message to try again\.$/,
     );
     assert.ok(events.some((e) => e.type === 'result' && e.is_error === true));
-    await statusUntil(replicas[1] as ServerProcess, bad, 'idle');
+    await waitForStatus(replicas[1] as ServerProcess, bad, 'idle', 20_000);
     // Nothing crashed: both workers still run, and the next session is planned.
     const good = await createSession(replicas[1] as ServerProcess);
-    await eventsUntil(replicas[0] as ServerProcess, good, (e) => e.some(isPlanRequest), 30_000);
+    await waitForEvents(replicas[0] as ServerProcess, good, (e) => e.some(isPlanRequest), 30_000);
     assert.equal(events.filter((e) => e.subtype === 'agent_error').length, 1);
     // A message tries again, and says why again (the source is still missing), once.
     assert.equal(
       (await call(replicas[0] as ServerProcess, 'POST', `/v1/sessions/${bad}/events`, { events: [userMessageEvent('again')] })).status,
       200,
     );
-    await eventsUntil(replicas[0] as ServerProcess, bad, (e) => e.filter((x) => x.subtype === 'agent_error').length === 2);
+    await waitForEvents(replicas[0] as ServerProcess, bad, (e) => e.filter((x) => x.subtype === 'agent_error').length === 2, 20_000);
   });
 
   it('a worker whose lease was taken over stores nothing more (its epoch is fenced out)', async () => {
@@ -150,24 +150,4 @@ function texts(events: any[]): string[] {
     .flatMap((e) => (Array.isArray(e.message?.content) ? e.message.content : []))
     .filter((b: { type?: string }) => b.type === 'text')
     .map((b: { text: string }) => b.text);
-}
-
-async function eventsUntil(server: ServerProcess, id: string, done: (events: any[]) => boolean, timeoutMs = 20_000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await call(server, 'GET', `/v1/sessions/${id}/events?limit=1000`);
-    if (answer.status === 200 && done(answer.body.data)) return answer.body.data;
-    if (Date.now() > deadline)
-      throw new Error(`session ${id}: not reached within ${timeoutMs} ms: ${JSON.stringify(answer.body).slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function statusUntil(server: ServerProcess, id: string, status: string): Promise<void> {
-  await eventsUntil(server, id, () => true);
-  const deadline = Date.now() + 20_000;
-  while ((await call(server, 'GET', `/v1/sessions/${id}`)).body.session_status !== status) {
-    if (Date.now() > deadline) throw new Error(`session ${id} never became ${status}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

@@ -23,7 +23,8 @@ import { sharedPostgresCluster } from '../../support/postgresCluster';
 import { killGroupsLeft, processesWithHome } from '../../support/processes';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../../support/realAgents';
 import { startServer, startWorker, type ServerProcess, type WorkerProcess } from '../../support/serverProcess';
-import { ORIGINAL_APP, PLAN_V1, until } from '../realAgentKit';
+import { waitFor } from '../../support/wait';
+import { ORIGINAL_APP, PLAN_V1 } from '../realAgentKit';
 import { createRequest } from '../hostTestKit';
 
 const UPDATED_APP = 'export const original = false;\n';
@@ -112,14 +113,16 @@ async function planThenKillWorker(
   const survivor = run.workers.find((w) => w !== holder) as WorkerProcess;
   await holder.kill();
   killGroupsLeft(processesWithHome(run.home).filter((pid) => pid !== survivor.pid));
-  await until(
-    () => (processesWithHome(run.home).every((pid) => pid === survivor.pid) ? true : undefined),
-    10_000,
-    `the killed worker’s agents to go (left: ${processesWithHome(run.home)
-      .filter((pid) => pid !== survivor.pid)
-      .map((pid) => `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120)}`)
-      .join('; ')})`,
-  );
+  const left = () => processesWithHome(run.home).filter((pid) => pid !== survivor.pid);
+  await waitFor(left, {
+    message: 'the killed worker’s agents to go',
+    timeoutMs: 10_000,
+    until: (pids) => pids.length === 0,
+    detail: () =>
+      left()
+        .map((pid) => `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120)}`)
+        .join('; '),
+  });
   return { sessionId: session.id, request: plan, survivor };
 }
 
@@ -128,21 +131,21 @@ async function events(run: Run, sessionId: string): Promise<StoredEvent[]> {
 }
 
 async function waitForEvent(run: Run, sessionId: string, match: (e: StoredEvent) => boolean, what: string): Promise<StoredEvent> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const found = (await events(run, sessionId)).find(match);
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${run.workers.map((w) => w.stderr()).join('\n---\n')}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return waitFor(async () => (await events(run, sessionId)).find(match), {
+    message: what,
+    timeoutMs: 120_000,
+    intervalMs: 200,
+    detail: () => run.workers.map((w) => w.stderr().slice(-3000)).join('\n---\n'),
+  });
 }
 
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+async function statusIs(run: Run, sessionId: string, status: string): Promise<void> {
+  await waitFor(async () => (await run.backend.getSession(sessionId)).session_status, {
+    message: `session ${sessionId} ${status}`,
+    timeoutMs: 60_000,
+    intervalMs: 200,
+    until: (shown) => shown === status,
+  });
 }
 
 /** Nothing stored twice: every event's uuid is unique, and the plan request the person saw is there once. */
@@ -156,7 +159,12 @@ async function assertNoDuplicates(run: Run, sessionId: string, request: StoredEv
 async function approveAndSeeTheEdit(run: Run, sessionId: string, request: StoredEvent, file: string): Promise<void> {
   const decision = controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: PLAN_V1 } });
   await run.backend.sendEvents(sessionId, [decision]);
-  await eventually(async () => (await readFile(file, 'utf8')) === UPDATED_APP, 'the edit');
+  await waitFor(() => readFile(file, 'utf8').catch(() => ''), {
+    message: 'the edit',
+    timeoutMs: 120_000,
+    intervalMs: 200,
+    until: (text) => text === UPDATED_APP,
+  });
   await assert.rejects(
     run.backend.sendEvents(sessionId, [decision]),
     (err: unknown) => err instanceof SessionsError && /already answered/.test(err.message),
@@ -207,7 +215,7 @@ describe('kill -9 of a worker while its real agent’s plan waits (PostgreSQL, m
     );
     assert.match(survivor.stderr(), new RegExp(`claimed session ${sessionId.replace(/^cse_/, 'session_')} \\(epoch 2\\)`));
     assert.equal((await events(run, sessionId)).filter(system(AGENT_LOST_SUBTYPE)).length, 0);
-    await eventually(async () => (await run!.backend.getSession(sessionId)).session_status === 'requires_action', 'requires_action');
+    await statusIs(run, sessionId, 'requires_action');
 
     await approveAndSeeTheEdit(run, sessionId, request, appFile());
     const afterLoad = run.model.rounds.find((round) =>
@@ -243,7 +251,7 @@ describe('kill -9 of a worker while its real agent’s plan waits (PostgreSQL, m
       String(lost.message),
       /^The worker running this session stopped and this session's agent could not continue \(.*is not resumed with session\/load\)\. Its plan can still be decided: Approve starts a new agent turn/s,
     );
-    await eventually(async () => (await run!.backend.getSession(sessionId)).session_status === 'idle', 'idle');
+    await statusIs(run, sessionId, 'idle');
     await approveAndSeeTheEdit(run, sessionId, killed.request, clonedApp(sessionId));
     assert.equal(await readFile(path.join(run.folder, 'src', 'app.ts'), 'utf8'), ORIGINAL_APP, 'the repository itself is untouched');
     await assertNoDuplicates(run, sessionId, killed.request);

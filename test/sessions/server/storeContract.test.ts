@@ -17,6 +17,8 @@ import { SessionsError } from '../../../src/core/errors';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
 import { sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
 import { tempDir } from '../../support/serverProcess';
+import { waitFor } from '../../support/wait';
+import { canUseTool } from '../../support/sessionEvents';
 
 interface StoreUnderTest {
   store: ServerStore;
@@ -48,7 +50,10 @@ const openJournal: OpenStore = async (limits) => {
     store,
     async agentAsks(sessionId, requestId) {
       contexts.get(sessionId)?.emit(planRequest(requestId));
-      await waitFor(async () => (await store.readEvents(sessionId, null, 1000)).data.some((e) => e.request_id === requestId));
+      await waitFor(async () => (await store.readEvents(sessionId, null, 1000)).data.some((e) => e.request_id === requestId), {
+        message: `the plan request ${requestId} stored`,
+        timeoutMs: 5_000,
+      });
     },
     close: () => store.close(),
   };
@@ -239,7 +244,7 @@ for (const [name, open] of [
       const stop = store.watch(id, () => woken++);
       try {
         await store.appendEvents(id, [userMessageEvent('wake up')]);
-        await waitFor(async () => woken > 0);
+        await waitFor(() => woken > 0, { message: 'the watcher woken', timeoutMs: 5_000 });
       } finally {
         stop();
       }
@@ -259,13 +264,7 @@ async function create(store: ServerStore, title = 'Plan the change'): Promise<st
   return session.id;
 }
 
-function planRequest(requestId: string): Record<string, unknown> & { type: string } {
-  return {
-    type: 'control_request',
-    request_id: requestId,
-    request: { subtype: 'can_use_tool', tool_name: 'ExitPlanMode', input: { plan: '# Plan\n1. do it' }, tool_use_id: `toolu_${requestId}` },
-  };
-}
+const planRequest = (requestId: string) => canUseTool(requestId, `toolu_${requestId}`, '# Plan\n1. do it');
 
 function decision(requestId: string) {
   return {
@@ -281,14 +280,6 @@ async function refused(promise: Promise<unknown>, status: number, message: RegEx
     assert.match(err.message, message);
     return true;
   });
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('PostgreSQL schema migrations', function () {

@@ -8,9 +8,12 @@ import { controlResponseEvent, type AnyEvent } from '../../../src/core/protocol'
 import { endsAfterApprovedResult } from '../../../src/sessions/service/endsAfterApproval';
 import { createAcpAgentFactory } from '../../../src/sessions/acp';
 import { SessionHost } from '../../../src/sessions/host';
+import { FileSessionStore } from '../../../src/sessions/store';
+import { tempDir } from '../../support/serverProcess';
 import { fakeAgentScenario, fakeRun, readAgentRecord, waitForRecord, type FakeRun } from '../../support/fakeAcpAgent';
 import { isAlive, waitGone } from '../../support/processes';
 import { allEvents, createRequest } from '../hostTestKit';
+import { waitFor } from '../../support/wait';
 
 async function waitForEvent(
   host: SessionHost,
@@ -19,13 +22,10 @@ async function waitForEvent(
   what: string,
   count = 1,
 ): Promise<Array<AnyEvent & { id: string }>> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const found = (allEvents(host, id) as Array<AnyEvent & { id: string }>).filter(match);
-    if (found.length >= count) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  return waitFor(() => (allEvents(host, id) as Array<AnyEvent & { id: string }>).filter(match), {
+    message: what,
+    until: (found) => found.length >= count,
+  });
 }
 
 function requestId(event: AnyEvent | undefined): string {
@@ -53,7 +53,7 @@ describe('embedded ACP agent lifetime', function () {
   });
 
   /** The fake agent behind the real host, its process ended by endsAfterApprovedResult; one session started. */
-  async function startSession(scenario: string | object) {
+  async function startSession(scenario: string | object, dataDir?: string) {
     run = await fakeRun(scenario);
     const lines: string[] = [];
     const sessionHost = new SessionHost({
@@ -61,6 +61,7 @@ describe('embedded ACP agent lifetime', function () {
         await createAcpAgentFactory({ argv: run.argv, cwd: run.workspace, label: 'Fake (ACP)', stopGraceMs: 500 }),
         (line) => lines.push(line),
       ),
+      ...(dataDir ? { store: new FileSessionStore(dataDir) } : {}),
     });
     host = sessionHost;
     const session = await sessionHost.createSession(createRequest('Plan a greeting feature'));
@@ -118,5 +119,27 @@ describe('embedded ACP agent lifetime', function () {
     const { ended, prompts } = await approveWithNotes('claude-0101-plan.json', 1);
     assert.equal(prompts[1]?.text, notesPrompt('Keep greet() pure.'));
     assert.equal(ended.length, 1, 'one result for the turn');
+  });
+
+  it('a finished session stays finished across a restart of its host: no agent is started again, no notice is added', async () => {
+    const dataDir = tempDir('ultraplan-ends-data-');
+    const { host: first, session, pid, record } = await startSession('claude-plan.json', dataDir);
+    const [plan] = await waitForEvent(first, session.id, isPlanRequest, 'the plan');
+    await first.appendEvents(session.id, [controlResponseEvent(requestId(plan), { behavior: 'allow', updatedInput: {} })]);
+    await waitForEvent(first, session.id, (e) => e.type === 'result', 'the approved turn to end');
+    assert.ok(await waitGone(pid), 'the agent process ended');
+    const logged = allEvents(first, session.id).length;
+    await first.close();
+
+    const again = new SessionHost({
+      agentFactory: endsAfterApprovedResult(await createAcpAgentFactory({ argv: run!.argv, cwd: run!.workspace, label: 'Fake (ACP)' })),
+      store: new FileSessionStore(dataDir),
+    });
+    host = again;
+    // load() resumes every live session's agent before it returns: a resumed agent would be started by now.
+    await again.load();
+    assert.equal(readAgentRecord(record).filter((e) => e.kind === 'started').length, 1, 'the agent was started once, before the restart');
+    assert.equal(allEvents(again, session.id).length, logged, 'no agent_lost or resumed notice on a finished session');
+    assert.equal(again.getSession(session.id).session_status, 'idle');
   });
 });

@@ -56,16 +56,6 @@ export async function createSession(client: SessionsClient, launch: AgentLaunch 
   return (await client.createSession(launch ? withAgentLaunch(request, launch) : request)).id;
 }
 
-export async function waitUntil<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** Stops every service started from the folders of this suite and removes them. */
 export async function cleanUpServices(): Promise<void> {
   for (const parent of made.splice(0)) {

@@ -7,13 +7,16 @@ import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
 import { SessionsClient } from '../../../src/sessions/client';
+import { HttpBackend } from '../../../src/sessions/httpBackend';
+import { ServiceBackend } from '../../../src/sessions/service/serviceBackend';
 import { connectOrStartService, readServiceStatus, ServiceStartError } from '../../../src/sessions/service/serviceLauncher';
 import { LocalService } from '../../../src/sessions/service/localService';
 import { servicePlace } from '../../../src/sessions/service/servicePaths';
 import { isAlive, waitGone } from '../../support/processes';
 import { EXAMPLES_DIR, startServer } from '../../support/serverProcess';
 import { killService, servicePids } from '../../support/serviceProcess';
-import { cleanUpServices, clientOf, createSession, launcherOptions, scripted, serviceDir, waitUntil } from './serviceKit';
+import { cleanUpServices, clientOf, createSession, launcherOptions, scripted, serviceDir } from './serviceKit';
+import { waitFor } from '../../support/wait';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
 
@@ -37,14 +40,18 @@ describe('local session service: start, find, race, replace, exit', function () 
 
     const client = clientOf(second);
     const id = await createSession(client, scripted('approve.json'));
-    await waitUntil(async () => ((await client.getStatus(id)) === 'requires_action' ? true : undefined), 'the plan');
+    await waitFor(() => client.getStatus(id), { message: 'the plan', timeoutMs: 15_000, until: (status) => status === 'requires_action' });
     assert.equal((await readServiceStatus(first.place, first.token))?.live_sessions, 1);
     const read = await client.readEvents(id, null);
     const request = read.events.find((e) => (e as { request?: { subtype?: string } }).request?.subtype === 'can_use_tool') as {
       request_id: string;
     };
     await client.sendEvents(id, [controlResponseEvent(request.request_id, { behavior: 'allow', updatedInput: {} })]);
-    await waitUntil(async () => ((await client.getStatus(id)) === 'idle' ? true : undefined), 'the approved plan to run');
+    await waitFor(() => client.getStatus(id), {
+      message: 'the approved plan to run',
+      timeoutMs: 15_000,
+      until: (status) => status === 'idle',
+    });
   });
 
   it('refuses a session that names no agent, and a malformed launch, with the reason', async () => {
@@ -97,7 +104,7 @@ describe('local session service: start, find, race, replace, exit', function () 
     // The other starts give way on their own time, after the winner already answered.
     const losers = all.filter((c) => c.spawned).length - 1;
     const gaveWay = async () => ((await fs.readFile(all[0]!.place.logFile, 'utf8')).match(/is already running/g) ?? []).length;
-    await waitUntil(async () => ((await gaveWay()) >= losers ? true : undefined), 'each other start to give way');
+    await waitFor(gaveWay, { message: `each of the ${losers} other starts to give way`, timeoutMs: 15_000, until: (n) => n >= losers });
     assert.equal(await gaveWay(), losers);
     await createSession(clientOf(all[2]!), scripted('approve.json'));
   });
@@ -111,10 +118,10 @@ describe('local session service: start, find, race, replace, exit', function () 
     await fs.mkdir(place.dataDir, { recursive: true, mode: 0o700 });
     await fs.writeFile(path.join(place.dataDir, 'server.lock'), `${holder.pid}\n`);
     const connecting = connectOrStartService(options);
-    await waitUntil(
-      async () => (/is already running/.test(await fs.readFile(place.logFile, 'utf8').catch(() => '')) ? true : undefined),
-      'the first start to give way',
-    );
+    await waitFor(async () => /is already running/.test(await fs.readFile(place.logFile, 'utf8').catch(() => '')), {
+      message: 'the first start to give way',
+      timeoutMs: 15_000,
+    });
     holder.kill('SIGKILL');
     const connection = await connecting;
     assert.notEqual(connection.status.pid, holder.pid);
@@ -125,7 +132,11 @@ describe('local session service: start, find, race, replace, exit', function () 
     const dir = serviceDir();
     const first = await connectOrStartService(launcherOptions(dir));
     const id = await createSession(clientOf(first), scripted('approve.json'));
-    await waitUntil(async () => ((await clientOf(first).getStatus(id)) === 'requires_action' ? true : undefined), 'the plan');
+    await waitFor(() => clientOf(first).getStatus(id), {
+      message: 'the plan',
+      timeoutMs: 15_000,
+      until: (status) => status === 'requires_action',
+    });
     killService(first.status.pid);
     assert.ok(await waitGone(first.status.pid));
     assert.ok(statSync(first.place.socket).isSocket(), 'the crash left its socket file');
@@ -157,7 +168,11 @@ describe('local session service: start, find, race, replace, exit', function () 
     const dir = serviceDir();
     const old = await connectOrStartService(launcherOptions(dir, '1.0.0'));
     const live = await createSession(clientOf(old), scripted('approve.json'));
-    await waitUntil(async () => ((await clientOf(old).getStatus(live)) === 'requires_action' ? true : undefined), 'the plan');
+    await waitFor(() => clientOf(old).getStatus(live), {
+      message: 'the plan',
+      timeoutMs: 15_000,
+      until: (status) => status === 'requires_action',
+    });
 
     const beside = await connectOrStartService(launcherOptions(dir, '1.1.0'));
     assert.notEqual(beside.place.socket, old.place.socket, 'versioned names');
@@ -177,6 +192,50 @@ describe('local session service: start, find, race, replace, exit', function () 
       "the stopped versions' sessions moved to the new one",
     );
     assert.deepEqual(servicePids(dir), [newest.status.pid]);
+  });
+
+  it("a newer extension's window follows and decides a session that lives on the older service running beside its own", async () => {
+    const dir = serviceDir();
+    const old = await connectOrStartService(launcherOptions(dir, '1.0.0'));
+    const id = await createSession(clientOf(old), scripted('approve.json'));
+    await waitFor(() => clientOf(old).getStatus(id), {
+      message: 'the plan',
+      timeoutMs: 15_000,
+      until: (status) => status === 'requires_action',
+    });
+
+    // The window of version 1.1.0, as the extension makes it (backends.ts), over its own LocalService.
+    const service = new LocalService(launcherOptions(dir, '1.1.0'));
+    const backend = new ServiceBackend({
+      service,
+      label: 'Embedded',
+      lifecycle: { archiveOnApprove: false, archiveOnTeleport: true, archiveOnStop: true, archiveOnFailure: true },
+      connect: (fetch, getToken) =>
+        new HttpBackend({
+          client: new SessionsClient({ baseUrl: 'http://localhost', getToken, fetch }),
+          preferStream: false,
+          kind: 'embedded',
+        }),
+    });
+    try {
+      assert.equal((await backend.getSession(id)).id, id, 'found on the older service');
+      const own = await service.connect();
+      assert.notEqual(own.status.pid, old.status.pid, 'its own version runs beside the older one, which keeps its live session');
+      assert.ok(isAlive(old.status.pid));
+      const read = await backend.transport.readEvents(id, null);
+      const request = read.events.find((e) => (e as { request?: { subtype?: string } }).request?.subtype === 'can_use_tool') as {
+        request_id: string;
+      };
+      await backend.sendEvents(id, [controlResponseEvent(request.request_id, { behavior: 'allow', updatedInput: {} })]);
+      await waitFor(() => clientOf(old).getStatus(id), {
+        message: 'the decision to reach the older service',
+        timeoutMs: 15_000,
+        until: (status) => status === 'idle',
+      });
+      assert.equal((await clientOf(own).listSessions()).length, 0, 'nothing was moved to or made on the new service');
+    } finally {
+      await backend.dispose();
+    }
   });
 
   it('an older version never stops a newer one, even an idle one: they run side by side', async () => {
@@ -201,7 +260,7 @@ describe('local session service: start, find, race, replace, exit', function () 
     const connection = await connectOrStartService(launcherOptions(dir, '1.0.0', { idleExitSeconds: 1 }));
     const client = clientOf(connection);
     const id = await createSession(client, scripted('approve.json'));
-    await waitUntil(async () => ((await client.getStatus(id)) === 'requires_action' ? true : undefined), 'the plan');
+    await waitFor(() => client.getStatus(id), { message: 'the plan', timeoutMs: 15_000, until: (status) => status === 'requires_action' });
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     assert.ok(isAlive(connection.status.pid), 'a plan waits for its decision: the service stays');
     await client.archive(id);

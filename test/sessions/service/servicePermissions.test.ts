@@ -11,7 +11,8 @@ import { connectOrStartService } from '../../../src/sessions/service/serviceLaun
 import { ServiceSetupError } from '../../../src/sessions/service/privateFiles';
 import { servicePaths } from '../../../src/sessions/service/servicePaths';
 import { SERVER_JS, ensureServerBuilt } from '../../support/serverProcess';
-import { cleanUpServices, launcherOptions, serviceDir, waitUntil } from './serviceKit';
+import { cleanUpServices, launcherOptions, serviceDir } from './serviceKit';
+import { waitFor } from '../../support/wait';
 
 const ATTACKER = 'ultraplan-attacker';
 
@@ -101,7 +102,7 @@ describe('local session service against a second user (uid)', function () {
         assert.ok(!existsSync(paths.tokenFile), 'no token was written into that folder');
       } finally {
         trap.kill('SIGKILL');
-        await waitUntil(() => (trap.exitCode !== null || trap.signalCode !== null ? true : undefined), 'the trap to end');
+        await waitFor(() => trap.exitCode !== null || trap.signalCode !== null, { message: 'the trap to end', timeoutMs: 15_000 });
       }
     } finally {
       rmSync(shared, { recursive: true, force: true });

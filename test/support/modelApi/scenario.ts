@@ -4,6 +4,7 @@
 // parses its own requests into a ModelRequestView and writes a ModelReply in its own wire format.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { waitFor } from '../wait';
 
 /** A tool result the agent sent back to the model. */
 export interface ToolResultView {
@@ -138,20 +139,14 @@ export class ScriptedModelServer {
   }
 
   waitFor<T>(predicate: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const check = (): boolean => {
-        const value = predicate();
-        if (value === undefined) return false;
-        clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve(value);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(check);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; requests: ${this.describe()}`));
-      }, timeoutMs);
-      if (!check()) this.waiters.add(check);
+    return waitFor(predicate, {
+      message: what,
+      timeoutMs,
+      wakeOn: (wake) => {
+        this.waiters.add(wake);
+        return () => this.waiters.delete(wake);
+      },
+      detail: () => `requests: ${this.describe()}`,
     });
   }
 

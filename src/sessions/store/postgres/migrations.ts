@@ -1,7 +1,7 @@
 // The PostgreSQL schema as numbered migrations, applied in order at start by whichever process
 // gets there first: an advisory lock makes the others wait, then find nothing left to do. A
 // migration is never edited once released; a change is a new number.
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
@@ -63,6 +63,33 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       );
     `,
   },
+  {
+    version: 2,
+    name: 'session owners, audit',
+    sql: `
+      -- Who created the session (NULL: the shared token), with their groups as the token said then:
+      -- review sharing compares those with the reader's.
+      ALTER TABLE sessions
+        ADD COLUMN owner_sub text,
+        ADD COLUMN owner_name text,
+        ADD COLUMN owner_groups text[] NOT NULL DEFAULT '{}';
+      CREATE INDEX sessions_owner_newest_first ON sessions (owner_sub, created_at DESC, id DESC);
+      CREATE INDEX sessions_owner_groups ON sessions USING gin (owner_groups);
+
+      -- Who decided what: one row per reply, decision or archive, in the transaction that stores it.
+      CREATE TABLE audit (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL,
+        session_id text NOT NULL REFERENCES sessions (id),
+        actor_sub text NOT NULL,
+        actor_name text,
+        action text NOT NULL CHECK (action IN ('reply', 'allow', 'deny', 'archive')),
+        request_id text,
+        seq bigint
+      );
+      CREATE INDEX audit_by_session ON audit (session_id, id);
+    `,
+  },
 ];
 
 /** Any number (bigint) that is ours alone among advisory locks on this database. */
@@ -81,6 +108,23 @@ export async function migrate(pool: Pool): Promise<number[]> {
   } finally {
     client.release();
   }
+}
+
+/**
+ * Rejects unless the database answers within `timeoutMs` and holds every migration this build
+ * knows (a newer schema is fine for a process already running: migrations only add).
+ */
+export async function checkSchema(pool: Pool, timeoutMs: number): Promise<void> {
+  // node-postgres reads query_timeout per query (its types list it only for a whole client).
+  const probe: QueryConfig & { query_timeout: number } = {
+    text: 'SELECT max(version) AS version FROM schema_migrations',
+    query_timeout: timeoutMs,
+  };
+  const { rows } = await pool.query<{ version: number | null }>(probe);
+  const have = rows[0]?.version ?? 0;
+  const known = Math.max(...MIGRATIONS.map((m) => m.version));
+  if (have < known)
+    throw new Error(`the database's schema is version ${have}; this build needs ${known} (an API server applies it at start)`);
 }
 
 async function applyMissing(client: PoolClient): Promise<number[]> {

@@ -1,5 +1,5 @@
-// Builders for synthetic session events, shaped like the wire (docs/protocol.md section 2), shared by
-// the scanner and poller tests.
+// Builders for synthetic session events, shaped like the wire (docs/protocol.md section 2): the one
+// set every test that makes events by hand uses.
 import { APPROVED_PLAN_EDITED_MARKER, APPROVED_PLAN_MARKER, ULTRAPLAN_TELEPORT_SENTINEL } from '../../src/core/protocol';
 
 let n = 0;

@@ -13,7 +13,7 @@ import { startFaultProxy, type FaultProxy } from '../support/faultProxy';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { sharedPostgresCluster } from '../support/postgresCluster';
-import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
+import { CLAUDE_ADAPTER, claudeEnv, claudePlanThenWrite } from '../support/realAgents';
 import { startServer, startWorker, type ServerProcess, type WorkerProcess } from '../support/serverProcess';
 import { closeRealAgentRun } from './realAgentWindow';
 import { decisionsSent, onlySession, planTask, reportIfFailed, reviewFrame, sessionEvents } from './ultraplanSteps';
@@ -35,13 +35,7 @@ describe('the team server: two replicas on PostgreSQL and a worker with the real
   };
   const model = new ScriptedModelServer(
     anthropicApi,
-    new Scenario([
-      (view) => ({ toolCalls: [{ name: 'Write', input: { file_path: claudePlanFile(view), content: PLAN } }] }),
-      () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
-      () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
-      () => ({ toolCalls: [{ name: 'Write', input: { file_path: path.join(workspace(), 'src', 'app.ts'), content: UPDATED } }] }),
-      () => ({ text: 'Done: src/app.ts flipped.' }),
-    ]),
+    new Scenario(claudePlanThenWrite(PLAN, () => path.join(workspace(), 'src', 'app.ts'), UPDATED)),
   );
 
   before(async function () {

@@ -7,7 +7,6 @@
 // clone of a real git repository (file://) that the worker prepared.
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -20,8 +19,8 @@ import { anthropicApi } from '../../support/modelApi/anthropic';
 import { geminiApi } from '../../support/modelApi/gemini';
 import { Scenario, ScriptedModelServer, type ModelApiFamily, type ScenarioRound } from '../../support/modelApi/scenario';
 import { sharedPostgresCluster } from '../../support/postgresCluster';
-import { killGroupsLeft, processesWithHome } from '../../support/processes';
-import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../../support/realAgents';
+import { isAlive, killGroupsLeft, processesWithHome } from '../../support/processes';
+import { CLAUDE_ADAPTER, claudeEnv, claudePlanThenWrite, geminiArgv, geminiEnv, geminiPlansDir } from '../../support/realAgents';
 import { startServer, startWorker, type ServerProcess, type WorkerProcess } from '../../support/serverProcess';
 import { waitFor } from '../../support/wait';
 import { ORIGINAL_APP, PLAN_V1 } from '../realAgentKit';
@@ -111,17 +110,14 @@ async function planThenKillWorker(
   const holder = run.workers.find((w) => w.stderr().includes(`claimed session ${session.id.replace(/^cse_/, 'session_')}`));
   assert.ok(holder, 'a worker claimed the session');
   const survivor = run.workers.find((w) => w !== holder) as WorkerProcess;
+  // Only the holder runs an agent now; the survivor starts its own once it claims the session.
+  const agents = processesWithHome(run.home).filter((pid) => pid !== survivor.pid && pid !== holder.pid);
   await holder.kill();
-  killGroupsLeft(processesWithHome(run.home).filter((pid) => pid !== survivor.pid));
-  const left = () => processesWithHome(run.home).filter((pid) => pid !== survivor.pid);
-  await waitFor(left, {
+  killGroupsLeft(agents);
+  await waitFor(() => agents.filter(isAlive), {
     message: 'the killed worker’s agents to go',
     timeoutMs: 10_000,
     until: (pids) => pids.length === 0,
-    detail: () =>
-      left()
-        .map((pid) => `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120)}`)
-        .join('; '),
   });
   return { sessionId: session.id, request: plan, survivor };
 }
@@ -193,16 +189,7 @@ describe('kill -9 of a worker while its real agent’s plan waits (PostgreSQL, m
     const appFile = () => path.join(run!.folder, 'src', 'app.ts');
     run = await openRun(
       anthropicApi,
-      [
-        (view) => {
-          planFile = claudePlanFile(view);
-          return { toolCalls: [{ name: 'Write', input: { file_path: planFile, content: PLAN_V1 } }] };
-        },
-        () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
-        () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
-        () => ({ toolCalls: [{ name: 'Write', input: { file_path: appFile(), content: UPDATED_APP } }] }),
-        () => ({ text: 'Done: flipped.' }),
-      ],
+      claudePlanThenWrite(PLAN_V1, appFile, UPDATED_APP, (file) => (planFile = file)),
       [CLAUDE_ADAPTER],
       claudeEnv,
       'workspace',

@@ -17,6 +17,7 @@ import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
 import { refuseAgentLaunch, type ServiceFace } from './serviceRoutes';
 import { toLinkSessionId } from '../../core/codeSessions';
 import { ProbeResponder } from './health';
+import { sendJson } from './jsonResponse';
 import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -263,14 +264,7 @@ export class SessionsServer {
   }
 
   private send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    const text = JSON.stringify(body);
-    res.writeHead(status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(Buffer.byteLength(text)),
-      'cache-control': 'no-store',
-      ...headers,
-    });
-    res.end(text);
+    sendJson(res, status, body, headers);
   }
 
   private fail(res: http.ServerResponse, err: unknown): void {

@@ -2,7 +2,8 @@
 // Makes sure the system packages that code-server's install and the e2e tests need are present:
 // Chromium (the browser the tests drive), ripgrep (replaces the binary code-server would download),
 // the Kerberos headers (code-server's native `kerberos` module builds against gssapi.h) and
-// PostgreSQL (the server's tests start a throwaway cluster of it: test/support/postgresCluster.ts).
+// PostgreSQL (the server's tests start a throwaway cluster of it: test/support/postgresCluster.ts),
+// gh and openssl (the pull-request review test).
 // Fast and silent when everything is there; installs with apt-get only when running as root.
 import { existsSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -15,6 +16,10 @@ const requirements = [
   { what: 'ripgrep (rg)', apt: 'ripgrep', present: () => onPath('rg') },
   { what: 'Kerberos headers (gssapi/gssapi.h)', apt: 'libkrb5-dev', present: () => existsSync('/usr/include/gssapi/gssapi.h') },
   { what: 'PostgreSQL (initdb)', apt: 'postgresql', present: postgresInstalled },
+  // The review of a pull request runs the real GitHub CLI against a stand-in GitHub API over HTTPS
+  // with a throwaway certificate (test/support/review/githubApiStandIn.ts).
+  { what: 'GitHub CLI (gh)', apt: 'gh', present: () => onPath('gh') },
+  { what: 'OpenSSL (openssl)', apt: 'openssl', present: () => onPath('openssl') },
 ];
 
 function postgresInstalled() {

@@ -31,6 +31,7 @@ import {
   type StoredEventPage,
 } from './hostedSession';
 import { MemorySessionStore, type LogRecord, type SessionMeta, type SessionStore, type StoredEvent } from './store';
+import type { SessionOwner } from './sessionOwner';
 
 export type { StoredEvent } from './store';
 export {
@@ -164,6 +165,11 @@ export class SessionHost {
     return this.require(id).resource();
   }
 
+  /** Who created the session (null: the shared token); 404 when there is none. */
+  ownerOf(id: string): SessionOwner | null {
+    return this.require(id).meta.owner ?? null;
+  }
+
   listSessions(): SessionResource[] {
     return [...this.sessions.values()].map((s) => s.resource());
   }
@@ -184,7 +190,7 @@ export class SessionHost {
   // -------------------------------------------------------------------------------------------
   // Writing
 
-  async createSession(request: CreateSessionRequest, agentFactory?: AgentFactory): Promise<SessionResource> {
+  async createSession(request: CreateSessionRequest, agentFactory?: AgentFactory, owner?: SessionOwner | null): Promise<SessionResource> {
     this.refuseWhenClosing();
     const parsed = CreateSessionRequestSchema.safeParse(request);
     if (!parsed.success) throw badRequest('invalid session', parsed.error);
@@ -212,6 +218,7 @@ export class SessionHost {
         environment_id: body.environment_id ?? null,
         session_context: body.session_context ?? null,
         agent_label: agent.label,
+        ...(owner ? { owner } : {}),
       };
       await this.store.create(meta);
       const session = new HostedSession(meta, 'running', this.store, this.log);

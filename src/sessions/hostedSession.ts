@@ -7,6 +7,7 @@ import type { SessionResource, SessionStatus } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import type { Agent } from './agent';
 import type { LogRecord, SessionMeta, SessionStore, StoredEvent } from './store';
+import { publicOwner } from './sessionOwner';
 
 export const DEFAULT_EVENT_PAGE_SIZE = 100;
 export const MAX_EVENT_PAGE_SIZE = 1000;
@@ -132,6 +133,7 @@ export class HostedSession {
       created_at: this.meta.created_at,
       updated_at: this.updatedAt,
       session_context: this.meta.session_context,
+      ...(this.meta.owner ? { owner: publicOwner(this.meta.owner) } : {}),
     };
   }
 

@@ -6,6 +6,7 @@ import { CLIENT_PLATFORM } from '../core/codeSessions';
 import { ANTHROPIC_VERSION, ErrorBodySchema } from '../core/protocol';
 import { SessionsError } from '../core/errors';
 import { REQUEST_REFUSED_REASON } from './requestGuard';
+import { TOKEN_EXPIRED_REASON, expiredTokenMessage } from '../core/serverToken';
 
 /** Parses a Retry-After header (delta seconds or an HTTP date) into milliseconds. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
@@ -153,6 +154,9 @@ export class SessionsHttp {
     if (status === 403 && server?.reason === REQUEST_REFUSED_REASON) {
       // Host, Origin or Content-Type: a proxy or a name the server was not started with, not the token.
       return new SessionsError('unauthorized', `The session server at ${this.baseUrl} refused the request (HTTP 403${detail}).`, status);
+    }
+    if (status === 401 && server?.reason === TOKEN_EXPIRED_REASON) {
+      return new SessionsError('unauthorized', expiredTokenMessage(new URL(this.baseUrl).origin, null) + ` (HTTP 401${detail})`, status);
     }
     if (status === 401 || status === 403) {
       return new SessionsError(

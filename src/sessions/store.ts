@@ -18,6 +18,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as z from 'zod';
 import { SessionContextSchema, SessionStatusSchema, type SessionStatus } from '../core/protocol';
+import { SessionOwnerSchema } from './sessionOwner';
 
 /** An event as stored: the wire event plus its server-assigned id. */
 export type StoredEvent = { type: string; id: string } & Record<string, unknown>;
@@ -31,6 +32,8 @@ export const SessionMetaSchema = z.looseObject({
   session_context: SessionContextSchema.nullable(),
   /** For people: which agent runs the session ("Scripted demo (examples/demo.json)"). */
   agent_label: z.string().optional(),
+  /** Who created it (absent: the shared token, or a journal older than identity). */
+  owner: SessionOwnerSchema.nullable().optional(),
 });
 export type SessionMeta = z.infer<typeof SessionMetaSchema>;
 

@@ -11,6 +11,7 @@ import { readStatusBar, screenshot, waitFor } from './harness';
 import { agentBin } from '../../scripts/agents-config.cjs';
 import { startScriptedResponses, userTexts, type ScriptedResponsesApi } from '../support/modelApi/openaiResponses';
 import { processGroupMembers, waitGone } from '../support/processes';
+import { codexConfig } from '../support/realAgents';
 import { extensionLog, planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
@@ -89,21 +90,7 @@ describe('the real Codex ACP adapter in code-server, with only the model scripte
       },
       { text: 'Done: src/app.ts exports greeting.' },
     ]);
-    writeFileSync(
-      path.join(codexHome, 'config.toml'),
-      [
-        'model = "gpt-6.1-terra"',
-        'model_provider = "scripted"',
-        '[model_providers.scripted]',
-        'name = "Scripted model"',
-        `base_url = "${api.baseUrl}"`,
-        'wire_api = "responses"',
-        'env_key = "OPENAI_API_KEY"',
-        'request_max_retries = 0',
-        'stream_max_retries = 0',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(api.baseUrl));
   });
 
   const suite = suiteWindow({

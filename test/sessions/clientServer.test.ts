@@ -6,6 +6,7 @@ import { SessionsError, UltraplanPollError } from '../../src/core/errors';
 import { pollForApprovedPlan, type ApprovedPlan } from '../../src/core/poller';
 import { userMessageEvent } from '../../src/core/protocol';
 import { ExitPlanModeScanner } from '../../src/core/scanner';
+import type { SessionsClient } from '../../src/sessions/client';
 import { serverForSuite, startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import {
   MODES,
@@ -29,9 +30,11 @@ const POLL_READS = /^\/v1\/code\/sessions\/[^/]+(\/events)?$/;
 async function pollOutcome(
   rig: Pick<Rig, 'client' | 'backend'>,
   sessionId: string,
-  extra: { maxConsecutiveFailures?: number; signal?: AbortSignal } = {},
+  extra: { maxConsecutiveFailures?: number; signal?: AbortSignal; reviewer?: SessionsClient } = {},
 ) {
-  const reviewer = scriptedReviewer(rig.client, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
+  // The person answering is another party: a fault or short bound on the poller's reads is not theirs.
+  const { reviewer: reviewerClient = rig.client, ...pollExtra } = extra;
+  const reviewer = scriptedReviewer(reviewerClient, sessionId, [{ on: 'plan_ready', decide: (plan) => allow(plan) }]);
   try {
     const plan = await pollForApprovedPlan({
       sessionId,
@@ -39,7 +42,7 @@ async function pollOutcome(
       pollIntervalMs: 100,
       timeoutMs: 20_000,
       ...watchPhases(reviewer.onPhase),
-      ...extra,
+      ...pollExtra,
     });
     await reviewer.settled();
     assert.deepEqual(reviewer.failures, []);
@@ -127,28 +130,28 @@ describe('SessionsClient against the real server: failure classes', function () 
       it('4 consecutive 5xx are retried and the poll succeeds', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 4, fault: { kind: 'status', status: 503 } });
-        assertApproved(await pollOutcome(rig, sessionId));
+        assertApproved(await pollOutcome(rig, sessionId, { reviewer: setup.client }));
         assert.equal(rig.proxy.requests.filter((r) => r.status === 503).length, 4);
       });
 
       it('5 consecutive 5xx fail the poll as network_or_unknown', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 5, fault: { kind: 'status', status: 500 } });
-        const failed = assertFailure(await pollOutcome(rig, sessionId), 'network_or_unknown');
+        const failed = assertFailure(await pollOutcome(rig, sessionId, { reviewer: setup.client }), 'network_or_unknown');
         assert.match(failed.message, /5 attempts in a row/);
       });
 
       it('a reset connection is retried', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: POLL_READS, times: 2, fault: { kind: 'reset' } });
-        assertApproved(await pollOutcome(rig, sessionId));
+        assertApproved(await pollOutcome(rig, sessionId, { reviewer: setup.client }));
         assert.equal(rig.proxy.requests.filter((r) => r.fault === 'reset').length, 2);
       });
 
       it('a response slower than the request timeout is abandoned and retried', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', times: 1, fault: { kind: 'delay', ms: 1_500 } });
-        assertApproved(await pollOutcome(rig, sessionId));
+        assertApproved(await pollOutcome(rig, sessionId, { reviewer: setup.client }));
         const delayed = rig.proxy.requests.find((r) => r.fault === 'delay');
         assert.equal(delayed?.status, 0, 'the client gave up before the proxy answered');
       });
@@ -156,14 +159,14 @@ describe('SessionsClient against the real server: failure classes', function () 
       it('malformed JSON fails the poll at once, saying so', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', fault: { kind: 'malformed_json' } });
-        const failed = assertFailure(await pollOutcome(rig, sessionId), 'network_or_unknown');
+        const failed = assertFailure(await pollOutcome(rig, sessionId, { reviewer: setup.client }), 'network_or_unknown');
         assert.match(failed.message, /malformed JSON/);
       });
 
       it('a page holding garbage events still gives the approval', async () => {
         const sessionId = await createPlanSession(setup);
         rig.proxy.addFault({ method: 'GET', path: '/events', times: Infinity, fault: { kind: 'garbage_events' } });
-        assertApproved(await pollOutcome(rig, sessionId));
+        assertApproved(await pollOutcome(rig, sessionId, { reviewer: setup.client }));
         // Every HTTP page was garbled (the stream, once live, serves the rest itself).
         const reads = rig.proxy.requests.filter((r) => r.path.endsWith('/events') && r.method === 'GET');
         assert.ok(reads.length >= 1 && reads.every((r) => r.fault === 'garbage_events'));

@@ -57,7 +57,8 @@ function clusterOwner(): { uid: number; gid: number } | undefined {
   return { uid, gid };
 }
 
-async function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 now (for a server that needs its port before it starts). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);

@@ -2,7 +2,7 @@
 // command lines and an environment that points their model at a scripted server on 127.0.0.1 and
 // at a throwaway home, so nothing of this machine's logins or settings reaches them.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { ClientConnection } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
@@ -57,6 +57,25 @@ export function claudeEnv(home: string, modelUrl: string): Record<string, string
 /** Gemini CLI against `modelUrl` (the Gemini API). */
 export function geminiEnv(home: string, modelUrl: string): Record<string, string> {
   return { ...baseEnv(home), GOOGLE_GEMINI_BASE_URL: modelUrl, GEMINI_API_KEY: 'scripted-model-key' };
+}
+
+/**
+ * Codex's config.toml for a throwaway CODEX_HOME: a model provider of our own at the scripted
+ * Responses API (`baseUrl`), a known model slug (so Codex uses its own metadata), no retries.
+ */
+export function codexConfig(baseUrl: string): string {
+  return [
+    'model = "gpt-6.1-terra"',
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "Scripted model"',
+    `base_url = "${baseUrl}"`,
+    'wire_api = "responses"',
+    'env_key = "OPENAI_API_KEY"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+  ].join('\n');
 }
 
 /** The plan file Claude Code tells the model to write (its plan-mode reminder names it). */
@@ -114,4 +133,17 @@ export async function withRawAgent<T>(
       if (!(await waitGone(child.pid))) throw new Error(`agent ${child.pid} left running`);
     }
   }
+}
+
+/** Codex's adapter, installed pinned in the per-machine cache. */
+export function codexArgv(): string[] {
+  return [ensurePinnedAgent('codex')];
+}
+
+/** Codex's adapter against `modelUrl`, in a CODEX_HOME under `home`, with the key it authenticates with (`api-key`). */
+export function codexEnv(home: string, modelUrl: string): Record<string, string> {
+  const codexHome = path.join(home, '.codex');
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(modelUrl));
+  return { ...baseEnv(home), CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-scripted', NO_BROWSER: '1' };
 }

@@ -289,13 +289,17 @@ export async function startWorker(options: {
   leaseMs?: number;
   workerId?: string;
   extraArgs?: string[];
+  /** Hands the database URL over as ULTRAPLAN_DATABASE_URL (as a deployment's Secret does), not --store. */
+  storeInEnv?: boolean;
+  env?: Record<string, string>;
 }): Promise<WorkerProcess> {
   ensureServerBuilt();
-  const args = [SERVER_JS, 'worker', '--store', options.store, '--agent', options.agent];
+  const args = [SERVER_JS, 'worker', ...(options.storeInEnv ? [] : ['--store', options.store]), '--agent', options.agent];
   if (options.leaseMs !== undefined) args.push('--lease-ms', String(options.leaseMs));
   if (options.workerId !== undefined) args.push('--worker-id', options.workerId);
   args.push(...(options.extraArgs ?? []));
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, ...options.env, ...(options.storeInEnv ? { ULTRAPLAN_DATABASE_URL: options.store } : {}) };
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';

@@ -17,6 +17,8 @@ import type { ServiceBackend } from '../../sessions/service/serviceBackend';
 import { AgentNotice } from '../agents/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import type { EmbeddedAgent, EmbeddedAgentSource } from './embeddedAgent';
+import { SessionsError } from '../../core/errors';
+import { expiredTokenProblem } from '../../core/serverToken';
 
 /** The shipped demo scenario: run when chosen (ultraplan.agent.choice = demo) or when no agent is installed. */
 export const DEMO_SCENARIO = path.join('examples', 'demo.json');
@@ -142,6 +144,9 @@ export class Backends implements vscode.Disposable {
         getToken: async () => {
           const token = await secrets.get(key);
           if (!token) throw new Error(`No token is set for ${new URL(serverUrl).origin}; run "Ultraplan: Set Server Token…".`);
+          // An OIDC token that ran out: say so and how to renew, rather than sending it to be refused.
+          const expired = expiredTokenProblem(token, new URL(serverUrl).origin);
+          if (expired !== null) throw new SessionsError('unauthorized', expired);
           return token;
         },
         log: (line) => log.debug(`http: ${line}`),

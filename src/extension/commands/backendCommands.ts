@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { applyEmbeddedChoice, embeddedPickItems, type EmbeddedPickItem } from '../agents/agentChoiceCommand';
 import { serverTokenKey } from '../backends/backends';
+import { expiredTokenProblem, tokenExpiresAt } from '../../core/serverToken';
 import { pickClaudeWebEnvironment } from '../claudeWeb/claudeWebUi';
 import { writeSetting } from '../settings/settings';
 import { registerCommand, type ExtensionServices } from './services';
@@ -80,9 +81,18 @@ export function registerBackendCommands(services: ExtensionServices): void {
       void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} removed.`);
       return false;
     }
+    const problem = expiredTokenProblem(token, origin);
+    if (problem !== null) {
+      // Kept out of storage: every request would only be refused with it.
+      void vscode.window.showErrorMessage(`Ultraplan: that token has already expired; nothing was saved. ${problem}`);
+      return false;
+    }
     await context.secrets.store(key, token.trim());
     log.info(`server token stored for ${origin}`);
-    void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} saved.`);
+    const expiresAt = tokenExpiresAt(token);
+    void vscode.window.showInformationMessage(
+      `Ultraplan: token for ${origin} saved${expiresAt ? `; it expires at ${expiresAt.toLocaleString()}, then run this command again` : ''}.`,
+    );
     return true;
   });
 }

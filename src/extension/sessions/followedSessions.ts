@@ -425,7 +425,7 @@ export class FollowedSessions extends Disposable {
     const known = this.followed(o.backend.kind, o.sessionId, o.serverUrl);
     // Followed read-only before (no token then) and attachable now: the new follow replaces it.
     if (known && !(known.readOnly !== undefined && o.readOnly === undefined)) {
-      this.show(known);
+      if (o.show !== false) this.show(known);
       return known;
     }
     const resource = await o.backend.getSession(o.sessionId);
@@ -436,7 +436,7 @@ export class FollowedSessions extends Disposable {
     }
     const again = this.followed(o.backend.kind, resource.id, o.serverUrl) ?? this.#sessions.get(key);
     if (again) {
-      this.show(again);
+      if (o.show !== false) this.show(again);
       return again;
     }
     const fresh: FreshSession = {

@@ -3,6 +3,7 @@
 // runs: looking never starts it) and follows the ones sessionsToPickUp picks, without taking the
 // review panel from what the person is looking at. docs/service.md, "Several windows".
 import * as vscode from 'vscode';
+import { sameSessionId } from '../../core/attachTarget';
 import { Disposable } from '../../core/lifecycle';
 import { sessionsToPickUp } from '../../sessions/service/otherWindows';
 import type { Backends } from '../backends/backends';
@@ -13,7 +14,7 @@ import type { FollowedSessions } from './followedSessions';
 export const OTHER_WINDOWS_INTERVAL_MS = 2_000;
 
 export interface SessionsFromOtherWindowsOptions {
-  sessions: Pick<FollowedSessions, 'followed' | 'attach'>;
+  sessions: Pick<FollowedSessions, 'all' | 'attach' | 'onDidChange'>;
   backends: Pick<Backends, 'serviceSessionsIfRunning' | 'forRestored'>;
   settings: Pick<SettingsReader, 'read'>;
   log: vscode.LogOutputChannel;
@@ -23,14 +24,24 @@ export interface SessionsFromOtherWindowsOptions {
 export class SessionsFromOtherWindows extends Disposable {
   readonly #o: SessionsFromOtherWindowsOptions;
   readonly #since = Date.now();
-  /** Sessions this picked up: never again, even when the person lets one go. */
-  readonly #picked = new Set<string>();
+  /**
+   * Every embedded session this window has followed, picked up or not: one the person let go
+   * (Clear History) is never followed again on its own.
+   */
+  readonly #known = new Set<string>();
   readonly #stop = new AbortController();
   #running = false;
 
   constructor(options: SessionsFromOtherWindowsOptions) {
     super();
     this.#o = options;
+    const remember = () => {
+      for (const session of options.sessions.all) {
+        if (session.backend.kind === 'embedded') this.#known.add(session.sessionId);
+      }
+    };
+    remember();
+    this._register(options.sessions.onDidChange(remember));
     const timer = setInterval(() => void this.check(), options.intervalMs ?? OTHER_WINDOWS_INTERVAL_MS);
     this._register({ dispose: () => clearInterval(timer) });
     this._register({ dispose: () => this.#stop.abort() });
@@ -49,11 +60,11 @@ export class SessionsFromOtherWindows extends Disposable {
       const found = sessionsToPickUp(listed, {
         folder,
         since: this.#since,
-        known: (id) => this.#picked.has(id) || this.#o.sessions.followed('embedded', id) !== undefined,
+        known: (id) => [...this.#known].some((known) => sameSessionId(known, id)),
       });
       for (const session of found) {
         if (this.isDisposed) return;
-        this.#picked.add(session.id);
+        this.#known.add(session.id);
         this.#o.log.info(`session ${session.id} was started in another window on this folder; following it here too`);
         const backend = await this.#o.backends.forRestored('embedded', settings, undefined);
         await this.#o.sessions.attach({ backend, sessionId: session.id, settings, show: false });

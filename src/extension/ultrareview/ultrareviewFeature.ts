@@ -19,9 +19,13 @@ import { ReviewThreads } from './reviewThreads';
 export { reviewInboxItem } from './reviewInboxItem';
 import type { PersistedThread } from '../../core/review/persisted';
 
+/** Who verifies on the embedded backend: the agent you plan with, or another kind of agent. */
+const VERIFIER_AGENTS = ['same', 'claude', 'gemini', 'codex'] as const;
+
 const ReviewSettingsSchema = z.object({
   finders: z.number().int().min(1).max(10).catch(3),
   claudeCommand: z.string().min(1).catch('claude'),
+  verifierAgent: z.enum(VERIFIER_AGENTS).catch('same'),
 });
 
 /** What a caller (a test, the keyword) may pass to skip the picks. */
@@ -55,7 +59,9 @@ export function activateUltrareview(
 
   const reviewSettings = () => ReviewSettingsSchema.parse({ ...vscode.workspace.getConfiguration('ultraplan.review') });
 
-  async function fleetSources(): Promise<ReviewerSource[] | undefined> {
+  type Fleet = Pick<NonNullable<ReviewRequest['fleet']>, 'sources' | 'verifiers'>;
+
+  async function fleetAgents(): Promise<Fleet | undefined> {
     const s = settings.readForBackend();
     if (!s) return undefined;
     if (s.backend === 'claude-web') {
@@ -71,7 +77,21 @@ export function activateUltrareview(
       );
       return undefined;
     }
-    return [{ label: chosen.agentLabel ?? chosen.backend.label, backend: chosen.backend }];
+    const sources: ReviewerSource[] = [{ label: chosen.agentLabel ?? chosen.backend.label, backend: chosen.backend }];
+    const { verifierAgent } = reviewSettings();
+    if (verifierAgent === 'same') return { sources };
+    if (s.backend !== 'embedded') {
+      log.info(`ultraplan.review.verifierAgent (${verifierAgent}) applies to the embedded backend; the server's agent verifies`);
+      return { sources };
+    }
+    const verifier = await backends.forNewSession({ ...s, 'agent.choice': verifierAgent });
+    if (verifier.demo) {
+      void vscode.window.showWarningMessage(
+        `Ultraplan: ultraplan.review.verifierAgent is ${verifierAgent}, and that agent was not found here. Install it, or set the verifier to "same".`,
+      );
+      return undefined;
+    }
+    return { sources, verifiers: [{ label: verifier.agentLabel ?? verifier.backend.label, backend: verifier.backend }] };
   }
 
   async function pickReviewers(claudeFound: boolean): Promise<Reviewers | undefined> {
@@ -105,9 +125,9 @@ export function activateUltrareview(
     if (!reviewers) return;
     const request: Omit<ReviewRequest, 'signal' | 'onProgress'> = { folder, scope };
     if (reviewers !== 'claude') {
-      const sources = await fleetSources();
-      if (!sources) return;
-      request.fleet = { sources, finders };
+      const agents = await fleetAgents();
+      if (!agents) return;
+      request.fleet = { ...agents, finders };
     }
     if (reviewers !== 'agents') {
       const start = 'Start Review';

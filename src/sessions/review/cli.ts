@@ -36,6 +36,8 @@ Reviewers:
   --agent KIND:ARG    an ACP agent run here (acp:claude, acp:gemini, acp:codex, acp:"COMMAND…");
                       repeatable: finders are spread over the agents, and each finding is
                       verified by another agent than the one that found it
+  --verifier KIND:ARG an ACP agent that verifies the findings (repeatable; default: the --agent
+                      agents), e.g. finders --agent acp:codex, verifier --verifier acp:claude
   --server URL        a session server's agent (token from ULTRAPLAN_SERVER_TOKEN)
   --finders N         finder runs (default 3)
   --claude            also run Claude Code's own review (claude ultrareview --json); ${CLAUDE_BILLING_NOTICE}
@@ -119,6 +121,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         range: { type: 'string' },
         pr: { type: 'string' },
         agent: { type: 'string', multiple: true },
+        verifier: { type: 'string', multiple: true },
         server: { type: 'string' },
         finders: { type: 'string' },
         claude: { type: 'boolean' },
@@ -147,12 +150,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const log = (line: string) => io.stderr(`${line}\n`);
 
     const sources: ReviewerSource[] = [];
-    for (const spec of values.agent ?? []) {
+    const embedded = async (spec: string): Promise<ReviewerSource> => {
       const { factory, label } = await createAgentFactory(spec, { log: () => undefined, workspace: folder });
       const backend = new EmbeddedBackend({ host: new SessionHost({ agentFactory: factory }), label });
       hosts.push(backend);
-      sources.push({ label, backend });
-    }
+      return { label, backend };
+    };
+    for (const spec of values.agent ?? []) sources.push(await embedded(spec));
+    const verifiers: ReviewerSource[] = [];
+    for (const spec of values.verifier ?? []) verifiers.push(await embedded(spec));
     if (values.server) {
       const token = io.env.ULTRAPLAN_SERVER_TOKEN ?? null;
       const backend = new HttpBackend({
@@ -163,6 +169,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       sources.push({ label: backend.label, backend });
     }
     if (!sources.length && !values.claude) throw new UsageError('name the reviewers: --agent KIND:ARG, --server URL or --claude');
+    if (verifiers.length && !sources.length)
+      throw new UsageError('--verifier checks what finders found: name them with --agent or --server');
     if (values.claude) log(CLAUDE_BILLING_NOTICE);
 
     let lastLine = '';
@@ -170,7 +178,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       folder,
       scope,
       signal: io.signal,
-      ...(sources.length ? { fleet: { sources, finders } } : {}),
+      ...(sources.length ? { fleet: { sources, finders, ...(verifiers.length ? { verifiers } : {}) } } : {}),
       ...(values.claude
         ? {
             claude: {

@@ -1,7 +1,8 @@
 // The review fleet (docs/review.md "How a review runs"): N finders review the change in parallel,
-// each finding goes to a verifier that is another agent run (another agent kind where there is
-// one), then duplicates are merged. Any backend works: each reviewer is a SessionBackend whose
-// sessions run one ACP agent, embedded or on the server.
+// each finding goes to a verifier that is another agent run (another agent kind than its finder's
+// where there is one, from the verifiers when they are named), then duplicates are merged. Any
+// backend works: each reviewer is a SessionBackend whose sessions run one ACP agent, embedded or
+// on the server.
 import { parseFinderReply, parseVerdictReply } from '../../core/review/finding';
 import { countVerdicts, mergeFindings, type RawFinding } from '../../core/review/merge';
 import { decideOutcome, type ReviewerReport, type ReviewOutcome } from '../../core/review/outcome';
@@ -23,6 +24,11 @@ export interface FleetOptions {
   /** Agents to review with; finders are spread over them in turn. */
   sources: readonly ReviewerSource[];
   finders: number;
+  /**
+   * Agents that verify (default: the finders' agents). Naming them lets finders of one kind be
+   * checked by another kind, e.g. Codex finding and Claude verifying.
+   */
+  verifiers?: readonly ReviewerSource[];
   /** Verifier runs at once. */
   verifierConcurrency?: number;
   turnTimeoutMs?: number;
@@ -93,13 +99,12 @@ export async function runReviewFleet(options: FleetOptions): Promise<FleetResult
   if (signal.aborted) return { raw, reviewers, cancelled: true };
 
   tell({ stage: 'verifying' });
-  const finderSource = new Map(finished.map(({ index, source }) => [`${source.label} #${index + 1}`, sources.indexOf(source)]));
+  const finderSource = new Map(finished.map(({ index, source }) => [`${source.label} #${index + 1}`, source]));
+  const verifiers = options.verifiers?.length ? options.verifiers : sources;
   await pool(
     raw.map((finding, n) => async () => {
       if (signal.aborted) return;
-      // Another agent kind than the finder's where there is one.
-      const from = finderSource.get(finding.foundBy) ?? 0;
-      const source = sources[(from + 1) % sources.length]!;
+      const source = verifierFor(finderSource.get(finding.foundBy), verifiers, n);
       const label = `${source.label} verifier`;
       const turn = await runAgentTurn({
         backend: source.backend,
@@ -121,6 +126,13 @@ export async function runReviewFleet(options: FleetOptions): Promise<FleetResult
 
   tell({ stage: 'merging' });
   return { raw, reviewers, cancelled: false };
+}
+
+/** The `n`th finding's verifier: another agent kind than its finder's where there is one, in turn. */
+export function verifierFor(finder: ReviewerSource | undefined, verifiers: readonly ReviewerSource[], n: number): ReviewerSource {
+  const others = verifiers.filter((source) => source.label !== finder?.label);
+  const choice = others.length ? others : verifiers;
+  return choice[n % choice.length]!;
 }
 
 function timeout(options: FleetOptions): { timeoutMs?: number } {

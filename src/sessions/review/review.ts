@@ -5,14 +5,14 @@ import type { ReviewerReport, ReviewOutcome } from '../../core/review/outcome';
 import type { ReviewProgress } from '../../core/review/progress';
 import { DEFAULT_REVIEW_LIMITS, type ReviewLimits, type ReviewScope } from '../../core/review/scope';
 import { runClaudeReview, type ClaudeReviewOptions } from './claudeReviewRun';
-import { reviewOutcome, runReviewFleet, type ReviewerSource } from './fleet';
+import { reviewOutcome, runReviewFleet, type FleetOptions } from './fleet';
 import { collectChange, ReviewChangeError, type CollectedChange } from './gitChange';
 
 export interface ReviewRequest {
   folder: string;
   scope: ReviewScope;
   limits?: ReviewLimits;
-  fleet?: { sources: readonly ReviewerSource[]; finders: number; turnTimeoutMs?: number };
+  fleet?: Pick<FleetOptions, 'sources' | 'finders' | 'verifiers' | 'turnTimeoutMs'>;
   claude?: Pick<ClaudeReviewOptions, 'command' | 'trusted' | 'timeoutMinutes' | 'env' | 'onLine'>;
   signal: AbortSignal;
   onProgress?: (progress: ReviewProgress) => void;

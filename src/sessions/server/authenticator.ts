@@ -1,13 +1,29 @@
-// Who is asking: the one seam every request passes before any route runs. Today the only
-// authenticator is the single shared bearer token; per-user tokens (an OIDC issuer's, verified
-// against its keys) plug in here as another implementation, and routes receive what it returns.
+// Who is asking: the one seam every request passes before any route runs. Two implementations:
+// the single shared bearer token (here), and per-user tokens from an OIDC issuer
+// (oidcAuthenticator.ts). Routes receive the principal it returns and scope the store by it.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type * as http from 'node:http';
+import type { Principal } from '../sessionOwner';
 
-/** Whoever a request was authenticated as. */
-export type Principal = { kind: 'shared_token' } | { kind: 'anonymous' };
+export type { Principal } from '../sessionOwner';
 
-export class AuthenticationError extends Error {}
+export class AuthenticationError extends Error {
+  constructor(
+    message: string,
+    /** A machine-readable why, sent as `error.reason` (`token_expired`: the client asks for a new one). */
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The bearer token of a request, or an AuthenticationError saying how to send one. */
+export function bearerToken(req: http.IncomingMessage): string {
+  const header = req.headers.authorization ?? '';
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  if (!match) throw new AuthenticationError('missing bearer token: send Authorization: Bearer <token>');
+  return match[1] as string;
+}
 
 export interface RequestAuthenticator {
   /** Resolves with the principal, or throws AuthenticationError (answered 401 with its message). */
@@ -24,11 +40,8 @@ export class SharedTokenAuthenticator implements RequestAuthenticator {
 
   async authenticate(req: http.IncomingMessage): Promise<Principal> {
     if (this.tokenDigest === null) return { kind: 'anonymous' };
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    if (!match) throw new AuthenticationError('missing bearer token: send Authorization: Bearer <token>');
     // Hashing first gives equal lengths, so timingSafeEqual cannot leak the token's length.
-    if (!timingSafeEqual(digest(match[1] as string), this.tokenDigest)) throw new AuthenticationError('the bearer token was refused');
+    if (!timingSafeEqual(digest(bearerToken(req)), this.tokenDigest)) throw new AuthenticationError('the bearer token was refused');
     return { kind: 'shared_token' };
   }
 }

@@ -23,6 +23,8 @@ import { runWorkerCommand } from './workerCommand';
 import { SECRET_ENV_NAMES } from '../acp/agentProcess';
 import { ALREADY_RUNNING_EXIT, AlreadyRunningError, runService } from './serviceMode';
 import { checkServiceVersion } from '../service/servicePaths';
+import { OidcAuthenticator } from './oidcAuthenticator';
+import { OIDC_ARG_OPTIONS, OIDC_HELP, OidcOptionsError, oidcSettingsFrom } from './oidcOptions';
 import { agentFlag, databaseUrlFlag, integerFlag, messageOf, parseFlags, Shutdown, USAGE_EXIT, UsageError } from './commandLine';
 
 const COMMAND = 'ultraplan-server';
@@ -49,7 +51,7 @@ ${kinds}
   --workspace DIR     the folder an agent works in (acp agents; default: the current directory)
   --token-file FILE   read the bearer token from FILE (else ULTRAPLAN_SERVER_TOKEN)
   --insecure-no-auth  accept requests without a token; only with a loopback --host
-  --allowed-host NAME a Host name clients may use besides the bound address and localhost
+${OIDC_HELP}  --allowed-host NAME a Host name clients may use besides the bound address and localhost
                       (e.g. a proxy's name); repeatable. Other Host names are refused
   --socket PATH       run as the local session service (docs/service.md): listen on this Unix
                       socket (or Windows named pipe) instead of a port; needs --token-file;
@@ -69,6 +71,7 @@ ${kinds}
 Environment:
   ULTRAPLAN_SERVER_TOKEN  the bearer token clients must send (Authorization: Bearer <token>)
   ULTRAPLAN_DATABASE_URL  the PostgreSQL database, when --store is not given
+  ULTRAPLAN_OIDC_*        the --oidc-… settings above (docs/identity.md)
 
 On start it prints one line on stdout: ultraplan-server listening on http://HOST:PORT
 SIGTERM or SIGINT shuts it down cleanly; sessions and events survive a restart.
@@ -108,6 +111,7 @@ async function main(argv: string[]): Promise<void> {
     socket: { type: 'string' },
     'service-version': { type: 'string' },
     'idle-exit-seconds': { type: 'string' },
+    ...OIDC_ARG_OPTIONS,
     // Hidden, for tests: the stream's keep-alive comment interval.
     'keep-alive-ms': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -182,10 +186,23 @@ async function main(argv: string[]): Promise<void> {
     });
   }
 
+  let oidc;
+  try {
+    oidc = oidcSettingsFrom(values);
+  } catch (err) {
+    if (err instanceof OidcOptionsError) throw usage(err.message);
+    throw err;
+  }
   const token = await readToken(values['token-file'], log);
   // Read once, then gone from our environment, so nothing we start (agents) inherits it.
   for (const name of SECRET_ENV_NAMES) delete process.env[name];
-  if (token === null) {
+  const authenticator = oidc ? new OidcAuthenticator(oidc, log) : undefined;
+  if (authenticator) {
+    // One shared secret beside per-user tokens would open every session to whoever holds it.
+    if (token !== null) log('ultraplan-server: the shared token is not accepted with --oidc-issuer: every request needs a user token');
+    log(`ultraplan-server: users' tokens from ${authenticator.settings.issuer} (audience ${authenticator.settings.audience})`);
+    authenticator.keys().catch((err: unknown) => log(`ultraplan-server: WARNING: ${err instanceof Error ? err.message : String(err)}`));
+  } else if (token === null) {
     if (!values['insecure-no-auth']) {
       throw usage('no token: set ULTRAPLAN_SERVER_TOKEN or pass --token-file FILE (or --insecure-no-auth on a loopback host)');
     }
@@ -204,6 +221,7 @@ async function main(argv: string[]): Promise<void> {
   const server = new SessionsServer({
     store,
     token,
+    ...(authenticator ? { authenticator } : {}),
     keepAliveMs,
     maxBodyBytes,
     maxStreams,

@@ -7,6 +7,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { messageOf } from './commandLine';
+import { sendJson } from './jsonResponse';
 
 export const LIVENESS_PATH = '/healthz';
 export const READINESS_PATH = '/readyz';
@@ -31,11 +32,11 @@ export class ProbeResponder {
     if (pathname !== LIVENESS_PATH && pathname !== READINESS_PATH) return false;
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') {
-      send(res, 405, { status: 'method_not_allowed' }, { allow: 'GET, HEAD' });
+      sendJson(res, 405, { status: 'method_not_allowed' }, { allow: 'GET, HEAD' });
     } else if (pathname === LIVENESS_PATH) {
-      send(res, 200, { status: 'ok' });
+      sendJson(res, 200, { status: 'ok' });
     } else {
-      void this.isReady().then((ok) => send(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }));
+      void this.isReady().then((ok) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'unavailable' }));
     }
     return true;
   }
@@ -60,17 +61,6 @@ export class ProbeResponder {
   }
 }
 
-function send(res: http.ServerResponse, status: number, body: { status: string }, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(text)),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(res.req.method === 'HEAD' ? undefined : text);
-}
-
 /**
  * An HTTP listener that answers only the probes, for a process that serves nothing else (a
  * worker). A probe checks the worker process itself: its event loop answers, its own pool reaches
@@ -81,7 +71,7 @@ export class ProbeListener {
 
   constructor(responder: ProbeResponder) {
     this.server = http.createServer((req, res) => {
-      if (!responder.answer(req, res)) send(res, 404, { status: 'not_found' });
+      if (!responder.answer(req, res)) sendJson(res, 404, { status: 'not_found' });
     });
     this.server.requestTimeout = 10_000;
     this.server.headersTimeout = 10_000;

@@ -8,13 +8,16 @@ import { CreateSessionRequestSchema, SendEventsRequestSchema, type CreateSession
 import type { SessionResource } from '../../core/protocol';
 import type { StoredEvent } from '../host';
 import type { ServerStore } from '../store/serverStore';
-import { AuthenticationError, SharedTokenAuthenticator, type RequestAuthenticator } from './authenticator';
+import { AuthenticationError, SharedTokenAuthenticator, type Principal, type RequestAuthenticator } from './authenticator';
+import { HttpError, readJsonBody } from './requestBody';
+import { ScopedStore } from './scopedStore';
 import { followSession, type EventStreamWriter } from './sessionFollower';
 import { allowedHostNames, refuseRequest, REQUEST_REFUSED_REASON } from '../requestGuard';
 import { handleCodeRoute, type CodeRouteContext } from './serverCodeRoutes';
 import { refuseAgentLaunch, type ServiceFace } from './serviceRoutes';
 import { toLinkSessionId } from '../../core/codeSessions';
 import { ProbeResponder } from './health';
+import { sendJson } from './jsonResponse';
 import * as z from 'zod';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -23,10 +26,6 @@ export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** A stream whose client reads slower than this much buffered output is ended; it resumes by id. */
 const MAX_STREAM_BUFFER_BYTES = 8 * 1024 * 1024;
-/** How much of an oversized body is read and dropped so the client gets its 413. */
-const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
-/** Nesting a request body may have. Our bodies nest a handful of levels; thousands only crash. */
-export const MAX_JSON_DEPTH = 100;
 export const DEFAULT_MAX_STREAMS = 256;
 export const DEFAULT_MAX_STREAMS_PER_SESSION = 16;
 
@@ -34,7 +33,7 @@ export interface SessionsServerOptions {
   store: ServerStore;
   /** The bearer token every request must carry; null only for --insecure-no-auth on loopback. */
   token: string | null;
-  /** Who may ask: replaces the shared-token check when given. */
+  /** Who may ask (the OIDC issuer's users): replaces the shared-token check when given. */
   authenticator?: RequestAuthenticator;
   keepAliveMs?: number;
   maxBodyBytes?: number;
@@ -73,19 +72,6 @@ const KIND_STATUS: Record<SessionsErrorKind, number> = {
   bad_response: 500,
 };
 
-/** An HTTP answer we decided on (as opposed to a bug). */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-    /** A machine-readable why, sent as `error.reason` (the client words a refusal by it). */
-    readonly reason?: string,
-  ) {
-    super(message);
-  }
-}
-
 export class SessionsServer {
   readonly httpServer: http.Server;
   private readonly store: ServerStore;
@@ -123,8 +109,8 @@ export class SessionsServer {
     this.codeRoutes = {
       store: this.store,
       log: this.log,
-      createSession: (request) => this.createSession(request),
-      readJson: (req, optional) => this.readJson(req, optional),
+      createSession: (request) => this.createSession(this.store, request),
+      readJson: (req, optional) => readJsonBody(req, this.maxBodyBytes, optional),
       send: (res, status, body) => this.send(res, status, body),
       openEventStream: (res, id, onEnd, headers) => this.openEventStream(res, id, onEnd, headers),
     };
@@ -201,13 +187,14 @@ export class SessionsServer {
     if (this.closing) throw new HttpError(503, 'the server is shutting down; retry shortly', { connection: 'close' });
     const refusal = refuseRequest(req, this.allowedHosts);
     if (refusal) throw new HttpError(refusal.status, refusal.message, {}, REQUEST_REFUSED_REASON);
-    await this.authenticate(req);
+    // Every route below sees the store as this principal may: its own sessions and those shared with it.
+    const store = new ScopedStore(this.store, await this.authenticate(req), this.log);
+    const routes: CodeRouteContext = { ...this.codeRoutes, store, createSession: (request) => this.createSession(store, request) };
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeSegment);
-    if (parts[0] === 'v1' && parts[1] === 'service' && this.service)
-      return this.service.handle(req, res, method, parts.slice(2), this.codeRoutes);
+    if (parts[0] === 'v1' && parts[1] === 'service' && this.service) return this.service.handle(req, res, method, parts.slice(2), routes);
     if (parts[0] === 'v1' && parts[1] === 'code' && parts[2] === 'sessions' && parts.length <= 6) {
-      return handleCodeRoute(this.codeRoutes, req, res, method, url, parts.slice(3));
+      return handleCodeRoute(routes, req, res, method, url, parts.slice(3));
     }
     if (parts[0] !== 'v1' || parts[1] !== 'sessions' || parts.length > 5) throw notFound(url.pathname);
     // `cse_X` names the same session as `session_X` on either wire.
@@ -215,110 +202,69 @@ export class SessionsServer {
     const tail = parts.slice(3).join('/');
 
     if (id === undefined) {
-      if (method === 'GET') return this.send(res, 200, await this.listBody());
+      if (method === 'GET') return this.send(res, 200, await this.listBody(store));
       if (method === 'POST') {
-        const body = CreateSessionRequestSchema.safeParse(await this.readJson(req));
+        const body = CreateSessionRequestSchema.safeParse(await routes.readJson(req));
         if (!body.success) throw schemaError('invalid session request', body.error);
-        return this.send(res, 200, await this.createSession(body.data));
+        return this.send(res, 200, await this.createSession(store, body.data));
       }
       throw methodNotAllowed('GET, POST');
     }
     if (tail === '') {
-      if (method === 'GET') return this.send(res, 200, await this.store.getSession(id));
+      if (method === 'GET') return this.send(res, 200, await store.getSession(id));
       throw methodNotAllowed('GET');
     }
     if (tail === 'events') {
       if (method === 'GET') {
         const afterId = url.searchParams.get('after_id') || null;
-        return this.send(res, 200, await this.store.readEvents(id, afterId, parseLimit(url.searchParams.get('limit'))));
+        return this.send(res, 200, await store.readEvents(id, afterId, parseLimit(url.searchParams.get('limit'))));
       }
       if (method === 'POST') {
-        const body = SendEventsRequestSchema.safeParse(await this.readJson(req));
+        const body = SendEventsRequestSchema.safeParse(await routes.readJson(req));
         if (!body.success) throw schemaError('invalid events request', body.error);
-        const stored = await this.store.appendEvents(id, body.data.events);
+        const stored = await store.appendEvents(id, body.data.events);
         return this.send(res, 200, { data: stored.map((appended) => appended.event) });
       }
       throw methodNotAllowed('GET, POST');
     }
     if (tail === 'events/stream') {
-      if (method === 'GET') return this.stream(req, res, id, url);
+      if (method === 'GET') return this.stream(store, req, res, id, url);
       throw methodNotAllowed('GET');
     }
     if (tail === 'archive') {
       if (method === 'POST') {
-        await this.readJson(req, true);
-        await this.store.archive(id);
-        return this.send(res, 200, await this.store.getSession(id));
+        await routes.readJson(req, true);
+        await store.archive(id);
+        return this.send(res, 200, await store.getSession(id));
       }
       throw methodNotAllowed('POST');
     }
     throw notFound(url.pathname);
   }
 
-  private createSession(request: CreateSessionRequest): Promise<SessionResource> {
-    return this.store.createSession(request, this.service ? this.service.agentFor(request) : refuseAgentLaunch(request));
+  private createSession(store: ServerStore, request: CreateSessionRequest): Promise<SessionResource> {
+    return store.createSession(request, this.service ? this.service.agentFor(request) : refuseAgentLaunch(request));
   }
 
-  private async authenticate(req: http.IncomingMessage): Promise<void> {
+  private async authenticate(req: http.IncomingMessage): Promise<Principal> {
     try {
-      await this.authenticator.authenticate(req);
+      return await this.authenticator.authenticate(req);
     } catch (err) {
-      if (err instanceof AuthenticationError) throw new HttpError(401, err.message);
+      // RFC 6750 section 3: a refused bearer token is answered with its challenge.
+      const challenge = { 'www-authenticate': 'Bearer error="invalid_token"' };
+      if (err instanceof AuthenticationError) throw new HttpError(401, err.message, challenge, err.reason);
       throw err;
     }
   }
 
-  private async listBody() {
-    // The older route lists every session, oldest first, in one answer.
-    const data = (await this.store.listSessions(this.store.limits.maxSessions, null)).data.reverse();
+  private async listBody(store: ServerStore) {
+    // The older route lists every session it may see, oldest first, in one answer.
+    const data = (await store.listSessions(store.limits.maxSessions, null)).data.reverse();
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
   }
 
-  /** Reads a bounded JSON body. `optional`: an empty body reads as {}. */
-  private async readJson(req: http.IncomingMessage, optional = false): Promise<unknown> {
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > this.maxBodyBytes + MAX_DRAIN_BYTES) throw tooLarge(this.maxBodyBytes);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooBig = Number.isFinite(declared) && declared > this.maxBodyBytes;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > this.maxBodyBytes) tooBig = true;
-      // An oversized body is read and dropped (up to a bound) before answering 413: a client
-      // still sending when the connection closes sees a broken pipe instead of the answer.
-      if (tooBig) {
-        if (size > this.maxBodyBytes + MAX_DRAIN_BYTES) break;
-        continue;
-      }
-      chunks.push(chunk as Buffer);
-    }
-    if (tooBig) throw tooLarge(this.maxBodyBytes);
-    const text = Buffer.concat(chunks).toString('utf8');
-    if (text.trim() === '') {
-      if (optional) return {};
-      throw new HttpError(400, 'the request body is empty; expected JSON');
-    }
-    // Checked on the text, before parsing: everything that walks a parsed value (schemas,
-    // JSON.stringify) recurses, and a deep enough value overflows the stack.
-    if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
-      throw new HttpError(400, `the request body nests deeper than ${MAX_JSON_DEPTH} levels`);
-    }
-    try {
-      return JSON.parse(text) as unknown;
-    } catch (err) {
-      throw new HttpError(400, `the request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
   private send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    const text = JSON.stringify(body);
-    res.writeHead(status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(Buffer.byteLength(text)),
-      'cache-control': 'no-store',
-      ...headers,
-    });
-    res.end(text);
+    sendJson(res, status, body, headers);
   }
 
   private fail(res: http.ServerResponse, err: unknown): void {
@@ -351,14 +297,14 @@ export class SessionsServer {
   // -------------------------------------------------------------------------------------------
   // Event stream (docs/protocol.md section 6)
 
-  private async stream(req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): Promise<void> {
+  private async stream(store: ServerStore, req: http.IncomingMessage, res: http.ServerResponse, id: string, url: URL): Promise<void> {
     const lastEventId = req.headers['last-event-id'];
     const cursor: string | null = url.searchParams.get('after_id') || (typeof lastEventId === 'string' && lastEventId) || null;
-    await this.store.getSession(id); // 404 before any stream header is written
+    await store.getSession(id); // 404 before any stream header is written
     let stop = () => {};
     const stream = this.openEventStream(res, id, () => stop());
     stop = followSession(
-      this.store,
+      store,
       id,
       cursor,
       stream,
@@ -439,27 +385,6 @@ export class SessionsServer {
   }
 }
 
-/** Whether JSON text opens more than `max` arrays or objects inside one another. */
-export function jsonNestingExceeds(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
-  }
-  return false;
-}
-
 function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
@@ -482,10 +407,6 @@ function notFound(pathname: string): HttpError {
 
 function methodNotAllowed(allow: string): HttpError {
   return new HttpError(405, `method not allowed here; allowed: ${allow}`, { allow });
-}
-
-function tooLarge(max: number): HttpError {
-  return new HttpError(413, `the request body exceeds ${max} bytes`);
 }
 
 function schemaError(what: string, error: z.ZodError): HttpError {

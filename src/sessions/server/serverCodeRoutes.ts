@@ -105,6 +105,7 @@ export function envelope(session: SessionResource): { session: Record<string, un
       created_at: session.created_at,
       updated_at: session.updated_at,
       config: session.session_context ?? null,
+      ...(session.owner ? { owner: session.owner } : {}),
     },
   };
 }

@@ -16,6 +16,8 @@ import { socketFetch } from './socketFetch';
 const ALREADY_RUNNING_EXIT = 3;
 /** A log larger than this is moved aside (one old copy kept) when the service starts. */
 const MAX_LOG_BYTES = 2 * 1024 * 1024;
+/** No start is waited for longer than this, however busy its log. */
+const MAX_START_MS = 5 * 60_000;
 
 export interface ServiceLauncherOptions {
   paths: ServicePaths;
@@ -27,7 +29,7 @@ export interface ServiceLauncherOptions {
   idleExitSeconds: number;
   /** The environment the service (and so its agents) runs with. */
   env?: NodeJS.ProcessEnv;
-  /** How long a start may take before it is reported as failed. */
+  /** How long a start may go without answering or writing to its log before it is reported as failed. */
   startTimeoutMs?: number;
   log?: (line: string) => void;
 }
@@ -160,7 +162,13 @@ async function startService(place: ServicePlace, options: ServiceLauncherOptions
   const token = await readOrCreateToken(place.paths.tokenFile);
   await rotateLog(place.logFile);
   let child = spawnService(place, options, log);
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  // A service answers once it has resumed every live session's agent, one after the other, which
+  // can take long after a crash; it logs as it goes. So the bound is on silence: a start that
+  // neither answers nor writes to its log for this long has failed (and none may take forever).
+  const quietLimitMs = options.startTimeoutMs ?? 30_000;
+  const started = Date.now();
+  let logSize = await sizeOf(place.logFile);
+  let lastProgress = started;
   for (;;) {
     const status = await readServiceStatus(place, token, 1_000).catch((err: unknown) => {
       throw new ServiceStartError(err instanceof Error ? err.message : String(err), place.logFile);
@@ -172,11 +180,14 @@ async function startService(place: ServicePlace, options: ServiceLauncherOptions
     if (child.exitCode !== undefined && child.exitCode !== ALREADY_RUNNING_EXIT) {
       throw new ServiceStartError(`it exited with code ${child.exitCode}: ${await lastLogLine(place.logFile)}`, place.logFile);
     }
-    if (Date.now() > deadline) {
-      throw new ServiceStartError(
-        `it did not answer on ${place.socket} within ${Math.round((options.startTimeoutMs ?? 30_000) / 1000)} s`,
-        place.logFile,
-      );
+    const size = await sizeOf(place.logFile);
+    if (size !== logSize) {
+      logSize = size;
+      lastProgress = Date.now();
+    }
+    if (Date.now() - lastProgress > quietLimitMs || Date.now() - started > MAX_START_MS) {
+      const quiet = Math.round((Date.now() - lastProgress) / 1000);
+      throw new ServiceStartError(`it did not answer on ${place.socket} (nothing in its log for ${quiet} s)`, place.logFile);
     }
     // Exit 3: another process holds this version's lock. Usually the winner of a race, coming up:
     // keep asking. If that holder has gone since (it was stopping), start again.
@@ -233,11 +244,14 @@ async function lockHolderAlive(dataDir: string): Promise<boolean> {
 }
 
 async function rotateLog(file: string): Promise<void> {
-  const size = await fs.stat(file).then(
+  if ((await sizeOf(file)) > MAX_LOG_BYTES) await fs.rename(file, `${file}.1`).catch(() => {});
+}
+
+function sizeOf(file: string): Promise<number> {
+  return fs.stat(file).then(
     (s) => s.size,
     () => 0,
   );
-  if (size > MAX_LOG_BYTES) await fs.rename(file, `${file}.1`).catch(() => {});
 }
 
 /** The service's last error line, for the message a person sees. */

@@ -1,9 +1,11 @@
 // The default store: one process, its sessions in a SessionHost over the JSONL journal (store.ts),
-// agents run by that host. Every read is answered from memory.
+// agents run by that host. Every read is answered from memory. Audit entries go to the server's
+// log only (server/scopedStore.ts writes them); the journal itself keeps no audit record.
 import { constants, promises as fs } from 'node:fs';
 import type { AgentFactory } from '../agent';
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../core/protocol';
 import { newestFirst, type SessionHost, type StoredEventPage } from '../host';
+import { isVisible, type SessionOwner, type Visibility } from '../sessionOwner';
 import { unknownListCursor, type AppendedEvent, type ServerStore, type SessionListPage, type StoreNotice } from './serverStore';
 
 export class JournalServerStore implements ServerStore {
@@ -20,16 +22,20 @@ export class JournalServerStore implements ServerStore {
     return this.host.limits;
   }
 
-  async createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource> {
-    return this.host.createSession(request, agent);
+  async createSession(request: CreateSessionRequest, agent?: AgentFactory, owner?: SessionOwner | null): Promise<SessionResource> {
+    return this.host.createSession(request, agent, owner);
   }
 
   async getSession(id: string): Promise<SessionResource> {
     return this.host.getSession(id);
   }
 
-  async listSessions(limit: number, cursor: string | null): Promise<SessionListPage> {
-    const all = newestFirst(this.host.listSessions());
+  async getOwner(id: string): Promise<SessionOwner | null> {
+    return this.host.ownerOf(id);
+  }
+
+  async listSessions(limit: number, cursor: string | null, visibility: Visibility = null): Promise<SessionListPage> {
+    const all = newestFirst(this.host.listSessions()).filter((s) => isVisible(visibility, this.host.ownerOf(s.id)));
     let start = 0;
     if (cursor !== null) {
       const at = all.findIndex((s) => s.id === cursor);

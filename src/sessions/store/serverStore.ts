@@ -8,6 +8,7 @@ import { SessionsError } from '../../core/errors';
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../core/protocol';
 import type { AgentFactory } from '../agent';
 import type { SessionHostLimits, StoredEvent, StoredEventPage } from '../host';
+import type { AuditActor, SessionOwner, Visibility } from '../sessionOwner';
 
 /** One event of an append as stored; `duplicate` when its uuid was stored before (nothing new). */
 export interface AppendedEvent {
@@ -35,22 +36,29 @@ export interface ServerStore {
   /**
    * Creates a session. `agent`: the agent this one session runs (the local service takes it from
    * the request); else the store's own (the journal's host default, a worker's for PostgreSQL).
+   * `owner`: who created it (null: the shared token), stored with it for good.
    */
-  createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource>;
+  createSession(request: CreateSessionRequest, agent?: AgentFactory, owner?: SessionOwner | null): Promise<SessionResource>;
   /** 404 (SessionsError not_found) when there is no such session. */
   getSession(id: string): Promise<SessionResource>;
-  /** A page of sessions newest first after `cursor` (a listed id); an unknown cursor is a 400. */
-  listSessions(limit: number, cursor: string | null): Promise<SessionListPage>;
+  /** The session's owner (null: made with the shared token); 404 when there is no such session. */
+  getOwner(id: string): Promise<SessionOwner | null>;
+  /**
+   * A page of the sessions `visibility` lets through (default: all), newest first after `cursor`
+   * (a listed id); a cursor that is not a session it lets through is a 400.
+   */
+  listSessions(limit: number, cursor: string | null, visibility?: Visibility): Promise<SessionListPage>;
   /** Committed events after `afterId` (compared as ids are: "e_" and 12 digits), at most `limit`. */
   readEvents(id: string, afterId: string | null, limit?: number): Promise<StoredEventPage>;
   /**
    * Appends what a client sent (user messages, decisions), checked whole first: any refusal
    * stores nothing. An event whose uuid the session already holds is answered with the stored
-   * one, `duplicate`, and not delivered again.
+   * one, `duplicate`, and not delivered again. `actor`: who sent them, for a store that keeps an
+   * audit table (written in the same transaction as the events).
    */
-  appendEvents(id: string, events: AnyEvent[]): Promise<AppendedEvent[]>;
+  appendEvents(id: string, events: AnyEvent[], actor?: AuditActor): Promise<AppendedEvent[]>;
   /** Archives; 409 when already archived. */
-  archive(id: string): Promise<void>;
+  archive(id: string, actor?: AuditActor): Promise<void>;
   /**
    * Calls `wake` after something of session `id` was committed: with the change itself when the
    * store pushes each commit in order (the journal), or with nothing, meaning "read again from

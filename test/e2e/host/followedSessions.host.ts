@@ -10,6 +10,9 @@ import { PERSISTED_SESSIONS_KEY, type PersistedSession } from '../../../src/core
 import { SETTING_DEFAULTS } from '../../../src/extension/settings/settingsSchema';
 import { writeSetting } from '../../../src/extension/settings/settings';
 import { FollowedSessions, type WorkspaceTrust } from '../../../src/extension/sessions/followedSessions';
+import { SessionsFromOtherWindows } from '../../../src/extension/sessions/sessionsFromOtherWindows';
+import type { SessionResource } from '../../../src/core/protocol';
+import { WORKSPACE_KEY } from '../../../src/sessions/service/agentLaunch';
 import { MemoryBackend } from '../../support/memoryBackend';
 import { waitFor } from '../../support/wait';
 
@@ -212,6 +215,67 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     await reloaded.restored;
     assert.ok(restoredCalls.includes('forRestored server read-only'), restoredCalls.join(', '));
     assert.equal(reloaded.get(readOnly.key)?.readOnly, reason, 'still read-only after the reload');
+  });
+
+  it('a session another window on this folder started is followed here on its own, not over the panel; one this window let go is not', async () => {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    assert.ok(folder, 'the test window has a folder');
+    const trusted = { isTrusted: true, onDidGrant: () => new vscode.Disposable(() => undefined) };
+    const settings = { ...SETTING_DEFAULTS, backend: 'embedded' as const, pollIntervalMs: 250 };
+    const state = new Memento();
+    await state.update(PERSISTED_SESSIONS_KEY, [{ ...persisted('embedded:cse_letgo', 'embedded'), finished: true, phase: 'completed' }]);
+    const backend = new MemoryBackend('embedded');
+    backend.push(...exitPlanEvents('toolu_o', '# Another window plan'));
+    const calls: string[] = [];
+    const sessions = followed(state, backend, trusted, calls);
+    await sessions.restored;
+    const now = new Date().toISOString();
+    const listed = (id: string, status: string, where: string): SessionResource =>
+      ({
+        type: 'session',
+        id,
+        title: id,
+        session_status: status,
+        created_at: now,
+        updated_at: now,
+        session_context: { [WORKSPACE_KEY]: where },
+      }) as SessionResource;
+    let running: SessionResource[] | null = null;
+    const watcher = new SessionsFromOtherWindows({
+      sessions,
+      backends: { serviceSessionsIfRunning: async () => running, forRestored: async () => backend },
+      settings: { read: () => settings },
+      log,
+      intervalMs: 60_000,
+    });
+    try {
+      assert.equal(await sessions.forgetFinished(), 1, 'the person lets the finished session go');
+      await watcher.check();
+      assert.equal(sessions.all.length, 0, 'no service runs: nothing to follow');
+      running = [
+        listed('session_letgo', 'idle', folder),
+        listed('session_other', 'requires_action', folder),
+        listed('session_elsewhere', 'requires_action', '/another/folder'),
+      ];
+      const tabs = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs.map((t) => t.label)).join(' | ');
+      const tabsBefore = tabs();
+      await watcher.check();
+      assert.deepEqual(
+        sessions.all.map((c) => c.key),
+        ['embedded:cse_other'],
+        'the live session of this folder, not the one let go nor another folder’s',
+      );
+      await waitFor(() => (sessions.get('embedded:cse_other')?.canDecide ? true : undefined), {
+        timeoutMs: 20_000,
+        intervalMs: 50,
+        message: 'the plan of the session another window started',
+      });
+      assert.equal(tabs(), tabsBefore, 'the review panel was not taken');
+      await watcher.check();
+      assert.equal(sessions.all.length, 1, 'followed once');
+    } finally {
+      watcher.dispose();
+    }
   });
 
   it('Choose Backend writes a setting the workspace overrides where the workspace sets it', async () => {

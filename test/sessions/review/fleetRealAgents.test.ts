@@ -1,14 +1,23 @@
-// The review fleet with the real agents (Claude's ACP adapter and Gemini CLI), only their models
-// scripted: finders return findings in the strict shape, verifiers confirm the true ones and refute
-// the false one, duplicates merge, a failing finder is named, a cancel stops every agent.
+// The review fleet with the real agents (Claude's ACP adapter, Gemini CLI, Codex's ACP adapter),
+// only their models scripted: finders return findings in the strict shape, verifiers confirm the
+// true ones and refute the false one, duplicates merge, finders of one kind are verified by
+// another kind, a failing finder is named, a cancel stops every agent.
 import { strict as assert } from 'node:assert';
 import { collectChange } from '../../../src/sessions/review/gitChange';
 import { reviewOutcome, runReviewFleet } from '../../../src/sessions/review/fleet';
 import { outcomeDetails, outcomeHeadline } from '../../../src/core/review/outcome';
 import type { ReviewProgress } from '../../../src/core/review/progress';
+import { assertAgentGroupsGone } from '../../support/processes';
 import { ReviewRepo } from '../../support/review/gitRepo';
 import { DIVISION, OFF_BY_ONE, TOKEN, verdictFor } from '../../support/review/findings';
-import { FINDER_MARK, ReviewAgentSource, json, type ReviewModelScript } from '../../support/review/reviewAgents';
+import {
+  FINDER_MARK,
+  VERIFIER_MARK,
+  ReviewAgentSource,
+  json,
+  type ReviewAgentKind,
+  type ReviewModelScript,
+} from '../../support/review/reviewAgents';
 
 const OFF_BY_ONE_AGAIN = { ...OFF_BY_ONE, title: 'Off-by-one: loop reads past the end', explanation: 'The bound must be <, not <=.' };
 
@@ -23,7 +32,7 @@ describe('the review fleet with real agents, models scripted', function () {
     sources = [];
   });
 
-  async function open(kinds: Array<'claude' | 'gemini'>, script: ReviewModelScript) {
+  async function open(kinds: ReviewAgentKind[], script: ReviewModelScript) {
     const opened = [];
     for (const kind of kinds) {
       const source = new ReviewAgentSource();
@@ -66,12 +75,57 @@ describe('the review fleet with real agents, models scripted', function () {
     assert.deepEqual(loop!.foundBy.sort(), ['Claude (ACP) #1', 'Claude (ACP) #3', 'Gemini CLI (ACP) #2']);
     assert.equal(loop!.confirmations, 3);
     // Each finding went to the other agent kind; the finders saw the diff, no model saw the secret.
-    const [claude, gemini] = sources;
-    const finderRequests = [...claude!.model.rounds, ...gemini!.model.rounds].filter((r) => r.view?.lastUser.text.includes(FINDER_MARK));
-    assert.equal(finderRequests.length, 3);
-    assert.ok(finderRequests.every((r) => r.view!.lastUser.text.includes('i <= items.length')));
-    for (const request of [...claude!.model.requests, ...gemini!.model.requests])
-      assert.ok(!JSON.stringify(request.body ?? '').includes('do-not-send'));
+    const finderPrompts = sources.flatMap((source) => source.promptsSeen()).filter((text) => text.includes(FINDER_MARK));
+    assert.equal(finderPrompts.length, 3);
+    assert.ok(finderPrompts.every((text) => text.includes('i <= items.length')));
+    for (const source of sources) assert.ok(!source.sentText().includes('do-not-send'));
+  });
+
+  /** Runs a fleet of `finderKind` finders whose findings only `verifierKind` verifies. */
+  async function mixedFleet(finderKind: ReviewAgentKind, verifierKind: ReviewAgentKind, findings: unknown[]) {
+    const [finder] = await open([finderKind], { finder: () => json({ findings }), verifier: verdictFor });
+    const [verifier] = await open([verifierKind], { finder: () => json({ findings: [] }), verifier: verdictFor });
+    const change = await collectChange(repo.root, { kind: 'branch', includeUntracked: false });
+    const fleet = await runReviewFleet({
+      change,
+      sources: [finder!],
+      verifiers: [verifier!],
+      finders: 1,
+      signal: new AbortController().signal,
+    });
+    const [finderModel, verifierModel] = sources.slice(-2).map((source) => source.promptsSeen());
+    // Each model saw only its role's prompts: the finder's kind found, the other kind verified.
+    assert.equal(finderModel!.filter((text) => text.includes(FINDER_MARK)).length, 1);
+    assert.equal(finderModel!.filter((text) => text.includes(VERIFIER_MARK)).length, 0);
+    assert.equal(verifierModel!.filter((text) => text.includes(FINDER_MARK)).length, 0);
+    assert.equal(verifierModel!.filter((text) => text.includes(VERIFIER_MARK)).length, findings.length);
+    return reviewOutcome(fleet.raw, fleet.reviewers);
+  }
+
+  it("Codex's adapter finds, Claude's adapter verifies: the false finding is refuted, the true ones confirmed by the other kind", async () => {
+    const outcome = await mixedFleet('codex', 'claude', [OFF_BY_ONE, DIVISION, TOKEN]);
+    assert.equal(outcome.kind, 'findings', outcomeDetails(outcome).join('\n'));
+    if (outcome.kind !== 'findings') return;
+    assert.equal(outcomeHeadline(outcome), '2 issues found by 1 reviewer');
+    assert.deepEqual(outcome.counts, { found: 3, verified: 2, refuted: 1, unverified: 0 });
+    assert.deepEqual(
+      outcome.findings.map((f) => [f.title, f.foundBy, f.confirmedBy]),
+      [
+        [TOKEN.title, ['Codex (ACP) #1'], ['Claude (ACP) verifier']],
+        [OFF_BY_ONE.title, ['Codex (ACP) #1'], ['Claude (ACP) verifier']],
+      ],
+    );
+  });
+
+  it("Gemini CLI finds, Codex's adapter verifies: Codex refutes the false finding", async () => {
+    const outcome = await mixedFleet('gemini', 'codex', [OFF_BY_ONE, DIVISION]);
+    assert.equal(outcome.kind, 'findings', outcomeDetails(outcome).join('\n'));
+    if (outcome.kind !== 'findings') return;
+    assert.deepEqual(outcome.counts, { found: 2, verified: 1, refuted: 1, unverified: 0 });
+    assert.deepEqual(
+      outcome.findings.map((f) => [f.title, f.foundBy, f.confirmedBy]),
+      [[OFF_BY_ONE.title, ['Gemini CLI (ACP) #1'], ['Codex (ACP) verifier']]],
+    );
   });
 
   it('a finder whose reply does not fit the shape is named, and the others still report', async () => {
@@ -96,12 +150,16 @@ describe('the review fleet with real agents, models scripted', function () {
     const change = await collectChange(repo.root, { kind: 'staged' });
     const abort = new AbortController();
     const running = runReviewFleet({ change, sources: reviewSources, finders: 2, signal: abort.signal });
-    await sources[0]!.model.waitForRound(2, 120_000);
+    await sources[0]!.model!.waitForRound(2, 120_000);
     abort.abort();
     const fleet = await running;
     const outcome = reviewOutcome(fleet.raw, fleet.reviewers, fleet.cancelled);
     assert.equal(outcome.kind, 'cancelled');
     assert.equal(outcomeHeadline(outcome), 'The review was cancelled');
-    // close() (afterEach) asserts every agent process group is gone.
+    // The cancel itself stopped them, before anything is disposed: both finders' agents and every
+    // process they started are gone.
+    const pids = sources[0]!.agents.map((agent) => agent.pid).filter((pid): pid is number => pid !== undefined);
+    assert.equal(pids.length, 2);
+    await assertAgentGroupsGone(pids);
   });
 });

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { collectChange, ReviewChangeError } from '../../../src/sessions/review/gitChange';
@@ -81,11 +82,22 @@ describe('collecting the change to review, from a real git repository', function
     try {
       git(clean.root, 'reset', '-q');
       assert.equal((await refusal(collectChange(clean.root, { kind: 'staged' }))).reason, 'empty');
-      const pr = collectChange(clean.root, { kind: 'pr', number: 7 });
-      const error = await refusal(pr);
-      // This machine has no gh: the refusal names it. (Where gh exists, its own error is reported.)
-      assert.ok(error.reason === 'gh_missing' || error.reason === 'git_failed', error.message);
-      if (error.reason === 'gh_missing') assert.match(error.message, /GitHub CLI \(gh\)/);
+      // A PATH with git and no gh, whether or not this machine has gh.
+      const bin = await mkdtemp(path.join(tmpdir(), 'ultraplan-no-gh-'));
+      await symlink(execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(), path.join(bin, 'git'));
+      const savedPath = process.env.PATH;
+      process.env.PATH = bin;
+      try {
+        const error = await refusal(collectChange(clean.root, { kind: 'pr', number: 7 }));
+        assert.equal(error.reason, 'gh_missing');
+        assert.equal(
+          error.message,
+          'Reviewing a pull request needs the GitHub CLI (gh), logged in with `gh auth login`; it is not installed here.',
+        );
+      } finally {
+        process.env.PATH = savedPath;
+        await rm(bin, { recursive: true, force: true });
+      }
     } finally {
       await clean.close();
     }

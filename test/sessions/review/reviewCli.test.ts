@@ -1,6 +1,6 @@
 // The built command line (dist/review.mjs) as CI runs it: a real child process in a real git
-// repository, the real Claude adapter as its agent with only the model scripted, and Claude Code's
-// review through its stand-in. Exit codes: 0 nothing at or above --fail-on, 1 such findings, 2 failed.
+// repository, the real Claude adapter as its agent (run by the CLI, or by a real ultraplan-server
+// with --server) with only the model scripted, and Claude Code's review through its stand-in. Exit codes: 0 nothing at or above --fail-on, 1 such findings, 2 failed.
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { anthropicApi } from '../../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer, type ModelReply, type ModelRequestView } from '../../support/modelApi/scenario';
+import { findOnPath } from '../../../src/sessions/acp';
 import { CLAUDE_ADAPTER, claudeEnv } from '../../support/realAgents';
-import { ReviewRepo } from '../../support/review/gitRepo';
+import { GitHubApiStandIn } from '../../support/review/githubApiStandIn';
+import { ReviewRepo, git } from '../../support/review/gitRepo';
 import { OFF_BY_ONE } from '../../support/review/findings';
 import { FINDER_MARK, VERIFIER_MARK, json } from '../../support/review/reviewAgents';
-import { REPO_ROOT, ensureBundleBuilt } from '../../support/serverProcess';
+import { REPO_ROOT, ensureBundleBuilt, startServer } from '../../support/serverProcess';
 
 const REVIEW_JS = path.join(REPO_ROOT, 'dist', 'review.mjs');
 const STAND_IN = path.resolve(__dirname, '..', '..', 'support', 'review', 'claudeUltrareviewStandIn.mjs');
@@ -88,6 +90,83 @@ describe('ultraplan-review (dist/review.mjs): exit codes and --json', function (
     assert.match(failing.stderr, /verifying — 1 found/);
     const passing = await runCli([...args, '--fail-on', 'critical'], repo.root, env);
     assert.equal(passing.code, 0, passing.stderr);
+  });
+
+  it("--server: the reviewers are a real ultraplan-server's agent; exit 1 on its verified finding, and its sessions end archived", async () => {
+    const env = await agentEnv(() => json({ findings: [OFF_BY_ONE] }));
+    const server = await startServer({
+      agent: `acp:${JSON.stringify(CLAUDE_ADAPTER)}`,
+      extraArgs: ['--workspace', repo.root],
+      env: claudeEnv(home, model!.url),
+    });
+    try {
+      const run = await runCli(['--server', server.url, '--finders', '2', '--json'], repo.root, {
+        ...env,
+        ULTRAPLAN_SERVER_TOKEN: server.token!,
+      });
+      assert.equal(run.code, 1, run.stderr);
+      const report = JSON.parse(run.stdout) as { headline: string; findings: Array<{ foundBy: string[]; confirmedBy: string[] }> };
+      assert.equal(report.headline, '1 issue found by 2 reviewers');
+      assert.equal(report.findings[0]!.foundBy.length, 2);
+      assert.ok(
+        report.findings[0]!.foundBy.every((label) => label.includes(server.url)),
+        report.findings[0]!.foundBy.join(),
+      );
+      // The finders and the verifier ran on the server (its model saw every prompt), and each
+      // of their sessions was archived when its turn ended, which stops its agent.
+      assert.equal(model!.rounds.filter((r) => r.view?.lastUser.text.includes(FINDER_MARK)).length, 2);
+      const listed = (await (await fetch(`${server.url}/v1/code/sessions`, { headers: server.headers() })).json()) as {
+        data: Array<{ session_status?: string; status?: string }>;
+      };
+      assert.equal(listed.data.length, 4); // two finders, and a verifier for each one's finding
+      assert.ok(
+        listed.data.every((session) => (session.session_status ?? session.status) === 'archived'),
+        JSON.stringify(listed.data),
+      );
+      // A wrong token is the server's refusal, named, and exit 2: never a clean pass.
+      const refused = await runCli(['--server', server.url, '--finders', '1'], repo.root, { ...env, ULTRAPLAN_SERVER_TOKEN: 'wrong' });
+      assert.equal(refused.code, 2, refused.stdout);
+      assert.match(refused.stdout, /^The review failed: .*(401|token|unauthori)/im);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("--pr N through the real gh: the pull request's diff from the GitHub API is what is reviewed; a refused login is exit 2 with gh's reason", async () => {
+    assert.ok(findOnPath('gh'), 'the GitHub CLI (gh) is not installed: node scripts/ensure-system-deps.mjs installs it');
+    // The pull request is the branch's commits; the uncommitted login.ts is not part of it.
+    const github = await new GitHubApiStandIn('ghe-scripted-token', { 'acme/shop#7': git(repo.root, 'diff', 'main', 'feature') }).start();
+    try {
+      const env = await agentEnv(() => json({ findings: [OFF_BY_ONE] }));
+      const args = ['--pr', '7', '--agent', `acp:${CLAUDE_ADAPTER}`, '--finders', '1', '--json'];
+      const run = await runCli(args, repo.root, { ...env, ...github.ghEnv('acme/shop') });
+      assert.equal(run.code, 1, run.stderr);
+      const report = JSON.parse(run.stdout) as { scope: string; findings: Array<{ title: string }> };
+      assert.equal(report.scope, 'pull request #7');
+      assert.deepEqual(
+        report.findings.map((f) => f.title),
+        [OFF_BY_ONE.title],
+      );
+      const finderPrompt = model!.rounds.find((r) => r.view?.lastUser.text.includes(FINDER_MARK))!.view!.lastUser.text;
+      // The diff sent is the pull request's (Claude's own context lists the working tree's status too).
+      const sentDiff = finderPrompt.slice(finderPrompt.indexOf('```diff'));
+      assert.match(sentDiff, /i <= items\.length/);
+      assert.doesNotMatch(sentDiff, /login\.ts/);
+      assert.deepEqual(github.refused, []);
+      assert.deepEqual(
+        github.requests.map((r) => [r.method, r.url, r.headers.authorization]),
+        [['GET', '/api/v3/repos/acme/shop/pulls/7', 'token ghe-scripted-token']],
+      );
+
+      const refused = await runCli(args, repo.root, { ...env, ...github.ghEnv('acme/shop', 'expired-token') });
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(JSON.parse(refused.stdout).headline as string, /^The review failed: gh pr diff 7 failed: .*HTTP 401: Bad credentials/);
+      const missing = await runCli(['--pr', '8', ...args.slice(2)], repo.root, { ...env, ...github.ghEnv('acme/shop') });
+      assert.equal(missing.code, 2, missing.stderr);
+      assert.match(JSON.parse(missing.stdout).headline as string, /gh pr diff 8 failed: .*HTTP 404/);
+    } finally {
+      await github.close();
+    }
   });
 
   it('no findings: exit 0 and "No issues found"', async () => {

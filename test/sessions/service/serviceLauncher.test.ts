@@ -5,20 +5,38 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
 import { SessionsClient } from '../../../src/sessions/client';
 import { HttpBackend } from '../../../src/sessions/httpBackend';
 import { ServiceBackend } from '../../../src/sessions/service/serviceBackend';
-import { connectOrStartService, readServiceStatus, ServiceStartError } from '../../../src/sessions/service/serviceLauncher';
+import {
+  connectOrStartService,
+  readServiceStatus,
+  ServiceStartError,
+  type ServiceConnection,
+} from '../../../src/sessions/service/serviceLauncher';
 import { LocalService } from '../../../src/sessions/service/localService';
 import { servicePlace } from '../../../src/sessions/service/servicePaths';
 import { isAlive, waitGone } from '../../support/processes';
-import { EXAMPLES_DIR, startServer } from '../../support/serverProcess';
+import { EXAMPLES_DIR, SERVER_JS, startServer } from '../../support/serverProcess';
 import { killService, servicePids } from '../../support/serviceProcess';
 import { cleanUpServices, clientOf, createSession, launcherOptions, scripted, serviceDir } from './serviceKit';
 import { waitFor } from '../../support/wait';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
+
+/** A service of `version` (started) with a session whose plan waits for its decision. */
+async function planWaitingOn(dir: string, version: string): Promise<{ service: ServiceConnection; id: string }> {
+  const service = await connectOrStartService(launcherOptions(dir, version));
+  const id = await createSession(clientOf(service), scripted('approve.json'));
+  await waitFor(() => clientOf(service).getStatus(id), {
+    message: 'the plan',
+    timeoutMs: 15_000,
+    until: (status) => status === 'requires_action',
+  });
+  return { service, id };
+}
 
 describe('local session service: start, find, race, replace, exit', function () {
   this.timeout(60_000);
@@ -166,13 +184,7 @@ describe('local session service: start, find, race, replace, exit', function () 
 
   it('a newer version beside an older one with a live session; an older one with none live makes way and hands over its sessions', async () => {
     const dir = serviceDir();
-    const old = await connectOrStartService(launcherOptions(dir, '1.0.0'));
-    const live = await createSession(clientOf(old), scripted('approve.json'));
-    await waitFor(() => clientOf(old).getStatus(live), {
-      message: 'the plan',
-      timeoutMs: 15_000,
-      until: (status) => status === 'requires_action',
-    });
+    const { service: old, id: live } = await planWaitingOn(dir, '1.0.0');
 
     const beside = await connectOrStartService(launcherOptions(dir, '1.1.0'));
     assert.notEqual(beside.place.socket, old.place.socket, 'versioned names');
@@ -196,13 +208,7 @@ describe('local session service: start, find, race, replace, exit', function () 
 
   it("a newer extension's window follows and decides a session that lives on the older service running beside its own", async () => {
     const dir = serviceDir();
-    const old = await connectOrStartService(launcherOptions(dir, '1.0.0'));
-    const id = await createSession(clientOf(old), scripted('approve.json'));
-    await waitFor(() => clientOf(old).getStatus(id), {
-      message: 'the plan',
-      timeoutMs: 15_000,
-      until: (status) => status === 'requires_action',
-    });
+    const { service: old, id } = await planWaitingOn(dir, '1.0.0');
 
     // The window of version 1.1.0, as the extension makes it (backends.ts), over its own LocalService.
     const service = new LocalService(launcherOptions(dir, '1.1.0'));
@@ -265,6 +271,45 @@ describe('local session service: start, find, race, replace, exit', function () 
     assert.ok(isAlive(connection.status.pid), 'a plan waits for its decision: the service stays');
     await client.archive(id);
     assert.ok(await waitGone(connection.status.pid, 15_000), 'then it exits');
+  });
+
+  /** A server script that writes `lines` log lines 300 ms apart, then runs the real server (or, with `hang`, nothing). */
+  async function slowStart(dir: string, lines: number, hang = false): Promise<string> {
+    const parent = path.dirname(dir);
+    const script = path.join(parent, 'slow-start.mjs');
+    await fs.writeFile(
+      script,
+      [
+        `for (let i = 0; i < ${lines}; i++) { console.log('resuming session ' + i); await new Promise((r) => setTimeout(r, 300)); }`,
+        hang
+          ? `(await import('node:fs')).writeFileSync(${JSON.stringify(`${script}.pid`)}, String(process.pid)); setInterval(() => {}, 1 << 30);`
+          : `await import(${JSON.stringify(pathToFileURL(SERVER_JS).href)});`,
+      ].join('\n'),
+    );
+    return script;
+  }
+
+  it('a start that keeps writing to its log (resuming many sessions) is waited for past the quiet bound', async () => {
+    const dir = serviceDir();
+    const script = await slowStart(dir, 8);
+    const connection = await connectOrStartService(launcherOptions(dir, '1.0.0', { serverScript: script, startTimeoutMs: 1_000 }));
+    assert.deepEqual(servicePids(dir), [connection.status.pid]);
+    assert.match(await fs.readFile(connection.place.logFile, 'utf8'), /resuming session 7/);
+  });
+
+  it('a start that neither answers nor writes to its log fails after the quiet bound, naming its log', async () => {
+    const dir = serviceDir();
+    const script = await slowStart(dir, 1, true);
+    const error = await connectOrStartService(launcherOptions(dir, '1.0.0', { serverScript: script, startTimeoutMs: 1_000 })).then(
+      () => assert.fail('the start should fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(error instanceof ServiceStartError, String(error));
+    assert.match(error.message, /did not answer on .* \(nothing in its log for [12] s\)\. Its log: /);
+    // The hung start is detached and holds no lock, so the suite's cleanup would not find it.
+    const pid = Number(await fs.readFile(`${script}.pid`, 'utf8'));
+    killService(pid);
+    assert.ok(await waitGone(pid));
   });
 
   it('a start that fails says why and names the log file', async () => {

@@ -20,7 +20,7 @@ import { geminiApi } from '../../support/modelApi/gemini';
 import { startScriptedResponses, userTexts, type Round, type ScriptedResponsesApi } from '../../support/modelApi/openaiResponses';
 import { Scenario, ScriptedModelServer, type ModelApiFamily, type ScenarioRound } from '../../support/modelApi/scenario';
 import { killGroupsLeft, processesWithHome, waitGone } from '../../support/processes';
-import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../../support/realAgents';
+import { CLAUDE_ADAPTER, claudeEnv, codexConfig, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../../support/realAgents';
 import { killService } from '../../support/serviceProcess';
 import { ORIGINAL_APP, PLAN_V1 } from '../realAgentKit';
 import { cleanUpServices, clientOf, createSession, launcherOptions, serviceDir } from './serviceKit';
@@ -220,21 +220,7 @@ describe('kill -9 of the local session service, then the next request starts it 
     const run = await openRun([agentBin('codex')], 'Codex (ACP)', async (home) => {
       const codexHome = path.join(home, 'codex-home');
       await mkdir(codexHome);
-      await writeFile(
-        path.join(codexHome, 'config.toml'),
-        [
-          'model = "gpt-6.1-terra"',
-          'model_provider = "scripted"',
-          '[model_providers.scripted]',
-          'name = "Scripted model"',
-          `base_url = "${api.baseUrl}"`,
-          'wire_api = "responses"',
-          'env_key = "OPENAI_API_KEY"',
-          'request_max_retries = 0',
-          'stream_max_retries = 0',
-          '',
-        ].join('\n'),
-      );
+      await writeFile(path.join(codexHome, 'config.toml'), codexConfig(api.baseUrl));
       return { HOME: home, CODEX_HOME: codexHome, NO_BROWSER: '1', OPENAI_API_KEY: 'sk-scripted' };
     });
     const id = await createSession(run.client, run.launch, 'Flip the flag in src/app.ts');

@@ -10,10 +10,15 @@
 //   a newline: an array of {file_path, start_line, end_line, severity, pr_comment, reasoning}
 //   (exit 0, also when empty) or {"error": ..., "reason"?: "stopped"} (exit 1);
 // - SIGTERM while waiting ends it at once.
-// What it does is read from STANDIN_ULTRAREVIEW (JSON); each call is appended to STANDIN_CALLS.
-import { appendFileSync } from 'node:fs';
+// What it does is read from STANDIN_ULTRAREVIEW (JSON), or from the file STANDIN_ULTRAREVIEW_FILE
+// names (for an editor whose environment is fixed when it starts); each call is appended to
+// STANDIN_CALLS.
+import { appendFileSync, readFileSync } from 'node:fs';
 
-const scenario = JSON.parse(process.env.STANDIN_ULTRAREVIEW ?? '{"kind":"empty"}');
+const scenario = JSON.parse(
+  process.env.STANDIN_ULTRAREVIEW ??
+    (process.env.STANDIN_ULTRAREVIEW_FILE ? readFileSync(process.env.STANDIN_ULTRAREVIEW_FILE, 'utf8') : '{"kind":"empty"}'),
+);
 const argv = process.argv.slice(2);
 if (process.env.STANDIN_CALLS) appendFileSync(process.env.STANDIN_CALLS, JSON.stringify({ argv, cwd: process.cwd() }) + '\n');
 
@@ -63,7 +68,9 @@ setTimeout(() => {
     process.stdout.write(text + '\n');
     process.exit(scenario.kind === 'error' ? 1 : 0);
   }
-  if (scenario.kind === 'error') fail(`Review failed: ${scenario.error}`);
-  process.stdout.write(payload.length ? `Review complete — ${payload.length} findings\n` : 'Review complete — no findings.\n');
+  if (scenario.kind === 'error') fail(`${scenario.reason === 'stopped' ? 'Review stopped' : 'Review failed'}: ${scenario.error}`);
+  process.stdout.write(
+    payload.length ? `Review complete — ${payload.length} finding${payload.length === 1 ? '' : 's'}\n` : 'Review complete — no findings.\n',
+  );
   process.exit(0);
 }, delay);

@@ -63,6 +63,33 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       );
     `,
   },
+  {
+    version: 2,
+    name: 'session owners, audit',
+    sql: `
+      -- Who created the session (NULL: the shared token), with their groups as the token said then:
+      -- review sharing compares those with the reader's.
+      ALTER TABLE sessions
+        ADD COLUMN owner_sub text,
+        ADD COLUMN owner_name text,
+        ADD COLUMN owner_groups text[] NOT NULL DEFAULT '{}';
+      CREATE INDEX sessions_owner_newest_first ON sessions (owner_sub, created_at DESC, id DESC);
+      CREATE INDEX sessions_owner_groups ON sessions USING gin (owner_groups);
+
+      -- Who decided what: one row per reply, decision or archive, in the transaction that stores it.
+      CREATE TABLE audit (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL,
+        session_id text NOT NULL REFERENCES sessions (id),
+        actor_sub text NOT NULL,
+        actor_name text,
+        action text NOT NULL CHECK (action IN ('reply', 'allow', 'deny', 'archive')),
+        request_id text,
+        seq bigint
+      );
+      CREATE INDEX audit_by_session ON audit (session_id, id);
+    `,
+  },
 ];
 
 /** Any number (bigint) that is ours alone among advisory locks on this database. */

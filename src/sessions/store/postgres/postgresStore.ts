@@ -36,6 +36,8 @@ import {
 import { announce, openPool, query, transaction } from './database';
 import { checkSchema, migrate } from './migrations';
 import { SessionNotifications } from './notifications';
+import { auditEntryOf, type AuditEntry } from '../../audit';
+import { publicOwner, type AuditActor, type SessionOwner, type Visibility } from '../../sessionOwner';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -57,9 +59,12 @@ interface SessionRow extends Record<string, unknown> {
   environment_id: string | null;
   session_context: string | null;
   status: string;
+  owner_sub: string | null;
+  owner_name: string | null;
+  owner_groups: string[];
 }
 
-const SESSION_COLUMNS = 'id, title, created_at, updated_at, environment_id, session_context, status';
+const SESSION_COLUMNS = 'id, title, created_at, updated_at, environment_id, session_context, status, owner_sub, owner_name, owner_groups';
 
 export class PostgresServerStore implements ServerStore {
   readonly limits: SessionHostLimits;
@@ -99,7 +104,7 @@ export class PostgresServerStore implements ServerStore {
     }
   }
 
-  async createSession(request: CreateSessionRequest, agent?: AgentFactory): Promise<SessionResource> {
+  async createSession(request: CreateSessionRequest, agent?: AgentFactory, owner: SessionOwner | null = null): Promise<SessionResource> {
     this.refuseWhenClosed();
     if (agent !== undefined) {
       throw new SessionsError('bad_request', "this server's agents run in its workers; a session cannot bring its own", 400);
@@ -118,9 +123,19 @@ export class PostgresServerStore implements ServerStore {
       const [{ count }] = (await client.query<{ count: string }>('SELECT count(*) AS count FROM sessions')).rows as [{ count: string }];
       if (Number(count) >= this.limits.maxSessions) throw sessionLimitConflict(this.limits.maxSessions);
       await client.query(
-        `INSERT INTO sessions (id, title, created_at, updated_at, environment_id, session_context, status, last_seq)
-         VALUES ($1, $2, $3, $3, $4, $5, 'running', $6)`,
-        [id, title, now, body.environment_id ?? null, body.session_context ? JSON.stringify(body.session_context) : null, events.length],
+        `INSERT INTO sessions (id, title, created_at, updated_at, environment_id, session_context, status, last_seq, owner_sub, owner_name, owner_groups)
+         VALUES ($1, $2, $3, $3, $4, $5, 'running', $6, $7, $8, $9)`,
+        [
+          id,
+          title,
+          now,
+          body.environment_id ?? null,
+          body.session_context ? JSON.stringify(body.session_context) : null,
+          events.length,
+          owner?.sub ?? null,
+          owner?.name ?? null,
+          owner?.groups ?? [],
+        ],
       );
       await insertEvents(
         client,
@@ -139,21 +154,33 @@ export class PostgresServerStore implements ServerStore {
     return resource(row);
   }
 
-  async listSessions(limit: number, cursor: string | null): Promise<SessionListPage> {
+  async getOwner(id: string): Promise<SessionOwner | null> {
+    const [row] = await query<SessionRow>(this.pool, 'SELECT owner_sub, owner_name, owner_groups FROM sessions WHERE id = $1', [id]);
+    if (!row) throw notFound(id);
+    return ownerOf(row);
+  }
+
+  async listSessions(limit: number, cursor: string | null, visibility: Visibility = null): Promise<SessionListPage> {
+    // $1 and $2: who may see; NULL sees all. The same condition bounds the cursor, so a cursor
+    // naming a session this reader cannot see is as unknown as one never given.
+    const visible = '($1::text IS NULL OR owner_sub = $1 OR owner_groups && $2::text[])';
+    const who = [visibility?.sub ?? null, visibility ? [...visibility.reviewGroups] : []];
     let after: SessionRow | undefined;
     if (cursor !== null) {
-      [after] = await query<SessionRow>(this.pool, 'SELECT id, created_at FROM sessions WHERE id = $1', [cursor]);
+      [after] = await query<SessionRow>(this.pool, `SELECT id, created_at FROM sessions WHERE id = $3 AND ${visible}`, [...who, cursor]);
       if (!after) throw unknownListCursor(cursor);
     }
     const rows = after
       ? await query<SessionRow>(
           this.pool,
-          `SELECT ${SESSION_COLUMNS} FROM sessions WHERE (created_at, id) < ($1, $2) ORDER BY created_at DESC, id DESC LIMIT $3`,
-          [after.created_at, after.id, limit + 1],
+          `SELECT ${SESSION_COLUMNS} FROM sessions WHERE ${visible} AND (created_at, id) < ($3, $4) ORDER BY created_at DESC, id DESC LIMIT $5`,
+          [...who, after.created_at, after.id, limit + 1],
         )
-      : await query<SessionRow>(this.pool, `SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY created_at DESC, id DESC LIMIT $1`, [
-          limit + 1,
-        ]);
+      : await query<SessionRow>(
+          this.pool,
+          `SELECT ${SESSION_COLUMNS} FROM sessions WHERE ${visible} ORDER BY created_at DESC, id DESC LIMIT $3`,
+          [...who, limit + 1],
+        );
     const data = rows.slice(0, limit).map(resource);
     const last = data[data.length - 1];
     return { data, nextCursor: rows.length > limit && last ? last.id : null };
@@ -182,7 +209,7 @@ export class PostgresServerStore implements ServerStore {
     };
   }
 
-  async appendEvents(id: string, events: AnyEvent[]): Promise<AppendedEvent[]> {
+  async appendEvents(id: string, events: AnyEvent[], actor?: AuditActor): Promise<AppendedEvent[]> {
     this.refuseWhenClosed();
     if (!Array.isArray(events) || events.length === 0) throw new SessionsError('bad_request', 'events must be a non-empty list', 400);
     checkEventBatch(events, this.limits, 'events');
@@ -220,6 +247,10 @@ export class PostgresServerStore implements ServerStore {
           ]);
         }
         await client.query('UPDATE sessions SET last_seq = $2, updated_at = $3 WHERE id = $1', [id, seq, now]);
+        if (actor) {
+          const entries = fresh.map(({ event }) => auditEntryOf(event)).filter((e): e is AuditEntry => e !== null);
+          await insertAudit(client, id, actor, entries, now);
+        }
       }
       const byIndex = new Map(fresh.map(({ index, event }) => [index, event]));
       return routes.map((_, index): AppendedEvent => {
@@ -239,12 +270,13 @@ export class PostgresServerStore implements ServerStore {
     return answers;
   }
 
-  async archive(id: string): Promise<void> {
+  async archive(id: string, actor?: AuditActor): Promise<void> {
     this.refuseWhenClosed();
     await transaction(this.pool, async (client) => {
       const session = await lockSession(client, id);
       if (session.status === 'archived') throw new SessionsError('conflict', `session ${id} is already archived`, 409);
       await client.query("UPDATE sessions SET status = 'archived', updated_at = now() WHERE id = $1", [id]);
+      if (actor) await insertAudit(client, id, actor, [{ action: 'archive', requestId: null, eventId: null }], new Date());
     });
     await announce(this.pool, id, this.log);
   }
@@ -375,8 +407,37 @@ async function checkDecisions(
   }
 }
 
+async function insertAudit(
+  client: PoolClient,
+  sessionId: string,
+  actor: AuditActor,
+  entries: readonly AuditEntry[],
+  at: Date,
+): Promise<void> {
+  if (entries.length === 0) return;
+  await client.query(
+    `INSERT INTO audit (at, session_id, actor_sub, actor_name, action, request_id, seq)
+     SELECT $1, $2, $3, $4, action, request_id, seq FROM unnest($5::text[], $6::text[], $7::bigint[]) AS t (action, request_id, seq)`,
+    [
+      at,
+      sessionId,
+      actor.sub,
+      actor.name,
+      entries.map((e) => e.action),
+      entries.map((e) => e.requestId),
+      entries.map((e) => (e.eventId === null ? null : cursorSequence(e.eventId))),
+    ],
+  );
+}
+
+function ownerOf(row: SessionRow): SessionOwner | null {
+  return row.owner_sub === null ? null : { sub: row.owner_sub, name: row.owner_name, groups: row.owner_groups };
+}
+
 function resource(row: SessionRow): SessionResource {
+  const owner = ownerOf(row);
   return {
+    ...(owner ? { owner: publicOwner(owner) } : {}),
     type: 'session',
     id: row.id,
     title: row.title,

@@ -169,6 +169,38 @@ describe('ultraplan-review (dist/review.mjs): exit codes and --json', function (
     }
   });
 
+  it('--verifier: another agent verifies what the --agent finders found, and its refutation is the outcome', async () => {
+    const env = await agentEnv(() => json({ findings: [OFF_BY_ONE] }));
+    const verifierModel = new ScriptedModelServer(
+      anthropicApi,
+      new Scenario(Array.from({ length: 10 }, () => () => json({ verdict: 'refuted', reason: 'The bound is checked by the caller.' }))),
+    );
+    const verifierUrl = await verifierModel.start();
+    try {
+      // The verifier is Claude's adapter on a model of its own, named as a command (so labelled after env).
+      const verifier = ['/usr/bin/env', `ANTHROPIC_BASE_URL=${verifierUrl}`, CLAUDE_ADAPTER].map((arg) => JSON.stringify(arg)).join(' ');
+      const run = await runCli(
+        ['--agent', `acp:${CLAUDE_ADAPTER}`, '--verifier', `acp:${verifier}`, '--finders', '1', '--json'],
+        repo.root,
+        env,
+      );
+      assert.equal(run.code, 0, run.stderr);
+      const report = JSON.parse(run.stdout) as { outcome: string; headline: string; counts: Record<string, number> };
+      assert.equal(report.outcome, 'clean');
+      assert.equal(report.headline, 'No issues found by 1 reviewer');
+      assert.deepEqual(report.counts, { found: 1, verified: 0, refuted: 1, unverified: 0 });
+      const prompts = (server: ScriptedModelServer) => server.rounds.map((r) => r.view?.lastUser.text ?? '');
+      assert.equal(prompts(model!).filter((text) => text.includes(VERIFIER_MARK)).length, 0);
+      assert.equal(prompts(verifierModel).filter((text) => text.includes(VERIFIER_MARK)).length, 1);
+      assert.equal(prompts(verifierModel).filter((text) => text.includes(FINDER_MARK)).length, 0);
+      const usage = await runCli(['--verifier', `acp:${CLAUDE_ADAPTER}`, '--claude'], repo.root, env);
+      assert.equal(usage.code, 2);
+      assert.match(usage.stderr, /--verifier checks what finders found: name them with --agent or --server/);
+    } finally {
+      await verifierModel.close();
+    }
+  });
+
   it('no findings: exit 0 and "No issues found"', async () => {
     const env = await agentEnv(() => json({ findings: [] }));
     const run = await runCli(['--agent', `acp:${CLAUDE_ADAPTER}`, '--finders', '2', '--staged'], repo.root, env);

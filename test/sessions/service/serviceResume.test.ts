@@ -8,7 +8,6 @@ import { strict as assert } from 'node:assert';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { agentBin } from '../../../scripts/agents-config.cjs';
 import { AGENT_LOST_SUBTYPE, AGENT_RESUMED_SUBTYPE, controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
 import { SessionsClient } from '../../../src/sessions/client';
 import type { AgentLaunch } from '../../../src/sessions/service/agentLaunch';
@@ -20,7 +19,16 @@ import { geminiApi } from '../../support/modelApi/gemini';
 import { startScriptedResponses, userTexts, type Round, type ScriptedResponsesApi } from '../../support/modelApi/openaiResponses';
 import { Scenario, ScriptedModelServer, type ModelApiFamily, type ScenarioRound } from '../../support/modelApi/scenario';
 import { killGroupsLeft, processesWithHome, waitGone } from '../../support/processes';
-import { CLAUDE_ADAPTER, claudeEnv, codexConfig, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../../support/realAgents';
+import {
+  CLAUDE_ADAPTER,
+  claudeEnv,
+  codexArgv,
+  codexEnv,
+  claudePlanFile,
+  geminiArgv,
+  geminiEnv,
+  geminiPlansDir,
+} from '../../support/realAgents';
 import { killService } from '../../support/serviceProcess';
 import { ORIGINAL_APP, PLAN_V1 } from '../realAgentKit';
 import { cleanUpServices, clientOf, createSession, launcherOptions, serviceDir } from './serviceKit';
@@ -217,12 +225,7 @@ describe('kill -9 of the local session service, then the next request starts it 
       { text: 'Done.' },
     ] satisfies Round[]);
     responsesApis.push(api);
-    const run = await openRun([agentBin('codex')], 'Codex (ACP)', async (home) => {
-      const codexHome = path.join(home, 'codex-home');
-      await mkdir(codexHome);
-      await writeFile(path.join(codexHome, 'config.toml'), codexConfig(api.baseUrl));
-      return { HOME: home, CODEX_HOME: codexHome, NO_BROWSER: '1', OPENAI_API_KEY: 'sk-scripted' };
-    });
+    const run = await openRun(codexArgv(), 'Codex (ACP)', async (home) => codexEnv(home, api.baseUrl));
     const id = await createSession(run.client, run.launch, 'Flip the flag in src/app.ts');
     const request = await waitForEvent(run.client, id, isPlanRequest, 'the plan');
     assert.equal(planText(request), PLAN_V1.trimEnd());

@@ -14,6 +14,8 @@ import type { AppendedEvent, ServerStore, SessionListPage, StoreNotice } from '.
 export class ScopedStore implements ServerStore {
   private readonly visibility: Visibility;
   private readonly actor: AuditActor;
+  /** Sessions already found visible: ownership never changes, so a stream's reads ask once. */
+  private readonly seen = new Set<string>();
 
   constructor(
     private readonly store: ServerStore,
@@ -88,11 +90,12 @@ export class ScopedStore implements ServerStore {
   async close(): Promise<void> {}
 
   private async check(id: string): Promise<void> {
-    if (this.visibility === null) return;
+    if (this.visibility === null || this.seen.has(id)) return;
     const owner = await this.store.getOwner(id);
     if (!isVisible(this.visibility, owner)) {
       throw new SessionsError('unauthorized', `session ${id} belongs to another user, and you share no review group with them`, 403);
     }
+    this.seen.add(id);
   }
 
   private audit(id: string, entry: AuditEntry): void {

@@ -11,7 +11,16 @@ import { SessionsError } from '../../../src/core/errors';
 import { connectServer } from '../../../src/sessions/serverConnection';
 import { startOidcIssuer, type OidcIssuer } from '../../support/oidcIssuer';
 import { sharedPostgresCluster } from '../../support/postgresCluster';
-import { EXAMPLES_DIR, startServer, startWorker, type ServerProcess, type WorkerProcess } from '../../support/serverProcess';
+import {
+  EXAMPLES_DIR,
+  runServerCli,
+  serversPerTest,
+  startServer,
+  startWorker,
+  tempDir,
+  type ServerProcess,
+  type WorkerProcess,
+} from '../../support/serverProcess';
 import { createRequest } from '../hostTestKit';
 import { assertError, call, type Answer } from './serverTestKit';
 
@@ -192,7 +201,9 @@ describe('ultraplan-server identity: per-user OIDC tokens', function () {
           .flatMap((s) => s.stderr().split('\n'))
           .filter((line) => line.startsWith('{'))
           .map((line) => JSON.parse(line))
-          .filter((entry) => entry.session_id === id);
+          .filter((entry) => entry.session_id === id)
+          // From both replicas, whose logs together have no order: compared by action.
+          .sort((x, y) => String(x.audit).localeCompare(String(y.audit)));
         assert.deepEqual(
           lines.map((e) => [e.audit, e.user, e.user_name, e.request_id]),
           [
@@ -215,6 +226,24 @@ describe('ultraplan-server identity: per-user OIDC tokens', function () {
           } finally {
             await client.end();
           }
+        }
+      });
+
+      it('ownership survives a restart of the server', async () => {
+        const id = await createAs(users.alice, 'Plan across a restart');
+        if (kind === 'journal') {
+          const dataDir = (servers[0] as ServerProcess).dataDir;
+          await (servers[0] as ServerProcess).stop();
+          servers = [await startServer({ agent: `scripted:${EXAMPLES_DIR}/approve.json`, dataDir, extraArgs: oidcArgs() })];
+        } else {
+          await (servers[0] as ServerProcess).kill();
+          servers[0] = await startServer({ store: database as string, extraArgs: oidcArgs() });
+        }
+        for (const server of servers) {
+          const read = (token: string) =>
+            call(server, 'GET', `/v1/sessions/${id}`, undefined, { headers: server.headers({ authorization: `Bearer ${token}` }) });
+          assert.deepEqual((await read(users.alice)).body.owner, { id: 'user-alice', name: 'alice@example.com' });
+          assert.equal((await read(users.mallory)).status, 403);
         }
       });
 
@@ -310,5 +339,58 @@ describe('ultraplan-server without OIDC: the shared token', function () {
       (await call(server, 'GET', '/v1/code/sessions', undefined, { headers: server.headers({ authorization: 'Bearer nope' }) })).status,
       401,
     );
+  });
+});
+
+describe('ultraplan-server OIDC settings', function () {
+  this.timeout(60_000);
+  let issuer: OidcIssuer;
+  before(async () => {
+    issuer = await startOidcIssuer();
+  });
+  after(() => issuer.close());
+  const servers = serversPerTest();
+
+  it('takes them from the ULTRAPLAN_OIDC_* environment a deployment’s Secret sets', async () => {
+    const server = await servers.start({
+      env: {
+        ULTRAPLAN_OIDC_ISSUER: issuer.url,
+        ULTRAPLAN_OIDC_AUDIENCE: issuer.audience,
+        ULTRAPLAN_OIDC_JWKS_URL: issuer.jwksUrl,
+        ULTRAPLAN_OIDC_GROUPS_CLAIM: 'roles',
+        ULTRAPLAN_OIDC_ADMIN_GROUP: 'root',
+        ULTRAPLAN_OIDC_REVIEW_GROUPS: 'a,b',
+      },
+    });
+    assert.match(server.stderr(), /the shared token is not accepted with --oidc-issuer/);
+    const user = await issuer.token('someone', { roles: ['root'] });
+    const other = await issuer.token('other', {});
+    const created = await call(server, 'POST', '/v1/sessions', createRequest('Plan it'), {
+      headers: server.headers({ authorization: `Bearer ${other}` }),
+    });
+    assert.equal(created.status, 200);
+    const listed = await call(server, 'GET', '/v1/sessions', undefined, { headers: server.headers({ authorization: `Bearer ${user}` }) });
+    assert.deepEqual(
+      listed.body.data.map((s: any) => s.id),
+      [created.body.id],
+      'an admin by the configured claim and group',
+    );
+    assert.equal((await call(server, 'GET', '/v1/sessions')).status, 401, 'the shared token');
+  });
+
+  it('refuses to start with settings that could not work', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--oidc-issuer', issuer.url], /needs --oidc-audience/],
+      [['--oidc-issuer', 'http://id.example.com', '--oidc-audience', 'x'], /https:\/\/ URL/],
+      [['--oidc-audience', 'x'], /needs --oidc-issuer/],
+      [['--oidc-issuer', issuer.url, '--oidc-audience', 'x', '--oidc-clock-skew-seconds', 'soon'], /0 to 600/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runServerCli(['--data-dir', tempDir(), '--agent', `scripted:${EXAMPLES_DIR}/approve.json`, ...args], {
+        env: { ULTRAPLAN_SERVER_TOKEN: 'x'.repeat(32) },
+      });
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+    }
   });
 });

@@ -13,6 +13,7 @@ import { PostgresServerStore } from '../../../src/sessions/store/postgres/postgr
 import { MIGRATIONS, migrate } from '../../../src/sessions/store/postgres/migrations';
 import { openPool } from '../../../src/sessions/store/postgres/database';
 import type { ServerStore } from '../../../src/sessions/store/serverStore';
+import type { SessionOwner, Visibility } from '../../../src/sessions/sessionOwner';
 import { SessionsError } from '../../../src/core/errors';
 import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
 import { sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
@@ -238,6 +239,32 @@ for (const [name, open] of [
       await refused(store.archive('session_never'), 404, /no session/);
     });
 
+    it('keeps each session’s owner, and lists and pages only what a visibility lets through', async () => {
+      const alice: SessionOwner = { sub: 'alice', name: 'alice@example.com', groups: ['reviewers', 'dev'] };
+      const bob: SessionOwner = { sub: 'bob', name: null, groups: ['ops'] };
+      const a1 = await create(store, 'Alice 1', alice);
+      const shared = await create(store, 'Shared token');
+      const b1 = await create(store, 'Bob 1', bob);
+      const a2 = await create(store, 'Alice 2', alice);
+      assert.deepEqual(await store.getOwner(a1), alice);
+      assert.equal(await store.getOwner(shared), null);
+      await refused(store.getOwner('session_never'), 404, /no session/);
+      assert.deepEqual((await store.getSession(a1)).owner, { id: 'alice', name: 'alice@example.com' });
+      assert.equal((await store.getSession(shared)).owner, undefined);
+
+      const ids = async (visibility: Visibility, limit = 10, cursor: string | null = null) =>
+        (await store.listSessions(limit, cursor, visibility)).data.map((s) => s.id);
+      assert.deepEqual(await ids(null), [a2, b1, shared, a1]);
+      assert.deepEqual(await ids({ sub: 'alice', reviewGroups: [] }), [a2, a1]);
+      assert.deepEqual(await ids({ sub: 'carol', reviewGroups: ['reviewers'] }), [a2, a1], 'a member of a review group alice is in');
+      assert.deepEqual(await ids({ sub: 'carol', reviewGroups: ['ops', 'dev'] }), [a2, b1, a1]);
+      assert.deepEqual(await ids({ sub: 'carol', reviewGroups: ['elsewhere'] }), []);
+      const page = await store.listSessions(1, null, { sub: 'alice', reviewGroups: [] });
+      assert.equal(page.nextCursor, a2);
+      assert.deepEqual(await ids({ sub: 'alice', reviewGroups: [] }, 1, page.nextCursor), [a1]);
+      await refused(store.listSessions(1, b1, { sub: 'alice', reviewGroups: [] }), 400, /next_cursor/);
+    });
+
     it('wakes a watcher after a commit of its session', async () => {
       const id = await create(store);
       let woken = 0;
@@ -252,15 +279,19 @@ for (const [name, open] of [
   });
 }
 
-async function create(store: ServerStore, title = 'Plan the change'): Promise<string> {
-  const session = await store.createSession({
-    title,
-    events: [
-      { type: 'event', data: setPlanModeEvent('req_mode') },
-      { type: 'event', data: userMessageEvent('Plan it') },
-    ],
-    session_context: { sources: [], outcomes: [], model: 'contract' },
-  });
+async function create(store: ServerStore, title = 'Plan the change', owner: SessionOwner | null = null): Promise<string> {
+  const session = await store.createSession(
+    {
+      title,
+      events: [
+        { type: 'event', data: setPlanModeEvent('req_mode') },
+        { type: 'event', data: userMessageEvent('Plan it') },
+      ],
+      session_context: { sources: [], outcomes: [], model: 'contract' },
+    },
+    undefined,
+    owner,
+  );
   return session.id;
 }
 

@@ -98,6 +98,9 @@ export async function startPostgresCluster({ holdsProcess = true } = {}): Promis
       { ...spawnOptions, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     running.add(proc);
+    // Killed at exit (above): it must not keep a test process alive once its tests are done.
+    proc.unref();
+    (proc.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
     proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     if (!holdsProcess) {
       proc.unref();

@@ -34,6 +34,7 @@ import { assertUntouched, makeClaudeHome, makeGitRepo, type ClaudeHome } from '.
 import { DEFAULT_USER_AGENT } from '../../src/sessions/client';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../support/serverProcess';
 import { watchPhases } from '../support/pollPhases';
+import { waitFor } from '../support/wait';
 
 const ORG = 'org-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
 const FAST = { pollIntervalMs: 50, timeoutMs: 15_000 };
@@ -301,6 +302,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const reached = new AbortController();
     let pending: PendingPlan | null = null;
     let answered = false;
+    const failures: unknown[] = [];
     await pollForApprovedPlan({
       sessionId,
       transport: b.transport,
@@ -309,7 +311,13 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       ...watchPhases((phase, detail) => {
         if (phase === 'needs_input' && !answered) {
           answered = true;
-          void b.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]);
+          // With a stream, reply once it is asked for, so what follows the reply has a stream to come
+          // by (on a busy machine the 50 ms reads would otherwise fetch it all before it connects).
+          const streaming = b.http.streamingTransport !== undefined;
+          const streamAsked = (): boolean => rig.proxy.requests.some((r) => r.path.endsWith('/events/stream'));
+          void (streaming ? waitFor(streamAsked, 'the event stream asked for') : Promise.resolve())
+            .then(() => b.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]))
+            .catch((err: unknown) => failures.push(err));
         }
         if (phase === 'plan_ready' && detail.pendingPlan?.plan) {
           pending = detail.pendingPlan;
@@ -319,6 +327,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     }).catch((err: unknown) => {
       if (!(err instanceof UltraplanPollError && err.reason === 'stopped')) throw err;
     });
+    assert.deepEqual(failures, []);
     assert.ok(pending, 'the plan never became ready');
     return pending;
   }

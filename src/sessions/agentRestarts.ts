@@ -8,17 +8,38 @@ import { AGENT_LOST_SUBTYPE, AGENT_RESUMED_SUBTYPE, type PermissionDecision } fr
 import { parseEventBatch } from '../core/eventBatch';
 import type { Agent, AgentContext, AgentFactory, AgentStartOptions } from './agent';
 import { carriedOutLast, carryOutPrompt, continuePrompt, conversationRecap, freshTurnSinceLost, revisePrompt } from './agentRecovery';
-import { errorText, type HostedSession } from './hostedSession';
+import { errorText } from './hostedSession';
 import { LostAgents, restartedEvent, type OrphanDecision } from './lostAgents';
-import type { StoredEvent } from './store';
+import type { LogRecord, StoredEvent } from './store';
 
 type HostEvent = Record<string, unknown> & { type: string };
 
-export interface AgentRestartsHost {
+/**
+ * What this needs of a session: the local host's HostedSession, or the session a server worker
+ * claimed after another worker stopped (server/workerSession.ts).
+ */
+export interface RestartableSession {
+  readonly meta: { readonly id: string; readonly title: string };
+  /** The session's log as stored. */
+  readonly events: readonly StoredEvent[];
+  /** The agent's saved state: undefined none, null reported lost. */
+  readonly checkpoint: unknown;
+  /** The live agent's requests awaiting a decision: request_id -> tool_use_id. */
+  readonly outstanding: Map<string, string>;
+  readonly answered: Set<string>;
+  agent: Agent | null;
+  queueStatus(status: 'idle' | 'running' | 'requires_action'): void;
+  queueEvents(events: HostEvent[]): void;
+  queue(records: LogRecord[]): Promise<void>;
+}
+
+export interface AgentRestartsHost<S extends RestartableSession> {
   readonly agentFactory: AgentFactory;
-  contextFor(session: HostedSession): AgentContext;
-  startAgent(session: HostedSession, agent: Agent, prompt: string, options?: AgentStartOptions): Promise<void>;
+  contextFor(session: S): AgentContext;
+  startAgent(session: S, agent: Agent, prompt: string, options?: AgentStartOptions): Promise<void>;
   log(line: string): void;
+  /** What stopped the agent, for the person: "The session host restarted" (the default). */
+  readonly interruption?: string;
 }
 
 /** What one append does about plans whose agent stopped (see AgentRestarts.claim). */
@@ -34,19 +55,28 @@ export interface ClaimedDecisions {
   undo(): void;
 }
 
-export class AgentRestarts {
+export class AgentRestarts<S extends RestartableSession> {
   readonly #lost = new LostAgents();
-  readonly #host: AgentRestartsHost;
+  readonly #host: AgentRestartsHost<S>;
 
-  constructor(host: AgentRestartsHost) {
+  constructor(host: AgentRestartsHost<S>) {
     this.#host = host;
+  }
+
+  get #interruption(): string {
+    return this.#host.interruption ?? 'The session host restarted';
+  }
+
+  /** The request ids of the plans of a stopped agent that still wait for a decision. */
+  waitingPlans(sessionId: string): string[] {
+    return this.#lost.plans(sessionId).map((plan) => plan.requestId);
   }
 
   /**
    * After a restart: resumes the session's agent, or reports it lost (once) with what can still be
    * done. An agent that does not come back with its open requests leaves them here.
    */
-  async resume(session: HostedSession, lostBecause?: string): Promise<void> {
+  async resume(session: S, lostBecause?: string): Promise<void> {
     const id = session.meta.id;
     let reason = lostBecause ?? 'the agent does not support resuming';
     // null: no agent state to resume (an earlier start already reported the agent as lost).
@@ -88,14 +118,14 @@ export class AgentRestarts {
       {
         type: 'system',
         subtype: AGENT_LOST_SUBTYPE,
-        message: `The session host restarted and this session's agent could not continue (${reason}). ${what}`,
+        message: `${this.#interruption} and this session's agent could not continue (${reason}). ${what}`,
       },
     ]);
     session.queue([{ t: 'checkpoint', state: null }]).catch(() => {});
   }
 
   /** The agent has its conversation back; what it had open is answered through here now. */
-  #reloaded(session: HostedSession, agent: Agent): void {
+  #reloaded(session: S, agent: Agent): void {
     const id = session.meta.id;
     const plans = this.#lost.orphan(id, session.outstanding, session.events);
     session.outstanding.clear();
@@ -104,7 +134,7 @@ export class AgentRestarts {
       {
         type: 'system',
         subtype: AGENT_RESUMED_SUBTYPE,
-        message: `The session host restarted and ${agent.label} continued this session's conversation.${plans > 0 ? ' Its plan can still be decided.' : ''}`,
+        message: `${this.#interruption} and ${agent.label} continued this session's conversation.${plans > 0 ? ' Its plan can still be decided.' : ''}`,
       },
     ]);
     session.queueStatus(plans > 0 ? 'requires_action' : 'idle');
@@ -117,7 +147,7 @@ export class AgentRestarts {
    * caller (undefined comes back for it), one the restart closed is refused here with why.
    */
   claim(
-    session: HostedSession,
+    session: S,
     decisions: ReadonlyArray<{ requestId: string; decision: PermissionDecision; at: string }>,
     hasMessage: boolean,
   ): ClaimedDecisions & { unknown: string | undefined } {
@@ -157,7 +187,7 @@ export class AgentRestarts {
   }
 
   /** A reviewer decided a plan whose agent stopped: the agent that has the conversation, or a fresh one, acts on it. */
-  act(session: HostedSession, taken: OrphanDecision): void {
+  act(session: S, taken: OrphanDecision): void {
     const { recovery } = taken;
     if (recovery.kind === 'none') return;
     const agent = session.agent;
@@ -186,7 +216,7 @@ export class AgentRestarts {
    * goes on from the conversation (the message is its last entry), carrying the plan out when the
    * last decision approved it.
    */
-  messageWithoutAgent(session: HostedSession): void {
+  messageWithoutAgent(session: S): void {
     const carryOut = carriedOutLast(session.events);
     const recap = conversationRecap(session.events);
     session.queueEvents([restartedEvent(carryOut ? 'carry_out' : 'continue')]);
@@ -200,7 +230,7 @@ export class AgentRestarts {
     this.#lost.forget(sessionId);
   }
 
-  #startFresh(session: HostedSession, prompt: string, options?: AgentStartOptions): void {
+  #startFresh(session: S, prompt: string, options?: AgentStartOptions): void {
     const agent = this.#host.agentFactory({ sessionId: session.meta.id, title: session.meta.title });
     session.agent = agent;
     session.queueStatus('running');

@@ -77,7 +77,7 @@ export class SessionHost {
   private readonly store: SessionStore;
   private readonly log: (line: string) => void;
   /** Agents across restarts of this host: resumed, or lost and restarted by a decision (agentRestarts.ts). */
-  private readonly restarts: AgentRestarts;
+  private readonly restarts: AgentRestarts<HostedSession>;
   readonly limits: SessionHostLimits;
   private creating = 0;
   private closing = false;
@@ -88,7 +88,7 @@ export class SessionHost {
     this.store = options.store ?? new MemorySessionStore();
     this.log = options.log ?? (() => {});
     this.limits = { ...DEFAULT_HOST_LIMITS, ...options.limits };
-    this.restarts = new AgentRestarts({
+    this.restarts = new AgentRestarts<HostedSession>({
       agentFactory: this.agentFactory,
       contextFor: (session) => this.contextFor(session),
       startAgent: (session, agent, prompt, startOptions) => this.startAgent(session, agent, prompt, startOptions),

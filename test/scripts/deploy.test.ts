@@ -24,6 +24,7 @@ import { LIVENESS_PATH, READINESS_PATH } from '../../src/sessions/server/health'
 import { freePort, sharedPostgresCluster } from '../support/postgresCluster';
 import { ensurePinnedAgent } from '../support/realAgents';
 import { REPO_ROOT, runServerCli, tempDir } from '../support/serverProcess';
+import { waitFor } from '../support/wait';
 
 const DEPLOY = path.join(REPO_ROOT, 'deploy');
 const K8S = path.join(DEPLOY, 'k8s');
@@ -384,15 +385,23 @@ function startProcess(command: string[], cwd: string, env: NodeJS.ProcessEnv): S
 }
 
 async function untilOk(url: string, started: Started): Promise<{ status: number; text: string }> {
-  for (let tries = 0; ; tries++) {
-    if (started.child.exitCode !== null) assert.fail(`exited ${started.child.exitCode} before answering ${url}:\n${started.stderr()}`);
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-      if (response.status === 200 || tries > 300) return { status: response.status, text: await response.text() };
-    } catch {
-      if (tries > 300) throw new Error(`${url} never answered:\n${started.stderr()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  let last: { status: number; text: string } | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        if (started.child.exitCode !== null)
+          throw new Error(`exited ${started.child.exitCode} before answering ${url}:\n${started.stderr()}`);
+        const response = await fetch(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+        if (!response) return undefined;
+        last = { status: response.status, text: await response.text() };
+        return last.status === 200 ? last : undefined;
+      },
+      { message: `${url} answering 200`, timeoutMs: 60_000, detail: () => started.stderr() },
+    );
+  } catch (err) {
+    // Quoted as an answer, so the assertion shows what the probe said instead.
+    if (last && started.child.exitCode === null) return last;
+    throw err;
   }
 }
 

@@ -15,7 +15,7 @@ import { anthropicApi } from '../support/modelApi/anthropic';
 import { geminiApi } from '../support/modelApi/gemini';
 import { Scenario, ScriptedModelServer, type ModelApiFamily, type ScenarioRound } from '../support/modelApi/scenario';
 import { killGroupsLeft, processesWithHome } from '../support/processes';
-import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile, geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
+import { CLAUDE_ADAPTER, claudeEnv, claudePlanThenWrite, geminiArgv, geminiEnv, geminiPlansDir } from '../support/realAgents';
 import { startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import { ORIGINAL_APP, PLAN_V1, createRequest } from './realAgentKit';
 import { waitFor } from '../support/wait';
@@ -150,16 +150,12 @@ describe('kill -9 of the session server while a plan waits (real agents, model s
     let planFile = '';
     run = await openRun(
       anthropicApi,
-      [
-        (view) => {
-          planFile = claudePlanFile(view);
-          return { toolCalls: [{ name: 'Write', input: { file_path: planFile, content: PLAN_V1 } }] };
-        },
-        () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
-        () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
-        () => ({ toolCalls: [{ name: 'Write', input: { file_path: path.join(run!.workspace, 'src', 'app.ts'), content: UPDATED_APP } }] }),
-        () => ({ text: 'Done: flipped.' }),
-      ],
+      claudePlanThenWrite(
+        PLAN_V1,
+        () => path.join(run!.workspace, 'src', 'app.ts'),
+        UPDATED_APP,
+        (file) => (planFile = file),
+      ),
       [CLAUDE_ADAPTER],
       claudeEnv,
     );

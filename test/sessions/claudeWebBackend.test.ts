@@ -34,6 +34,7 @@ import { assertUntouched, makeClaudeHome, makeGitRepo, type ClaudeHome } from '.
 import { DEFAULT_USER_AGENT } from '../../src/sessions/client';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../support/serverProcess';
 import { watchPhases } from '../support/pollPhases';
+import { waitFor } from '../support/wait';
 
 const ORG = 'org-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee';
 const FAST = { pollIntervalMs: 50, timeoutMs: 15_000 };
@@ -190,7 +191,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
   }
 
   /** Follows the session until `want`; returns the pending plan when the phase is plan_ready. */
-  async function until(
+  async function followUntilPhase(
     b: ClaudeWebBackend,
     sessionId: string,
     want: 'plan_ready' | 'needs_input',
@@ -219,7 +220,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
 
   async function launchAndWaitForPlan(b: ClaudeWebBackend): Promise<{ sessionId: string; pending: PendingPlan }> {
     const session = await b.createSession(genericRequest('Add a changelog'));
-    const pending = await until(b, session.id, 'plan_ready');
+    const pending = await followUntilPhase(b, session.id, 'plan_ready');
     assert.ok(pending);
     return { sessionId: session.id, pending };
   }
@@ -287,7 +288,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       ['/v1/sessions'],
     );
     // Every later call is on the current wire, with the cse_ id.
-    const pending = await until(b, session.id, 'plan_ready');
+    const pending = await followUntilPhase(b, session.id, 'plan_ready');
     assert.ok(pending?.plan);
     const sessionCalls = rig.proxy.requests.filter((r) => r.path.includes('sessions')).slice(1);
     assert.ok(
@@ -301,6 +302,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     const reached = new AbortController();
     let pending: PendingPlan | null = null;
     let answered = false;
+    const failures: unknown[] = [];
     await pollForApprovedPlan({
       sessionId,
       transport: b.transport,
@@ -309,7 +311,13 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       ...watchPhases((phase, detail) => {
         if (phase === 'needs_input' && !answered) {
           answered = true;
-          void b.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]);
+          // With a stream, reply once it is asked for, so what follows the reply has a stream to come
+          // by (on a busy machine the 50 ms reads would otherwise fetch it all before it connects).
+          const streaming = b.http.streamingTransport !== undefined;
+          const streamAsked = (): boolean => rig.proxy.requests.some((r) => r.path.endsWith('/events/stream'));
+          void (streaming ? waitFor(streamAsked, 'the event stream asked for') : Promise.resolve())
+            .then(() => b.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]))
+            .catch((err: unknown) => failures.push(err));
         }
         if (phase === 'plan_ready' && detail.pendingPlan?.plan) {
           pending = detail.pendingPlan;
@@ -319,6 +327,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     }).catch((err: unknown) => {
       if (!(err instanceof UltraplanPollError && err.reason === 'stopped')) throw err;
     });
+    assert.deepEqual(failures, []);
     assert.ok(pending, 'the plan never became ready');
     return pending;
   }
@@ -461,9 +470,9 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
   it('reply: a clarifying question is needs_input; the answer goes as a user message and the plan follows', async () => {
     const b = await open('question');
     const session = await b.createSession(genericRequest('Change the build target'));
-    await until(b, session.id, 'needs_input');
+    await followUntilPhase(b, session.id, 'needs_input');
     await b.sendEvents(session.id, [userMessageEvent('Node 20, please.')]);
-    const pending = await until(b, session.id, 'plan_ready');
+    const pending = await followUntilPhase(b, session.id, 'plan_ready');
     assert.match(pending?.plan ?? '', /Target Node 20/);
     const reply = rig.proxy.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/events')).at(-1)!;
     const payload = (reply.body as { events: Array<{ payload: { type: string; uuid: string; message: { content: string } } }> }).events[0]!
@@ -514,7 +523,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       assert.match(err.message, /^Your decision was NOT sent: .*HTTP 422.*Review this plan in the browser/);
       return true;
     });
-    assert.ok(await until(b, sessionId, 'plan_ready'), 'still pending');
+    assert.ok(await followUntilPhase(b, sessionId, 'plan_ready'), 'still pending');
   });
 
   it('a decision for a session that does not exist is not_found', async () => {
@@ -566,7 +575,7 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
     });
     try {
       assert.equal(rig.proxy.requests.length, 0, 'no policy, environment or GitHub call (the organization came from .claude.json)');
-      assert.ok(await until(attached, session.id, 'plan_ready'));
+      assert.ok(await followUntilPhase(attached, session.id, 'plan_ready'));
       assert.throws(() => attached.launchRequest('x'), /follow existing sessions/);
     } finally {
       await attached.dispose();

@@ -5,7 +5,7 @@ import { strict as assert } from 'node:assert';
 import { UltraplanPollError } from '../../src/core/errors';
 import { pollForApprovedPlan, type ApprovedPlan } from '../../src/core/poller';
 import { contentText, teleportDenyMessage } from '../../src/core/protocol';
-import { startServer, type ServerProcess } from '../support/serverProcess';
+import { serverForSuite, type ServerProcess } from '../support/serverProcess';
 import {
   MODES,
   createPlanSession,
@@ -32,15 +32,10 @@ type Outcome =
 
 describe('pollForApprovedPlan against the real server', function () {
   this.timeout(60_000);
-  const servers = new Map<ScenarioName, ServerProcess>();
+  const servers = new Map<ScenarioName, ServerProcess>(
+    SCENARIOS.map((name) => [name, serverForSuite({ scenario: scenario(name), keepAliveMs: 1_000 })]),
+  );
   const outcomes = new Map<string, Outcome>();
-
-  before(async () => {
-    for (const name of SCENARIOS) servers.set(name, await startServer({ scenario: scenario(name), keepAliveMs: 1_000 }));
-  });
-  after(async () => {
-    for (const server of servers.values()) await server.stop();
-  });
 
   async function run(mode: TransportMode, name: ScenarioName, steps: ReviewStep[], timeoutMs = 20_000) {
     const rig = await startRig({ mode, reuse: servers.get(name) });

@@ -69,7 +69,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+/**
+ * `holdsProcess: false` lets the test process end while the cluster still runs (the exit handler
+ * above removes it): for the shared cluster, which no suite stops.
+ */
+export async function startPostgresCluster({ holdsProcess = true } = {}): Promise<PostgresCluster> {
   const bin = postgresBinDir();
   const owner = clusterOwner();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-pg-'));
@@ -94,7 +98,14 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       { ...spawnOptions, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     running.add(proc);
+    // Killed at exit (above): it must not keep a test process alive once its tests are done.
+    proc.unref();
+    (proc.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
     proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    if (!holdsProcess) {
+      proc.unref();
+      (proc.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
+    }
     proc.once('exit', () => running.delete(proc));
     child = proc;
     for (;;) {
@@ -158,6 +169,6 @@ let shared: Promise<PostgresCluster> | undefined;
 
 /** One cluster for the whole test process (each suite takes its own databases on it); removed at exit. */
 export function sharedPostgresCluster(): Promise<PostgresCluster> {
-  shared ??= startPostgresCluster();
+  shared ??= startPostgresCluster({ holdsProcess: false });
   return shared;
 }

@@ -8,7 +8,7 @@ import { Readable, Writable } from 'node:stream';
 import type { ClientConnection } from '@agentclientprotocol/sdk' with { 'resolution-mode': 'import' };
 import * as agentPaths from '../../scripts/agents-config.cjs';
 import { acpSdk } from '../../src/sessions/acp/sdk';
-import type { ModelRequestView } from './modelApi/scenario';
+import type { ModelRequestView, ScenarioRound } from './modelApi/scenario';
 import { waitGone } from './processes';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -83,6 +83,30 @@ export function claudePlanFile(view: ModelRequestView): string {
   const match = /create your plan at (\S+?\.md)/.exec(view.allText) ?? /plan file (?:already )?exists at:? (\S+?\.md)/.exec(view.allText);
   if (!match?.[1]) throw new Error('the request names no plan file');
   return match[1];
+}
+
+/**
+ * Claude's model for one plan: it writes `plan` to the plan file its plan mode names (`onPlanFile`
+ * hears where), loads ExitPlanMode and asks to leave plan mode; once approved, it writes `content`
+ * to `file()` and says it is done.
+ */
+export function claudePlanThenWrite(
+  plan: string,
+  file: () => string,
+  content: string,
+  onPlanFile?: (planFile: string) => void,
+): ScenarioRound[] {
+  return [
+    (view) => {
+      const planFile = claudePlanFile(view);
+      onPlanFile?.(planFile);
+      return { toolCalls: [{ name: 'Write', input: { file_path: planFile, content: plan } }] };
+    },
+    () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
+    () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
+    () => ({ toolCalls: [{ name: 'Write', input: { file_path: file(), content } }] }),
+    () => ({ text: 'Done.' }),
+  ];
 }
 
 /** The plans folder Gemini's write_file declaration names while in plan mode. */

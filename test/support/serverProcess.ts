@@ -288,9 +288,11 @@ export async function startWorker(options: {
   agent: string;
   leaseMs?: number;
   workerId?: string;
+  /** --workspace, --scratch and the like. */
   extraArgs?: string[];
   /** Hands the database URL over as ULTRAPLAN_DATABASE_URL (as a deployment's Secret does), not --store. */
   storeInEnv?: boolean;
+  /** Added to the test's environment (an agent's model URL and home, say). */
   env?: Record<string, string>;
 }): Promise<WorkerProcess> {
   ensureServerBuilt();

@@ -3,18 +3,16 @@
 // (`session_context.sources[]` of type git_repository, with `url` and an optional `revision`) is
 // cloned into a scratch folder of its own; a session without one works in --workspace (one
 // machine, a local path).
-import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
-import { GitRepositorySourceSchema } from '../../core/protocol';
 import type { AgentFactory } from '../agent';
 import { createAgentFactory } from '../agentSpec';
 import { agentFlag, databaseUrlFlag, integerFlag, parseFlags, Shutdown, UsageError } from './commandLine';
 import type { ClaimedSession } from '../store/postgres/leases';
 import { DEFAULT_LEASE_MS, SessionWorker } from './worker';
 import { LIVENESS_PATH, ProbeListener, ProbeResponder, READINESS_PATH } from './health';
+import { prepareWorkspace } from './workspaceSource';
 
 const COMMAND = 'ultraplan-server worker';
 
@@ -35,8 +33,6 @@ Options:
   --health-host HOST   address the probes listen on (default 127.0.0.1; 0.0.0.0 in a pod)
   -h, --help           show this text
 `;
-
-const run = promisify(execFile);
 
 export async function runWorkerCommand(argv: string[], log: (line: string) => void): Promise<void> {
   const values = parseFlags(COMMAND, argv, {
@@ -69,7 +65,7 @@ export async function runWorkerCommand(argv: string[], log: (line: string) => vo
   await agentFlag(COMMAND, agentSpec, { log, workspace });
 
   const agentFor = async (session: ClaimedSession): Promise<AgentFactory> => {
-    const folder = await prepareWorkspace(session, workspace, scratch, log);
+    const folder = await prepareWorkspace(session.meta, { workspace, scratch, log });
     return (await createAgentFactory(agentSpec, { log, workspace: folder })).factory;
   };
   const worker = new SessionWorker({
@@ -98,25 +94,4 @@ export async function runWorkerCommand(argv: string[], log: (line: string) => vo
     },
     log,
   ).onSignals(true);
-}
-
-/** The session's git source cloned (once per session) into the scratch folder, or the local workspace. */
-async function prepareWorkspace(session: ClaimedSession, workspace: string, scratch: string, log: (line: string) => void): Promise<string> {
-  const source = (session.meta.session_context?.sources ?? [])
-    .map((s) => GitRepositorySourceSchema.safeParse(s))
-    .find((s) => s.success)?.data;
-  if (!source) return workspace;
-  const folder = path.join(scratch, session.sessionId);
-  if (
-    await fs.stat(path.join(folder, '.git')).then(
-      () => true,
-      () => false,
-    )
-  )
-    return folder;
-  // `--` ends the options: a URL or revision that starts with "-" is not taken for one.
-  await run('git', ['clone', '--quiet', '--no-hardlinks', '--', source.url, folder], { timeout: 120_000 });
-  if (source.revision) await run('git', ['-C', folder, 'checkout', '--quiet', '--detach', source.revision, '--'], { timeout: 60_000 });
-  log(`session ${session.sessionId}: workspace cloned from ${source.url}${source.revision ? ` at ${source.revision}` : ''}`);
-  return folder;
 }

@@ -11,6 +11,7 @@ import { SessionsError } from '../../../src/core/errors';
 import { connectServer } from '../../../src/sessions/serverConnection';
 import { startOidcIssuer, type OidcIssuer } from '../../support/oidcIssuer';
 import { sharedPostgresCluster } from '../../support/postgresCluster';
+import { waitFor } from '../../support/wait';
 import {
   EXAMPLES_DIR,
   runServerCli,
@@ -82,17 +83,15 @@ describe('ultraplan-server identity: per-user OIDC tokens', function () {
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
         return answer.body.id as string;
       };
-      const planRequest = async (token: string, id: string): Promise<any> => {
-        const deadline = Date.now() + 30_000;
-        while (Date.now() < deadline) {
-          const page = await as(token, 'GET', `/v1/sessions/${id}/events?limit=1000`);
-          assert.equal(page.status, 200, JSON.stringify(page.body));
-          const request = page.body.data.find((e: any) => e.type === 'control_request' && e.request?.subtype === 'can_use_tool');
-          if (request) return request;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        throw new Error(`no plan request in session ${id}`);
-      };
+      const planRequest = (token: string, id: string): Promise<any> =>
+        waitFor(
+          async () => {
+            const page = await as(token, 'GET', `/v1/sessions/${id}/events?limit=1000`);
+            assert.equal(page.status, 200, JSON.stringify(page.body));
+            return page.body.data.find((e: any) => e.type === 'control_request' && e.request?.subtype === 'can_use_tool');
+          },
+          { message: `the plan request in session ${id}`, timeoutMs: 30_000 },
+        );
 
       before(async () => {
         const scenario = `scripted:${EXAMPLES_DIR}/approve.json`;

@@ -6,12 +6,13 @@
 import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
-import { controlResponseEvent } from '../../../src/core/protocol';
+import { controlResponseEvent, userMessageEvent } from '../../../src/core/protocol';
 import { openPool } from '../../../src/sessions/store/postgres/database';
 import { LeaseLostError, SessionLeases } from '../../../src/sessions/store/postgres/leases';
 import { PostgresServerStore } from '../../../src/sessions/store/postgres/postgresStore';
 import { sharedPostgresCluster } from '../../support/postgresCluster';
 import { EXAMPLES_DIR, startServer, startWorker, type ServerProcess, type WorkerProcess } from '../../support/serverProcess';
+import { createRequest } from '../hostTestKit';
 import { call, createSession, waitForEvents, waitForStatus } from './serverTestKit';
 
 const LEASE_MS = 2_000;
@@ -75,6 +76,34 @@ describe('ultraplan-server workers on PostgreSQL', function () {
     });
     assert.equal(sent.status, 200);
     await waitForEvents(replicas[0] as ServerProcess, id, (e) => texts(e).includes('Executed.'), 20_000);
+  });
+
+  it('a session whose git source cannot be cloned says why; the worker goes on with other sessions', async () => {
+    const missing = `file://${path.join(EXAMPLES_DIR, 'no-such-repository')}`;
+    const answer = await call(replicas[0] as ServerProcess, 'POST', '/v1/sessions', {
+      ...createRequest('Plan it'),
+      session_context: { sources: [{ type: 'git_repository', url: missing, revision: 'main' }], outcomes: [] },
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const bad = answer.body.id as string;
+    const events = await waitForEvents(replicas[1] as ServerProcess, bad, (e) => e.some((x) => x.subtype === 'agent_error'), 20_000);
+    const error = events.find((e) => e.subtype === 'agent_error');
+    assert.match(
+      error.message,
+      /^The worker could not prepare this session's workspace: git clone of file:\/\/.*no-such-repository failed: .+\. Send a message to try again\.$/,
+    );
+    assert.ok(events.some((e) => e.type === 'result' && e.is_error === true));
+    await waitForStatus(replicas[1] as ServerProcess, bad, 'idle', 20_000);
+    // Nothing crashed: both workers still run, and the next session is planned.
+    const good = await createSession(replicas[1] as ServerProcess);
+    await waitForEvents(replicas[0] as ServerProcess, good, (e) => e.some(isPlanRequest), 30_000);
+    assert.equal(events.filter((e) => e.subtype === 'agent_error').length, 1);
+    // A message tries again, and says why again (the source is still missing), once.
+    assert.equal(
+      (await call(replicas[0] as ServerProcess, 'POST', `/v1/sessions/${bad}/events`, { events: [userMessageEvent('again')] })).status,
+      200,
+    );
+    await waitForEvents(replicas[0] as ServerProcess, bad, (e) => e.filter((x) => x.subtype === 'agent_error').length === 2, 20_000);
   });
 
   it('a worker whose lease was taken over stores nothing more (its epoch is fenced out)', async () => {

@@ -29,7 +29,8 @@ export type WorkerRecord =
   | { t: 'status'; status: Exclude<SessionStatus, 'archived'> }
   | { t: 'checkpoint'; state: unknown }
   | { t: 'delivered'; seq: number }
-  | { t: 'close_requests' };
+  /** The agent's requests nobody can answer any more (its process went with a worker). */
+  | { t: 'close_requests'; ids: readonly string[] };
 
 export class LeaseLostError extends Error {
   constructor(readonly sessionId: string) {
@@ -123,7 +124,7 @@ export class SessionLeases {
       let checkpoint: { state: unknown } | undefined;
       let delivered: number | undefined;
       const requests: Array<{ requestId: string; toolUseId: string }> = [];
-      let closeRequests = false;
+      const closing: string[] = [];
       for (const record of records) {
         if (record.t === 'event') {
           const event = stamp(id, ++seq, record.event);
@@ -133,12 +134,17 @@ export class SessionLeases {
         } else if (record.t === 'status') status = record.status;
         else if (record.t === 'checkpoint') checkpoint = { state: record.state };
         else if (record.t === 'delivered') delivered = Math.max(delivered ?? 0, record.seq);
-        else closeRequests = true;
+        else closing.push(...record.ids);
       }
       // An archived session takes nothing more from its agent (the archive won the race).
       if (session.status === 'archived') return [];
       const now = new Date();
-      if (closeRequests) await client.query("UPDATE control_requests SET state = 'closed' WHERE session_id = $1 AND state = 'open'", [id]);
+      if (closing.length > 0) {
+        await client.query(
+          "UPDATE control_requests SET state = 'closed' WHERE session_id = $1 AND state = 'open' AND request_id = ANY($2::text[])",
+          [id, closing],
+        );
+      }
       await insertEvents(client, id, events, now);
       for (const { requestId, toolUseId } of requests) {
         await client.query(
@@ -178,6 +184,25 @@ export class SessionLeases {
       [sessionId, afterSeq],
     );
     return rows.map((r) => JSON.parse(r.body) as StoredEvent);
+  }
+
+  /** Every event after `afterSeq`, whoever wrote it, in order (what a worker reads the log from). */
+  async eventsAfter(sessionId: string, afterSeq: number): Promise<StoredEvent[]> {
+    const rows = await query<{ body: string }>(this.pool, 'SELECT body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq', [
+      sessionId,
+      afterSeq,
+    ]);
+    return rows.map((r) => JSON.parse(r.body) as StoredEvent);
+  }
+
+  /** The agent's requests still awaiting a decision: request_id -> tool_use_id. */
+  async openRequests(sessionId: string): Promise<Map<string, string>> {
+    const rows = await query<{ request_id: string; tool_use_id: string }>(
+      this.pool,
+      "SELECT request_id, tool_use_id FROM control_requests WHERE session_id = $1 AND state = 'open'",
+      [sessionId],
+    );
+    return new Map(rows.map((r) => [r.request_id, r.tool_use_id]));
   }
 
   /** The session's status as stored (archived: stop the agent). */

@@ -400,6 +400,14 @@ async function checkDecisions(
     if (states.get(requestId) === 'answered' || answering.has(requestId)) {
       throw new SessionsError('conflict', `${at}: control_request ${requestId} was already answered`, 409);
     }
+    if (states.get(requestId) === 'closed') {
+      throw new SessionsError(
+        'conflict',
+        `${at}: control_request ${requestId} can no longer be answered: the agent that asked it stopped with the worker that ran it. ` +
+          'What it left (its plan, its question) can still be answered in the session.',
+        409,
+      );
+    }
     if (states.get(requestId) !== 'open') {
       throw new SessionsError('bad_request', `${at}: no control_request ${requestId} awaits an answer in session ${id}`, 400);
     }

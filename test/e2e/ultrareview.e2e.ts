@@ -241,7 +241,11 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
     await runCommand(page, 'File: Revert File');
     // Its code is back: the thread is no longer outdated (its title says so), on its line again.
     await page.locator('.review-title', { hasText: new RegExp(`^\\s*\\[critical\\] ${TOKEN.title}`) }).waitFor({ timeout: 60_000 });
-    assert.equal(await threadLine(page, TOKEN.title), 2);
+    // The title and the line are two updates of the thread: wait for the line too.
+    await waitFor(async () => ((await threadLine(page, TOKEN.title)) === 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      message: 'the thread back on line 2',
+    });
   });
 
   it("Claude Code's own review: the billing notice before it starts, its findings as threads, its {error} output a failure", async function () {

@@ -85,7 +85,8 @@ export async function runCommand(page: Page, title: string, options: TimeoutOpti
 export async function answerQuickPick(page: Page, label: string, options: TimeoutOption = {}): Promise<void> {
   const row = quickInputRow(page, label);
   try {
-    await row.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
+    // A picker filled from disk or a server is slow with two windows and the unit tests beside it.
+    await row.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 30_000 });
   } catch (err) {
     const listed = await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts();
     throw new Error(`quick pick has no item "${label}"; it lists: ${JSON.stringify(listed)}`, { cause: err });

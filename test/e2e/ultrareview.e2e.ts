@@ -240,7 +240,17 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
     await openFile(window!, 'src/login.ts');
     await runCommand(page, 'File: Revert File');
     // Its code is back: the thread is no longer outdated (its title says so), on its line again.
-    await page.locator('.review-title', { hasText: new RegExp(`^\\s*\\[critical\\] ${TOKEN.title}`) }).waitFor({ timeout: 60_000 });
+    // The re-anchored thread may come back collapsed: open it from the Comments view until it shows.
+    const current = page.locator('.review-title', { hasText: new RegExp(`^\\s*\\[critical\\] ${TOKEN.title}`) });
+    await waitFor(
+      async () => {
+        if (await current.isVisible()) return true;
+        await expandThread(page, TOKEN.title);
+        await current.waitFor({ timeout: 5_000 }).catch(() => undefined);
+        return (await current.isVisible()) || undefined;
+      },
+      { timeoutMs: 60_000, message: 'the thread without (outdated) once its code is back', retryErrors: true },
+    );
     // The title and the line are two updates of the thread: wait for the line too.
     await waitFor(async () => ((await threadLine(page, TOKEN.title)) === 2 ? true : undefined), {
       timeoutMs: 30_000,

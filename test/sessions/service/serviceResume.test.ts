@@ -113,6 +113,12 @@ function approve(request: StoredEvent) {
   return controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: planText(request) } });
 }
 
+/** What the model was asked past its script, for the failure message. */
+function overrunRequests(model: ScriptedModelServer): string {
+  const asked = model.requests.filter((r) => r.round !== undefined && model.scenario.overruns.includes(r.round));
+  return asked.map((r) => `round ${r.round}: ${JSON.stringify(r.view?.lastUser.text.slice(0, 400))}`).join('\n');
+}
+
 async function scriptedModel(family: ModelApiFamily, rounds: ScenarioRound[]): Promise<ScriptedModelServer> {
   const model = new ScriptedModelServer(family, new Scenario(rounds));
   await model.start();
@@ -172,7 +178,7 @@ describe('kill -9 of the local session service, then the next request starts it 
 
     await client.sendEvents(id, [approve(revised)]);
     await fileHolds(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP, 'the edit');
-    assert.deepEqual(model.scenario.overruns, []);
+    assert.deepEqual(model.scenario.overruns, [], overrunRequests(model));
   });
 
   it("Claude's adapter, killed while it waits on a question: resumed with session/load, Continue (a message) goes on in the same conversation to a plan", async () => {
@@ -203,7 +209,7 @@ describe('kill -9 of the local session service, then the next request starts it 
     await client.sendEvents(id, [userMessageEvent('src/app.ts, please')]);
     const plan = await waitForEvent(client, id, isPlanRequest, 'the plan after Continue');
     assert.equal(planText(plan), PLAN_V1.trimEnd());
-    assert.deepEqual(model.scenario.overruns, []);
+    assert.deepEqual(model.scenario.overruns, [], overrunRequests(model));
   });
 
   it("Codex's adapter resumes with session/load; Approve reaches its conversation and it carries the plan out", async () => {
@@ -269,6 +275,6 @@ describe('kill -9 of the local session service, then the next request starts it 
     );
     await client.sendEvents(id, [approve(request)]);
     await fileHolds(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP, 'the edit');
-    assert.deepEqual(model.scenario.overruns, []);
+    assert.deepEqual(model.scenario.overruns, [], overrunRequests(model));
   });
 });

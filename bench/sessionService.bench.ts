@@ -269,38 +269,17 @@ export async function run(): Promise<BenchResult[]> {
   const results = [...(await eventToPoller()), ...(await idleMemory())];
   const server = await reloadToPlan('server');
   const embedded = await reloadToPlan('embedded');
+  /** One measure on both backends; the server backend's is the local service's baseline. */
+  const onBoth = (what: string, pick: (s: ReloadSample) => number, note?: string): BenchResult[] => {
+    const baseline = `reload -> ${what}, server backend (TCP)`;
+    return [
+      result(baseline, 'ms', 'lower', server.map(pick)),
+      result(`reload -> ${what}, embedded (local service)`, 'ms', 'lower', embedded.map(pick), { baseline, note }),
+    ];
+  };
   results.push(
-    result(
-      'reload -> "plan ready" in the status bar, server backend (TCP)',
-      'ms',
-      'lower',
-      server.map((s) => s.statusBar),
-    ),
-    result(
-      'reload -> "plan ready" in the status bar, embedded (local service)',
-      'ms',
-      'lower',
-      embedded.map((s) => s.statusBar),
-      {
-        baseline: 'reload -> "plan ready" in the status bar, server backend (TCP)',
-        note: `from the extension's "activated" log line; ${RELOADS} reloads each`,
-      },
-    ),
-    result(
-      'reload -> plan painted in the panel, server backend (TCP)',
-      'ms',
-      'lower',
-      server.map((s) => s.painted),
-    ),
-    result(
-      'reload -> plan painted in the panel, embedded (local service)',
-      'ms',
-      'lower',
-      embedded.map((s) => s.painted),
-      {
-        baseline: 'reload -> plan painted in the panel, server backend (TCP)',
-      },
-    ),
+    ...onBoth('"plan ready" in the status bar', (s) => s.statusBar, `from the extension's "activated" log line; ${RELOADS} reloads each`),
+    ...onBoth('plan painted in the panel', (s) => s.painted),
     result(
       'reload -> the panel page loaded (not painted yet), embedded',
       'ms',
@@ -308,19 +287,7 @@ export async function run(): Promise<BenchResult[]> {
       embedded.map((s) => s.document),
       { note: "the webview's own start in the browser workbench: its page, before its script has painted anything" },
     ),
-    result(
-      'reload -> Approve enabled, server backend (TCP)',
-      'ms',
-      'lower',
-      server.map((s) => s.decidable),
-    ),
-    result(
-      'reload -> Approve enabled, embedded (local service)',
-      'ms',
-      'lower',
-      embedded.map((s) => s.decidable),
-      { baseline: 'reload -> Approve enabled, server backend (TCP)' },
-    ),
+    ...onBoth('Approve enabled', (s) => s.decidable),
   );
   return results;
 }

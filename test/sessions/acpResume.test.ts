@@ -19,8 +19,7 @@ import { CLAUDE_ADAPTER, claudeEnv, claudePlanThenWrite, geminiArgv, geminiEnv, 
 import { startServer, tempDir, type ServerProcess } from '../support/serverProcess';
 import { ORIGINAL_APP, PLAN_V1, createRequest } from './realAgentKit';
 import { waitFor } from '../support/wait';
-
-const UPDATED_APP = 'export const original = false;\n';
+import { UPDATED_APP } from '../support/acpFixtures';
 
 interface Run {
   workspace: string;

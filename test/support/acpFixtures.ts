@@ -6,6 +6,9 @@ import type { PermissionOption } from '@agentclientprotocol/sdk' with { 'resolut
 /** The text of src/app.ts in every fake workspace (fakeRun) and in the real agents' workspaces. */
 export const ORIGINAL_APP = 'export const original = true;\n';
 
+/** What the real agents' scripted models write to src/app.ts once a plan is approved. */
+export const UPDATED_APP = 'export const original = false;\n';
+
 /** An agent that starts in `default` and offers `plan`. */
 export const DEFAULT_AND_PLAN_MODES = {
   currentModeId: 'default',

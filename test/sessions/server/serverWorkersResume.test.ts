@@ -25,8 +25,8 @@ import { startServer, startWorker, type ServerProcess, type WorkerProcess } from
 import { waitFor } from '../../support/wait';
 import { ORIGINAL_APP, PLAN_V1 } from '../realAgentKit';
 import { createRequest } from '../hostTestKit';
+import { UPDATED_APP } from '../../support/acpFixtures';
 
-const UPDATED_APP = 'export const original = false;\n';
 const LEASE_MS = 2_000;
 
 interface Run {

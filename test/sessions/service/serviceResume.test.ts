@@ -33,8 +33,8 @@ import { killService } from '../../support/serviceProcess';
 import { ORIGINAL_APP, PLAN_V1 } from '../realAgentKit';
 import { cleanUpServices, clientOf, createSession, launcherOptions, serviceDir } from './serviceKit';
 import { waitFor } from '../../support/wait';
+import { UPDATED_APP } from '../../support/acpFixtures';
 
-const UPDATED_APP = 'export const original = false;\n';
 const AGENT_WAIT_MS = 120_000;
 
 interface Run {

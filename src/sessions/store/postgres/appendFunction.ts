@@ -1,11 +1,11 @@
-// A client's append as one statement: the server-side function that migration 3 installs, and
-// the call that uses it. The rules are those the store kept in several statements before (one
-// transaction under the session's row lock, uuid as idempotency key, a decision once), but in one
-// round trip: called outside an explicit transaction, the statement is its own transaction, and
+// A client's append in one statement: the server-side functions that migrations 3 and 4 install,
+// and the call that uses them. The rules are those of a transaction per append (the session's row
+// lock, uuid as idempotency key, a decision once), in one round trip for several appends:
+// called outside an explicit transaction, the statement is its own transaction, and
 // node-postgres answers only at ReadyForQuery, after the commit (synchronous_commit on) is done.
 //
-// The function checks everything before it writes anything, and answers a refusal as an
-// `outcome` (the caller words the error), so a refused batch stores nothing. Inside PL/pgSQL,
+// ultraplan_append_events checks everything before it writes anything, and answers a refusal as
+// an `outcome` (the caller words the error), so a refused append stores nothing. Inside PL/pgSQL
 // each statement takes a fresh snapshot (READ COMMITTED), so what it reads after taking the row
 // lock includes whatever the previous holder of that lock committed.
 import type { Pool } from 'pg';

@@ -259,7 +259,7 @@ export function appendOutputs(append: PendingAppend, row: AppendRow): AppendOutp
   });
 }
 
-/** One order of session ids, the same in every process. */
+/** Byte order (session ids are ASCII): PostgreSQL's COLLATE "C", which leases.ts locks in too. */
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -91,11 +91,15 @@ export class SessionLeases {
   /** Extends the leases still ours; returns the sessions whose lease was lost (or archived). */
   async renew(leases: readonly Lease[]): Promise<Set<string>> {
     if (leases.length === 0) return new Set();
+    // Rows locked in session-id order, as a batch of appends locks them (appendFunction.ts), so
+    // the two never wait for each other in a circle.
     const rows = await query<{ id: string }>(
       this.pool,
-      `UPDATE sessions s SET lease_until = now() + $2 * interval '1 millisecond'
+      `WITH locked AS MATERIALIZED (SELECT id FROM sessions WHERE id = ANY($3::text[]) ORDER BY id COLLATE "C" FOR UPDATE)
+       UPDATE sessions s SET lease_until = now() + $2 * interval '1 millisecond'
        FROM unnest($3::text[], $4::bigint[]) AS l (id, epoch)
        WHERE s.id = l.id AND s.lease_epoch = l.epoch AND s.worker_id = $1 AND s.status <> 'archived'
+         AND s.id IN (SELECT id FROM locked)
        RETURNING s.id`,
       [this.workerId, this.leaseMs, leases.map((l) => l.sessionId), leases.map((l) => l.epoch)],
     );

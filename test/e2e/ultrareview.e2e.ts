@@ -71,6 +71,19 @@ async function threadLine(page: Page, title: string): Promise<number> {
   return Math.round(top / lineHeight);
 }
 
+/** Every comment zone in the page, for a failure message: its title, top, display and editor. */
+async function zoneReport(page: Page): Promise<string> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('.zone-widget')]
+      .map((el) => {
+        const title = el.querySelector('.review-title')?.textContent?.trim() ?? '(no title)';
+        const editor = el.closest('.editor-instance, .monaco-editor')?.getAttribute('data-uri') ?? '';
+        return `${title} top=${el.style.top} display=${el.style.display} height=${el.style.height} ${editor}`;
+      })
+      .join('\n'),
+  );
+}
+
 async function reviewChanges(page: Page, reviewers?: string): Promise<void> {
   await runCommand(page, 'Ultraplan: Review Changes…');
   await answerQuickPick(page, 'This branch and uncommitted work');
@@ -239,20 +252,10 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
     await repo.write('src/login.ts', LOGGER);
     await openFile(window!, 'src/login.ts');
     await runCommand(page, 'File: Revert File');
-    // Its code is back: the thread is no longer outdated (its title says so), on its line again.
-    // The re-anchored thread may come back collapsed: open it from the Comments view until it shows.
-    const current = page.locator('.review-title', { hasText: new RegExp(`^\\s*\\[critical\\] ${TOKEN.title}`) });
-    await waitFor(
-      async () => {
-        if (await current.isVisible()) return true;
-        await expandThread(page, TOKEN.title);
-        await current.waitFor({ timeout: 5_000 }).catch(() => undefined);
-        return (await current.isVisible()) || undefined;
-      },
-      { timeoutMs: 60_000, message: 'the thread without (outdated) once its code is back', retryErrors: true },
-    );
-    // The title and the line are two updates of the thread: wait for the line too.
-    await waitFor(async () => ((await threadLine(page, TOKEN.title)) === 2 ? true : undefined), {
+    // Its code is back: the thread is no longer outdated (its title says so), open on its line again.
+    await page.locator('.review-title', { hasText: new RegExp(`^\\s*\\[critical\\] ${TOKEN.title}`) }).waitFor({ timeout: 30_000 });
+    await waitFor(async () => ({ line: await threadLine(page, TOKEN.title), zones: await zoneReport(page) }), {
+      until: ({ line }) => line === 2,
       timeoutMs: 30_000,
       message: 'the thread back on line 2',
     });

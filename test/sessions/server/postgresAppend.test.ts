@@ -9,6 +9,7 @@ import { announce, openPool, SESSION_CHANNEL } from '../../../src/sessions/store
 import { MIGRATIONS } from '../../../src/sessions/store/postgres/migrations';
 import { PostgresServerStore } from '../../../src/sessions/store/postgres/postgresStore';
 import { SessionLeases } from '../../../src/sessions/store/postgres/leases';
+import { SessionsError } from '../../../src/core/errors';
 import { userMessageEvent } from '../../../src/core/protocol';
 import { sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
 import { canUseTool } from '../../support/sessionEvents';
@@ -60,7 +61,14 @@ describe('PostgreSQL one-statement append', function () {
     const logged: string[] = [];
     const store = await PostgresServerStore.open({ connectionString, log: (line) => logged.push(line) });
     try {
-      assert.ok(logged.includes('postgres: applied schema migrations 3'), logged.join('\n'));
+      assert.ok(
+        logged.includes(
+          `postgres: applied schema migrations ${MIGRATIONS.filter((m) => m.version > 2)
+            .map((m) => m.version)
+            .join(', ')}`,
+        ),
+        logged.join('\n'),
+      );
       const [retried, next] = await store.appendEvents(id, [
         { ...userMessageEvent('old 2'), uuid: 'old-2' },
         { ...userMessageEvent('new'), uuid: randomUUID() },
@@ -112,6 +120,71 @@ describe('PostgreSQL one-statement append', function () {
       ]);
       assert.deepEqual(rows.decisions, [{ request_id: 'req_audit', seq: 4 }]);
       assert.deepEqual(rows.requests, [{ state: 'answered' }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('commits appends that arrive together in one statement; a refusal or an error in it is its own append’s alone', async () => {
+    const connectionString = await cluster.createDatabase();
+    const store = await PostgresServerStore.open({ connectionString });
+    const leases = new SessionLeases(store.pool, 'batch-worker', 60_000, () => {});
+    const statements: string[] = [];
+    const poolQuery = store.pool.query.bind(store.pool) as (...args: unknown[]) => unknown;
+    (store.pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const [config] = args as [string | { text: string }];
+      statements.push(typeof config === 'string' ? config : config.text);
+      return poolQuery(...args);
+    };
+    try {
+      const create = async (title: string) =>
+        (await store.createSession({ title, events: [{ type: 'event', data: userMessageEvent('Plan it') }] })).id;
+      const sessions = [await create('one'), await create('two'), await create('three')];
+      const archived = await create('archived');
+      await store.archive(archived);
+      // An agent event's uuid sent by a client: the events table refuses it (unique), which
+      // undoes the statement it is in.
+      const agentUuid = randomUUID();
+      const lease = await leases.claim();
+      await leases.write({ sessionId: lease?.sessionId as string, epoch: lease?.epoch as number }, [
+        { t: 'event', event: { type: 'assistant', uuid: agentUuid, message: { role: 'assistant', content: [] } }, origin: 'agent' },
+      ]);
+      statements.length = 0;
+
+      const sends = [
+        ...Array.from({ length: 18 }, (_, n) => ({
+          session: sessions[n % 3] as string,
+          event: { ...userMessageEvent(`n ${n}`), uuid: randomUUID() },
+        })),
+        { session: archived, event: userMessageEvent('too late') },
+        { session: lease?.sessionId as string, event: { ...userMessageEvent('stolen uuid'), uuid: agentUuid } },
+      ];
+      const results = await Promise.allSettled(sends.map(({ session, event }) => store.appendEvents(session, [event])));
+
+      // The first two went alone (nothing else was waiting); the other 18 together, then, as
+      // that statement was undone, each alone.
+      const batches = statements.filter((text) => text.includes('ultraplan_append_batch')).length;
+      assert.equal(batches, 2 + 1 + 18);
+      results.slice(0, 18).forEach((result, n) => assert.equal(result.status, 'fulfilled', `append ${n}`));
+      const [late, stolen] = results.slice(18);
+      assert.equal(late?.status === 'rejected' && (late.reason as SessionsError).status, 409);
+      assert.match(late?.status === 'rejected' ? String(late.reason) : '', /archived/);
+      assert.equal(stolen?.status === 'rejected' && (stolen.reason as SessionsError).status, 409);
+      for (const session of sessions) {
+        const events = (await store.readEvents(session, null, 1000)).data;
+        assert.deepEqual(
+          events.map((e) => e.id),
+          Array.from({ length: session === lease?.sessionId ? 8 : 7 }, (_, i) => `e_${String(i + 1).padStart(12, '0')}`),
+          'six appends after the prompt (and the agent’s event), numbered without a gap',
+        );
+      }
+
+      // Without the refused uuid, appends waiting together go as one statement.
+      statements.length = 0;
+      await Promise.all(
+        Array.from({ length: 12 }, (_, n) => store.appendEvents(sessions[n % 3] as string, [userMessageEvent(`again ${n}`)])),
+      );
+      assert.equal(statements.filter((text) => text.includes('ultraplan_append_batch')).length, 3);
     } finally {
       await store.close();
     }

@@ -118,6 +118,46 @@ export const APPEND_FUNCTION_SQL = `
   $fn$;
 `;
 
+/**
+ * Several appends in one statement (migration 4): ultraplan_append_events for each, in the order
+ * given, in one transaction. The events of all are in flat arrays; p_counts says how many are
+ * each append's.
+ */
+export const APPEND_BATCH_FUNCTION_SQL = `
+  CREATE FUNCTION ultraplan_append_batch(
+    p_sessions text[],
+    p_counts integer[],
+    p_actor_subs text[],
+    p_actor_names text[],
+    p_given text[],
+    p_uuids text[],
+    p_bodies text[],
+    p_decisions text[],
+    p_actions text[],
+    p_audit_requests text[],
+    p_at timestamptz
+  )
+  -- append_index: 1-based, into p_sessions; the rest as ultraplan_append_events answers.
+  RETURNS TABLE (append_index integer, outcome text, at_index integer, seqs bigint[], earlier text[])
+  LANGUAGE plpgsql AS $fn$
+  DECLARE
+    v_from integer := 1;
+    v_to integer;
+  BEGIN
+    FOR a IN 1..cardinality(p_sessions) LOOP
+      v_to := v_from + p_counts[a] - 1;
+      RETURN QUERY
+        SELECT a, r.outcome, r.at_index, r.seqs, r.earlier
+        FROM ultraplan_append_events(
+          p_sessions[a], p_given[v_from:v_to], p_uuids[v_from:v_to], p_bodies[v_from:v_to], p_decisions[v_from:v_to],
+          p_actions[v_from:v_to], p_audit_requests[v_from:v_to], p_actor_subs[a], p_actor_names[a], p_at
+        ) AS r;
+      v_from := v_to + 1;
+    END LOOP;
+  END
+  $fn$;
+`;
+
 /** One event of a client's append, as the function takes it. */
 export interface AppendInput {
   /** The uuid the client gave: the idempotency key (null: none, so never a duplicate). */
@@ -132,39 +172,58 @@ export interface AppendInput {
 /** Per event: its number when stored now, or the stored event its uuid already named. */
 export type AppendOutput = { seq: number } | { earlier: StoredEvent } | { repeatOf: number };
 
-interface AppendRow extends Record<string, unknown> {
+export interface AppendRow extends Record<string, unknown> {
   outcome: 'ok' | 'not_found' | 'archived' | 'answered' | 'closed' | 'not_open';
   at_index: number | null;
   seqs: Array<string | null>;
   earlier: Array<string | null> | null;
 }
 
-/** Runs the append in one round trip; throws the same errors the multi-statement form threw. */
-export async function appendInOneStatement(
-  pool: Pool,
-  sessionId: string,
-  inputs: readonly AppendInput[],
-  actor: { sub: string; name: string | null } | undefined,
-  at: Date,
-): Promise<AppendOutput[]> {
-  const [row] = await query<AppendRow>(
+/** One client's append, waiting to go with others (appendBatches.ts). */
+export interface PendingAppend {
+  sessionId: string;
+  inputs: readonly AppendInput[];
+  actor: { sub: string; name: string | null } | undefined;
+}
+
+/**
+ * Runs appends (of any sessions) in one statement, so in one transaction and one commit; the
+ * answer of each: its row, in the order given. The function checks each before it writes it and
+ * answers a refusal as an outcome, so one append's refusal leaves the others whole; an error it
+ * raises (a constraint) undoes the whole statement, and the caller retries each alone.
+ */
+export async function appendTogether(pool: Pool, appends: readonly PendingAppend[], at: Date): Promise<AppendRow[]> {
+  // Row locks taken in one order (session id) by every batch, so two batches never deadlock.
+  const order = appends.map((_, index) => index).sort((a, b) => compareText(appends[a]?.sessionId ?? '', appends[b]?.sessionId ?? ''));
+  const sorted = order.map((index) => appends[index] as PendingAppend);
+  const events = sorted.flatMap((a) => a.inputs);
+  const rows = await query<AppendRow & { append_index: number }>(
     pool,
-    'SELECT * FROM ultraplan_append_events($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+    'SELECT * FROM ultraplan_append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
     [
-      sessionId,
-      inputs.map((e) => e.given),
-      inputs.map((e) => e.stamped.uuid as string),
-      inputs.map((e) => bodyWithoutId(e.stamped)),
-      inputs.map((e) => e.decision),
-      inputs.map((e) => e.audit?.action ?? null),
-      inputs.map((e) => e.audit?.requestId ?? null),
-      actor?.sub ?? null,
-      actor?.name ?? null,
+      sorted.map((a) => a.sessionId),
+      sorted.map((a) => a.inputs.length),
+      sorted.map((a) => a.actor?.sub ?? null),
+      sorted.map((a) => a.actor?.name ?? null),
+      events.map((e) => e.given),
+      events.map((e) => e.stamped.uuid as string),
+      events.map((e) => bodyWithoutId(e.stamped)),
+      events.map((e) => e.decision),
+      events.map((e) => e.audit?.action ?? null),
+      events.map((e) => e.audit?.requestId ?? null),
       at,
     ],
-    'ultraplan_append_events',
+    'ultraplan_append_batch',
   );
-  if (!row) throw new Error('ultraplan_append_events answered no row');
+  const answers = new Array<AppendRow>(appends.length);
+  for (const row of rows) answers[order[row.append_index - 1] as number] = row;
+  if (answers.some((row) => row === undefined)) throw new Error('ultraplan_append_batch left an append unanswered');
+  return answers;
+}
+
+/** What one append's row means: its events' numbers (or earlier copies), or the refusal it was. */
+export function appendOutputs(append: PendingAppend, row: AppendRow): AppendOutput[] {
+  const { sessionId, inputs } = append;
   const failed = row.at_index === null ? undefined : inputs[row.at_index - 1];
   const where = `events[${(row.at_index ?? 1) - 1}]`;
   const requestId = failed?.decision ?? '';
@@ -198,6 +257,11 @@ export async function appendInOneStatement(
     if (earlier) return { earlier: JSON.parse(earlier) as StoredEvent };
     return { repeatOf: firstAt.get(input.given as string) as number };
   });
+}
+
+/** One order of session ids, the same in every process. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** `{"id":…,` is what the function adds: the stored text is then exactly JSON.stringify(stamped). */

@@ -33,7 +33,8 @@ import {
   type SessionListPage,
 } from '../serverStore';
 import { announce, announcementsSent, openPool, query, transaction } from './database';
-import { appendInOneStatement, type AppendInput } from './appendFunction';
+import type { AppendInput } from './appendFunction';
+import { AppendBatches } from './appendBatches';
 import { checkSchema, migrate } from './migrations';
 import { SessionNotifications } from './notifications';
 import { auditEntryOf, type AuditEntry } from '../../audit';
@@ -70,6 +71,7 @@ export class PostgresServerStore implements ServerStore {
   readonly limits: SessionHostLimits;
   readonly description: string;
   private closed = false;
+  private readonly appends: AppendBatches;
 
   private constructor(
     readonly pool: Pool,
@@ -80,6 +82,7 @@ export class PostgresServerStore implements ServerStore {
   ) {
     this.limits = limits;
     this.description = `PostgreSQL at ${where}`;
+    this.appends = new AppendBatches(pool);
   }
 
   /** Connects, applies missing migrations (under a lock), and listens for commits. */
@@ -225,7 +228,7 @@ export class PostgresServerStore implements ServerStore {
         audit: actor && audit ? { action: audit.action, requestId: audit.requestId } : null,
       };
     });
-    const outputs = await appendInOneStatement(this.pool, id, inputs, actor, new Date()).catch((err: unknown) => {
+    const outputs = await this.appends.append({ sessionId: id, inputs, actor }).catch((err: unknown) => {
       // Two replicas deciding the same request at once: the constraint lets one through.
       if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) {
         throw new SessionsError('conflict', 'this control_request was already answered', 409);

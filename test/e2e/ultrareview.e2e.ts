@@ -13,6 +13,7 @@ import type { Locator, Page } from 'playwright-core';
 import {
   answerInputBox,
   answerQuickPick,
+  EXTENSION_ID,
   openTestWindow,
   waitForNotification,
   readStatusBar,
@@ -20,8 +21,11 @@ import {
   screenshot,
   waitFor,
   uriArg,
+  waitForStoredWorkspaceState,
   type TestWindow,
 } from './harness';
+import { readPersistedReviews } from '../../src/core/review/persisted';
+import { REVIEW_THREADS_KEY } from '../../src/core/stateKeys';
 import { killGroupsLeft, processesWithHome } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer, type ModelReply, type ModelRequestView } from '../support/modelApi/scenario';
@@ -69,6 +73,19 @@ async function threadLine(page: Page, title: string): Promise<number> {
     .first()
     .evaluate((el) => parseFloat((el as HTMLElement).style.height));
   return Math.round(top / lineHeight);
+}
+
+/** Every comment zone in the page, for a failure message: its title, top, display and editor. */
+async function zoneReport(page: Page): Promise<string> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('.zone-widget')]
+      .map((el) => {
+        const title = el.querySelector('.review-title')?.textContent?.trim() ?? '(no title)';
+        const editor = el.closest('.editor-instance, .monaco-editor')?.getAttribute('data-uri') ?? '';
+        return `${title} top=${el.style.top} display=${el.style.display} height=${el.style.height} ${editor}`;
+      })
+      .join('\n'),
+  );
 }
 
 async function reviewChanges(page: Page, reviewers?: string): Promise<void> {
@@ -147,8 +164,14 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
     await answerInputBox(win.page, 'items never grows past the bound here', { title: 'Dismiss' });
     await readStatusBar(win.page, 'Review: 1 open', { timeoutMs: 20_000 });
     // The workspace state is written at once, but the browser's storage flushes on its own timer: a
-    // person does not reload within the second of a click, and neither does this test.
-    await win.page.waitForTimeout(3000);
+    // person does not reload within the second of a click, and this test waits until it is stored.
+    await waitForStoredWorkspaceState(
+      win.page,
+      EXTENSION_ID,
+      REVIEW_THREADS_KEY,
+      (saved) => JSON.stringify(saved ?? null).includes('items never grows past the bound here'),
+      'the dismissal in the browser storage',
+    );
     await win.reload();
     await readStatusBar(win.page, 'Review: 1 open', { timeoutMs: 60_000 });
     await openFile(win, 'src/login.ts');
@@ -205,7 +228,16 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
     await readStatusBar(win.page, 'Review: 0 open', { timeoutMs: 20_000 });
     // A resolved thread folds away; it is still there, resolved, after a reload.
     await thread(win.page, TOKEN.title).waitFor({ state: 'hidden', timeout: 10_000 });
-    await win.page.waitForTimeout(3000);
+    await waitForStoredWorkspaceState(
+      win.page,
+      EXTENSION_ID,
+      REVIEW_THREADS_KEY,
+      (saved) => {
+        const read = readPersistedReviews(saved);
+        return read.ok && !!read.value?.threads.some((t) => t.title === TOKEN.title && t.state === 'resolved');
+      },
+      'the resolved thread in the browser storage',
+    );
     await win.reload();
     await readStatusBar(win.page, 'Review: 0 open', { timeoutMs: 60_000 });
     await openFile(win, 'src/login.ts');
@@ -239,20 +271,10 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
     await repo.write('src/login.ts', LOGGER);
     await openFile(window!, 'src/login.ts');
     await runCommand(page, 'File: Revert File');
-    // Its code is back: the thread is no longer outdated (its title says so), on its line again.
-    // The re-anchored thread may come back collapsed: open it from the Comments view until it shows.
-    const current = page.locator('.review-title', { hasText: new RegExp(`^\\s*\\[critical\\] ${TOKEN.title}`) });
-    await waitFor(
-      async () => {
-        if (await current.isVisible()) return true;
-        await expandThread(page, TOKEN.title);
-        await current.waitFor({ timeout: 5_000 }).catch(() => undefined);
-        return (await current.isVisible()) || undefined;
-      },
-      { timeoutMs: 60_000, message: 'the thread without (outdated) once its code is back', retryErrors: true },
-    );
-    // The title and the line are two updates of the thread: wait for the line too.
-    await waitFor(async () => ((await threadLine(page, TOKEN.title)) === 2 ? true : undefined), {
+    // Its code is back: the thread is no longer outdated (its title says so), open on its line again.
+    await page.locator('.review-title', { hasText: new RegExp(`^\\s*\\[critical\\] ${TOKEN.title}`) }).waitFor({ timeout: 30_000 });
+    await waitFor(async () => ({ line: await threadLine(page, TOKEN.title), zones: await zoneReport(page) }), {
+      until: ({ line }) => line === 2,
       timeoutMs: 30_000,
       message: 'the thread back on line 2',
     });

@@ -134,6 +134,9 @@ export async function startPostgresCluster({ holdsProcess = true } = {}): Promis
     const proc = child;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise((resolve) => proc.once('exit', resolve));
+    // Started unreferenced (above); a caller waiting for it to stop must keep this process alive
+    // until it has, or a bench whose last work this is would end here without a word.
+    proc.ref();
     proc.kill(signal);
     await exited;
   };

@@ -32,6 +32,13 @@ async function fileLines(uri: vscode.Uri): Promise<string[] | undefined> {
 interface LiveThread {
   data: PersistedThread;
   thread: vscode.CommentThread;
+  /** An edit since the last re-anchoring changed this thread's own lines. */
+  touched: boolean;
+}
+
+/** Whether any of the edits overlaps the 1-based lines [startLine, endLine]. */
+function touches(changes: readonly vscode.TextDocumentContentChangeEvent[], startLine: number, endLine: number): boolean {
+  return changes.some((change) => change.range.start.line <= endLine - 1 && change.range.end.line >= startLine - 1);
 }
 
 export class ReviewThreads extends Disposable {
@@ -51,7 +58,13 @@ export class ReviewThreads extends Disposable {
     super();
     this.#controller = this._register(vscode.comments.createCommentController(REVIEW_CONTROLLER_ID, 'Ultraplan Review'));
     this.#controller.options = { prompt: 'Findings are answered with Fix, Dismiss or Copy', placeHolder: '' };
-    this._register(vscode.workspace.onDidChangeTextDocument((event) => this.#scheduleReanchor(event.document)));
+    this._register(
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        for (const live of this.#threads.values())
+          if (touches(event.contentChanges, live.data.startLine, live.data.endLine)) live.touched = true;
+        this.#scheduleReanchor(event.document);
+      }),
+    );
     this._register(vscode.workspace.onDidOpenTextDocument((doc) => this.#scheduleReanchor(doc)));
     this._register(toDisposable(() => this.#pending.forEach((timer) => clearTimeout(timer))));
     this.#restore();
@@ -100,10 +113,12 @@ export class ReviewThreads extends Disposable {
   }
 
   #add(data: PersistedThread): void {
-    const range = new vscode.Range(data.startLine - 1, 0, data.endLine - 1, 0);
-    const thread = this.#controller.createCommentThread(this.#uri(data.file), range, []);
-    this.#threads.set(data.id, { data, thread });
+    this.#threads.set(data.id, { data, thread: this.#createThread(data), touched: false });
     this.#paint(data.id);
+  }
+
+  #createThread(data: PersistedThread): vscode.CommentThread {
+    return this.#controller.createCommentThread(this.#uri(data.file), new vscode.Range(data.startLine - 1, 0, data.endLine - 1, 0), []);
   }
 
   #paint(id: string): void {
@@ -199,14 +214,24 @@ export class ReviewThreads extends Disposable {
 
   async #reanchor(file: string, lines: string[]): Promise<void> {
     let changed = false;
-    for (const [id, { data }] of this.#threads) {
+    for (const [id, live] of this.#threads) {
+      const { data } = live;
       if (data.file !== file) continue;
+      const touched = live.touched;
+      live.touched = false;
       const place = reanchor(data.anchor, data.startLine, lines);
       const outdated = place.kind === 'outdated';
       const moved = place.kind === 'at' && (place.startLine !== data.startLine || place.endLine !== data.endLine);
       if (outdated === data.outdated && !moved) continue;
       data.outdated = outdated;
       if (place.kind === 'at') Object.assign(data, { startLine: place.startLine, endLine: place.endLine });
+      // The editor carries an open thread's zone along with the edits themselves. An edit that
+      // replaced the thread's own lines can leave the zone where the edit put it, and a new range
+      // the editor thinks it already has does not move it: such a thread is drawn anew.
+      if (touched) {
+        live.thread.dispose();
+        live.thread = this.#createThread(data);
+      }
       this.#paint(id);
       changed = true;
     }

@@ -192,10 +192,69 @@ for (const [name, open] of [
       assert.equal(texts.filter((u) => u === other).length, 1);
     });
 
+    it('answers a mixed batch in order: a stored uuid, a new one, its repeat, and one with no uuid', async () => {
+      const id = await create(store);
+      const kept = randomUUID();
+      const [stored] = await store.appendEvents(id, [{ ...userMessageEvent('kept'), uuid: kept }]);
+      const fresh = randomUUID();
+      const batch = await store.appendEvents(id, [
+        { ...userMessageEvent('kept'), uuid: kept },
+        { ...userMessageEvent('fresh'), uuid: fresh },
+        { ...userMessageEvent('fresh'), uuid: fresh },
+        userMessageEvent('no uuid'),
+      ]);
+      assert.deepEqual(
+        batch.map((a) => [a.event.id, a.duplicate]),
+        [
+          [stored?.event.id, true],
+          ['e_000000000004', false],
+          ['e_000000000004', true],
+          ['e_000000000005', false],
+        ],
+      );
+      const all = (await store.readEvents(id, null, 1000)).data;
+      assert.deepEqual(
+        all.map((e) => e.id),
+        ['e_000000000001', 'e_000000000002', 'e_000000000003', 'e_000000000004', 'e_000000000005'],
+      );
+      // What an append answers is what a reader later reads, member for member.
+      assert.deepEqual(all.slice(2), [stored?.event, batch[1]?.event, batch[3]?.event]);
+    });
+
+    it('numbers concurrent appends to one session without a gap, each uuid once, retries included', async () => {
+      const id = await create(store);
+      const uuids = Array.from({ length: 30 }, () => randomUUID());
+      // Every event sent twice at once (a client retrying while its first POST is in flight).
+      const answers = await Promise.all(
+        [...uuids, ...uuids].map((uuid, n) => store.appendEvents(id, [{ ...userMessageEvent(`concurrent ${n % 30}`), uuid }])),
+      );
+      const all = (await store.readEvents(id, null, 1000)).data;
+      assert.deepEqual(
+        all.map((e) => e.id),
+        Array.from({ length: 32 }, (_, i) => `e_${String(i + 1).padStart(12, '0')}`),
+      );
+      const stored = all.slice(2);
+      assert.deepEqual(new Set(stored.map((e) => e.uuid)), new Set(uuids));
+      uuids.forEach((uuid, n) => {
+        const [first, second] = [answers[n]?.[0], answers[n + 30]?.[0]];
+        assert.equal(first?.event.id, second?.event.id, `both sends of ${uuid} answered with one event`);
+        assert.equal([first?.duplicate, second?.duplicate].filter(Boolean).length, 1);
+        assert.deepEqual(
+          stored.find((e) => e.uuid === uuid),
+          first?.event,
+        );
+      });
+    });
+
     it('counts a decision once: a second one is 409, one nobody asked for is 400', async () => {
       const id = await create(store);
       await subject.agentAsks(id, 'req_plan_1');
       await refused(store.appendEvents(id, [decision('req_unknown')]), 400, /no control_request req_unknown/);
+      await refused(
+        store.appendEvents(id, [userMessageEvent('and'), decision('req_plan_1'), decision('req_plan_1')]),
+        409,
+        /events\[2\]: control_request req_plan_1 was already answered/,
+      );
       const [answer] = await store.appendEvents(id, [decision('req_plan_1')]);
       assert.equal(answer?.duplicate, false);
       await refused(store.appendEvents(id, [decision('req_plan_1')]), 409, /already answered/);

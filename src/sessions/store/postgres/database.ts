@@ -76,10 +76,18 @@ export async function transaction<T>(pool: Pool, work: (client: PoolClient) => P
   }
 }
 
-/** A single statement outside a transaction; an unreachable database is a 503. */
-export async function query<R extends Record<string, unknown>>(pool: Pool, text: string, values: unknown[] = []): Promise<R[]> {
+/**
+ * A single statement outside a transaction; an unreachable database is a 503. `name`: prepare it
+ * once per connection (for a statement run on every request), rather than parse and plan it each time.
+ */
+export async function query<R extends Record<string, unknown>>(
+  pool: Pool,
+  text: string,
+  values: unknown[] = [],
+  name?: string,
+): Promise<R[]> {
   try {
-    return (await pool.query<R>(text, values)).rows;
+    return (await pool.query<R>(name === undefined ? { text, values } : { name, text, values })).rows;
   } catch (err) {
     throw isUnavailable(err) ? unavailable(err) : err;
   }
@@ -89,10 +97,50 @@ export function unavailable(err: unknown): SessionsError {
   return new SessionsError('transient', 'the session database is unavailable; retry shortly', 503, 1_000, { cause: err });
 }
 
-/** Tells listeners that session `id` changed. Sent after the commit, never inside it: a listener woken before the commit would read nothing new and sleep. */
-export async function announce(pool: Pool, id: string, log: (line: string) => void): Promise<void> {
-  // A lost announcement only delays readers until their next sweep (notifications.ts).
-  await pool.query('SELECT pg_notify($1, $2)', [SESSION_CHANNEL, id]).catch((err: unknown) => {
-    log(`postgres: announcing a change of ${id} failed (${err instanceof Error ? err.message : String(err)}); readers catch up by polling`);
-  });
+interface Announcements {
+  ids: Set<string>;
+  sent: Array<() => void>;
+  sending: Promise<void> | null;
+}
+
+const announcements = new WeakMap<Pool, Announcements>();
+
+/**
+ * Tells listeners that session `id` changed; resolves once told (or once telling failed, which is
+ * logged). Sent after the commit, never inside it: a NOTIFY inside the writing transaction would
+ * hold the database's one notification-queue lock through that commit's flush, so every writer
+ * that announces would commit one after another.
+ *
+ * Grouped: while one announcement is on its way, the sessions announced meanwhile wait and go
+ * together in the next statement (each pg_notify of it one notification; PostgreSQL folds repeats
+ * within it). So under load a process spends one round trip on many commits' announcements.
+ */
+export function announce(pool: Pool, id: string, log: (line: string) => void): Promise<void> {
+  let group = announcements.get(pool);
+  if (!group) announcements.set(pool, (group = { ids: new Set(), sent: [], sending: null }));
+  group.ids.add(id);
+  const told = new Promise<void>((resolve) => group.sent.push(resolve));
+  group.sending ??= sendAnnouncements(pool, group, log);
+  return told;
+}
+
+/** Resolves when every announcement asked for so far has gone (before a pool is ended). */
+export async function announcementsSent(pool: Pool): Promise<void> {
+  await announcements.get(pool)?.sending;
+}
+
+async function sendAnnouncements(pool: Pool, group: Announcements, log: (line: string) => void): Promise<void> {
+  while (group.ids.size > 0) {
+    const ids = [...group.ids];
+    const sent = group.sent.splice(0);
+    group.ids.clear();
+    // A lost announcement only delays readers until their next sweep (notifications.ts).
+    await pool.query('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [SESSION_CHANNEL, ids]).catch((err: unknown) => {
+      log(
+        `postgres: announcing a change of ${ids.join(', ')} failed (${err instanceof Error ? err.message : String(err)}); readers catch up by polling`,
+      );
+    });
+    for (const resolve of sent) resolve();
+  }
+  group.sending = null;
 }

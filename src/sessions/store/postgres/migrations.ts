@@ -2,6 +2,7 @@
 // gets there first: an advisory lock makes the others wait, then find nothing left to do. A
 // migration is never edited once released; a change is a new number.
 import type { Pool, PoolClient, QueryConfig } from 'pg';
+import { APPEND_BATCH_FUNCTION_SQL, APPEND_FUNCTION_SQL } from './appendFunction';
 import { holdConnection } from './database';
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -90,6 +91,16 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       );
       CREATE INDEX audit_by_session ON audit (session_id, id);
     `,
+  },
+  {
+    version: 3,
+    name: "a client's append in one statement",
+    sql: APPEND_FUNCTION_SQL,
+  },
+  {
+    version: 4,
+    name: 'several appends in one statement',
+    sql: APPEND_BATCH_FUNCTION_SQL,
   },
 ];
 

@@ -12,7 +12,7 @@ import * as z from 'zod';
 import { SessionsError } from '../../../core/errors';
 import { CreateSessionRequestSchema, type AnyEvent, type CreateSessionRequest, type SessionResource } from '../../../core/protocol';
 import type { AgentFactory } from '../../agent';
-import { checkEventBatch, parseClientEvent, parseCreationEvents, type ClientEvent } from '../../clientEvents';
+import { checkEventBatch, parseClientEvent, parseCreationEvents } from '../../clientEvents';
 import {
   DEFAULT_EVENT_PAGE_SIZE,
   DEFAULT_HOST_LIMITS,
@@ -24,7 +24,6 @@ import {
   type StoredEventPage,
 } from '../../host';
 import {
-  archivedConflict,
   cursorSequence,
   notFound,
   sessionLimitConflict,
@@ -33,7 +32,9 @@ import {
   type ServerStore,
   type SessionListPage,
 } from '../serverStore';
-import { announce, openPool, query, transaction } from './database';
+import { announce, announcementsSent, openPool, query, transaction } from './database';
+import type { AppendInput } from './appendFunction';
+import { AppendBatches } from './appendBatches';
 import { checkSchema, migrate } from './migrations';
 import { SessionNotifications } from './notifications';
 import { auditEntryOf, type AuditEntry } from '../../audit';
@@ -70,6 +71,7 @@ export class PostgresServerStore implements ServerStore {
   readonly limits: SessionHostLimits;
   readonly description: string;
   private closed = false;
+  private readonly appends: AppendBatches;
 
   private constructor(
     readonly pool: Pool,
@@ -80,6 +82,7 @@ export class PostgresServerStore implements ServerStore {
   ) {
     this.limits = limits;
     this.description = `PostgreSQL at ${where}`;
+    this.appends = new AppendBatches(pool);
   }
 
   /** Connects, applies missing migrations (under a lock), and listens for commits. */
@@ -214,59 +217,36 @@ export class PostgresServerStore implements ServerStore {
     if (!Array.isArray(events) || events.length === 0) throw new SessionsError('bad_request', 'events must be a non-empty list', 400);
     checkEventBatch(events, this.limits, 'events');
     const routes = events.map((raw, index) => parseClientEvent(raw, `events[${index}]`, 'append'));
-    const answers = await transaction(this.pool, async (client) => {
-      const session = await lockSession(client, id);
-      if (session.status === 'archived') throw archivedConflict(id);
-      const { earlier, batchFirst } = await findEarlier(client, id, routes);
-      await checkDecisions(client, id, routes, earlier);
-      const now = new Date();
-      const fresh: Array<{ index: number; event: StoredEvent }> = [];
-      let seq = session.last_seq;
-      routes.forEach((route, index) => {
-        if (earlier.has(index) || batchFirst.has(index)) return;
-        fresh.push({ index, event: stamp(id, ++seq, route.event) });
-      });
-      if (fresh.length > 0) {
-        await insertEvents(
-          client,
-          id,
-          fresh.map(({ event }) => ({ event, origin: 'client' })),
-          now,
-        );
-        for (const { index, event } of fresh) {
-          const route = routes[index] as ClientEvent;
-          if (route.kind !== 'decision') continue;
-          await client.query('INSERT INTO decisions (session_id, request_id, seq) VALUES ($1, $2, $3)', [
-            id,
-            route.requestId,
-            seqOf(event),
-          ]);
-          await client.query("UPDATE control_requests SET state = 'answered' WHERE session_id = $1 AND request_id = $2", [
-            id,
-            route.requestId,
-          ]);
-        }
-        await client.query('UPDATE sessions SET last_seq = $2, updated_at = $3 WHERE id = $1', [id, seq, now]);
-        if (actor) {
-          const entries = fresh.map(({ event }) => auditEntryOf(event)).filter((e): e is AuditEntry => e !== null);
-          await insertAudit(client, id, actor, entries, now);
-        }
-      }
-      const byIndex = new Map(fresh.map(({ index, event }) => [index, event]));
-      return routes.map((_, index): AppendedEvent => {
-        const stored = byIndex.get(index);
-        if (stored) return { event: stored, duplicate: false };
-        const first = batchFirst.get(index);
-        return { event: (first === undefined ? earlier.get(index) : byIndex.get(first)) as StoredEvent, duplicate: true };
-      });
-    }).catch((err: unknown) => {
+    const inputs = routes.map((route): AppendInput => {
+      const given = typeof route.event.uuid === 'string' && route.event.uuid ? route.event.uuid : null;
+      const stamped = stamp(id, 0, route.event);
+      const audit = auditEntryOf(stamped);
+      return {
+        given,
+        stamped,
+        decision: route.kind === 'decision' ? route.requestId : null,
+        audit: actor && audit ? { action: audit.action, requestId: audit.requestId } : null,
+      };
+    });
+    const outputs = await this.appends.append({ sessionId: id, inputs, actor }).catch((err: unknown) => {
       // Two replicas deciding the same request at once: the constraint lets one through.
       if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) {
         throw new SessionsError('conflict', 'this control_request was already answered', 409);
       }
       throw err;
     });
-    if (answers.some((a) => !a.duplicate)) await announce(this.pool, id, this.log);
+    const stored = outputs.map((output, index) => ('seq' in output ? stamp(id, output.seq, (inputs[index] as AppendInput).stamped) : null));
+    const answers = outputs.map((output, index): AppendedEvent => {
+      const event = stored[index];
+      if (event) return { event, duplicate: false };
+      return {
+        event: 'earlier' in output ? output.earlier : (stored[(output as { repeatOf: number }).repeatOf] as StoredEvent),
+        duplicate: true,
+      };
+    });
+    // Not awaited: the commit is what the caller is told of; readers that miss this wake-up
+    // catch up by polling (notifications.ts), and close() waits for it.
+    if (answers.some((a) => !a.duplicate)) void announce(this.pool, id, this.log);
     return answers;
   }
 
@@ -298,6 +278,7 @@ export class PostgresServerStore implements ServerStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await announcementsSent(this.pool);
     await this.notifications.close();
     await this.pool.end();
   }
@@ -348,71 +329,6 @@ export async function lockSession(client: PoolClient, id: string): Promise<{ sta
   const row = rows[0];
   if (!row) throw notFound(id);
   return { status: row.status, last_seq: Number(row.last_seq) };
-}
-
-/** Events of this batch whose uuid is stored already, and repeats of a uuid inside the batch. */
-async function findEarlier(
-  client: PoolClient,
-  id: string,
-  routes: readonly ClientEvent[],
-): Promise<{ earlier: Map<number, StoredEvent>; batchFirst: Map<number, number> }> {
-  const uuids = routes.map((r) => (typeof r.event.uuid === 'string' && r.event.uuid ? r.event.uuid : null));
-  const given = uuids.filter((u): u is string => u !== null);
-  const stored = new Map<string, StoredEvent>();
-  if (given.length > 0) {
-    const { rows } = await client.query<{ uuid: string; body: string }>(
-      "SELECT uuid, body FROM events WHERE session_id = $1 AND uuid = ANY($2::text[]) AND origin = 'client'",
-      [id, given],
-    );
-    for (const row of rows) stored.set(row.uuid, JSON.parse(row.body) as StoredEvent);
-  }
-  const earlier = new Map<number, StoredEvent>();
-  const batchFirst = new Map<number, number>();
-  const firstAt = new Map<string, number>();
-  uuids.forEach((uuid, index) => {
-    if (uuid === null) return;
-    const known = stored.get(uuid);
-    if (known) earlier.set(index, known);
-    else if (firstAt.has(uuid)) batchFirst.set(index, firstAt.get(uuid) as number);
-    else firstAt.set(uuid, index);
-  });
-  return { earlier, batchFirst };
-}
-
-/** The same rules as the journal's host: a decision answers an open request of the agent, once. */
-async function checkDecisions(
-  client: PoolClient,
-  id: string,
-  routes: readonly ClientEvent[],
-  earlier: Map<number, StoredEvent>,
-): Promise<void> {
-  const decisions = routes.flatMap((route, index) => (route.kind === 'decision' && !earlier.has(index) ? [{ route, index }] : []));
-  if (decisions.length === 0) return;
-  const { rows } = await client.query<{ request_id: string; state: string }>(
-    'SELECT request_id, state FROM control_requests WHERE session_id = $1 AND request_id = ANY($2::text[])',
-    [id, decisions.map(({ route }) => route.requestId)],
-  );
-  const states = new Map(rows.map((r) => [r.request_id, r.state]));
-  const answering = new Set<string>();
-  for (const { route, index } of decisions) {
-    const requestId = route.requestId;
-    const at = `events[${index}]`;
-    if (states.get(requestId) === 'answered' || answering.has(requestId)) {
-      throw new SessionsError('conflict', `${at}: control_request ${requestId} was already answered`, 409);
-    }
-    if (states.get(requestId) === 'closed') {
-      throw new SessionsError(
-        'conflict',
-        `${at}: control_request ${requestId} can no longer be answered: the agent that asked it stopped with the worker that ran it. ` +
-          'What it left (its plan, its question) can still be answered in the session.',
-        409,
-      );
-    }
-    if (states.get(requestId) !== 'open') {
-      throw new SessionsError('bad_request', `${at}: no control_request ${requestId} awaits an answer in session ${id}`, 400);
-    }
-    answering.add(requestId);
-  }
 }
 
 async function insertAudit(

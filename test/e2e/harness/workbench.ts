@@ -12,6 +12,7 @@ const QUICK_INPUT_BOX = '.quick-input-widget .quick-input-box input';
 const QUICK_INPUT_ROW = '.quick-input-widget .quick-input-list .monaco-list-row';
 const STATUS_BAR_ITEM = '#workbench\\.parts\\.statusbar .statusbar-item';
 const TOAST = '.notifications-toasts .notification-toast';
+const HOVER = '.context-view';
 
 export interface TimeoutOption {
   timeoutMs?: number;
@@ -91,6 +92,10 @@ export async function answerQuickPick(page: Page, label: string, options: Timeou
     const listed = await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts();
     throw new Error(`quick pick has no item "${label}"; it lists: ${JSON.stringify(listed)}`, { cause: err });
   }
+  // The pointer may rest on another row, whose hover (its description, shown after a pause) covers
+  // this one and stays while the pointer is on it: move away until it is gone, then click.
+  await page.mouse.move(0, 0);
+  await page.locator(HOVER).first().waitFor({ state: 'hidden', timeout: 10_000 });
   await row.click();
 }
 

@@ -13,6 +13,7 @@ import type { Locator, Page } from 'playwright-core';
 import {
   answerInputBox,
   answerQuickPick,
+  EXTENSION_ID,
   openTestWindow,
   waitForNotification,
   readStatusBar,
@@ -20,8 +21,11 @@ import {
   screenshot,
   waitFor,
   uriArg,
+  waitForStoredWorkspaceState,
   type TestWindow,
 } from './harness';
+import { readPersistedReviews } from '../../src/core/review/persisted';
+import { REVIEW_THREADS_KEY } from '../../src/core/stateKeys';
 import { killGroupsLeft, processesWithHome } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer, type ModelReply, type ModelRequestView } from '../support/modelApi/scenario';
@@ -160,8 +164,14 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
     await answerInputBox(win.page, 'items never grows past the bound here', { title: 'Dismiss' });
     await readStatusBar(win.page, 'Review: 1 open', { timeoutMs: 20_000 });
     // The workspace state is written at once, but the browser's storage flushes on its own timer: a
-    // person does not reload within the second of a click, and neither does this test.
-    await win.page.waitForTimeout(3000);
+    // person does not reload within the second of a click, and this test waits until it is stored.
+    await waitForStoredWorkspaceState(
+      win.page,
+      EXTENSION_ID,
+      REVIEW_THREADS_KEY,
+      (saved) => JSON.stringify(saved ?? null).includes('items never grows past the bound here'),
+      'the dismissal in the browser storage',
+    );
     await win.reload();
     await readStatusBar(win.page, 'Review: 1 open', { timeoutMs: 60_000 });
     await openFile(win, 'src/login.ts');
@@ -218,7 +228,16 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
     await readStatusBar(win.page, 'Review: 0 open', { timeoutMs: 20_000 });
     // A resolved thread folds away; it is still there, resolved, after a reload.
     await thread(win.page, TOKEN.title).waitFor({ state: 'hidden', timeout: 10_000 });
-    await win.page.waitForTimeout(3000);
+    await waitForStoredWorkspaceState(
+      win.page,
+      EXTENSION_ID,
+      REVIEW_THREADS_KEY,
+      (saved) => {
+        const read = readPersistedReviews(saved);
+        return read.ok && !!read.value?.threads.some((t) => t.title === TOKEN.title && t.state === 'resolved');
+      },
+      'the resolved thread in the browser storage',
+    );
     await win.reload();
     await readStatusBar(win.page, 'Review: 0 open', { timeoutMs: 60_000 });
     await openFile(win, 'src/login.ts');

@@ -1,5 +1,6 @@
 // The e2e harness: import everything from here.
 export * from './browser';
+export * from './browserStorage';
 export * from './codeServer';
 export * from './hostProbe';
 export * from './hostResults';

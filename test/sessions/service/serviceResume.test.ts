@@ -104,19 +104,38 @@ async function waitForEvent(client: SessionsClient, id: string, match: (e: Store
 const isPlanRequest = (e: StoredEvent) =>
   e.type === 'control_request' && (e.request as { tool_name?: string } | undefined)?.tool_name === 'ExitPlanMode';
 const system = (subtype: string) => (e: StoredEvent) => e.type === 'system' && e.subtype === subtype;
-const planText = (e: StoredEvent) => String((e.request as { input?: { plan?: string } }).input?.plan ?? '').trimEnd();
+const proposedPlan = (e: StoredEvent) => String((e.request as { input?: { plan?: string } }).input?.plan ?? '');
+const planText = (e: StoredEvent) => proposedPlan(e).trimEnd();
+/**
+ * Waits (bounded) until the agent has done all it was asked (the session idle, nothing queued), so
+ * every model request it was going to make is in: an overrun check before that could miss one.
+ */
+const agentDone = (client: SessionsClient, id: string, what: string) =>
+  waitFor(() => client.getStatus(id), { message: what, timeoutMs: AGENT_WAIT_MS, until: (status) => status === 'idle' });
 /** Waits (bounded) until `file` holds `text`. */
 const fileHolds = (file: string, text: string, what: string) =>
   waitFor(() => readFile(file, 'utf8'), { message: what, timeoutMs: AGENT_WAIT_MS, until: (now) => now === text });
 
+/**
+ * Approve as the panel sends it (core/decision.ts, decisionEvent): the plan exactly as proposed. Any
+ * other text, even one newline less, is an edit, which the agent is told in a prompt of its own.
+ */
 function approve(request: StoredEvent) {
-  return controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: planText(request) } });
+  return controlResponseEvent(String(request.request_id), { behavior: 'allow', updatedInput: { plan: proposedPlan(request) } });
 }
 
-/** What the model was asked past its script, for the failure message. */
+/**
+ * What the model was asked past its script, for the failure message; a retry of the Anthropic SDK
+ * (which Claude Code uses) says so in its x-stainless-retry-count header.
+ */
 function overrunRequests(model: ScriptedModelServer): string {
   const asked = model.requests.filter((r) => r.round !== undefined && model.scenario.overruns.includes(r.round));
-  return asked.map((r) => `round ${r.round}: ${JSON.stringify(r.view?.lastUser.text.slice(0, 400))}`).join('\n');
+  return asked
+    .map((r) => {
+      const retry = r.headers['x-stainless-retry-count'];
+      return `round ${r.round}${retry === undefined ? '' : ` (retry ${String(retry)})`}: ${JSON.stringify(r.view?.lastUser.text.slice(0, 400))}`;
+    })
+    .join('\n');
 }
 
 async function scriptedModel(family: ModelApiFamily, rounds: ScenarioRound[]): Promise<ScriptedModelServer> {
@@ -178,6 +197,7 @@ describe('kill -9 of the local session service, then the next request starts it 
 
     await client.sendEvents(id, [approve(revised)]);
     await fileHolds(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP, 'the edit');
+    await agentDone(client, id, 'the agent to finish the approved plan');
     assert.deepEqual(model.scenario.overruns, [], overrunRequests(model));
   });
 
@@ -275,6 +295,7 @@ describe('kill -9 of the local session service, then the next request starts it 
     );
     await client.sendEvents(id, [approve(request)]);
     await fileHolds(path.join(run.workspace, 'src', 'app.ts'), UPDATED_APP, 'the edit');
+    await agentDone(client, id, 'the agent to finish the approved plan');
     assert.deepEqual(model.scenario.overruns, [], overrunRequests(model));
   });
 });

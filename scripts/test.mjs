@@ -136,21 +136,23 @@ async function step(name, action) {
 /**
  * Starts a step that runs beside others: `action(true)` keeps its output, which `show()` prints
  * whole once the step is done, so the lines of steps running side by side do not mix. `done`
- * settles when it has finished (for a step that waits on it).
+ * settles when it has finished (for a step that waits on it). With `after`, it starts once that
+ * settles (its time counts from then).
  */
-function besideStep(name, action) {
-  const started = Date.now();
+function besideStep(name, action, after = Promise.resolve()) {
   const done = (async () => {
+    await after;
+    const started = Date.now();
     try {
-      return { ...settle(await action(true)), ended: Date.now() };
+      return { ...settle(await action(true)), started, ended: Date.now() };
     } catch (err) {
-      return { ok: false, output: `${name}: ${err instanceof Error ? err.message : String(err)}\n`, ended: Date.now() };
+      return { ok: false, output: `${name}: ${err instanceof Error ? err.message : String(err)}\n`, started, ended: Date.now() };
     }
   })();
   return {
     done,
     async show() {
-      const { ok, cpu, output = '', ended } = await done;
+      const { ok, cpu, output = '', started, ended } = await done;
       console.log(`\n=== ${name} (ran beside the e2e tests; its output, kept until now)`);
       process.stdout.write(output);
       const seconds = ((ended - started) / 1000).toFixed(1);
@@ -293,34 +295,51 @@ async function main() {
   if (!prepared) {
     summary.failed += 1;
   } else {
-    // Everything after the build runs side by side where it can: the unit tests and the e2e tests
-    // mostly wait (on servers, agents, code-server and Chromium; about a third of the 2 cores
-    // each, measured by user + sys CPU), so the floor's e2e run, the longest step, starts at once
-    // with the unit tests, tsc, ESLint and Prettier beside it, and the newest code-server's e2e
-    // run follows whichever of those two ends first. Only the floor's e2e run prints as it goes;
-    // the others' output is kept and printed whole after it.
-    const beside = [];
-    let unitDone = Promise.resolve();
-    if (!e2eOnly) {
-      // tsc, ESLint (the layer rules of eslint.config.mjs) and Prettier's check.
-      const check = (name, script) =>
-        besideStep(name, async (quiet) => {
-          const { code, output, cpu } = await run('npm', ['run', '--silent', script], {}, { quiet });
-          if (code !== 0) summary.failed += 1;
-          return { ok: code === 0, cpu, output };
-        });
-      // Two files at a time, each in a worker of its own.
-      const unit = besideStep('unit tests', mochaAction(['--config', unitConfigLongestFirst(), '--parallel', '--jobs', '2']));
-      unitDone = unit.done;
-      beside.push(unit, check('typecheck', 'typecheck'), check('lint', 'lint'), check('format', 'format:check'));
-    }
-    // The e2e suites run against the installed .vsix, packaged once here for all of them.
+    // The e2e suites run against the installed .vsix, packaged once here for all of them (first,
+    // on its own: a few seconds, where beside the other steps it took a minute on a busy machine).
     const vsix = path.join(repoRoot, 'test-output', 'ultraplan-e2e.vsix');
     const packaged = await step('package (.vsix)', async () => {
       const { code, cpu } = await run(process.execPath, [path.join('scripts', 'package.mjs'), '--out', vsix]);
       return { ok: code === 0, cpu };
     });
     if (!packaged) summary.failed += 1;
+    // Everything after that runs side by side where it can: the unit tests and the e2e tests
+    // mostly wait (on servers, agents, code-server and Chromium), so the floor's e2e run, the
+    // longest step, starts at once with the unit tests beside it and tsc, ESLint and Prettier one
+    // after the other (three more processes at once only slowed the windows starting then), and
+    // the newest code-server's e2e run follows whichever of the two test runs ends first. Only the
+    // floor's e2e run prints as it goes; the others' output is kept and printed whole after it.
+    const beside = [];
+    let unitDone = Promise.resolve();
+    if (!e2eOnly) {
+      // Two files at a time, each in a worker of its own.
+      const unit = besideStep('unit tests', mochaAction(['--config', unitConfigLongestFirst(), '--parallel', '--jobs', '2']));
+      unitDone = unit.done;
+      beside.push(unit);
+      // tsc, ESLint (the layer rules of eslint.config.mjs) and Prettier's check, each with its
+      // cache in test-output/cache: a clean clone has none and checks everything; a second run
+      // checks again only what changed.
+      const cache = path.join('test-output', 'cache');
+      const checks = [
+        ['typecheck', 'typecheck', ['--incremental', '--tsBuildInfoFile', path.join(cache, 'tsconfig.tsbuildinfo')]],
+        ['lint', 'lint', ['--cache', '--cache-strategy', 'content', '--cache-location', path.join(cache, 'eslint')]],
+        ['format', 'format:check', ['--cache', '--cache-strategy', 'content', '--cache-location', path.join(cache, 'prettier')]],
+      ];
+      let previous = Promise.resolve();
+      for (const [name, script, cacheArgs] of checks) {
+        const check = besideStep(
+          name,
+          async (quiet) => {
+            const { code, output, cpu } = await run('npm', ['run', '--silent', script, '--', ...cacheArgs], {}, { quiet });
+            if (code !== 0) summary.failed += 1;
+            return { ok: code === 0, cpu, output };
+          },
+          previous,
+        );
+        previous = check.done;
+        beside.push(check);
+      }
+    }
     const e2eStarted = Date.now();
     const e2eEnv = (version) => ({ ULTRAPLAN_E2E_VSIX: vsix, [codeServers.CODE_SERVER_ENV]: version });
     // The spec lists live here, not in test/e2e/.mocharc.json: mocha adds a config's spec to the

@@ -7,6 +7,8 @@ import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { dismissNotifications, notificationCenterMessages, readStatusBar, runCommand, screenshot, waitFor } from './harness';
 import { listSessions, planTask, reviewFrame, scenario, suiteWindow } from './ultraplanSteps';
+import { toCodeSessionId } from '../../src/core/codeSessions';
+import type { ServerProcess } from '../support/serverProcess';
 
 const SIDEBAR = '[id="workbench.parts.sidebar"]';
 
@@ -40,6 +42,28 @@ async function waitForInbox(page: Page, expected: Record<string, string[]>, what
     },
   ).catch((err: unknown) => {
     throw new Error(`${err instanceof Error ? err.message : String(err)}; last rows ${JSON.stringify(last)}`);
+  });
+}
+
+/** The reads of a session (its status or its events, not its stream) the server has answered: one log line each. */
+function readsOf(server: ServerProcess, sessionId: string): number {
+  const path = ` GET /v1/code/sessions/${toCodeSessionId(sessionId)}`;
+  return server
+    .stderr()
+    .split('\n')
+    .filter((line) => line.includes(path) && !line.includes('/events/stream')).length;
+}
+
+/** Waits until the extension has read the session `count` more times: each read could announce its plan again. */
+async function morePolls(server: ServerProcess, title: string, count: number): Promise<void> {
+  const sessions = await listSessions(server);
+  const session = sessions.find((s) => s.title.includes(title));
+  if (!session) throw new Error(`no session "${title}" on the server (it has ${JSON.stringify(sessions.map((s) => s.title))})`);
+  const from = readsOf(server, session.id);
+  await waitFor(() => readsOf(server, session.id) >= from + count || undefined, {
+    timeoutMs: 30_000,
+    intervalMs: 250,
+    message: `${count} more reads of "${title}" (${from} so far)`,
   });
 }
 
@@ -142,7 +166,7 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
       'once the second plan is ready',
     );
     // A few more polls of the same plan: still one.
-    await page.waitForTimeout(7_000);
+    await morePolls(suite.server, 'second server task', 2);
     assert.deepEqual(needs(await notificationCenterMessages(page)), ['Ultraplan: plan ready for "second server task".']);
     const badge = await page.locator('.activitybar .badge-content').allInnerTexts();
     assert.ok(badge.includes('2'), `the badge counts two sessions (badges: ${JSON.stringify(badge)})`);
@@ -160,7 +184,7 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     await showInbox(w.page, w.probe);
     await waitForInbox(w.page, { 'Needs you': ['second server task', 'demo task'], Done: ['first server task'] }, 'after the reload');
     // The re-attached session replays its log (the plan comes up again): give it a few polls.
-    await w.page.waitForTimeout(7_000);
+    await morePolls(suite.server, 'second server task', 2);
     assert.deepEqual(needs(await notificationCenterMessages(w.page)), []);
   });
 

@@ -17,6 +17,7 @@ import { waitFor } from '../support/wait';
 
 const PLAN = '# Plan: flip the flag\n\n1. Set `original` to false in src/app.ts.\n';
 const NOTES = 'Keep `original` exported under the same name.';
+const EDITED_STEP = '2. Add a comment above it saying why.';
 
 async function stopFollowing(controller: FollowedSession | undefined): Promise<void> {
   controller?.dispose();
@@ -95,6 +96,62 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     const revision = c.snapshot.panel.revisions[0];
     assert.equal(revision?.notes, NOTES);
     assert.equal(revision?.status, 'approved');
+    assert.deepEqual(run.model.scenario.overruns, []);
+  });
+  it("an edited plan joins the approved turn too: the model reads the reviewer's version before it carries anything out", async () => {
+    await run.open({
+      family: anthropicApi,
+      argv: [CLAUDE_ADAPTER],
+      label: 'Claude (ACP)',
+      env: claudeEnv,
+      rounds: [
+        () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
+        () => ({ toolCalls: [{ name: 'ExitPlanMode', input: { plan: PLAN } }] }),
+        () => ({ toolCalls: [{ name: 'Read', input: { file_path: path.join(run.workspace, 'src', 'app.ts') } }] }),
+        (view) => ({ text: view.allText.includes(EDITED_STEP) ? 'Executed the edited plan.' : 'Executed the plan as proposed.' }),
+      ],
+    });
+    const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
+    controller = followSession(run.backend, session.id);
+    const c = controller;
+    await waitFor(() => c.canDecide, { message: 'the plan to decide', timeoutMs: 90_000 });
+    const edited = `${PLAN}${EDITED_STEP}\n`;
+    assert.deepEqual(await c.decisions.approveEdited(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), edited), { sent: true });
+
+    const approvalRound = await run.model.waitFor(
+      () => run.model.rounds.find((r) => r.view?.lastUser.toolResults.some((t) => t.name === 'ExitPlanMode')),
+      60_000,
+      'the ExitPlanMode tool_result',
+    );
+    // The reviewer's version reaches the model with the approval or, at the latest, with the tool
+    // result of the first step: inside the approved turn, never after it.
+    const editRound = run.model.rounds.find((r) => r.view?.lastUser.text.includes(EDITED_STEP));
+    assert.ok(editRound, `no request carried the edited plan: ${run.model.describe()}`);
+    assert.ok(
+      (editRound.round ?? 0) - (approvalRound.round ?? 0) <= 1 && (editRound.round ?? 0) >= (approvalRound.round ?? 0),
+      `the edited plan came in round ${editRound.round}, the approval in round ${approvalRound.round}`,
+    );
+    assert.match(editRound.view?.lastUser.text ?? '', /The user sent a new message while you were working/);
+    assert.match(editRound.view?.lastUser.text ?? '', /The reviewer edited the plan before approving it/);
+
+    await waitFor(() => run.events(session.id).filter((e) => e.type === 'result'), {
+      message: 'the turn to end',
+      timeoutMs: 60_000,
+      until: (ended) => ended.length >= 1,
+    });
+    await waitFor(async () => (await run.backend.getSession(session.id)).session_status, {
+      message: 'the session to be idle (nothing queued)',
+      timeoutMs: 30_000,
+      until: (status) => status === 'idle',
+    });
+    assert.deepEqual(
+      run
+        .events(session.id)
+        .filter((e) => e.type === 'result')
+        .map((r) => [(r as { stop_reason?: string }).stop_reason, (r as { result?: string }).result]),
+      [['end_turn', 'Executed the edited plan.']],
+    );
+    assert.equal(c.snapshot.panel.revisions[0]?.status, 'approved_edited');
     assert.deepEqual(run.model.scenario.overruns, []);
   });
 });

@@ -117,7 +117,17 @@ export class ReviewDecisions {
       review.answer({ action: 'accept', content: { [review.form.choiceKey]: review.form.approveValue } });
       host.log(`approved the plan with "${review.form.approveValue}"`);
     }
-    if (wasEdited) host.turns.queue(followEditedPlan(edited));
+    if (wasEdited) this.#followEditedPlan(edited);
+  }
+
+  /**
+   * The reviewer's version of the plan, as a prompt: into the approved turn where the agent takes
+   * a message there (the model reads it with the approval, before it carries anything out), else
+   * as the next prompt.
+   */
+  #followEditedPlan(plan: string): void {
+    const host = this.#host;
+    host.turns.message(followEditedPlan(plan), host.quirks.joinsTurnAfterApproval);
   }
 
   /**
@@ -146,7 +156,7 @@ export class ReviewDecisions {
         );
       review.answer({ outcome: { outcome: 'selected', optionId: implement.optionId } });
       host.log(`approved the plan with "${implement.name}" (${implement.optionId}); the "${host.guard.sessionMode}" preset stays`);
-      if (wasEdited) host.turns.queue(followEditedPlan(edited));
+      if (wasEdited) this.#followEditedPlan(edited);
       return;
     }
     const close = host.quirks.rejectOption(host.label, review.options);

@@ -12,6 +12,8 @@ const QUICK_INPUT_BOX = '.quick-input-widget .quick-input-box input';
 const QUICK_INPUT_ROW = '.quick-input-widget .quick-input-list .monaco-list-row';
 const STATUS_BAR_ITEM = '#workbench\\.parts\\.statusbar .statusbar-item';
 const TOAST = '.notifications-toasts .notification-toast';
+/** A hover the workbench shows in a context view (a quick pick row's description, a tooltip). */
+const ROW_HOVER = '.context-view';
 
 export interface TimeoutOption {
   timeoutMs?: number;
@@ -91,6 +93,16 @@ export async function answerQuickPick(page: Page, label: string, options: Timeou
     const listed = await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts();
     throw new Error(`quick pick has no item "${label}"; it lists: ${JSON.stringify(listed)}`, { cause: err });
   }
+  // The pointer may rest on another row, whose hover (its description, shown after a pause) covers
+  // this one and stays while the pointer is on it: rest it on the input box above the list (which
+  // has no hover) until the hover is gone, then click.
+  const box = page.locator(QUICK_INPUT_BOX);
+  if (await box.isVisible()) await box.hover({ timeout: 5_000 });
+  await page
+    .locator(ROW_HOVER)
+    .first()
+    .waitFor({ state: 'hidden', timeout: 5_000 })
+    .catch(() => undefined);
   await row.click();
 }
 

@@ -162,15 +162,14 @@ describe('ultraplan-server request guard (token mode too)', function () {
 });
 
 describe('ultraplan-server --allowed-host', function () {
-  this.timeout(30_000);
+  this.timeout(120_000);
 
   it('refuses a name with a port or a scheme, which would never match a Host header', async () => {
     for (const name of ['plans.internal:8787', 'http://plans.internal', '::1']) {
       const run = await runServerCli(
         ['--port', '0', '--data-dir', tempDir(), '--agent', `scripted:${example('approve.json')}`, '--allowed-host', name],
-        {
-          env: { ULTRAPLAN_SERVER_TOKEN: 't' },
-        },
+        // Bounded, not timed: three starts of the server on a loaded machine.
+        { env: { ULTRAPLAN_SERVER_TOKEN: 't' }, timeoutMs: 30_000 },
       );
       assert.equal(run.code, 2, run.stderr);
       assert.match(run.stderr, /--allowed-host takes a host name without scheme or port/);

@@ -291,10 +291,11 @@ describe('local session service: start, find, race, replace, exit', function () 
 
   it('a start that keeps writing to its log (resuming many sessions) is waited for past the quiet bound', async () => {
     const dir = serviceDir();
-    const script = await slowStart(dir, 8);
-    const connection = await connectOrStartService(launcherOptions(dir, '1.0.0', { serverScript: script, startTimeoutMs: 1_000 }));
+    // 3 s of log lines, past a quiet bound of 2.5 s that still leaves the real server time to load.
+    const script = await slowStart(dir, 10);
+    const connection = await connectOrStartService(launcherOptions(dir, '1.0.0', { serverScript: script, startTimeoutMs: 2_500 }));
     assert.deepEqual(servicePids(dir), [connection.status.pid]);
-    assert.match(await fs.readFile(connection.place.logFile, 'utf8'), /resuming session 7/);
+    assert.match(await fs.readFile(connection.place.logFile, 'utf8'), /resuming session 9/);
   });
 
   it('a start that neither answers nor writes to its log fails after the quiet bound, naming its log', async () => {

@@ -166,7 +166,7 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
       }),
     });
     assert.ok(res.ok, `external reject: HTTP ${res.status}`);
-    await revisionFrame(page, 'Revision 2 of 2', 30_000);
+    await revisionFrame(page, 'Revision 2 of 2', 60_000);
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 10_000 });
 
     // The old edit is still open: approving it now must be refused.

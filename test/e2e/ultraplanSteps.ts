@@ -142,16 +142,17 @@ export async function writeReview(frame: Frame, review: { line: string; comment:
 export async function revisionFrame(page: Page, label: string, timeoutMs = 20_000): Promise<Frame> {
   await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
   // The frame is looked up on each try: the panel's webview may be recreated meanwhile.
+  // A panel between two revisions shows no label for a while: that is a try to repeat, within the bound.
   return waitFor(
     async () => {
-      const frame = await reviewFrame(page, '.revision-label');
+      const frame = await findWebviewFrame(page, '.revision-label', { timeoutMs: 5_000 });
       const shown = await frame
         .locator('.revision-label')
         .textContent()
         .catch(() => '');
       return shown === label ? frame : undefined;
     },
-    { timeoutMs, message: `the panel to show "${label}"` },
+    { timeoutMs, message: `the panel to show "${label}"`, retryErrors: true },
   );
 }
 

@@ -31,7 +31,11 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
   afterEach(() => stopFollowing(controller).then(() => (controller = undefined)));
   const run = eachRealAgentRun();
 
-  it("the notes join the approved turn: the model's next request carries the ExitPlanMode approval and the notes; one result", async () => {
+  /**
+   * Claude proposes PLAN with ExitPlanMode, reads src/app.ts once approved, then answers with
+   * `finalText` of what its last request holds: the session, followed, with the plan to decide.
+   */
+  async function planWithClaude(finalText: (allText: string) => string): Promise<{ sessionId: string; c: FollowedSession }> {
     await run.open({
       family: anthropicApi,
       argv: [CLAUDE_ADAPTER],
@@ -41,18 +45,21 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
         () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
         () => ({ toolCalls: [{ name: 'ExitPlanMode', input: { plan: PLAN } }] }),
         () => ({ toolCalls: [{ name: 'Read', input: { file_path: path.join(run.workspace, 'src', 'app.ts') } }] }),
-        (view) => ({ text: view.allText.includes(NOTES) ? 'Executed the plan; the name stays.' : 'No notes reached me.' }),
+        (view) => ({ text: finalText(view.allText) }),
       ],
     });
     const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
     controller = followSession(run.backend, session.id);
     const c = controller;
     await waitFor(() => c.canDecide, { message: 'the plan to decide', timeoutMs: 90_000 });
-    assert.equal(c.pendingPlan?.plan, PLAN);
-    assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), NOTES), { sent: true });
+    return { sessionId: session.id, c };
+  }
 
-    // The model's record: the request after ExitPlanMode carries its approval (a tool_result, not an
-    // error) and, in the same user turn, the notes, which Claude Code marks as sent while it worked.
+  /**
+   * The model's request that carries `text`: the one with ExitPlanMode's approval or, at the latest,
+   * the next (the tool result of the first step), marked by Claude Code as sent while it worked.
+   */
+  async function joinedRound(text: string, what: string): Promise<void> {
     const approvalRound = await run.model.waitFor(
       () => run.model.rounds.find((r) => r.view?.lastUser.toolResults.some((t) => t.name === 'ExitPlanMode')),
       60_000,
@@ -61,24 +68,34 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     const approval = approvalRound.view?.lastUser.toolResults.find((t) => t.name === 'ExitPlanMode');
     assert.equal(approval?.isError, false);
     assert.match(approval?.content ?? '', /approved/i);
-    // The notes, marked by Claude Code as sent while it worked: in that same request (as seen here
-    // every time), or at the latest in the next one, the tool result of the first step. Either way
-    // the model has them before it finishes the plan (its final answer depends on them, below).
-    const notesRound = run.model.rounds.find((r) => r.view?.lastUser.text.includes(notesPrompt(NOTES)));
-    assert.ok(notesRound, `no request carried the notes: ${run.model.describe()}`);
+    const carrying = run.model.rounds.find((r) => r.view?.lastUser.text.includes(text));
+    assert.ok(carrying, `no request carried ${what}: ${run.model.describe()}`);
     assert.ok(
-      (notesRound.round ?? 0) - (approvalRound.round ?? 0) <= 1 && (notesRound.round ?? 0) >= (approvalRound.round ?? 0),
-      `the notes came in round ${notesRound.round}, the approval in round ${approvalRound.round}`,
+      (carrying.round ?? 0) - (approvalRound.round ?? 0) <= 1 && (carrying.round ?? 0) >= (approvalRound.round ?? 0),
+      `${what} came in round ${carrying.round}, the approval in round ${approvalRound.round}`,
     );
-    assert.match(notesRound.view?.lastUser.text ?? '', /The user sent a new message while you were working/);
+    assert.match(carrying.view?.lastUser.text ?? '', /The user sent a new message while you were working/);
+  }
+
+  it("the notes join the approved turn: the model's next request carries the ExitPlanMode approval and the notes; one result", async () => {
+    const { sessionId, c } = await planWithClaude((text) =>
+      text.includes(NOTES) ? 'Executed the plan; the name stays.' : 'No notes reached me.',
+    );
+    assert.equal(c.pendingPlan?.plan, PLAN);
+    assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(sessionId, c.pendingPlan!.toolUseId, PLAN), NOTES), { sent: true });
+
+    // The model's record: the request after ExitPlanMode carries its approval (a tool_result, not an
+    // error) and, in that same request (as seen here every time) or at the latest the next one, the
+    // notes. Either way the model has them before it finishes the plan (its final answer depends on them).
+    await joinedRound(notesPrompt(NOTES), 'the notes');
 
     // The session's record: the approval, then the notes message; one turn, one result, ended normally.
-    const results = await waitFor(() => run.events(session.id).filter((e) => e.type === 'result'), {
+    const results = await waitFor(() => run.events(sessionId).filter((e) => e.type === 'result'), {
       message: 'the turn to end',
       timeoutMs: 60_000,
       until: (ended) => ended.length >= 1,
     });
-    const events = run.events(session.id);
+    const events = run.events(sessionId);
     const decisionAt = events.findIndex((e) => e.type === 'control_response');
     const notesAt = events.findIndex(
       (e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === notesPrompt(NOTES),
@@ -87,7 +104,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.deepEqual(
       run
-        .events(session.id)
+        .events(sessionId)
         .filter((e) => e.type === 'result')
         .map((r) => [(r as { stop_reason?: string }).stop_reason, (r as { result?: string }).result]),
       [['end_turn', 'Executed the plan; the name stays.']],
@@ -99,54 +116,32 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     assert.deepEqual(run.model.scenario.overruns, []);
   });
   it("an edited plan joins the approved turn too: the model reads the reviewer's version before it carries anything out", async () => {
-    await run.open({
-      family: anthropicApi,
-      argv: [CLAUDE_ADAPTER],
-      label: 'Claude (ACP)',
-      env: claudeEnv,
-      rounds: [
-        () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
-        () => ({ toolCalls: [{ name: 'ExitPlanMode', input: { plan: PLAN } }] }),
-        () => ({ toolCalls: [{ name: 'Read', input: { file_path: path.join(run.workspace, 'src', 'app.ts') } }] }),
-        (view) => ({ text: view.allText.includes(EDITED_STEP) ? 'Executed the edited plan.' : 'Executed the plan as proposed.' }),
-      ],
-    });
-    const session = await run.backend.createSession(createRequest('Flip the flag in src/app.ts'));
-    controller = followSession(run.backend, session.id);
-    const c = controller;
-    await waitFor(() => c.canDecide, { message: 'the plan to decide', timeoutMs: 90_000 });
+    const { sessionId, c } = await planWithClaude((text) =>
+      text.includes(EDITED_STEP) ? 'Executed the edited plan.' : 'Executed the plan as proposed.',
+    );
     const edited = `${PLAN}${EDITED_STEP}\n`;
-    assert.deepEqual(await c.decisions.approveEdited(bindingFor(session.id, c.pendingPlan!.toolUseId, PLAN), edited), { sent: true });
+    assert.deepEqual(await c.decisions.approveEdited(bindingFor(sessionId, c.pendingPlan!.toolUseId, PLAN), edited), { sent: true });
 
-    const approvalRound = await run.model.waitFor(
-      () => run.model.rounds.find((r) => r.view?.lastUser.toolResults.some((t) => t.name === 'ExitPlanMode')),
-      60_000,
-      'the ExitPlanMode tool_result',
-    );
-    // The reviewer's version reaches the model with the approval or, at the latest, with the tool
-    // result of the first step: inside the approved turn, never after it.
-    const editRound = run.model.rounds.find((r) => r.view?.lastUser.text.includes(EDITED_STEP));
-    assert.ok(editRound, `no request carried the edited plan: ${run.model.describe()}`);
+    // The reviewer's version reaches the model inside the approved turn, never after it.
+    await joinedRound('The reviewer edited the plan before approving it', 'the edited plan');
     assert.ok(
-      (editRound.round ?? 0) - (approvalRound.round ?? 0) <= 1 && (editRound.round ?? 0) >= (approvalRound.round ?? 0),
-      `the edited plan came in round ${editRound.round}, the approval in round ${approvalRound.round}`,
+      run.model.rounds.some((r) => r.view?.lastUser.text.includes(EDITED_STEP)),
+      'the edited step reached the model',
     );
-    assert.match(editRound.view?.lastUser.text ?? '', /The user sent a new message while you were working/);
-    assert.match(editRound.view?.lastUser.text ?? '', /The reviewer edited the plan before approving it/);
 
-    await waitFor(() => run.events(session.id).filter((e) => e.type === 'result'), {
+    await waitFor(() => run.events(sessionId).filter((e) => e.type === 'result'), {
       message: 'the turn to end',
       timeoutMs: 60_000,
       until: (ended) => ended.length >= 1,
     });
-    await waitFor(async () => (await run.backend.getSession(session.id)).session_status, {
+    await waitFor(async () => (await run.backend.getSession(sessionId)).session_status, {
       message: 'the session to be idle (nothing queued)',
       timeoutMs: 30_000,
       until: (status) => status === 'idle',
     });
     assert.deepEqual(
       run
-        .events(session.id)
+        .events(sessionId)
         .filter((e) => e.type === 'result')
         .map((r) => [(r as { stop_reason?: string }).stop_reason, (r as { result?: string }).result]),
       [['end_turn', 'Executed the edited plan.']],

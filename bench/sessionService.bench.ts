@@ -8,13 +8,11 @@
 // 2. The idle service's memory: resident set (VmRSS) of a service with no session and no client,
 //    beside a bare `node` process that only waits (what any Node process costs here).
 // 3. Reload -> ready plan painted, in real code-server 4.100.3 + Chromium (production build): a
-//    plan waits in the service; the window is reloaded; from the moment the extension host starts
-//    activating Ultraplan (its "ExtensionService#_doActivateExtension ultraplan.ultraplan" log
-//    line) to the plan on screen (status bar "plan ready" and the plan's lines in the review
-//    panel's DOM, polled every 10 ms), split into the rest of the extension loaded (its
-//    "activated" line), the panel's page there, the plan painted, and Approve enabled. Baselines:
-//    the same reloads on the server backend (an ultraplan-server on 127.0.0.1, followed over TCP
-//    with the token), and with ULTRAPLAN_BENCH_BEFORE=<another checkout> that checkout's build.
+//    plan waits in the service; the window is reloaded; from the extension's activation (its
+//    "activated" log line) to the plan on screen (status bar "plan ready" and the plan in the
+//    review panel, polled every 10 ms), split into the panel's page loaded, the plan painted, and
+//    Approve enabled. Baseline: the same reload on the server backend (an ultraplan-server on
+//    127.0.0.1, followed over TCP with the token).
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -161,28 +159,23 @@ async function idleMemory(): Promise<BenchResult[]> {
   ];
 }
 
-const BEFORE = process.env.ULTRAPLAN_BENCH_BEFORE ? path.resolve(process.env.ULTRAPLAN_BENCH_BEFORE) : undefined;
-
-/** Each from the start of the extension's activation after a reload. */
 interface ReloadSample {
-  /** -> the rest of the extension loaded and activated (its "activated" log line). */
-  activated: number;
-  /** -> the status bar says "plan ready". */
+  /** activated -> the status bar says "plan ready". */
   statusBar: number;
-  /** -> the review panel's page is there (its "Loading the plan review…"), not painted yet. */
+  /** activated -> the review panel's page is there (its "Loading the plan review…"), not painted yet. */
   document: number;
-  /** -> the plan's lines in the review panel's DOM. */
+  /** activated -> the plan in the review panel too. */
   painted: number;
-  /** -> its Approve enabled: the decision can be sent. */
+  /** activated -> its Approve enabled: the decision can be sent. */
   decidable: number;
 }
 
-/** From the start of the extension's activation after a reload to the ready plan on screen, once per reload. */
-export async function reloadToPlan(backend: 'embedded' | 'server', repo?: string): Promise<ReloadSample[]> {
+/** From the "activated" log line after a reload to the ready plan on screen, once per reload. */
+export async function reloadToPlan(backend: 'embedded' | 'server'): Promise<ReloadSample[]> {
   const root = await tempRoot('up-bench-reload-');
   const server = backend === 'server' ? await startServer({ scenario: path.join(EXAMPLES_DIR, 'approve.json') }) : undefined;
   try {
-    const dist = await buildBundles(path.join(root.dir, 'dist-build'), { production: true, ...(repo ? { repo } : {}) });
+    const dist = await buildBundles(path.join(root.dir, 'dist-build'), { production: true });
     const staged = await stageExtension(path.join(root.dir, 'ext'), { dist });
     const settings: Record<string, unknown> =
       backend === 'embedded'
@@ -193,7 +186,7 @@ export async function reloadToPlan(backend: 'embedded' | 'server', repo?: string
           }
         : { 'ultraplan.backend': 'server', 'ultraplan.server.url': server!.url };
     const window = await openStagedWindow({
-      suite: `bench-service-reload-${backend}${repo ? '-before' : ''}`,
+      suite: `bench-service-reload-${backend}`,
       settings,
       staged: [{ id: EXTENSION_ID, folder: staged, version: readManifest(staged).version }],
     });
@@ -206,8 +199,7 @@ export async function reloadToPlan(backend: 'embedded' | 'server', repo?: string
       const samples: ReloadSample[] = [];
       for (let i = 0; i < RELOADS; i++) {
         const before = window.server.probe.announcement();
-        const startsBefore = logLines(window.server, ACTIVATION_START).length;
-        const activatedBefore = logLines(window.server, ACTIVATED).length;
+        const activatedBefore = activatedLines(window.server).length;
         await window.page.reload({ waitUntil: 'domcontentloaded' });
         await window.server.probe.ready(before ? { after: before } : {});
         let statusBar = 0;
@@ -225,13 +217,12 @@ export async function reloadToPlan(backend: 'embedded' | 'server', repo?: string
           if (statusBar && approve && (await approve.isEnabled({ timeout: 10 }).catch(() => false))) decidable = Date.now();
           else await sleep(10);
         }
-        const start = logLineTime(await waitForLine(window.server, ACTIVATION_START, startsBefore));
+        const activated = logLineTime(await waitForActivated(window.server, activatedBefore));
         samples.push({
-          activated: logLineTime(await waitForLine(window.server, ACTIVATED, activatedBefore)) - start,
-          statusBar: statusBar - start,
-          document: document - start,
-          painted: painted - start,
-          decidable: decidable - start,
+          statusBar: statusBar - activated,
+          document: document - activated,
+          painted: painted - activated,
+          decidable: decidable - activated,
         });
       }
       return samples;
@@ -245,76 +236,58 @@ export async function reloadToPlan(backend: 'embedded' | 'server', repo?: string
   }
 }
 
-/** Which log file and line: the extension host's own log, or Ultraplan's. */
-interface LogLine {
-  file: (name: string, full: string) => boolean;
-  line: RegExp;
-}
-
-/** The extension host starts activating Ultraplan (bootstrap.js is loaded next). */
-const ACTIVATION_START: LogLine = {
-  file: (name) => /exthost.*\.log$/.test(name),
-  line: new RegExp(`ExtensionService#_doActivateExtension ${EXTENSION_ID.replace('.', '\\.')},`),
-};
-/** The rest of the extension has loaded and activated. */
-const ACTIVATED: LogLine = {
-  file: (name, full) => name === 'Ultraplan.log' && full.includes(EXTENSION_ID),
-  line: /\] Ultraplan \S+ activated$/,
-};
-
-/** Every matching line in the logs, all extension hosts so far, oldest first. */
-function logLines(server: CodeServer, which: LogLine): string[] {
+/** Every "Ultraplan … activated" line in the extension's logs, all extension hosts so far. */
+function activatedLines(server: CodeServer): string[] {
   const lines: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (which.file(entry.name, full))
+      else if (entry.name === 'Ultraplan.log' && full.includes(EXTENSION_ID)) {
         lines.push(
           ...readFileSync(full, 'utf8')
             .split('\n')
-            .filter((l) => which.line.test(l)),
+            .filter((l) => /\] Ultraplan \S+ activated$/.test(l)),
         );
+      }
     }
   };
   walk(path.join(server.userDataDir, 'logs'));
   return lines.sort();
 }
 
-async function waitForLine(server: CodeServer, which: LogLine, before: number): Promise<string> {
+async function waitForActivated(server: CodeServer, before: number): Promise<string> {
   for (let i = 0; i < 500; i++) {
-    const lines = logLines(server, which);
+    const lines = activatedLines(server);
     if (lines.length > before) return lines[lines.length - 1]!;
     await sleep(10);
   }
-  throw new Error(`no new log line ${which.line} after the reload`);
+  throw new Error('no "activated" log line after the reload');
 }
 
 export async function run(): Promise<BenchResult[]> {
   const results = [...(await eventToPoller()), ...(await idleMemory())];
   const server = await reloadToPlan('server');
   const embedded = await reloadToPlan('embedded');
-  const before = BEFORE ? await reloadToPlan('embedded', BEFORE) : undefined;
-  /** One measure on every backend and build; the server backend's is the local service's baseline. */
-  const onEach = (what: string, pick: (s: ReloadSample) => number, note?: string): BenchResult[] => {
+  /** One measure on both backends; the server backend's is the local service's baseline. */
+  const onBoth = (what: string, pick: (s: ReloadSample) => number, note?: string): BenchResult[] => {
     const baseline = `reload -> ${what}, server backend (TCP)`;
-    const ours = `reload -> ${what}, embedded (local service)`;
     return [
       result(baseline, 'ms', 'lower', server.map(pick)),
-      result(ours, 'ms', 'lower', embedded.map(pick), { baseline, note }),
-      ...(before ? [result(`reload -> ${what}, embedded, before`, 'ms', 'lower', before.map(pick), { baseline: ours, note: BEFORE })] : []),
+      result(`reload -> ${what}, embedded (local service)`, 'ms', 'lower', embedded.map(pick), { baseline, note }),
     ];
   };
   results.push(
-    ...onEach(
-      'the rest of the extension activated',
-      (s) => s.activated,
-      `from the start of the extension's activation; ${RELOADS} reloads each`,
+    ...onBoth('"plan ready" in the status bar', (s) => s.statusBar, `from the extension's "activated" log line; ${RELOADS} reloads each`),
+    ...onBoth('plan painted in the panel', (s) => s.painted),
+    result(
+      'reload -> the panel page loaded (not painted yet), embedded',
+      'ms',
+      'lower',
+      embedded.map((s) => s.document),
+      { note: "the webview's own start in the browser workbench: its page, before its script has painted anything" },
     ),
-    ...onEach('"plan ready" in the status bar', (s) => s.statusBar),
-    ...onEach('the panel page loaded (not painted yet)', (s) => s.document, "the webview's own start in the browser workbench"),
-    ...onEach('plan painted in the panel', (s) => s.painted),
-    ...onEach('Approve enabled', (s) => s.decidable),
+    ...onBoth('Approve enabled', (s) => s.decidable),
   );
   return results;
 }

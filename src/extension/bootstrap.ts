@@ -3,19 +3,17 @@
 // its tree in it), and registers stand-ins for the contributed commands, the review panel's
 // serializer, and the @ultraplan chat participant. The rest of the extension
 // (dist/extension.mjs: backends, sessions, the panel) is imported the first time one of them is
-// used, or at once when this workspace has sessions to re-attach or a review to bring back. A
-// review to bring back gets its page here, before the rest loads: the webview's own start in the
-// browser workbench takes about a second, and it runs while the rest loads (docs/panel.md).
+// used, or at once when this workspace has sessions to re-attach or a review to bring back.
 import { pathToFileURL } from 'node:url';
 import * as vscode from 'vscode';
 import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agents/agentNotice';
 import { createIdleStatusItem } from './status/idleStatus';
 import { createInboxView, type InboxViewHandle } from './inbox/inboxStandIn';
 import { CHAT_STAND_IN, PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY, REVIEW_THREADS_KEY } from '../core/stateKeys';
-import { REVIEW_VIEW_TYPE, createReviewPanel, reviewTabKept, setReviewPage, type BroughtBackReview } from './review/reviewPage';
 
 type FullExtension = typeof import('./extension');
 
+const REVIEW_VIEW_TYPE = 'ultraplan.review';
 const CHAT_PARTICIPANT_ID = 'ultraplan.ultraplan';
 
 let full: Promise<FullExtension> | undefined;
@@ -27,33 +25,6 @@ function hasStateToRestore(context: vscode.ExtensionContext): boolean {
   const panel = context.workspaceState.get<unknown>(REVIEW_PANEL_KEY);
   const reviewThreads = context.workspaceState.get<unknown>(REVIEW_THREADS_KEY);
   return (Array.isArray(sessions) && sessions.length > 0) || (panel !== undefined && panel !== null) || reviewThreads !== undefined;
-}
-
-/** The review panel was open when the window went (the rest validates the record). */
-function reviewWasOpen(context: vscode.ExtensionContext): boolean {
-  const record = context.workspaceState.get<unknown>(REVIEW_PANEL_KEY);
-  return typeof record === 'object' && record !== null && typeof (record as { sessionKey?: unknown }).sessionKey === 'string';
-}
-
-/**
- * Sets the page of the review coming back at once: of the panel the workbench revives (the
- * serializer until the rest registers its own), or of a new one when the workbench kept no tab of
- * it. The rest adopts these panels and shows the session in them.
- */
-function bringBackReview(context: vscode.ExtensionContext): { serializer: vscode.Disposable; panels: BroughtBackReview[] } {
-  const panels: BroughtBackReview[] = [];
-  const serializer = vscode.window.registerWebviewPanelSerializer(REVIEW_VIEW_TYPE, {
-    deserializeWebviewPanel(webviewPanel: vscode.WebviewPanel, saved: unknown) {
-      setReviewPage(webviewPanel.webview, context.extensionUri);
-      panels.push({ webviewPanel, saved, pageSet: true });
-      return Promise.resolve();
-    },
-  });
-  // Not waited for: the workbench's request to revive a kept tab can take a second to come here
-  // (its own start), and the rest would wait for it; if the rest is there first, it revives it.
-  if (!reviewTabKept())
-    panels.push({ webviewPanel: createReviewPanel(context.extensionUri, { preserveFocus: true }), saved: undefined, pageSet: true });
-  return { serializer, panels };
 }
 
 function contributedCommands(context: vscode.ExtensionContext): string[] {
@@ -73,8 +44,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   inbox = view;
   context.subscriptions.push(view);
   if (hasStateToRestore(context)) {
-    const review = reviewWasOpen(context) ? bringBackReview(context) : undefined;
-    await loadFull(context, review ? [review.serializer] : [], review?.panels);
+    await loadFull(context, []);
     return;
   }
   const standIns: vscode.Disposable[] = [];
@@ -118,11 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push({ dispose: () => standIns.forEach((d) => d.dispose()) });
 }
 
-function loadFull(
-  context: vscode.ExtensionContext,
-  standIns: vscode.Disposable[],
-  reviews: BroughtBackReview[] = [],
-): Promise<FullExtension> {
+function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[]): Promise<FullExtension> {
   full ??= (async () => {
     // dist/extension.mjs, the entry of the extension's ES module graph (docs/packaging.md). This file
     // is CommonJS, required at startup; the path is computed at run time, so esbuild leaves the
@@ -132,7 +98,7 @@ function loadFull(
     // import), then go in the same turn as the full extension registers the same command ids,
     // serializer and participant, and its own status item takes the idle one's place.
     for (const d of standIns.splice(0)) d.dispose();
-    loaded.activate(context, { ...(inbox ? { inbox } : {}), reviews });
+    loaded.activate(context, inbox ? { inbox } : {});
     return loaded;
   })();
   return full;

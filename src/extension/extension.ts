@@ -21,7 +21,6 @@ import { registerWorkspaceCommands } from './commands/workspaceCommands';
 import { FollowedSessions } from './sessions/followedSessions';
 import { SessionsFromOtherWindows } from './sessions/sessionsFromOtherWindows';
 import type { InboxViewHandle } from './inbox/inboxStandIn';
-import type { BroughtBackReview } from './review/reviewPage';
 import { registerInbox } from './inbox/inboxView';
 import type { FollowedSession } from './sessions/followedSession';
 import { SettingsReader } from './settings/settings';
@@ -33,10 +32,9 @@ export { forwardChatRequest } from './chat/promptPathUi';
 
 let active: { sessions: FollowedSessions; backends: Backends } | undefined;
 
-/** What the startup bootstrap made before this module loaded (the inbox view, a review it brought back). */
+/** What the startup bootstrap made before this module loaded (the inbox view). */
 export interface FromBootstrap {
   inbox?: InboxViewHandle;
-  reviews?: readonly BroughtBackReview[];
 }
 
 export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBootstrap = {}): void {
@@ -55,7 +53,6 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
   // Sessions another window on this folder starts are followed here too (docs/service.md).
   context.subscriptions.push(new SessionsFromOtherWindows({ sessions, backends, settings, log }));
   log.info(`Ultraplan ${version} activated`);
-  if (fromBootstrap.reviews?.length) log.info(`review panel page set by the startup bootstrap, before the rest loaded`);
 
   const launch = async (prompt: string, s: UltraplanSettings): Promise<FollowedSession | undefined> => {
     if (s.backend === 'claude-web') {
@@ -71,7 +68,7 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
 
   registerSessionCommands(services);
   registerAttachCommand(services);
-  registerReviewCommands(services, fromBootstrap.reviews);
+  registerReviewCommands(services);
   registerBackendCommands(services);
   registerWorkspaceCommands(services);
   const reviews = registerUltrareview(services);

@@ -19,7 +19,7 @@ import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { servicePids } from '../support/serviceProcess';
 import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
 import { closeRealAgentRun, realAgentSettings } from './realAgentWindow';
-import { extensionLog, extensionLogFiles, planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
+import { extensionLog, planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
 const UPDATED = 'export const original = false;\n';
@@ -38,18 +38,6 @@ async function planOnScreen(page: Page, plan = /Set original to false in src\/ap
     timeoutMs: 30_000,
     message: 'Approve to be enabled',
   });
-}
-
-/**
- * The review came back once: one review tab, whichever brought it back (the workbench's revival,
- * or the startup bootstrap's new panel when the workbench kept no tab), and the log of the
- * extension host started since `logsBefore` says which session it shows.
- */
-async function oneReviewBack(window: TestWindow, logsBefore: readonly string[]): Promise<void> {
-  const newLogs = extensionLogFiles(window).filter((f) => f.endsWith('Ultraplan.log') && !logsBefore.includes(f));
-  assert.equal(newLogs.length, 1, 'one new extension host logged');
-  assert.match(readFileSync(newLogs[0]!, 'utf8'), /review panel (restored \(.*|was not restored by the workbench; )showing embedded:/);
-  assert.equal(await window.workbench.page.locator('.tabs-container .tab', { hasText: 'Ultraplan Review' }).count(), 1, 'one review tab');
 }
 
 describe('sessions outlive the window: the real Claude adapter in the local session service', function () {
@@ -125,10 +113,8 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
 
   it('after a window reload the plan is on screen again and the same agent waits', async function () {
     this.timeout(180_000);
-    const logsBefore = extensionLogFiles(window!);
     await window!.reload();
     await planOnScreen(window!.page);
-    await oneReviewBack(window!, logsBefore);
     assert.deepEqual(
       agentPids.filter((pid) => !isAlive(pid)),
       [],
@@ -158,7 +144,6 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
     this.timeout(180_000);
     const w = window!;
     const before = w.probe.announcement();
-    const logsBefore = extensionLogFiles(w);
     await w.page.close();
     const page = await w.workbench.context.newPage();
     await page.goto(w.server.workspaceUrl, { waitUntil: 'domcontentloaded' });
@@ -170,7 +155,6 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
       [],
     );
     w.workbench.page = page;
-    await oneReviewBack(w, logsBefore);
   });
 
   it('a second window on the folder shows the same session; Approve there reaches the agent, which writes the file, and the first window shows it', async function () {

@@ -127,17 +127,14 @@ describe('the production bundles: one module graph, split at its seams', functio
   it('the bootstrap (loaded at startup) holds only its own stateless modules and imports extension.mjs at run time', () => {
     const [file, output] = Object.entries(bootstrapMeta.outputs).find(([name]) => name.endsWith('/bootstrap.js')) ?? [];
     assert.ok(file && output);
-    // Constants, the idle status item, the inbox's stand-in view and the review panel's page (set
-    // at once for a review coming back after a reload): no class the rest checks with instanceof
-    // and no module state (CHAT_STAND_IN is a Symbol.for), so its copy of them is harmless; no zod,
-    // no session code.
+    // Constants, the idle status item and the inbox's stand-in view: no class the rest checks
+    // with instanceof and no module state (CHAT_STAND_IN is a Symbol.for), so its copy of them is
+    // harmless; no zod, no session code.
     assert.deepEqual(Object.keys(output.inputs).sort(), [
       'src/core/stateKeys.ts',
       'src/extension/agents/agentNotice.ts',
       'src/extension/bootstrap.ts',
       'src/extension/inbox/inboxStandIn.ts',
-      'src/extension/review/reviewPage.ts',
-      'src/extension/review/reviewPanelHtml.ts',
       'src/extension/status/idleStatus.ts',
     ]);
     const text = fs.readFileSync(path.resolve(REPO_ROOT, file), 'utf8');

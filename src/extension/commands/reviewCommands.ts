@@ -2,19 +2,15 @@
 // binding of the plan shown), and approving a plan edited in an editor.
 import * as vscode from 'vscode';
 import type { InvokableAction } from '../../core/panelMessages';
-import { ReviewPanel, adoptReviewPanel, registerReviewPanelSerializer, type ReviewPanelRestore } from '../review/reviewPanel';
-import type { BroughtBackReview } from '../review/reviewPage';
+import { ReviewPanel, registerReviewPanelSerializer } from '../review/reviewPanel';
 import { registerCommand, type ExtensionServices } from './services';
 
-export function registerReviewCommands(services: ExtensionServices, broughtBack: readonly BroughtBackReview[] = []): void {
+export function registerReviewCommands(services: ExtensionServices): void {
   const { sessions } = services;
   const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
 
-  // After a reload the workbench revives the panel (or the startup bootstrap brought it back
-  // before this module loaded); the followed sessions say what it shows.
-  const restore: ReviewPanelRestore = (panel, saved) => sessions.restorePanel(panel, saved);
-  for (const brought of broughtBack) adoptReviewPanel(services.context, { log: services.log }, restore, brought);
-  registerReviewPanelSerializer(services.context, { log: services.log }, restore);
+  // After a reload the workbench revives the panel; the followed sessions say what it shows.
+  registerReviewPanelSerializer(services.context, { log: services.log }, (panel, saved) => sessions.restorePanel(panel, saved));
   const invoke = (action: InvokableAction) => () => {
     const panel = ReviewPanel.current;
     if (!panel) {

@@ -8,6 +8,7 @@
 // handled here. Plan texts go to the webview once (splitPlanTexts): the panel remembers which the
 // webview has and forgets it when the webview's page goes away (hidden, reloaded, a post that did
 // not arrive) or asks for everything again (`ready`).
+import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { Disposable } from '../../core/lifecycle';
 import {
@@ -27,7 +28,7 @@ import {
   type SaveReplyDraftMessage,
 } from '../../core/panelMessages';
 import { samePanelState, withWebviewDraft } from '../../core/sessionProjection';
-import { REVIEW_PANEL_TITLE, REVIEW_VIEW_TYPE, createReviewPanel, setReviewPage, type BroughtBackReview } from './reviewPage';
+import { reviewPanelHtml } from './reviewPanelHtml';
 
 /** Where the panel logs; a vscode.LogOutputChannel fits. */
 export interface ReviewPanelLog {
@@ -47,11 +48,23 @@ export interface ReviewPanelShowOptions {
   preserveFocus?: boolean;
 }
 
+const PANEL_TITLE = 'Ultraplan Review';
+
+function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
+  return {
+    enableScripts: true,
+    // Plan markdown is untrusted: a command: link must never run a command.
+    enableCommandUris: false,
+    enableForms: false,
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.joinPath(extensionUri, 'dist')],
+  };
+}
+
 /** Answers one decision or reply from the panel. */
 export type PanelRequestHandler = (request: PanelRequest) => Promise<PanelAnswer>;
 
 export class ReviewPanel extends Disposable {
-  static readonly viewType = REVIEW_VIEW_TYPE;
+  static readonly viewType = 'ultraplan.review';
   static #current: ReviewPanel | undefined;
 
   static get current(): ReviewPanel | undefined {
@@ -66,18 +79,21 @@ export class ReviewPanel extends Disposable {
       existing.reveal(show.column, show.preserveFocus);
       return existing;
     }
-    const panel = createReviewPanel(options.extensionUri, show);
+    const panel = vscode.window.createWebviewPanel(
+      ReviewPanel.viewType,
+      PANEL_TITLE,
+      { viewColumn: show.column ?? vscode.ViewColumn.Beside, preserveFocus: show.preserveFocus ?? false },
+      // No retainContextWhenHidden: the webview keeps its drafts in setState and gets the state
+      // again on `ready`, so a hidden panel need not hold a 5,000-line DOM in memory.
+      webviewOptions(options.extensionUri),
+    );
     return new ReviewPanel(panel, options, state);
   }
 
-  /**
-   * Adopts a panel VS Code restored after a reload (see registerReviewPanelSerializer), or one
-   * the startup bootstrap brought back with its page already set (`pageSet`: setting the page
-   * again would load it again).
-   */
-  static revive(webviewPanel: vscode.WebviewPanel, options: ReviewPanelOptions, state?: PanelState, pageSet = false): ReviewPanel {
+  /** Adopts a panel VS Code restored after a reload (see registerReviewPanelSerializer). */
+  static revive(webviewPanel: vscode.WebviewPanel, options: ReviewPanelOptions, state?: PanelState): ReviewPanel {
     ReviewPanel.#current?.dispose();
-    if (!pageSet) setReviewPage(webviewPanel.webview, options.extensionUri);
+    webviewPanel.webview.options = webviewOptions(options.extensionUri);
     return new ReviewPanel(webviewPanel, options, state);
   }
 
@@ -110,6 +126,7 @@ export class ReviewPanel extends Disposable {
         if (!panel.visible) this.#sentPlans = new Set();
       }),
     );
+    panel.webview.html = this.#html();
     if (state) this.update(state);
   }
 
@@ -149,7 +166,7 @@ export class ReviewPanel extends Disposable {
     if (error !== undefined) return error;
     this.#state = state;
     this.#shown = state;
-    this.#panel.title = state.title ? `${REVIEW_PANEL_TITLE}: ${clip(state.title, 40)}` : REVIEW_PANEL_TITLE;
+    this.#panel.title = state.title ? `${PANEL_TITLE}: ${clip(state.title, 40)}` : PANEL_TITLE;
     return undefined;
   }
 
@@ -249,49 +266,40 @@ export class ReviewPanel extends Disposable {
       this.#options.log?.warn(`review panel: could not open link: ${String(error)}`),
     );
   }
-}
 
-/** Gets the revived panel and the key of the session the webview last showed (undefined when none). */
-export type ReviewPanelRestore = (panel: ReviewPanel, savedSessionKey: string | undefined) => void | Thenable<void>;
-
-/**
- * Takes over a review panel brought back after a reload: its saved state is validated (only the
- * session key is used), and `restore` shows the session in it. Not awaited: the workbench loads
- * a revived panel's page only once its serializer has returned, so it returns at once and the
- * state follows when the sessions are restored (a message posted before the page is ready waits
- * for it).
- */
-export function adoptReviewPanel(
-  context: Pick<vscode.ExtensionContext, 'extensionUri'>,
-  options: Omit<ReviewPanelOptions, 'extensionUri'>,
-  restore: ReviewPanelRestore,
-  brought: Omit<BroughtBackReview, 'pageSet'> & { pageSet?: boolean },
-): void {
-  let sessionKey: string | undefined;
-  if (brought.saved !== undefined && brought.saved !== null) {
-    const parsed = parseWebviewSavedState(brought.saved);
-    if (parsed.ok) sessionKey = parsed.value.sessionKey;
-    else options.log?.warn(`review panel: discarded the saved state: ${parsed.error}`);
+  #html(): string {
+    const webview = this.#panel.webview;
+    const dist = vscode.Uri.joinPath(this.#options.extensionUri, 'dist');
+    return reviewPanelHtml({
+      cspSource: webview.cspSource,
+      nonce: randomBytes(18).toString('base64'),
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
+    });
   }
-  const panel = ReviewPanel.revive(brought.webviewPanel, { ...options, extensionUri: context.extensionUri }, undefined, brought.pageSet);
-  void Promise.resolve(restore(panel, sessionKey)).then(undefined, (error: unknown) =>
-    options.log?.warn(`review panel: could not restore the review: ${String(error)}`),
-  );
 }
 
 /**
- * Registers the serializer that brings the panel back after a window reload (adoptReviewPanel),
- * so the extension can re-attach the session and call panel.update.
+ * Registers the serializer that brings the panel back after a window reload. `restore` gets the
+ * revived panel and the key of the session the webview last showed, from what it saved (validated;
+ * undefined when there was none or it was invalid), so the extension can re-attach the session
+ * and call panel.update.
  */
 export function registerReviewPanelSerializer(
   context: vscode.ExtensionContext,
   options: Omit<ReviewPanelOptions, 'extensionUri'>,
-  restore: ReviewPanelRestore,
+  restore: (panel: ReviewPanel, savedSessionKey: string | undefined) => void | Thenable<void>,
 ): vscode.Disposable {
   const registration = vscode.window.registerWebviewPanelSerializer(ReviewPanel.viewType, {
-    deserializeWebviewPanel(webviewPanel: vscode.WebviewPanel, saved: unknown) {
-      adoptReviewPanel(context, options, restore, { webviewPanel, saved });
-      return Promise.resolve();
+    async deserializeWebviewPanel(webviewPanel: vscode.WebviewPanel, saved: unknown) {
+      let sessionKey: string | undefined;
+      if (saved !== undefined && saved !== null) {
+        const parsed = parseWebviewSavedState(saved);
+        if (parsed.ok) sessionKey = parsed.value.sessionKey;
+        else options.log?.warn(`review panel: discarded the saved state: ${parsed.error}`);
+      }
+      const panel = ReviewPanel.revive(webviewPanel, { ...options, extensionUri: context.extensionUri });
+      await restore(panel, sessionKey);
     },
   });
   context.subscriptions.push(registration);

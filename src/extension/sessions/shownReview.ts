@@ -7,11 +7,21 @@ import * as z from 'zod';
 import type { PanelAnswer, PanelRequest, SaveDraftMessage, SaveReplyDraftMessage } from '../../core/panelMessages';
 import { REVIEW_PANEL_KEY } from '../../core/stateKeys';
 import { ReviewPanel } from '../review/reviewPanel';
-import { reviewTabKept } from '../review/reviewPage';
 import type { FollowedSession } from './followedSession';
 
 /** How long the workbench gets to revive a review panel whose tab it kept before we open it ourselves. */
 const PANEL_REVIVAL_GRACE_MS = 3000;
+
+/**
+ * Whether the workbench kept a tab of the review panel. It revives only a panel whose tab it
+ * kept; in the browser it often keeps none (it could not save its editors on shutdown), and then
+ * waiting for it would only delay the review.
+ */
+function reviewTabKept(): boolean {
+  return vscode.window.tabGroups.all.some((group) =>
+    group.tabs.some((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith(ReviewPanel.viewType)),
+  );
+}
 
 const ReviewPanelRecordSchema = z.strictObject({ sessionKey: z.string().min(1).max(500) });
 type ReviewPanelRecord = z.infer<typeof ReviewPanelRecordSchema>;
@@ -92,7 +102,7 @@ export class ShownReview {
     if (session) {
       this.#remember(session.key);
       panel.update(session.snapshot.panel);
-    } else if (savedKey || remembered) {
+    } else if (savedKey) {
       // A session we no longer follow: there is nothing to show or decide in its review.
       panel.dispose();
     }

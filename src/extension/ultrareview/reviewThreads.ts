@@ -60,8 +60,9 @@ export class ReviewThreads extends Disposable {
     this.#controller.options = { prompt: 'Findings are answered with Fix, Dismiss or Copy', placeHolder: '' };
     this._register(
       vscode.workspace.onDidChangeTextDocument((event) => {
+        const file = this.#fileOf(event.document);
         for (const live of this.#threads.values())
-          if (touches(event.contentChanges, live.data.startLine, live.data.endLine)) live.touched = true;
+          if (live.data.file === file && touches(event.contentChanges, live.data.startLine, live.data.endLine)) live.touched = true;
         this.#scheduleReanchor(event.document);
       }),
     );
@@ -198,10 +199,15 @@ export class ReviewThreads extends Disposable {
     return this.#dismissals;
   }
 
+  /** The document's path in the review's terms (relative, with /), or undefined when no review covers it. */
+  #fileOf(doc: vscode.TextDocument): string | undefined {
+    if (doc.uri.scheme !== 'file' || !this.#root) return undefined;
+    return path.relative(this.#root, doc.uri.fsPath).split(path.sep).join('/');
+  }
+
   #scheduleReanchor(doc: vscode.TextDocument): void {
-    if (doc.uri.scheme !== 'file' || !this.#root) return;
-    const file = path.relative(this.#root, doc.uri.fsPath).split(path.sep).join('/');
-    if (![...this.#threads.values()].some((t) => t.data.file === file)) return;
+    const file = this.#fileOf(doc);
+    if (file === undefined || ![...this.#threads.values()].some((t) => t.data.file === file)) return;
     clearTimeout(this.#pending.get(file));
     this.#pending.set(
       file,

@@ -87,6 +87,11 @@ export class SessionModel {
   #question: string | undefined;
   #ended: EndedBy | undefined;
   #cursor: string | null;
+  /**
+   * After a restart, the cursor this host had read to: a first poll that reads the log back to
+   * exactly there has replayed what was seen before, which says nothing of the agent now.
+   */
+  #replayThrough: string | null = null;
   #agentMode: ReportedMode | undefined;
   /** The host's words on why the agent stopped, while the log says no agent runs. */
   #agentStopped: string | undefined;
@@ -171,6 +176,8 @@ export class SessionModel {
       case 'poll': {
         const { batch, status, cursor } = input.poll;
         this.#cursor = cursor;
+        const replayedOnly = this.#replayThrough !== null && cursor === this.#replayThrough;
+        this.#replayThrough = null;
         if (batch.agentMode) this.#agentMode = batch.agentMode;
         if (batch.agentLife) this.#agentStopped = batch.agentLife.stopped ? batch.agentLife.message : undefined;
         // The poller has fed the scanner this batch already (it decides when following ends); the
@@ -180,6 +187,10 @@ export class SessionModel {
         closed = changes.closed;
         // A stopped agent asks nothing any more: its open requests went with its process.
         if (batch.agentLife?.stopped) closed = [...closed, ...this.#permissions.closeAll('agent_stopped')];
+        // Replayed events were read before the restart: until a poll reads past them, the phase
+        // persisted with that cursor (and its question) stands, unless the replay holds a plan or
+        // says the agent stopped.
+        if (replayedOnly && this.#scanner.pendingPlan === null && this.#agentStopped === undefined) break;
         if (batch.size > 0) this.#replied = false;
         this.#poll = pollPhaseOf(this.#scanner.pendingPlan !== null, status, batch.size);
         // A stopped agent's last words are what it left the person to answer (no plan: it asked, or it was working).
@@ -219,6 +230,7 @@ export class SessionModel {
         // start into a fresh scanner (the persisted cursor only said how far we had got).
         this.#scanner = new ExitPlanModeScanner();
         this.#permissions = new ToolPermissionTracker();
+        this.#replayThrough = this.#cursor;
         this.#poll = undefined;
         this.#replied = false;
         this.#ended = undefined;

@@ -108,6 +108,45 @@ describe('session model', () => {
     assert.equal(restarted.state.phase, 'plan_ready');
     assert.equal(restarted.state.decided.get('toolu_1'), 'rejected', 'decisions made here survive a replay');
   });
+
+  it('a restored question stays on screen through the replay of the log it was read from, then new events count', () => {
+    const restore = () =>
+      new SessionModel({
+        identity: TEST_IDENTITY,
+        initialPhase: 'needs_input',
+        cursor: '6',
+        at: 0,
+        restored: { question: 'Node 20 or 22?' },
+      });
+    const log = () => parseEventBatch([assistantText('Looking at the build.'), assistantText('Node 20 or 22?')]);
+    const model = restore();
+    model.reduce({ type: 'restarted', at: 1 });
+    const replay = log();
+    model.scanner.ingestParsed(replay);
+    // The replay reads back to the cursor the session was persisted with: nothing new happened.
+    const replayed = model.reduce({ type: 'poll', poll: { batch: replay, status: undefined, cursor: '6' }, at: 2 });
+    assert.equal(replayed.state.phase, 'needs_input', 'no flicker to planning while the log is read back');
+    assert.equal(replayed.state.question, 'Node 20 or 22?');
+    assert.equal(replayed.announce, undefined, 'the question is not announced again');
+    assert.equal(
+      model.reduce({ type: 'poll', poll: { batch: parseEventBatch([]), status: 'idle', cursor: '6' }, at: 3 }).state.phase,
+      'needs_input',
+    );
+    // Events past the cursor are the agent now: it works again.
+    const moved = model.reduce({
+      type: 'poll',
+      poll: { batch: parseEventBatch([assistantText('Going on.')]), status: undefined, cursor: '7' },
+      at: 4,
+    });
+    assert.equal(moved.state.phase, 'planning');
+
+    // A replay that reads past the persisted cursor has news in it: the agent is working.
+    const other = restore();
+    other.reduce({ type: 'restarted', at: 1 });
+    const longer = parseEventBatch([assistantText('Node 20 or 22?'), assistantText('Never mind, 20.')]);
+    other.scanner.ingestParsed(longer);
+    assert.equal(other.reduce({ type: 'poll', poll: { batch: longer, status: undefined, cursor: '7' }, at: 2 }).state.phase, 'planning');
+  });
 });
 
 describe('session model: an agent that stopped (agent_lost)', () => {

@@ -183,7 +183,9 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
       ['deny'],
       "only the other review's rejection was sent; the stale approval never left the editor",
     );
-    // The current plan can still be decided in the panel.
+    // The current plan can still be decided in the panel, brought back by its tab as a person
+    // would (the edit may cover it in its group).
+    await page.locator('.tabs-container .tab', { hasText: 'Ultraplan Review' }).first().click();
     const panel = await reviewFrame(page, '.revision-label');
     assert.equal(await panel.locator('.revision-label').textContent(), 'Revision 2 of 2');
     assert.equal(await panel.getByRole('button', { name: 'Approve', exact: true }).isEnabled(), true);

@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict';
 import type { Frame } from 'playwright-core';
 import { readStatusBar, screenshot, uriArg, waitFor, type TestWindow } from './harness';
-import { onlySession, planTask, reviewFrame, scenario, suiteWindow, waitForEvents } from './ultraplanSteps';
+import { extensionLog, onlySession, planTask, reviewFrame, scenario, suiteWindow, waitForEvents } from './ultraplanSteps';
 
 /** What the spec allows between the last keystroke and the reload. */
 const RELOAD_AFTER_MS = 1_000;
@@ -83,6 +83,10 @@ describe('drafts typed in the review panel survive a window reload 1 s later (se
       (events) => events.some((e) => e.type === 'user' && (e as { message?: { content?: unknown } }).message?.content === REPLY),
       'the restored reply to reach the session',
     );
+    // Reading the session's log back after the reload said nothing new: the question stayed on
+    // screen (a flicker to "planning" took the reply box away for a poll).
+    const afterReload = extensionLog(w).split('re-attached session')[1] ?? '';
+    assert.doesNotMatch(afterReload.split(/\] reply \(/)[0] ?? '', /needs_input -> planning/);
   });
 
   it('a comment being written, the rejection feedback and approval notes are back after the reload, and the notes go out', async function () {

@@ -61,6 +61,8 @@ export interface FollowOptions {
    * here (one change per poll). Errors thrown here propagate unchanged.
    */
   onPoll?(poll: PollRead): void;
+  /** After a read failed in a way worth trying again, before the wait: the person is told the session is out of reach for now. */
+  onRetry?(retry: PollRetry): void;
   /** Resume after this event id (null or absent: from the start). */
   initialCursor?: string | null;
   /** Resume with a scanner already fed with the events up to `initialCursor`. */
@@ -89,6 +91,17 @@ export interface PollRead {
   /** Read only when the batch came back empty (see `read` below); undefined while events flow. */
   status: SessionStatus | string | undefined;
   cursor: string | null;
+}
+
+/** A read that failed and will be tried again (the next success means contact is back). */
+export interface PollRetry {
+  /** Reads in a row that failed, this one included. */
+  failures: number;
+  /** Following gives up when this many in a row have failed. */
+  maxFailures: number;
+  retryInMs: number;
+  /** Why this read failed. */
+  message: string;
 }
 
 export interface FollowResult extends SessionResult {
@@ -193,6 +206,7 @@ async function follow<T>(
       const retryAfter = err instanceof SessionsError ? (err.retryAfterMs ?? 0) : 0;
       waitMs = Math.max(interval, retryAfter);
       backingOff = true;
+      options.onRetry?.({ failures, maxFailures, retryInMs: waitMs, message: err.message });
     }
 
     if (polled !== null) {

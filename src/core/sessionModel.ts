@@ -11,7 +11,7 @@ import { needNotificationKey, rememberNotified } from './inbox';
 import type { DecisionKind, PanelNotice, PlanRevision as PanelRevision } from './panelMessages';
 import { attentionPhase, derivePhase, type EndedBy, type Phase } from './phase';
 import { ToolPermissionTracker, type PermissionClosure, type ToolPermissionRequest } from './permissionRequests';
-import { pollPhaseOf, type PollPhase, type PollRead } from './poller';
+import { pollPhaseOf, type PollPhase, type PollRead, type PollRetry } from './poller';
 import { ExitPlanModeScanner, type PlanRevision } from './scanner';
 import { SnapshotMemo, sessionSnapshot, type SessionSnapshot } from './sessionSnapshot';
 import type { SessionIdentity, SessionState } from './sessionState';
@@ -37,6 +37,8 @@ export type SessionInput =
     | { type: 'ended'; by: EndedBy; outcome?: SessionOutcome; notice?: PanelNotice }
     /** Follow again from the start of the log (a re-attach, or Retry after our login failed). */
     | { type: 'restarted' }
+    /** A read of the session failed and will be tried again; the next poll says contact is back. */
+    | { type: 'connectionLost'; retry: PollRetry }
   ) & { at: number };
 
 export interface SessionChange {
@@ -92,6 +94,8 @@ export class SessionModel {
    * exactly there has replayed what was seen before, which says nothing of the agent now.
    */
   #replayThrough: string | null = null;
+  /** While reads of the session fail (and are tried again): what the panel says instead of its notice. */
+  #outOfReach: PanelNotice | undefined;
   #agentMode: ReportedMode | undefined;
   /** The host's words on why the agent stopped, while the log says no agent runs. */
   #agentStopped: string | undefined;
@@ -176,6 +180,7 @@ export class SessionModel {
       case 'poll': {
         const { batch, status, cursor } = input.poll;
         this.#cursor = cursor;
+        this.#outOfReach = undefined;
         const replayedOnly = this.#replayThrough !== null && cursor === this.#replayThrough;
         this.#replayThrough = null;
         if (batch.agentMode) this.#agentMode = batch.agentMode;
@@ -222,8 +227,12 @@ export class SessionModel {
         break;
       case 'ended':
         this.#ended = input.by;
+        this.#outOfReach = undefined;
         if (input.outcome) this.#acts = reduceHostActs(this.#acts, { type: 'outcome', outcome: input.outcome });
         if (input.notice) this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: input.notice });
+        break;
+      case 'connectionLost':
+        this.#outOfReach = { level: 'warning', text: outOfReachText(input.retry) };
         break;
       case 'restarted':
         // The scanner holds no serializable state: a re-attached session replays its log from the
@@ -235,6 +244,7 @@ export class SessionModel {
         this.#replied = false;
         this.#ended = undefined;
         this.#agentStopped = undefined;
+        this.#outOfReach = undefined;
         this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: undefined });
         break;
       default:
@@ -320,6 +330,7 @@ export class SessionModel {
       !this.#gate.isUsed(this.identity.sessionId, pendingPlan.toolUseId);
     return {
       ...acts,
+      notice: this.#outOfReach ?? acts.notice,
       phase,
       phaseChangedAt,
       attention,
@@ -341,6 +352,15 @@ export class SessionModel {
       announced: this.#announced,
     };
   }
+}
+
+/** The panel's word while the session cannot be read: what failed, and that it is tried again. */
+function outOfReachText(retry: PollRetry): string {
+  const seconds = Math.max(1, Math.round(retry.retryInMs / 1000));
+  return (
+    `Reconnecting: the session could not be read (${retry.message}). Trying again in ${seconds} s ` +
+    `(${retry.failures} of ${retry.maxFailures} attempts failed); what is shown may be out of date.`
+  );
 }
 
 function samePending(a: SessionState['pendingPlan'], b: SessionState['pendingPlan']): boolean {

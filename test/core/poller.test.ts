@@ -6,6 +6,7 @@ import {
   type PollClock,
   type PollOptions,
   type PollPhase,
+  type PollRetry,
 } from '../../src/core/poller';
 import { ExitPlanModeScanner } from '../../src/core/scanner';
 import { SessionsError, UltraplanPollError, type PollFailureReason } from '../../src/core/errors';
@@ -329,6 +330,23 @@ describe('pollForApprovedPlan (docs/protocol.md section 5)', () => {
       ]);
       assert.equal((await promise).plan, 'p');
       assert.equal(transport.polls, 5);
+    });
+
+    it('each failed read that will be tried again is told (count, wait, cause) before the wait', async () => {
+      const retries: PollRetry[] = [];
+      const { promise } = run(
+        [
+          { error: transient('HTTP 429', 20_000) },
+          { error: new TypeError('fetch failed') },
+          { events: [exitPlan('A'), approve('A', 'p')] },
+        ],
+        { onRetry: (retry) => retries.push(retry) },
+      );
+      await promise;
+      assert.deepEqual(retries, [
+        { failures: 1, maxFailures: 5, retryInMs: 20_000, message: 'HTTP 429' },
+        { failures: 2, maxFailures: 5, retryInMs: 3000, message: 'fetch failed' },
+      ]);
     });
 
     it('the 5th transient failure in a row fails with network_or_unknown', async () => {

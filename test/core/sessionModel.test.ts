@@ -93,6 +93,31 @@ describe('session model', () => {
     assert.equal(answered.state.attention, answered.state.phase);
   });
 
+  it('while reads fail the panel says it is reconnecting, over its own notice; the next poll takes that back', () => {
+    const model = new SessionModel({ identity: TEST_IDENTITY, initialPhase: 'planning', cursor: null, at: 0 });
+    poll(model, [exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode')], 'requires_action');
+    const refusal = { level: 'warning' as const, text: 'This plan was decided elsewhere.' };
+    model.reduce({ type: 'notice', notice: refusal, at: 2 });
+    const lost = model.reduce({
+      type: 'connectionLost',
+      retry: { failures: 2, maxFailures: 5, retryInMs: 3000, message: 'connect ECONNREFUSED' },
+      at: 3,
+    });
+    assert.equal(lost.changed, true);
+    assert.equal(lost.state.phase, 'plan_ready', 'what is known stays shown');
+    assert.equal(lost.state.notice?.level, 'warning');
+    assert.match(lost.state.notice?.text ?? '', /^Reconnecting: .*ECONNREFUSED.*3 s .*2 of 5/);
+    const again = model.reduce({
+      type: 'connectionLost',
+      retry: { failures: 3, maxFailures: 5, retryInMs: 3000, message: 'connect ECONNREFUSED' },
+      at: 4,
+    });
+    assert.match(again.state.notice?.text ?? '', /3 of 5/);
+    const back = poll(model, [], 'requires_action', 5);
+    assert.deepEqual(back.state.notice, refusal, "contact is back: the panel's own notice again");
+    assert.equal(back.changed, true);
+  });
+
   it('ending wins over everything, and a restart replays from the start', () => {
     const model = new SessionModel({
       identity: TEST_IDENTITY,

@@ -15,6 +15,8 @@ export class MemoryBackend implements SessionBackend {
   failNextSend: Error | undefined;
   archived = 0;
   reads = 0;
+  /** Errors the next reads fail with, one a read (the session out of reach meanwhile). */
+  readonly failReads: Error[] = [];
 
   /** The kind decides what some decisions send (approval notes); a server by default. */
   constructor(readonly kind: BackendKind = 'server') {}
@@ -22,6 +24,8 @@ export class MemoryBackend implements SessionBackend {
   readonly transport = {
     readEvents: async (_sessionId: string, afterId: string | null) => {
       this.reads++;
+      const failure = this.failReads.shift();
+      if (failure) throw failure;
       const start = afterId === null ? 0 : Number(afterId);
       const events = this.events.slice(start);
       return { events, lastId: this.events.length === 0 ? null : String(this.events.length) };

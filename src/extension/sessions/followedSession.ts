@@ -10,7 +10,7 @@ import type { PanelDraft, PanelNotice, ReplyDraft } from '../../core/panelMessag
 import { clip } from '../../core/panelMessages';
 import type { PersistedSession } from '../../core/persistedSessions';
 import type { Phase } from '../../core/phase';
-import { followUntilResult, pollForApprovedPlan, type PollRead } from '../../core/poller';
+import { followUntilResult, pollForApprovedPlan, type PollRead, type PollRetry } from '../../core/poller';
 import { SessionModel, type SessionChange, type SessionInput, type SessionState } from '../../core/sessionModel';
 import { restoredModelOptions } from '../../core/sessionRecord';
 import type { SessionSnapshot } from '../../core/sessionSnapshot';
@@ -200,6 +200,10 @@ export class FollowedSession {
       onPoll: (poll: PollRead) => {
         if (poll.batch.size > 0) log.trace(`[${this.key}] ${poll.batch.size} event(s), cursor ${poll.cursor ?? '-'}`);
         this.#reduce({ type: 'poll', poll, at: this.#now() });
+      },
+      onRetry: (retry: PollRetry) => {
+        log.warn(`[${this.key}] reading the session failed (${retry.failures} of ${retry.maxFailures}): ${retry.message}; trying again`);
+        this.#reduce({ type: 'connectionLost', retry, at: this.#now() });
       },
     };
     log.info(`[${this.key}] following session ${this.sessionId} on ${this.backend.label}`);

@@ -3,6 +3,7 @@
 // refused, and what the person hears goes through the notifier (the backend's words through its voice).
 import * as assert from 'node:assert/strict';
 import { bindingFor } from '../../../src/core/decision';
+import { SessionsError } from '../../../src/core/errors';
 import { groupInbox, revisionDecisionsText } from '../../../src/core/inbox';
 import type { PanelState } from '../../../src/core/panelMessages';
 import { PERSISTED_SESSIONS_KEY } from '../../../src/core/persistedSessions';
@@ -312,6 +313,28 @@ describe('FollowedSession (follower, decisions, snapshots)', () => {
     assert.deepEqual(await c.decisions.reply('8080'), { sent: true });
     assert.equal(c.phase, 'planning');
     assert.equal((backend.sent.at(-1) as unknown as { message: { content: string } }).message.content, '8080');
+  });
+
+  it('while the session cannot be read the panel says it is reconnecting; once read again the plan can be decided', async () => {
+    const backend = new MemoryBackend();
+    // Every notice the panel is given, in order (each snapshot is heard once).
+    const seen: string[] = [];
+    const c = follow(backend, new RecordingNotifier(), {
+      onChange: () => {
+        const text = controller?.snapshot.panel.notice?.text;
+        if (text !== undefined && seen.at(-1) !== text) seen.push(text);
+      },
+    });
+    backend.push(exitPlan('toolu_1', '# Plan'), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: '# Plan' }));
+    await waitFor(() => c.phase === 'plan_ready', 'the plan');
+    const refused = () => new SessionsError('transient', 'connect ECONNREFUSED /run/ultraplan/service.sock', 503);
+    backend.failReads.push(refused(), refused());
+    await waitFor(() => backend.failReads.length === 0 && c.snapshot.panel.notice === undefined, 'contact to come back');
+    assert.equal(seen.length, 2, `one word a failed read: ${seen.join(' | ')}`);
+    assert.match(seen[0]!, /^Reconnecting: .*ECONNREFUSED.*1 of 5/);
+    assert.match(seen[1]!, /2 of 5/);
+    assert.equal(c.phase, 'plan_ready', 'the plan stayed shown meanwhile');
+    assert.deepEqual(await c.decisions.approve(bindingFor('s1', 'toolu_1', '# Plan')), { sent: true });
   });
 });
 

@@ -311,11 +311,11 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
       ...watchPhases((phase, detail) => {
         if (phase === 'needs_input' && !answered) {
           answered = true;
-          // With a stream, reply once it is asked for, so what follows the reply has a stream to come
-          // by (on a busy machine the 50 ms reads would otherwise fetch it all before it connects).
-          const streaming = b.http.streamingTransport !== undefined;
-          const streamAsked = (): boolean => rig.proxy.requests.some((r) => r.path.endsWith('/events/stream'));
-          void (streaming ? waitFor(streamAsked, 'the event stream asked for') : Promise.resolve())
+          // With a stream, reply once it is open (its headers came), so what follows the reply has a
+          // stream to come by (on a busy machine the 50 ms reads would otherwise fetch it all first).
+          const streaming = b.http.streamingTransport;
+          const streamOpen = (): boolean => streaming?.streamStats(sessionId)?.mode === 'open';
+          void (streaming ? waitFor(streamOpen, 'the event stream to open') : Promise.resolve())
             .then(() => b.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]))
             .catch((err: unknown) => failures.push(err));
         }

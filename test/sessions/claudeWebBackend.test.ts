@@ -312,10 +312,11 @@ describe('claude-web backend through the real server (strict Claude-compatibilit
         if (phase === 'needs_input' && !answered) {
           answered = true;
           // With a stream, reply once it is open (its headers came), so what follows the reply has a
-          // stream to come by (on a busy machine the 50 ms reads would otherwise fetch it all first).
+          // stream to come by (on a busy machine the 50 ms reads would otherwise fetch it all first),
+          // or once the backend has given up on it for the poll.
           const streaming = b.http.streamingTransport;
-          const streamOpen = (): boolean => streaming?.streamStats(sessionId)?.mode === 'open';
-          void (streaming ? waitFor(streamOpen, 'the event stream to open') : Promise.resolve())
+          const streamSettled = (): boolean => ['open', 'polling'].includes(streaming?.streamStats(sessionId)?.mode ?? '');
+          void (streaming ? waitFor(streamSettled, 'the event stream to open or be given up') : Promise.resolve())
             .then(() => b.sendEvents(sessionId, [userMessageEvent('Node 20, please.')]))
             .catch((err: unknown) => failures.push(err));
         }

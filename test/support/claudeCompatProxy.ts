@@ -233,6 +233,7 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
         'cache-control': 'no-cache',
         date: response.headers.get('date') ?? new Date().toUTCString(),
       });
+      res.flushHeaders();
       const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
       res.on('close', () => stream.destroy());
       stream.on('error', () => res.destroy());

@@ -347,6 +347,9 @@ export class SessionsServer {
       'x-accel-buffering': 'no',
       ...headers,
     });
+    // At once, not with the first frame: the client counts the stream open when its headers come,
+    // and a session waiting on the person may write nothing for a while.
+    res.flushHeaders();
     let ended = false;
     /** `abandon`: the client stopped reading; what is buffered for it would never leave. */
     const end = (abandon = false) => {

@@ -30,7 +30,16 @@ const folders: string[] = [];
 
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
-  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+  // The killed server's own children go a moment later and may still write meanwhile (a removal
+  // then finds a folder not empty): retried, and one folder that still fails does not keep the
+  // others.
+  for (const dir of folders) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+    } catch {
+      // Left in the temp folder; nothing else depends on it.
+    }
+  }
 });
 
 /** The folder of Debian's PostgreSQL binaries (the newest installed major version). */

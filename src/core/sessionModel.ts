@@ -90,10 +90,10 @@ export class SessionModel {
   #ended: EndedBy | undefined;
   #cursor: string | null;
   /**
-   * After a restart, the cursor this host had read to: a first poll that reads the log back to
-   * exactly there has replayed what was seen before, which says nothing of the agent now.
+   * A restored session's persisted cursor, until its first poll: a first read that ends exactly
+   * there has replayed what was seen before the reload, which says nothing of the agent now.
    */
-  #replayThrough: string | null = null;
+  #replayThrough: string | null;
   /** While reads of the session fail (and are tried again): what the panel says instead of its notice. */
   #outOfReach: PanelNotice | undefined;
   #agentMode: ReportedMode | undefined;
@@ -115,6 +115,7 @@ export class SessionModel {
     this.identity = options.identity;
     this.#initialPhase = options.initialPhase;
     this.#cursor = options.cursor;
+    this.#replayThrough = options.cursor;
     this.#question = r?.question;
     this.#ended = r?.ended;
     this.#agentMode = r?.agentMode;
@@ -192,7 +193,7 @@ export class SessionModel {
         closed = changes.closed;
         // A stopped agent asks nothing any more: its open requests went with its process.
         if (batch.agentLife?.stopped) closed = [...closed, ...this.#permissions.closeAll('agent_stopped')];
-        // Replayed events were read before the restart: until a poll reads past them, the phase
+        // Replayed events were read before the reload: until a poll reads past them, the phase
         // persisted with that cursor (and its question) stands, unless the replay holds a plan or
         // says the agent stopped.
         if (replayedOnly && this.#scanner.pendingPlan === null && this.#agentStopped === undefined) break;
@@ -239,7 +240,6 @@ export class SessionModel {
         // start into a fresh scanner (the persisted cursor only said how far we had got).
         this.#scanner = new ExitPlanModeScanner();
         this.#permissions = new ToolPermissionTracker();
-        this.#replayThrough = this.#cursor;
         this.#poll = undefined;
         this.#replied = false;
         this.#ended = undefined;

@@ -165,6 +165,13 @@ describe('session model', () => {
     });
     assert.equal(moved.state.phase, 'planning');
 
+    // Following again later (Retry after a failure) is no reload: the persisted phase is old news.
+    model.reduce({ type: 'ended', by: 'failed', at: 5 });
+    model.reduce({ type: 'restarted', at: 6 });
+    const again = parseEventBatch([assistantText('Looking at the build.'), assistantText('Node 20 or 22?'), assistantText('Going on.')]);
+    model.scanner.ingestParsed(again);
+    assert.equal(model.reduce({ type: 'poll', poll: { batch: again, status: undefined, cursor: '7' }, at: 7 }).state.phase, 'planning');
+
     // A replay that reads past the persisted cursor has news in it: the agent is working.
     const other = restore();
     other.reduce({ type: 'restarted', at: 1 });

@@ -330,7 +330,8 @@ export class SessionModel {
       !this.#gate.isUsed(this.identity.sessionId, pendingPlan.toolUseId);
     return {
       ...acts,
-      notice: this.#outOfReach ?? acts.notice,
+      // Out of reach outranks the panel's notice, unless that is an error (a decision that failed to go out).
+      notice: acts.notice?.level === 'error' ? acts.notice : (this.#outOfReach ?? acts.notice),
       phase,
       phaseChangedAt,
       attention,

@@ -113,6 +113,13 @@ describe('session model', () => {
       at: 4,
     });
     assert.match(again.state.notice?.text ?? '', /3 of 5/);
+    const failed = { level: 'error' as const, text: 'Sending the approval failed: connect ECONNREFUSED' };
+    assert.deepEqual(
+      model.reduce({ type: 'notice', notice: failed, at: 4 }).state.notice,
+      failed,
+      'what the person just did failed: said over it',
+    );
+    model.reduce({ type: 'notice', notice: refusal, at: 4 });
     const back = poll(model, [], 'requires_action', 5);
     assert.deepEqual(back.state.notice, refusal, "contact is back: the panel's own notice again");
     assert.equal(back.changed, true);

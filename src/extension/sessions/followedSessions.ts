@@ -237,13 +237,16 @@ export class FollowedSessions extends Disposable {
       this.#persistTimer = undefined;
     }
     // A session waiting for trust is kept as it was persisted, not as the waiting stand-in shows it.
+    const written = this.all;
     const keep = await this.#store.write(
-      this.all.map((c) => {
+      written.map((c) => {
         const waiting = this.#waitingForTrust.get(c.key);
         return waiting ? { kept: waiting } : { snapshot: c.snapshot };
       }),
     );
-    for (const key of [...this.#sessions.keys()]) if (!keep.has(key)) this.#sessions.delete(key);
+    // Only what was written and not kept is let go: a session followed while the write was under
+    // way (an attach, a new plan) was not in it, and stays.
+    for (const c of written) if (!keep.has(c.key) && this.#sessions.get(c.key) === c) this.#sessions.delete(c.key);
   }
 
   // -------------------------------------------------------------------------------------------

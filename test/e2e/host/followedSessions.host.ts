@@ -20,6 +20,10 @@ const EXTENSION_ID = 'ultraplan.ultraplan';
 
 class Memento implements vscode.Memento {
   readonly #values = new Map<string, unknown>();
+  /** While set, updates wait for it (a write under way, as workspaceState's goes to another process). */
+  hold: Promise<void> | undefined;
+  /** Updates waiting for `hold` now. */
+  held = 0;
   keys(): readonly string[] {
     return [...this.#values.keys()];
   }
@@ -27,6 +31,11 @@ class Memento implements vscode.Memento {
     return (this.#values.has(key) ? this.#values.get(key) : fallback) as T | undefined;
   }
   async update(key: string, value: unknown): Promise<void> {
+    if (this.hold) {
+      this.held++;
+      await this.hold;
+      this.held--;
+    }
     if (value === undefined) this.#values.delete(key);
     else this.#values.set(key, value);
   }
@@ -206,6 +215,28 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     });
     assert.deepEqual(answer, { result: 'refused', reason });
     assert.equal(readOnlyBackend.sent.length, 0, 'nothing was sent');
+
+    // A session attached while the sessions are being written is not in that write, and stays followed.
+    let release = (): void => undefined;
+    state.hold = new Promise((resolve) => (release = resolve));
+    // Attaching writes the sessions at once: this write (with the new session in it) is held.
+    const midAttach = sessions.attach({
+      backend: new MemoryBackend(),
+      sessionId: 'session_mid1',
+      serverUrl: 'http://127.0.0.1:9',
+      settings,
+    });
+    await waitFor(() => (state.held > 0 ? true : undefined), { timeoutMs: 5_000, intervalMs: 10, message: 'the write to be under way' });
+    const lateBackend = new MemoryBackend();
+    lateBackend.push(...exitPlanEvents('toolu_l', '# Late plan'));
+    const lateAttach = sessions.attach({ backend: lateBackend, sessionId: 'session_late1', serverUrl: 'http://127.0.0.1:9', settings });
+    await waitFor(() => sessions.get('server:cse_late1'), { timeoutMs: 5_000, intervalMs: 10, message: 'the late session to be followed' });
+    release();
+    state.hold = undefined;
+    await midAttach;
+    const late = await lateAttach;
+    assert.equal(sessions.get(late.key), late, 'attached during a write, still followed');
+    await waitFor(() => (late.canDecide ? true : undefined), { timeoutMs: 20_000, intervalMs: 50, message: 'the late plan' });
 
     await sessions.persistNow();
     const stored = state.get<PersistedSession[]>(PERSISTED_SESSIONS_KEY) ?? [];

@@ -28,7 +28,8 @@ const USER = 'ultraplan';
 const running = new Set<ChildProcess>();
 const folders: string[] = [];
 
-process.once('exit', () => {
+/** Stops every cluster this process started and removes their folders (synchronous: it runs at exit). */
+function removeClusters(): void {
   for (const child of running) child.kill('SIGKILL');
   // The killed server's own children go a moment later and may still write meanwhile (a removal
   // then finds a folder not empty): retried, and one folder that still fails does not keep the
@@ -40,7 +41,17 @@ process.once('exit', () => {
       // Left in the temp folder; nothing else depends on it.
     }
   }
-});
+}
+
+process.once('exit', removeClusters);
+// A mocha worker that does not end within a second of being asked is sent SIGTERM, which ends a
+// process without its exit handlers: the clusters would outlive it.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    removeClusters();
+    process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+  });
+}
 
 /** The folder of Debian's PostgreSQL binaries (the newest installed major version). */
 export function postgresBinDir(): string {

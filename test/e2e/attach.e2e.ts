@@ -12,6 +12,7 @@ import {
   decisionsSent,
   exitPlanResults,
   extensionLog,
+  HOST_NOTICE,
   planRequested,
   reviewFrame,
   scenario,
@@ -87,9 +88,7 @@ describe('attach: a session started elsewhere is followed and reviewed (server b
     await attachByPasting(page, archivedId, 'rename the build script');
     const frame = await reviewFrame(page, '#plan li');
     await waitFor(
-      async () =>
-        ((await frame.locator('.notice:not(.notice-local)').textContent()) ?? '').includes('Read-only: this session is archived') ||
-        undefined,
+      async () => ((await frame.locator(HOST_NOTICE).textContent()) ?? '').includes('Read-only: this session is archived') || undefined,
       { timeoutMs: 20_000, message: 'the read-only notice' },
     );
     const approve = frame.getByRole('button', { name: 'Approve', exact: true });
@@ -111,10 +110,10 @@ describe('attach: a session started elsewhere is followed and reviewed (server b
         timeoutMs: 20_000,
         message: 'the review of the session on the open server',
       });
-      await waitFor(
-        async () => ((await frame.locator('.notice:not(.notice-local)').textContent()) ?? '').includes('no token is set for') || undefined,
-        { timeoutMs: 20_000, message: 'the no-token notice' },
-      );
+      await waitFor(async () => ((await frame.locator(HOST_NOTICE).textContent()) ?? '').includes('no token is set for') || undefined, {
+        timeoutMs: 20_000,
+        message: 'the no-token notice',
+      });
       const approve = frame.getByRole('button', { name: 'Approve', exact: true });
       assert.ok((await approve.count()) === 0 || !(await approve.isEnabled()), 'no enabled Approve without a token');
       assert.equal(decisionsSent(await sessionEvents(open, id.replace(/^cse_/, 'session_'))).length, 0);

@@ -10,6 +10,7 @@ import { startServer, type ServerProcess } from '../support/serverProcess';
 import {
   decisionsSent,
   exitPlanResults,
+  HOST_NOTICE,
   listSessions,
   onlySession,
   planTask,
@@ -42,7 +43,7 @@ async function replyThenPlan(page: Page, server: ServerProcess, sessionId: strin
 /** The text of the host's notice in the review panel ('' when none is shown). */
 async function panelNotice(page: Page): Promise<string> {
   const frame = await reviewFrame(page, '#plan');
-  const notice = frame.locator('.notice:not(.notice-local)');
+  const notice = frame.locator(HOST_NOTICE);
   return (await notice.isVisible()) ? ((await notice.textContent()) ?? '') : '';
 }
 
@@ -88,11 +89,17 @@ describe('question -> reply -> plan, then a window reload and approve by keybind
     await replyThenPlan(page, server, next.id);
 
     await server.kill();
-    const reconnecting = await waitFor(async () => ((await panelNotice(page)).startsWith('Reconnecting') ? panelNotice(page) : undefined), {
-      timeoutMs: 20_000,
-      message: 'the panel to say it is reconnecting',
-      retryErrors: true,
-    });
+    const reconnecting = await waitFor(
+      async () => {
+        const notice = await panelNotice(page);
+        return notice.startsWith('Reconnecting') ? notice : undefined;
+      },
+      {
+        timeoutMs: 20_000,
+        message: 'the panel to say it is reconnecting',
+        retryErrors: true,
+      },
+    );
     assert.match(reconnecting, /could not be read .*Trying again in \d+ s \(\d of 5 attempts failed\)/);
     await readStatusBar(page, 'Ultraplan: plan ready', { timeoutMs: 5_000 });
     await screenshot(page, 'reconnecting');

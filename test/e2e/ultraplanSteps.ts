@@ -156,6 +156,9 @@ export async function revisionFrame(page: Page, label: string, timeoutMs = 20_00
   );
 }
 
+/** The review panel's notice from the extension (a read-only reason, reconnecting), not the panel's own refusals. */
+export const HOST_NOTICE = '.notice:not(.notice-local)';
+
 /** The review panel's frame, once it shows `selector`. */
 export async function reviewFrame(page: Page, selector = '#plan'): Promise<Frame> {
   return findWebviewFrame(page, selector, { timeoutMs: 30_000 });

@@ -121,9 +121,7 @@ describe('the real Claude ACP adapter, with only the model scripted', function (
     // The real plan text, from the file the model wrote; the reject's feedback reached the model.
     assert.equal(plans[0], PLAN_V1);
     // Claude's reject ends the turn `cancelled`; the feedback went as the next prompt.
-    assert.ok(
-      run.events(session.id).some((event) => event.type === 'result' && (event as { stop_reason?: string }).stop_reason === 'cancelled'),
-    );
+    assert.ok(run.turnEnds(session.id).some(([stopReason]) => stopReason === 'cancelled'));
     assert.match(run.model.rounds[6]?.view?.lastUser.text ?? '', new RegExp(FEEDBACK.replace('.', '\\.')));
     // The adapter trims the plan file's text.
     assert.equal(plans[1]?.trimEnd(), `${PLAN_V1}2. Add a comment saying why.`);

@@ -90,7 +90,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     await joinedRound(notesPrompt(NOTES), 'the notes');
 
     // The session's record: the approval, then the notes message; one turn, one result, ended normally.
-    const results = await waitFor(() => run.events(sessionId).filter((e) => e.type === 'result'), {
+    const results = await waitFor(() => run.turnEnds(sessionId), {
       message: 'the turn to end',
       timeoutMs: 60_000,
       until: (ended) => ended.length >= 1,
@@ -102,13 +102,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
     );
     assert.ok(decisionAt >= 0 && notesAt > decisionAt, 'control_response, then the notes as a user message');
     await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.deepEqual(
-      run
-        .events(sessionId)
-        .filter((e) => e.type === 'result')
-        .map((r) => [(r as { stop_reason?: string }).stop_reason, (r as { result?: string }).result]),
-      [['end_turn', 'Executed the plan; the name stays.']],
-    );
+    assert.deepEqual(run.turnEnds(sessionId), [['end_turn', 'Executed the plan; the name stays.']]);
     assert.equal(results.length, 1);
     const revision = c.snapshot.panel.revisions[0];
     assert.equal(revision?.notes, NOTES);
@@ -129,7 +123,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
       'the edited step reached the model',
     );
 
-    await waitFor(() => run.events(sessionId).filter((e) => e.type === 'result'), {
+    await waitFor(() => run.turnEnds(sessionId), {
       message: 'the turn to end',
       timeoutMs: 60_000,
       until: (ended) => ended.length >= 1,
@@ -139,13 +133,7 @@ describe('approve with notes through the real Claude ACP adapter, with only the 
       timeoutMs: 30_000,
       until: (status) => status === 'idle',
     });
-    assert.deepEqual(
-      run
-        .events(sessionId)
-        .filter((e) => e.type === 'result')
-        .map((r) => [(r as { stop_reason?: string }).stop_reason, (r as { result?: string }).result]),
-      [['end_turn', 'Executed the edited plan.']],
-    );
+    assert.deepEqual(run.turnEnds(sessionId), [['end_turn', 'Executed the edited plan.']]);
     assert.equal(c.snapshot.panel.revisions[0]?.status, 'approved_edited');
     assert.deepEqual(run.model.scenario.overruns, []);
   });
@@ -195,13 +183,13 @@ describe('approve with notes through the real Gemini CLI, with only the model sc
     assert.ok(approvalRound, `no exit_plan_mode result in the model's log: ${run.model.describe()}`);
     assert.ok((approvalRound.round ?? 0) < (notesRound.round ?? 0), 'the approval first, then the notes');
     assert.deepEqual(notesRound.view?.lastUser.toolResults, [], 'the notes are a prompt of their own');
-    const results = await waitFor(() => run.events(session.id).filter((e) => e.type === 'result'), {
+    const results = await waitFor(() => run.turnEnds(session.id), {
       message: 'the notes turn to end',
       timeoutMs: 60_000,
       until: (ended) => ended.length >= 2,
     });
     assert.deepEqual(
-      results.map((r) => (r as { result?: string }).result),
+      results.map(([, result]) => result),
       ['Executed the approved plan.', 'Noted: the name stays.'],
     );
     assert.equal(c.snapshot.panel.revisions[0]?.notes, NOTES);

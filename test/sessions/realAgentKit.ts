@@ -87,6 +87,13 @@ export class RealAgentRun {
     return allEvents(this.host, sessionId);
   }
 
+  /** How each agent turn of the session ended, in order: its `result` events' stop reason and final text. */
+  turnEnds(sessionId: string): Array<[string | undefined, string | undefined]> {
+    return this.events(sessionId)
+      .filter((event) => event.type === 'result')
+      .map((event) => [(event as { stop_reason?: string }).stop_reason, (event as { result?: string }).result]);
+  }
+
   systemEvents(sessionId: string, subtype: string): Array<Record<string, unknown>> {
     return this.events(sessionId).filter(
       (event) => event.type === 'system' && (event as { subtype?: string }).subtype === subtype,

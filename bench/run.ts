@@ -62,7 +62,10 @@ async function main(): Promise<void> {
   console.log(`\nWritten: ${path.relative(process.cwd(), outFile)}`);
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+main()
+  .catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  // The benches' code-server windows share one Chromium, which would keep this process alive.
+  .finally(async () => (await import('../test/e2e/harness/browser')).closeSharedBrowser());

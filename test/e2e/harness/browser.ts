@@ -18,6 +18,7 @@ export const CHROMIUM_ARGS = [
 ];
 
 export interface Workbench {
+  /** This test process's Chromium, shared by its windows (each window is a context of its own). */
   browser: Browser;
   context: BrowserContext;
   page: Page;
@@ -25,7 +26,7 @@ export interface Workbench {
   suite: string;
   /** Console errors and uncaught page errors from every frame (webviews included), in order. */
   consoleErrors: string[];
-  /** Closes the browser and writes the console log to test-output/e2e/<suite>/console.log. */
+  /** Closes the window's context and writes the console log to test-output/e2e/<suite>/console.log. */
   close(): Promise<void>;
 }
 
@@ -44,14 +45,48 @@ export function suiteOf(page: Page): string {
   return suiteOfPage.get(page) ?? 'e2e';
 }
 
-/** Launches Chromium, opens `url` (e.g. CodeServer.workspaceUrl) and waits for the workbench. */
+let sharedBrowser: Promise<Browser> | undefined;
+
+/**
+ * One Chromium for every window of this test process: a window is a browser context of its own
+ * (its own storage, cache, cookies and service workers, as a fresh profile would have), and the
+ * second of CPU a Chromium launch costs is paid once, not per window. A browser that went away
+ * (crashed, or closed) is launched again for the next window. Playwright kills it when the
+ * process exits; a run that ends without exiting closes it (closeSharedBrowser, rootHooks.ts).
+ */
+export function browserForWindows(): Promise<Browser> {
+  if (!sharedBrowser) {
+    const launching = chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+    sharedBrowser = launching;
+    launching.then(
+      (browser) =>
+        browser.on('disconnected', () => {
+          if (sharedBrowser === launching) sharedBrowser = undefined;
+        }),
+      () => {
+        if (sharedBrowser === launching) sharedBrowser = undefined;
+      },
+    );
+  }
+  return sharedBrowser;
+}
+
+/** Closes this process's Chromium, if it runs: the last step of a run whose process is not about to exit. */
+export async function closeSharedBrowser(): Promise<void> {
+  const launching = sharedBrowser;
+  sharedBrowser = undefined;
+  const browser = await launching?.catch(() => undefined);
+  await browser?.close();
+}
+
+/** Opens `url` (e.g. CodeServer.workspaceUrl) in a new context of the shared Chromium and waits for the workbench. */
 export async function launchBrowser(url: string, options: LaunchOptions = {}): Promise<Workbench> {
   const suite = options.suite ?? 'e2e';
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  const browser = await browserForWindows();
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1400, height: 900 } });
   const consoleLog: string[] = [];
   const consoleErrors: string[] = [];
   try {
-    const context = await browser.newContext({ viewport: options.viewport ?? { width: 1400, height: 900 } });
     const page = await context.newPage();
     suiteOfPage.set(page, suite);
     page.on('console', (message) => {
@@ -76,11 +111,11 @@ export async function launchBrowser(url: string, options: LaunchOptions = {}): P
         if (closed) return;
         closed = true;
         fs.writeFileSync(path.join(outputDir(suite), 'console.log'), `${consoleLog.join('\n')}\n`);
-        await browser.close();
+        await context.close();
       },
     };
   } catch (err) {
-    await browser.close();
+    await context.close().catch(() => undefined);
     throw err;
   }
 }

@@ -31,7 +31,7 @@ export interface TestWindow {
   expectHostSuitePassed(options?: { timeoutMs?: number }): Promise<HostSuiteResults>;
   /** Reloads the window and waits for the new extension host. */
   reload(): Promise<ProbeFile>;
-  /** Closes the browser, stops code-server, removes a workspace it made. Safe to call twice. */
+  /** Closes the window (its browser context), stops code-server, removes a workspace it made. Safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -44,8 +44,9 @@ export async function openTestWindow(options: TestWindowOptions): Promise<TestWi
   const workspace = options.workspace ?? (await createWorkspace(options));
   let server: CodeServer | undefined;
   let workbench: Workbench | undefined;
+  const chromiumAtOpen = chromiumCpuSeconds();
   const cleanUp = async () => {
-    logCpu(options.suite, started, server);
+    logCpu(options.suite, started, server, chromiumAtOpen);
     await workbench?.close().catch(() => undefined);
     await server?.stop().catch(() => undefined);
     if (ownWorkspace) await fs.promises.rm(workspace, { recursive: true, force: true });
@@ -89,14 +90,22 @@ export async function openTestWindow(options: TestWindowOptions): Promise<TestWi
   };
 }
 
-/** One line for where the window's time went: its wall time and the CPU of code-server's and Chromium's process groups. */
-function logCpu(suite: string, started: number, server: CodeServer | undefined): void {
+/** CPU seconds of this process's Chromium so far (the browser its windows share), if it runs. */
+function chromiumCpuSeconds(): number {
+  return groupsCpuSeconds(childGroupLeaders('chromium')) ?? 0;
+}
+
+/**
+ * One line for where the window's time went: its wall time, the CPU of its code-server's process
+ * group, and what the shared Chromium used while the window was open (another window open at the
+ * same time in this process would count there too).
+ */
+function logCpu(suite: string, started: number, server: CodeServer | undefined, chromiumAtOpen: number): void {
+  if (process.platform !== 'linux') return;
   const codeServer = server?.pid === undefined ? undefined : groupsCpuSeconds([server.pid]);
-  const chromium = groupsCpuSeconds(childGroupLeaders('chromium'));
-  if (codeServer === undefined && chromium === undefined) return;
   const cpu = (seconds: number | undefined) => (seconds === undefined ? '?' : seconds.toFixed(1));
   console.log(
-    `      [harness] ${suite}: ${((Date.now() - started) / 1000).toFixed(1)} s open, CPU code-server ${cpu(codeServer)} s, Chromium ${cpu(chromium)} s`,
+    `      [harness] ${suite}: ${((Date.now() - started) / 1000).toFixed(1)} s open, CPU code-server ${cpu(codeServer)} s, Chromium ${cpu(chromiumCpuSeconds() - chromiumAtOpen)} s`,
   );
 }
 

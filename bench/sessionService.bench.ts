@@ -7,20 +7,24 @@
 //    a random moment, timed from just before the reply is sent to the next phase report.
 // 2. The idle service's memory: resident set (VmRSS) of a service with no session and no client,
 //    beside a bare `node` process that only waits (what any Node process costs here).
-// 3. Reload -> ready plan painted, in real code-server 4.100.3 + Chromium (production build): a
-//    plan waits in the service; the window is reloaded; from the extension's activation (its
-//    "activated" log line) to the plan on screen (status bar "plan ready" and the plan in the
-//    review panel, polled every 10 ms), split into the panel's page loaded, the plan painted, and
-//    Approve enabled. Baseline: the same reload on the server backend (an ultraplan-server on
-//    127.0.0.1, followed over TCP with the token).
+// 3. Reload -> ready plan painted, in real code-server + Chromium (production build), on the engine
+//    floor (4.100.3) and the newest (4.139.1): a plan waits in the service; the window is
+//    reloaded; from the extension's activation (its "activated" log line) to the plan on screen:
+//    the status bar's "plan ready" (polled from outside), then from the panel's own performance
+//    marks, read on the page's clock: its script started (the workbench has loaded the page), the
+//    first painted frame showing the plan, and the first in which Approve was enabled. Baseline:
+//    the same reload on the server backend (an ultraplan-server on 127.0.0.1, followed over TCP
+//    with the token).
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { Frame } from 'playwright-core';
 import { DEFAULT_POLL_INTERVAL_MS } from '../src/core/poller';
 import { setPlanModeEvent, userMessageEvent } from '../src/core/protocol';
+import { PERSISTED_SESSIONS_KEY } from '../src/core/stateKeys';
 import type { SessionBackend } from '../src/sessions/backend';
 import { SessionsClient } from '../src/sessions/client';
 import { EmbeddedBackend } from '../src/sessions/embeddedBackend';
@@ -31,11 +35,19 @@ import { withAgentLaunch, type AgentLaunch } from '../src/sessions/service/agent
 import { connectOrStartService } from '../src/sessions/service/serviceLauncher';
 import { servicePaths, SERVICE_DIR_ENV } from '../src/sessions/service/servicePaths';
 import { socketFetch } from '../src/sessions/service/socketFetch';
-import { answerInputBox, findWebviewFrame, runCommand, statusBarTexts, type CodeServer } from '../test/e2e/harness';
+import {
+  answerInputBox,
+  findWebviewFrame,
+  runCommand,
+  statusBarTexts,
+  waitForStoredWorkspaceState,
+  type CodeServer,
+} from '../test/e2e/harness';
 import { planTask } from '../test/e2e/ultraplanSteps';
 import { EXAMPLES_DIR, SERVER_JS, ensureServerBuilt, startServer } from '../test/support/serverProcess';
 import { stopServices } from '../test/support/serviceProcess';
-import { logLineTime, openStagedWindow } from './codeServerWindow';
+import { CODE_SERVERS, CODE_SERVER_ENV, FLOOR, NEWEST } from '../scripts/code-server-config.cjs';
+import { clockOffset, logLineTime, openStagedWindow } from './codeServerWindow';
 import { EXTENSION_ID, buildBundles, readManifest, stageExtension, tempRoot } from './extensionStaging';
 import { result, type BenchResult } from './measure';
 import { followForReplies, sleep } from './replyLatency';
@@ -162,9 +174,9 @@ async function idleMemory(): Promise<BenchResult[]> {
 interface ReloadSample {
   /** activated -> the status bar says "plan ready". */
   statusBar: number;
-  /** activated -> the review panel's page is there (its "Loading the plan review…"), not painted yet. */
-  document: number;
-  /** activated -> the plan in the review panel too. */
+  /** activated -> the review panel's script started: the workbench has loaded its page. */
+  scriptStarted: number;
+  /** activated -> the first painted frame showing the plan in the review panel. */
   painted: number;
   /** activated -> its Approve enabled: the decision can be sent. */
   decidable: number;
@@ -196,6 +208,15 @@ export async function reloadToPlan(backend: 'embedded' | 'server'): Promise<Relo
         await answerInputBox(window.page, server.token ?? '');
       }
       await planTask(window.page, 'plan the build change');
+      // The browser stores workspace state on its own flush timer; a reload before that would
+      // measure a window that never knew the session.
+      await waitForStoredWorkspaceState(
+        window.page,
+        EXTENSION_ID,
+        PERSISTED_SESSIONS_KEY,
+        (saved) => /"phase":"plan_ready"/.test(JSON.stringify(saved ?? null)),
+        'the ready session in the browser storage',
+      );
       const samples: ReloadSample[] = [];
       for (let i = 0; i < RELOADS; i++) {
         const before = window.server.probe.announcement();
@@ -203,26 +224,39 @@ export async function reloadToPlan(backend: 'embedded' | 'server'): Promise<Relo
         await window.page.reload({ waitUntil: 'domcontentloaded' });
         await window.server.probe.ready(before ? { after: before } : {});
         let statusBar = 0;
-        let document = 0;
-        let painted = 0;
-        let decidable = 0;
+        let frame: Frame | undefined;
         const deadline = Date.now() + 60_000;
-        while (!decidable) {
+        for (;;) {
           if (Date.now() > deadline) throw new Error('the plan did not come back after the reload');
           if (!statusBar && (await statusBarTexts(window.page)).some((t) => t.includes('plan ready'))) statusBar = Date.now();
-          const frame = await findWebviewFrame(window.page, painted ? '#plan li' : '#app', { timeoutMs: 10 }).catch(() => undefined);
-          if (frame && !document) document = Date.now();
-          if (frame && !painted && (await frame.locator('#plan li').count()) > 0) painted = Date.now();
-          const approve = painted && frame ? frame.getByRole('button', { name: 'Approve', exact: true }) : undefined;
-          if (statusBar && approve && (await approve.isEnabled({ timeout: 10 }).catch(() => false))) decidable = Date.now();
-          else await sleep(10);
+          // A panel the extension opened itself (the workbench kept none) replaces a frame found early.
+          if (frame?.isDetached()) frame = undefined;
+          frame ??= await findWebviewFrame(window.page, '#app', { timeoutMs: 10 }).catch(() => undefined);
+          const approve = frame?.getByRole('button', { name: 'Approve', exact: true });
+          if (statusBar && approve && (await approve.isEnabled({ timeout: 10 }).catch(() => false))) break;
+          await sleep(10);
+        }
+        // The panel's own marks (src/webview): when its script started, and the first painted frames
+        // that showed the plan and let it be decided, on the page's clock.
+        const clock = await clockOffset(frame!);
+        const marks = (await frame!.evaluate(`(() => {
+          const at = (m) => performance.timeOrigin + m.startTime;
+          const painted = performance.getEntriesByName('ultraplan:painted');
+          const started = performance.getEntriesByName('ultraplan:started')[0];
+          const plan = painted.find((m) => m.detail && m.detail.plan);
+          const decidable = painted.find((m) => m.detail && m.detail.decidable);
+          return { started: started && at(started), plan: plan && at(plan), decidable: decidable && at(decidable) };
+        })()`)) as { started?: number; plan?: number; decidable?: number };
+        if (marks.started === undefined || marks.plan === undefined || marks.decidable === undefined) {
+          throw new Error(`the panel left no marks of its start, its plan and its decision (${JSON.stringify(marks)})`);
         }
         const activated = logLineTime(await waitForActivated(window.server, activatedBefore));
+        const since = (pageTime: number) => pageTime - clock.offset - activated;
         samples.push({
           statusBar: statusBar - activated,
-          document: document - activated,
-          painted: painted - activated,
-          decidable: decidable - activated,
+          scriptStarted: since(marks.started),
+          painted: since(marks.plan),
+          decidable: since(marks.decidable),
         });
       }
       return samples;
@@ -265,29 +299,51 @@ async function waitForActivated(server: CodeServer, before: number): Promise<str
   throw new Error('no "activated" log line after the reload');
 }
 
-export async function run(): Promise<BenchResult[]> {
-  const results = [...(await eventToPoller()), ...(await idleMemory())];
-  const server = await reloadToPlan('server');
-  const embedded = await reloadToPlan('embedded');
+/** Runs `measure` with the harness's windows on code-server `version` (the harness reads it per window). */
+async function onCodeServer<T>(version: string, measure: () => Promise<T>): Promise<T> {
+  const before = process.env[CODE_SERVER_ENV];
+  process.env[CODE_SERVER_ENV] = version;
+  try {
+    return await measure();
+  } finally {
+    if (before === undefined) delete process.env[CODE_SERVER_ENV];
+    else process.env[CODE_SERVER_ENV] = before;
+  }
+}
+
+/** The reload measures on one code-server, each beside the server backend's in the same run. */
+async function reloadResults(version: string): Promise<BenchResult[]> {
+  const server = await onCodeServer(version, () => reloadToPlan('server'));
+  const embedded = await onCodeServer(version, () => reloadToPlan('embedded'));
+  const on = `VS Code ${CODE_SERVERS[version]?.vscode ?? '?'}`;
   /** One measure on both backends; the server backend's is the local service's baseline. */
   const onBoth = (what: string, pick: (s: ReloadSample) => number, note?: string): BenchResult[] => {
-    const baseline = `reload -> ${what}, server backend (TCP)`;
+    const baseline = `reload -> ${what}, server backend (TCP), ${on}`;
     return [
       result(baseline, 'ms', 'lower', server.map(pick)),
-      result(`reload -> ${what}, embedded (local service)`, 'ms', 'lower', embedded.map(pick), { baseline, note }),
+      result(`reload -> ${what}, embedded (local service), ${on}`, 'ms', 'lower', embedded.map(pick), { baseline, note }),
     ];
   };
-  results.push(
-    ...onBoth('"plan ready" in the status bar', (s) => s.statusBar, `from the extension's "activated" log line; ${RELOADS} reloads each`),
-    ...onBoth('plan painted in the panel', (s) => s.painted),
+  return [
+    ...onBoth(
+      '"plan ready" in the status bar',
+      (s) => s.statusBar,
+      `from the extension's "activated" log line; ${RELOADS} reloads each on code-server ${version}`,
+    ),
     result(
-      'reload -> the panel page loaded (not painted yet), embedded',
+      `reload -> the panel's script started, embedded, ${on}`,
       'ms',
       'lower',
-      embedded.map((s) => s.document),
-      { note: "the webview's own start in the browser workbench: its page, before its script has painted anything" },
+      embedded.map((s) => s.scriptStarted),
+      {
+        note: "the webview's page loaded by the workbench, before the panel's script has painted anything",
+      },
     ),
+    ...onBoth('plan painted in the panel', (s) => s.painted, "the panel's own mark after the frame that showed the plan"),
     ...onBoth('Approve enabled', (s) => s.decidable),
-  );
-  return results;
+  ];
+}
+
+export async function run(): Promise<BenchResult[]> {
+  return [...(await eventToPoller()), ...(await idleMemory()), ...(await reloadResults(FLOOR)), ...(await reloadResults(NEWEST))];
 }

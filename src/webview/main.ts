@@ -9,6 +9,8 @@ import { scheduleWarmUp } from './renderWarmUp';
 import { ReviewView } from './reviewView';
 
 function start(): void {
+  // For bench/sessionService.bench.ts: when the panel's page was there and its script began.
+  performance.mark('ultraplan:started');
   const root = document.getElementById('app');
   if (!root) throw new Error('Ultraplan review: the page has no #app element');
   const host = connectToHost();

@@ -102,6 +102,7 @@ export class ReviewView implements PanelActions {
       }
       this.#askedForTexts = false;
       this.render();
+      this.#markPainted();
       // Another session is saved at once: the workbench revives the panel from this saved state,
       // and a reload right after the switch would bring back the session shown before.
       if (this.model.sessionUnsaved()) this.#host.save(this.model.savedState());
@@ -111,6 +112,16 @@ export class ReviewView implements PanelActions {
       this.decide(message.action);
     }
     performance.mark('ultraplan:shown');
+  }
+
+  /**
+   * For bench/sessionService.bench.ts: once the frame that shows this state has been painted, a
+   * mark saying whether it showed a plan and whether it could be decided (how soon a reloaded
+   * window shows a ready plan is read from the page itself, not by polling it from outside).
+   */
+  #markPainted(): void {
+    const detail = { plan: this.#plan.hasBlocks, decidable: this.model.decisionOpen() };
+    requestAnimationFrame(() => setTimeout(() => performance.mark('ultraplan:painted', { detail }), 0));
   }
 
   render(): void {

@@ -124,12 +124,25 @@ async function main() {
 async function buildAndWrite(options) {
   const result = await esbuild.build({ ...options, write: false });
   for (const file of result.outputFiles) {
+    assertInlineSafe(file);
     await mkdir(path.dirname(file.path), { recursive: true });
     const temp = `${file.path}.${process.pid}.tmp`;
     await writeFile(temp, file.contents);
     await rename(temp, file.path);
   }
   return result;
+}
+
+/**
+ * The review panel's page carries webview.js and webview.css in itself (reviewPanelHtml.ts): a
+ * bundle holding text that could end or reopen its element there is refused, so a library update
+ * cannot slip one in (esbuild writes `</script` and `</style` as `<\/script` and `<\/style`).
+ */
+function assertInlineSafe(file) {
+  const name = path.basename(file.path);
+  const unsafe = name === 'webview.js' ? /<\/?script/i : name === 'webview.css' ? /<\/style/i : undefined;
+  const found = unsafe?.exec(file.text);
+  if (found) throw new Error(`${name} holds "${found[0]}" at ${found.index}: it cannot be put in the panel's page as it is`);
 }
 
 /**

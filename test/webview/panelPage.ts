@@ -106,8 +106,9 @@ export async function startPanelServer(dist = DIST): Promise<PanelServer> {
       const html = reviewPanelHtml({
         cspSource: origin,
         nonce: randomBytes(18).toString('base64'),
-        scriptUri: `${origin}/dist/webview.js`,
-        styleUri: `${origin}/dist/webview.css`,
+        script: fs.readFileSync(path.join(dist, 'webview.js'), 'utf8'),
+        style: fs.readFileSync(path.join(dist, 'webview.css'), 'utf8'),
+        assetsUri: `${origin}/dist`,
       });
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(html);

@@ -67,6 +67,11 @@ describe('review panel webview (Chromium)', function () {
     assert.equal(await page.locator('.demo-badge').isVisible(), false);
     // The codicon font came from our own origin, so the CSP allowed it.
     assert.ok(panels.server.requests.includes('/dist/codicon.ttf'), `font requested: ${panels.server.requests.join(', ')}`);
+    // The script and the stylesheet came in the page itself, with no fetch of their own.
+    assert.deepEqual(
+      panels.server.requests.filter((r) => r.startsWith('/dist/webview.')),
+      [],
+    );
     assert.deepEqual(await page.evaluate(() => window.__violations), []);
     await panel.screenshot('plan-rendered');
   });

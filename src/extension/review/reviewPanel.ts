@@ -9,6 +9,8 @@
 // webview has and forgets it when the webview's page goes away (hidden, reloaded, a post that did
 // not arrive) or asks for everything again (`ready`).
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Disposable } from '../../core/lifecycle';
 import {
@@ -273,10 +275,29 @@ export class ReviewPanel extends Disposable {
     return reviewPanelHtml({
       cspSource: webview.cspSource,
       nonce: randomBytes(18).toString('base64'),
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
-      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
+      ...panelAssets(dist.fsPath),
+      assetsUri: webview.asWebviewUri(dist).toString(),
     });
   }
+}
+
+const assetsByFolder = new Map<string, { script: string; style: string }>();
+
+/** dist/webview.js and dist/webview.css, read once per extension host: every panel's page carries them. */
+function panelAssets(dist: string): { script: string; style: string } {
+  let assets = assetsByFolder.get(dist);
+  if (!assets) {
+    try {
+      assets = {
+        script: readFileSync(path.join(dist, 'webview.js'), 'utf8'),
+        style: readFileSync(path.join(dist, 'webview.css'), 'utf8'),
+      };
+    } catch (err) {
+      throw new Error(`the review panel's files cannot be read from ${dist} (reinstalling Ultraplan puts them back): ${String(err)}`);
+    }
+    assetsByFolder.set(dist, assets);
+  }
+  return assets;
 }
 
 /**

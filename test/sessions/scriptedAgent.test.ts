@@ -186,10 +186,11 @@ describe('ScriptedAgent behind the real server', function () {
     assert.equal(last.subtype, 'error_during_execution');
     assert.equal(last.is_error, true);
     assert.deepEqual(last.errors, ['The scripted agent could not read the repository.']);
+    const before = events.length;
     await call(server, 'POST', `/v1/sessions/${id}/events`, { events: [userMessageEvent('try again')] });
-    await new Promise((r) => setTimeout(r, 200));
-    events = await allEvents(server, id);
-    assert.match(assistantTexts(events).at(-1) ?? '', /scenario has ended/);
+    // The note comes after the message, however long a loaded machine takes to write it.
+    events = await waitForEvents(server, id, (all) => all.slice(before).some((e) => e.type === 'result'));
+    assert.match(assistantTexts(events.slice(before)).at(-1) ?? '', /scenario has ended/);
     assert.ok(!events.some((e) => e.type === 'control_request' && e.request.subtype === 'can_use_tool'));
   });
 

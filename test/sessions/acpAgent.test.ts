@@ -10,7 +10,9 @@ import { isAlive, waitGone } from '../support/processes';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
 describe('AcpAgent with the fake ACP agent', function () {
-  this.timeout(20000);
+  // Above the sum of a test's own bounded waits (8 s each, each failing with what it waited for):
+  // beside the e2e run, a test here once took 30 s where it takes 0.3 s alone.
+  this.timeout(60_000);
   const runs = new FakeAgentRuns();
   const startAgent = (scenario: string | object, options: Partial<AcpAgentOptions> = {}, prompt = 'Plan a greeting feature') =>
     runs.start(scenario, options, prompt);

@@ -58,8 +58,9 @@ function quickInputRow(page: Page, label: string): Locator {
 /**
  * Runs a command from the F1 palette by its full title, e.g. 'Ultraplan: Show Log'. For one of
  * ours it first waits until Ultraplan's status item shows: the extension has then registered its
- * commands (a slow extension host lists contributions late). While the command is not listed, it
- * closes the palette, opens it again and retypes, until `timeoutMs` (60 s) has passed.
+ * commands (a slow extension host lists contributions late). While the command is not listed, or
+ * the palette closed before it was typed, it opens the palette again and retypes, until `timeoutMs`
+ * (60 s) has passed.
  */
 export async function runCommand(page: Page, title: string, options: TimeoutOption = {}): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
@@ -68,8 +69,10 @@ export async function runCommand(page: Page, title: string, options: TimeoutOpti
   for (;;) {
     const input = await openPalette(page);
     const row = quickInputRow(page, title);
-    await input.fill(`>${title}`);
     try {
+      // The palette closes when something takes the focus as it opens (a panel or an editor
+      // coming up): then it is opened again, as a person would press F1 again.
+      await input.fill(`>${title}`, { timeout: Math.min(3_000, left()) });
       await row.waitFor({ state: 'visible', timeout: Math.min(3_000, left()) });
       await row.click({ timeout: Math.min(3_000, left()) });
       return;

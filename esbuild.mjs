@@ -7,8 +7,12 @@ import { pathToFileURL } from 'node:url';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
-// `--only=server` builds the one build that holds that entry (tests rebuild dist/server.mjs with its graph).
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+// `--only=server` builds the one build that holds that entry (tests rebuild dist/server.mjs with its graph);
+// `--only=server,review-page` each of those (the server image).
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 
 const common = {
   bundle: true,
@@ -29,9 +33,9 @@ export const NODE_ENTRIES = {
   // Imported by dist/bootstrap.js when the extension is first used.
   extension: 'src/extension/extension.ts',
   // package.json `bin`, and the local session service the extension starts (its hashbang comes from cli.ts).
-  server: 'src/sessions/server/cli.ts',
+  server: 'src/service/cli.ts',
   // ultraplan-review, the review's command line for CI (package.json `bin`).
-  review: 'src/sessions/review/cli.ts',
+  review: 'src/cli/reviewCli.ts',
 };
 
 /** The options of that graph; tests build it with a probe entry added. */
@@ -76,6 +80,17 @@ export function bootstrapBuild({ outdir = 'dist', production: minify = productio
   };
 }
 
+/** A page's script for the browser, with its stylesheet and the codicon font beside it in dist/. */
+const browserPage = {
+  ...common,
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2022',
+  outdir: 'dist',
+  loader: { '.ttf': 'file' },
+  assetNames: '[name]',
+};
+
 /** @type {esbuild.BuildOptions[]} */
 const targets = [
   nodeGraph(),
@@ -89,16 +104,16 @@ const targets = [
     outdir: 'dist',
   },
   {
-    ...common,
-    entryPoints: { webview: 'src/webview/main.ts' },
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    outdir: 'dist',
+    ...browserPage,
     // main.ts imports media/panel.css (with the codicon font): emitted as dist/webview.css plus the
     // font file, both under the panel's localResourceRoots.
-    loader: { '.ttf': 'file' },
-    assetNames: '[name]',
+    entryPoints: { webview: 'src/webview/main.ts' },
+  },
+  {
+    ...browserPage,
+    // The review page ultraplan-server serves at /review/<id> (src/service/http/reviewPage/): the
+    // panel's view with a host in the page. Loaded as files (not inlined), under a nonce-only CSP.
+    entryPoints: { 'review-page': 'src/webview/page/main.ts' },
   },
 ];
 
@@ -108,14 +123,17 @@ async function main() {
     await Promise.all(contexts.map((c) => c.watch()));
     return;
   }
-  const selected = only ? targets.filter((t) => Object.keys(t.entryPoints).includes(only)) : targets;
-  if (selected.length === 0) throw new Error(`--only=${only}: no such bundle`);
+  const selected = only ? targets.filter((t) => Object.keys(t.entryPoints).some((entry) => only.includes(entry))) : targets;
+  const unknown = only?.filter((name) => !targets.some((t) => name in t.entryPoints)) ?? [];
+  if (unknown.length > 0) throw new Error(`--only: no bundle ${unknown.join(', ')}`);
   const results = await Promise.all(selected.map(buildAndWrite));
   if (selected.includes(targets[0])) {
     await removeStaleChunks(results[selected.indexOf(targets[0])].metafile);
     for (const bin of ['server', 'review']) await chmod(`dist/${bin}.mjs`, 0o755);
   }
 }
+
+let tempCount = 0;
 
 /**
  * Builds, then writes each file under a temporary name and renames it: tests rebuild the graph
@@ -126,7 +144,8 @@ async function buildAndWrite(options) {
   for (const file of result.outputFiles) {
     assertInlineSafe(file);
     await mkdir(path.dirname(file.path), { recursive: true });
-    const temp = `${file.path}.${process.pid}.tmp`;
+    // Unique per write: bundles built in parallel emit the same asset (codicon.ttf) to one path.
+    const temp = `${file.path}.${process.pid}.${++tempCount}.tmp`;
     await writeFile(temp, file.contents);
     await rename(temp, file.path);
   }

@@ -1,6 +1,6 @@
 // From an ACP agent's exit-plan permission request to the poller's "plan ready" (what turns the
 // status bar to plan ready), for the same fake ACP agent (a real child process) behind:
-//   embedded  SessionHost in this process, EmbeddedBackend (wakes on host activity) — the baseline
+//   embedded  SessionHost in this process, InProcessBackend (wakes on host activity) — the baseline
 //   server    dist/server.mjs with --agent acp:…, followed over HTTP with the event stream
 //   server, polling  the same server, plain polling at the default 3 s interval
 // The agent stamps the moment it sends session/request_permission (performance.timeOrigin +
@@ -13,12 +13,12 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pollForApprovedPlan } from '../src/core/poller';
 import { controlResponseEvent, setPlanModeEvent, userMessageEvent } from '../src/core/protocol';
-import { createAcpAgentFactory } from '../src/sessions/acp';
-import type { SessionBackend } from '../src/sessions/backend';
-import { SessionsClient } from '../src/sessions/client';
-import { EmbeddedBackend } from '../src/sessions/embeddedBackend';
-import { SessionHost } from '../src/sessions/host';
-import { HttpBackend } from '../src/sessions/httpBackend';
+import { createAcpAgentFactory } from '../src/agents/acp/acpAgentFactory';
+import type { SessionBackend } from '../src/core/sessionBackend';
+import { SessionsClient } from '../src/client/sessionsClient';
+import { InProcessBackend } from '../src/service/inProcessBackend';
+import { SessionHost } from '../src/service/host/sessionHost';
+import { HttpBackend } from '../src/client/httpBackend';
 import { startServer } from '../test/support/serverProcess';
 import { fakeAgentProgram, readAgentRecord } from '../test/support/fakeAcpAgent';
 import { result, type BenchResult } from './measure';
@@ -67,7 +67,7 @@ export async function run(): Promise<BenchResult[]> {
   const argv = [process.execPath, fakeAgentProgram(), scenarioFile, record];
   const results: BenchResult[] = [];
   try {
-    const embedded = new EmbeddedBackend({ host: new SessionHost({ agentFactory: await createAcpAgentFactory({ argv, cwd: dir }) }) });
+    const embedded = new InProcessBackend({ host: new SessionHost({ agentFactory: await createAcpAgentFactory({ argv, cwd: dir }) }) });
     const embeddedSamples: number[] = [];
     for (let i = 0; i < SAMPLES; i++) embeddedSamples.push(await sample(embedded, scenarioFile, record));
     await embedded.dispose();

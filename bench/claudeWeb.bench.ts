@@ -11,7 +11,7 @@ import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_POLL_INTERVAL_MS } from '../src/core/poller';
 import { setPlanModeEvent, userMessageEvent } from '../src/core/protocol';
-import { createClaudeWebBackend, type ClaudeWebBackend } from '../src/sessions/claudeWeb/backend';
+import { createClaudeWebBackend, type ClaudeWebBackend } from '../src/client/claudeWeb/backend';
 import { makeClaudeHome, makeGitRepo } from '../test/support/claudeCompatFixtures';
 import { startClaudeCompatProxy } from '../test/support/claudeCompatProxy';
 import { EXAMPLES_DIR, startServer } from '../test/support/serverProcess';

@@ -4,7 +4,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { encodeLine, FileSessionStore, type LogRecord } from '../src/sessions/store';
+import { encodeLine, FileSessionStore, type LogRecord } from '../src/service/store/sessionStore';
 import { repeat, result, type BenchResult } from './measure';
 
 export const title = 'Journal lines with a checksum vs plain JSON lines';

@@ -11,15 +11,22 @@
 // the plan shown (a notice) -> painted, what each message weighs, and what setState holds after
 // typing feedback.
 import * as esbuild from 'esbuild';
+import { startChecklist } from '../src/core/execution/startChecklist';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
+import { parseEventBatch } from '../src/core/eventBatch';
+import { planHash } from '../src/core/decision';
+import { progressEvent } from '../src/core/execution';
 import { splitPlanTexts, type PanelState } from '../src/core/panelMessages';
-import { launchChromium, openPanel, panelState, revision, startPanelServer, REPO_ROOT } from '../test/webview/panelPage';
-import { repeat, result, type BenchResult } from './measure';
+import { SessionModel } from '../src/core/sessionModel';
+import { TEST_IDENTITY, approve, exitPlan } from '../test/support/sessionEvents';
+import { launchChromium, openPanel, panelState, revision, startPanelServer, REPO_ROOT, type PanelPage } from '../test/webview/panelPage';
+import { bigPlan, updates } from './execution.bench';
+import { repeat, result, timeMs, type BenchResult } from './measure';
 
 export const title = 'Review panel: plan state arriving -> painted, in Chromium (median of 7)';
 
@@ -123,6 +130,57 @@ async function bundleSizes(): Promise<{ built: number; minified: number; gzip: n
   return { built, minified: js.contents.length, gzip: gzipSync(js.contents).length };
 }
 
+/**
+ * The approved plan's checklist (docs/execution.md): one poll's progress events (a todo list and a
+ * file touch) through the session model (fold, snapshot, panel projection) and the host's state
+ * message, to the frame that shows the checklist, for a 400-step plan after 1,000 updates.
+ */
+export async function progressToPaintedChecklist(panel: PanelPage): Promise<BenchResult> {
+  const { text, stepTexts } = bigPlan();
+  const facts = updates(stepTexts);
+  const hash = planHash(text);
+  const model = new SessionModel({
+    identity: TEST_IDENTITY,
+    initialPhase: 'planning',
+    cursor: null,
+    at: 0,
+    planSteps: () => startChecklist,
+  });
+  let cursor = 0;
+  const poll = (raw: unknown[]) => {
+    const batch = parseEventBatch(raw);
+    model.scanner.ingestParsed(batch);
+    model.reduce({ type: 'poll', poll: { batch, status: 'running', cursor: `c${++cursor}` }, at: cursor });
+  };
+  poll([exitPlan('toolu_exec', text), approve('toolu_exec', text)]);
+  poll(facts.slice(0, 1_000).map((fact) => progressEvent(hash, fact)));
+  let sent = new Set<string>();
+  const message = () => {
+    const split = splitPlanTexts(model.snapshot.panel, sent);
+    sent = split.has;
+    return split.message;
+  };
+  await timeStateToPaint(panel.page, message());
+  let next = 1_000;
+  const samples = await repeat(
+    RUNS,
+    async () => {
+      let state: unknown;
+      const host = await timeMs(() => {
+        poll([progressEvent(hash, facts[next++]!), progressEvent(hash, facts[next++]!)]);
+        state = message();
+      });
+      return host + (await timeStateToPaint(panel.page, state));
+    },
+    1,
+  );
+  const steps = await panel.page.locator('.execution-step').count();
+  if (steps !== stepTexts.length) throw new Error(`painted ${steps} steps, expected ${stepTexts.length}`);
+  return result('progress events -> painted checklist (400 steps)', 'ms', 'lower', samples, {
+    note: 'one poll (a todo list + a file touch): fold, snapshot, projection, state message, webview render, paint; the issue bounds it at 50 ms',
+  });
+}
+
 export async function run(): Promise<BenchResult[]> {
   const server = await startPanelServer();
   const browser = await launchChromium();
@@ -176,6 +234,7 @@ export async function run(): Promise<BenchResult[]> {
           }),
         );
     }
+    results.push(await progressToPaintedChecklist(panel));
     await panel.close();
     const before = process.env.ULTRAPLAN_BENCH_BEFORE;
     if (before) results.push(...(await beforeAndAfter(browser, before)));

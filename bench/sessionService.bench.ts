@@ -2,7 +2,7 @@
 // 1. Event -> the poller's phase report (what the status bar shows), through the service's Unix
 //    socket (SessionsClient + event stream over socketFetch, the service a separate process, as
 //    the extension follows it now) beside the in-process path the extension used before (a
-//    SessionHost in this process, its subscription waking the poller: EmbeddedBackend). The same
+//    SessionHost in this process, its subscription waking the poller: InProcessBackend). The same
 //    scripted agent (examples/question.json): sessions wait on its question, each gets a reply at
 //    a random moment, timed from just before the reply is sent to the next phase report.
 // 2. The idle service's memory: resident set (VmRSS) of a service with no session and no client,
@@ -25,16 +25,17 @@ import type { Frame } from 'playwright-core';
 import { DEFAULT_POLL_INTERVAL_MS } from '../src/core/poller';
 import { setPlanModeEvent, userMessageEvent } from '../src/core/protocol';
 import { PERSISTED_SESSIONS_KEY } from '../src/core/stateKeys';
-import type { SessionBackend } from '../src/sessions/backend';
-import { SessionsClient } from '../src/sessions/client';
-import { EmbeddedBackend } from '../src/sessions/embeddedBackend';
-import { SessionHost } from '../src/sessions/host';
-import { HttpBackend } from '../src/sessions/httpBackend';
-import { loadScenarioFile, scriptedAgentFactory } from '../src/sessions/scriptedAgent';
-import { withAgentLaunch, type AgentLaunch } from '../src/sessions/service/agentLaunch';
-import { connectOrStartService } from '../src/sessions/service/serviceLauncher';
-import { servicePaths, SERVICE_DIR_ENV } from '../src/sessions/service/servicePaths';
-import { socketFetch } from '../src/sessions/service/socketFetch';
+import type { SessionBackend } from '../src/core/sessionBackend';
+import { SessionsClient } from '../src/client/sessionsClient';
+import { InProcessBackend } from '../src/service/inProcessBackend';
+import { SessionHost } from '../src/service/host/sessionHost';
+import { HttpBackend } from '../src/client/httpBackend';
+import { loadScenarioFile } from '../src/agents/catalogue/scenario';
+import { scriptedAgentFactory } from '../src/agents/scripted/scriptedAgent';
+import { withAgentLaunch, type AgentLaunch } from '../src/core/agentLaunch';
+import { connectOrStartService } from '../src/client/localService/serviceLauncher';
+import { servicePaths, SERVICE_DIR_ENV } from '../src/core/node/servicePaths';
+import { socketFetch } from '../src/client/localService/socketFetch';
 import {
   answerInputBox,
   findWebviewFrame,
@@ -111,7 +112,7 @@ async function eventToPoller(): Promise<BenchResult[]> {
   ensureServerBuilt();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'up-bench-svc-'));
   const host = await SessionHost.open({ agentFactory: scriptedAgentFactory(await loadScenarioFile(QUESTION_FILE), 'bench') });
-  const inProcess = new EmbeddedBackend({ host });
+  const inProcess = new InProcessBackend({ host });
   try {
     const connection = await benchService(dir);
     const client = new SessionsClient({

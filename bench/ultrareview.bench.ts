@@ -1,6 +1,6 @@
 // The review pipeline's own cost, without model time, for a 2,000-line change: the change read from
 // a real git repository (branch commits plus uncommitted work), the fleet dispatched (3 finders and
-// one verifier run per finding, through the real SessionHost and EmbeddedBackend, with an
+// one verifier run per finding, through the real SessionHost and InProcessBackend, with an
 // in-process agent that answers at once), the findings merged, and each painted as a thread's
 // content (the code it anchors to, its re-anchoring, its markdown; VS Code's own comment widgets
 // are not in this number). Baseline: `git diff` alone on the same change, the floor any review
@@ -11,17 +11,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { anchorLines, reanchor } from '../src/core/review/anchor';
 import { threadMarkdown } from '../src/core/review/threadText';
-import type { Agent, AgentContext } from '../src/sessions/agent';
-import { EmbeddedBackend } from '../src/sessions/embeddedBackend';
-import { SessionHost } from '../src/sessions/host';
-import { reviewOutcome, runReviewFleet } from '../src/sessions/review/fleet';
-import { collectChange } from '../src/sessions/review/gitChange';
+import type { Agent, AgentContext } from '../src/agents/agent';
+import { InProcessBackend } from '../src/service/inProcessBackend';
+import { SessionHost } from '../src/service/host/sessionHost';
+import { reviewOutcome, runReviewFleet } from '../src/client/review/fleet';
+import { collectChange } from '../src/client/review/gitChange';
 import { collectGarbage, repeat, result, timeMs, type BenchResult } from './measure';
 
 export const title = 'Ultrareview pipeline, 2,000-line change, 3 finders, 60 findings (no model time)';
 
-const FILES = 20;
-const LINES_PER_FILE = 100;
+export const FILES = 20;
+export const LINES_PER_FILE = 100;
 const FINDINGS_PER_FINDER = 20;
 const RUNS = 5;
 
@@ -34,7 +34,7 @@ function git(cwd: string, ...args: string[]): string {
 }
 
 /** main with 20 small files; a branch adding 50 lines to each (committed) and 50 more uncommitted. */
-function makeRepo(): string {
+export function makeRepo(): string {
   const root = mkdtempSync(path.join(tmpdir(), 'ultraplan-bench-review-'));
   git(root, 'init', '-q', '-b', 'main');
   const lines = (file: number, from: number, count: number) =>
@@ -80,7 +80,7 @@ class InstantReviewer implements Agent {
 async function pipeline(root: string): Promise<number> {
   let started = 0;
   const host = new SessionHost({ agentFactory: () => new InstantReviewer(started++) });
-  const backend = new EmbeddedBackend({ host, label: 'bench' });
+  const backend = new InProcessBackend({ host, label: 'bench' });
   try {
     const change = await collectChange(root, { kind: 'branch', includeUntracked: false });
     const fleet = await runReviewFleet({

@@ -10,3 +10,5 @@ export declare function cacheRoot(): string;
 export declare function agentHome(id: string): string;
 export declare function agentMarker(id: string): string;
 export declare function agentBin(id: string): string;
+export declare function privateToolsDir(debianPackage: string): string;
+export declare function privateBwrap(): string;

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Installs the pinned ACP agents the tests run for real (src/sessions/acp/agentPackages.json) into
+// Installs the pinned ACP agents the tests run for real (src/agents/catalogue/agents.json) into
 // a per-machine cache folder, each in its own npm prefix: ~/.cache/ultraplan/agents/<id>-<version>.
 // Once per machine: the marker is written only after the install and its checks succeed, so an
 // interrupted install is redone from scratch; a lock keeps concurrent runs from racing.

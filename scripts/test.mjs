@@ -42,7 +42,29 @@ const e2eOnly = args.includes('--e2e');
 const e2eFiles = args.filter((a) => !a.startsWith('--'));
 const onlyCodeServer = args.find((a) => a.startsWith('--code-server='))?.slice('--code-server='.length);
 
-const summary = { passed: 0, failed: 0, pending: 0 };
+const summary = { passed: 0, failed: 0, pending: 0, failures: [] };
+
+/**
+ * Each failure of a mocha run in a few lines (its titles and the error's first line), from the
+ * failures mocha lists after its "N failing": repeated in the summary, the last thing a run prints,
+ * so a log kept only by its tail still names what failed.
+ */
+function failureHeads(text) {
+  const at = [...text.matchAll(/^\s*\d+ failing\b.*$/gm)].at(-1);
+  if (!at) return [];
+  const heads = [];
+  for (const block of text.slice(at.index + at[0].length).split(/\n(?=\s{2}\d+\) )/)) {
+    const lines = block
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    if (!/^\d+\) /.test(lines[0] ?? '')) continue;
+    const error = lines.findIndex((l) => /^\w*Error\b|^AssertionError|^Error:/.test(l));
+    const title = lines.slice(0, error < 0 ? 3 : Math.min(error, 4)).join(' ');
+    heads.push(`${title}${error < 0 ? '' : ` -- ${lines[error]}`}`.slice(0, 400));
+  }
+  return heads;
+}
 const steps = [];
 
 function stripAnsi(text) {
@@ -175,6 +197,7 @@ function mochaAction(mochaArgs, env = {}) {
     summary.passed += passed;
     summary.pending += count('pending');
     summary.failed += failed;
+    summary.failures.push(...failureHeads(text));
     // A crash before mocha's summary (no tests found, a syntax error) still has to show as a failure.
     if (code !== 0 && failed === 0) summary.failed += 1;
     return { ok: code === 0, cpu, output };
@@ -285,7 +308,7 @@ async function main() {
       return true;
     })) &&
     (await step('ACP agents for the real-agent tests (cached)', async () => {
-      await setupAgents(['codex', 'gemini']);
+      await setupAgents(['claude', 'codex', 'gemini', 'qwen', 'copilot', 'opencode']);
       return true;
     })) &&
     (await step('build', async () => {
@@ -374,6 +397,7 @@ async function main() {
   for (const s of steps)
     console.log(`  ${s.ok ? 'ok    ' : 'FAILED'} ${s.name} (${s.seconds} s${s.cpu === undefined ? '' : `, ${formatCpu(s.cpu)}`})`);
   if (summary.pending > 0) console.log(`  ${summary.pending} pending`);
+  for (const head of summary.failures) console.log(`  failed: ${head}`);
   console.log(`${summary.passed} passed, ${summary.failed} failed`);
   process.exit(steps.every((s) => s.ok) && summary.failed === 0 ? 0 : 1);
 }

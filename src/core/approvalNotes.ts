@@ -7,17 +7,18 @@
 //   executes, so the notes become part of the approved plan: an edited approval whose
 //   `updatedInput.plan` is the plan plus a "## Reviewer notes" section.
 // Pure: no I/O.
+import { BACKENDS, type BackendDescriptor, type BackendKind } from './backendKinds';
 import { decisionEvent, type PlanDecision } from './decision';
 import { PANEL_LIMITS } from './panelMessages';
 import { userMessageEvent, type AnyEvent } from './protocol';
 
-export type NotesDelivery = 'next_message' | 'plan_edit';
+export type NotesDelivery = BackendDescriptor['notesDelivery'];
 
 export const REVIEWER_NOTES_HEADING = '## Reviewer notes';
 
 /** How a backend of this kind carries approval notes. */
-export function notesDeliveryFor(backendKind: string): NotesDelivery {
-  return backendKind === 'claude-web' ? 'plan_edit' : 'next_message';
+export function notesDeliveryFor(backendKind: BackendKind): NotesDelivery {
+  return BACKENDS[backendKind].notesDelivery;
 }
 
 /** The notes checked: trimmed, non-empty and within the bound; otherwise why not. */
@@ -56,7 +57,7 @@ export function approvalWithNotes(
   return { decision: { kind: 'approve' }, after: [userMessageEvent(notesPrompt(notes))] };
 }
 
-/** Every event an approval with notes sends, in order (the controller sends exactly these). */
+/** Every event an approval with notes sends, in order (SessionDecisions sends exactly these). */
 export function approvalWithNotesEvents(delivery: NotesDelivery, requestId: string, plan: string, notes: string): AnyEvent[] {
   const { decision, after } = approvalWithNotes(delivery, plan, notes);
   return [decisionEvent(requestId, plan, decision), ...after];

@@ -1,7 +1,8 @@
 // What a person pastes into "Attach to Session…": a Claude Code on the web link
 // (`https://claude.ai/code/session_…`), a session URL on a Sessions server
 // (`http://host:8787/v1/code/sessions/cse_…`, `…/v1/sessions/session_…`, with or without a tail such as
-// `/events`), or a bare id (`session_…`, `cse_…`), which names a session on the current backend.
+// `/events`), a Jules link (`https://jules.google.com/session/<digits>`) or a Jules id (digits), or a
+// bare id (`session_…`, `cse_…`), which names a session on the current backend.
 // Pure: the text is checked and taken apart here; nothing is fetched. Anything that is not plainly one
 // of these is refused with the reason, so a pasted link never points a request anywhere unexpected.
 import * as z from 'zod';
@@ -16,6 +17,11 @@ export const CLAUDE_WEB_LINK_HOSTS: ReadonlySet<string> = new Set(['claude.ai', 
 /** Hosts of Claude Code on the web's API (a session URL there is a claude-web session, not a server). */
 export const CLAUDE_WEB_API_HOSTS: ReadonlySet<string> = new Set(['api.anthropic.com']);
 
+/** Hosts whose links name a Jules session (the `url` its sessions carry). */
+export const JULES_LINK_HOSTS: ReadonlySet<string> = new Set(['jules.google.com']);
+/** Jules session ids are decimal digits ("14550388554331055113"), bounded. */
+export const JULES_SESSION_ID_PATTERN = /^\d{1,40}$/;
+
 export const SessionIdSchema = z
   .string()
   .regex(SESSION_ID_PATTERN, 'a session id is session_… or cse_… followed by letters, digits, "_" or "-"');
@@ -24,6 +30,7 @@ export type AttachTarget =
   /** A bare id: a session on the backend chosen now. */
   | { backend: 'current'; sessionId: string }
   | { backend: 'claude-web'; sessionId: string }
+  | { backend: 'jules'; sessionId: string }
   /** `serverUrl` is the server's base address (origin and any path before `/v1/`). */
   | { backend: 'server'; serverUrl: string; sessionId: string };
 
@@ -45,8 +52,9 @@ export function parseAttachTarget(input: string): AttachTargetResult {
   if (/[\s\u0000-\u001f\u007f-\u009f"'<>`\\]/.test(text))
     return refuse('That contains spaces, quotes or control characters; paste just the link or the id.');
   if (/^(?:session|cse)_/.test(text)) return bareId(text);
+  if (JULES_SESSION_ID_PATTERN.test(text)) return { ok: true, target: { backend: 'jules', sessionId: text } };
   if (!/^[a-z][a-z0-9+.-]*:/i.test(text))
-    return refuse('That is neither a session id (session_… or cse_…) nor a link starting with https:// or http://.');
+    return refuse('That is neither a session id (session_…, cse_…, or a Jules id of digits) nor a link starting with https:// or http://.');
   let url: URL;
   try {
     url = new URL(text);
@@ -70,6 +78,13 @@ export function parseAttachTarget(input: string): AttachTargetResult {
     if (decoded[0] !== 'code' || decoded[1] === undefined || decoded.length > 2)
       return refuse('A Claude Code on the web link looks like https://claude.ai/code/session_…; this one names no session.');
     return withId(decoded[1], (sessionId) => ({ backend: 'claude-web', sessionId }));
+  }
+  if (JULES_LINK_HOSTS.has(host)) {
+    if (url.protocol !== 'https:') return refuse('Jules links start with https://.');
+    const id = decoded[1];
+    if (decoded[0] !== 'session' || id === undefined || decoded.length > 2 || !JULES_SESSION_ID_PATTERN.test(id))
+      return refuse('A Jules link looks like https://jules.google.com/session/<digits>; this one names no session.');
+    return { ok: true, target: { backend: 'jules', sessionId: id } };
   }
   const api = sessionInApiPath(decoded);
   if (!api) return refuse('No session id in that link: expected …/v1/code/sessions/<id>, …/v1/sessions/<id> or claude.ai/code/<id>.');

@@ -31,8 +31,6 @@ export function toLinkSessionId(id: string): string {
 // ---------------------------------------------------------------------------------------------
 // Sessions
 
-export const WORKER_STATUSES = ['idle', 'running', 'requires_action'] as const;
-
 export const CodeSessionSchema = z.looseObject({
   id: z.string().min(1),
   title: z.string().nullable().optional(),
@@ -166,12 +164,6 @@ export type CodeEventPage = z.infer<typeof CodeEventPageSchema>;
 
 export const CodeSendRequestSchema = z.looseObject({
   events: z.array(z.looseObject({ payload: AnyEventSchema })).min(1),
-});
-
-export const CodeSendResultSchema = z.looseObject({
-  results: z
-    .array(z.looseObject({ sequence_num: z.union([z.number(), z.string()]).optional(), duplicate: z.boolean().optional() }))
-    .optional(),
 });
 
 /** Every event we send carries a uuid; a fresh one unless the event already has its own. */

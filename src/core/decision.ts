@@ -5,15 +5,8 @@
 // Pure: no I/O, no timers; the hash is a pure-JS SHA-256, so this file also runs in the webview.
 import { sha256 } from '@noble/hashes/sha2';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
-import * as z from 'zod';
+import type { DecisionBinding } from './panelMessages';
 import { controlResponseEvent, teleportDenyMessage, type AnyEvent } from './protocol';
-
-export const DecisionBindingSchema = z.strictObject({
-  sessionId: z.string().min(1),
-  toolUseId: z.string().min(1),
-  planHash: z.string().regex(/^[0-9a-f]{64}$/, 'planHash must be a lowercase SHA-256 hex digest'),
-});
-export type DecisionBinding = z.infer<typeof DecisionBindingSchema>;
 
 /** SHA-256 hex of the plan text exactly as shown (no trimming: what was read is what is bound). */
 export function planHash(plan: string): string {

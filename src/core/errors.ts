@@ -52,6 +52,12 @@ export class SessionsError extends Error {
   }
 }
 
-export function isTransient(err: unknown): boolean {
-  return err instanceof SessionsError && err.kind === 'transient';
+/** An error's own message for a log line or a person (its text, not its stack); anything thrown that is not an Error, as text. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** An error's stack (its message when it has none), for a crash or an internal error a maintainer reads; anything else thrown, as text. */
+export function errorStack(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }

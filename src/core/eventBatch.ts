@@ -24,6 +24,8 @@ import {
   type ResultEvent,
   type UserEvent,
 } from './protocol';
+import { PROGRESS_SUBTYPE, ProgressEventSchema, type ProgressEvent } from './execution/progress';
+import { PLAN_APPROVAL_SUBTYPE, approvalOf, type ApprovalState } from './planApprovals';
 
 /** One batch as read from the transport, each event validated once. */
 export interface ParsedBatch {
@@ -36,6 +38,20 @@ export interface ParsedBatch {
   readonly agentMode?: ReportedMode;
   /** Whether the session's agent runs, as the batch's last word on it says (absent: it said nothing). */
   readonly agentLife?: AgentLife;
+  /** The execution's progress facts in this batch (`ultraplan_progress` events), in log order. */
+  readonly progress?: readonly ProgressEvent[];
+  /** Approvals counted toward a quorum (`plan_approval` events, written by the server), in log order. */
+  readonly approvals?: readonly ApprovalState[];
+  /**
+   * The request ids the batch's `control_response` items answer (from any window, the browser or
+   * a script), in log order: a prompt for one of them closes at once wherever it is open.
+   */
+  readonly answered?: readonly string[];
+  /**
+   * The absolute folder the batch's last `init` system event names as the agent's `cwd` (Claude
+   * Code's tools name files by absolute path under it).
+   */
+  readonly workingFolder?: string;
 }
 
 /**
@@ -143,12 +159,38 @@ export function parseEventBatch(raw: readonly unknown[]): ParsedBatch {
   let malformed = 0;
   let agentMode: ReportedMode | undefined;
   let agentLife: AgentLife | undefined;
+  let progress: ProgressEvent[] | undefined;
+  let answered: string[] | undefined;
+  let approvals: ApprovalState[] | undefined;
+  let workingFolder: string | undefined;
   for (const item of raw) {
     if (isRecord(item) && item.type === 'system') {
+      if (item.subtype === PROGRESS_SUBTYPE) {
+        const parsed = ProgressEventSchema.safeParse(item);
+        // Only a running agent reports progress.
+        if (parsed.success) {
+          (progress ??= []).push(parsed.data);
+          agentLife = AGENT_RUNS;
+        } else malformed++;
+        continue;
+      }
+      if (item.subtype === PLAN_APPROVAL_SUBTYPE) {
+        const approval = approvalOf(item);
+        if (approval) (approvals ??= []).push(approval);
+        else malformed++;
+        continue;
+      }
+      if (item.subtype === 'init' && typeof item.cwd === 'string' && item.cwd.startsWith('/')) workingFolder = item.cwd;
       const mode = reportedMode(item);
       if (mode === 'malformed') malformed++;
       else if (mode) agentMode = mode;
       agentLife = systemLife(item) ?? agentLife;
+      continue;
+    }
+    if (isRecord(item) && item.type === 'control_response') {
+      // Only its request id is read; the rest is the service's business (it checked the answer).
+      const requestId = isRecord(item.response) ? item.response.request_id : undefined;
+      if (typeof requestId === 'string') (answered ??= []).push(requestId);
       continue;
     }
     const read = readEvent(item);
@@ -161,5 +203,9 @@ export function parseEventBatch(raw: readonly unknown[]): ParsedBatch {
   const batch: { -readonly [K in keyof ParsedBatch]: ParsedBatch[K] } = { events, size: raw.length, malformed };
   if (agentMode) batch.agentMode = agentMode;
   if (agentLife) batch.agentLife = agentLife;
+  if (progress) batch.progress = progress;
+  if (answered) batch.answered = answered;
+  if (workingFolder) batch.workingFolder = workingFolder;
+  if (approvals) batch.approvals = approvals;
   return batch;
 }

@@ -20,7 +20,7 @@ export const INBOX_GROUPS: ReadonlyArray<{ id: InboxGroupId; label: string }> = 
  */
 const NEEDS_YOU: ReadonlySet<Phase> = new Set<Phase>(['plan_ready', 'needs_input', 'needs_permission', 'agent_stopped']);
 
-/** What the inbox reads of one session (a projection of its controller). */
+/** What the inbox reads of one session (its snapshot's entry, core/sessionSnapshot.ts). */
 export interface InboxEntry {
   key: string;
   title: string;
@@ -36,6 +36,14 @@ export interface InboxEntry {
   /** The agent's mode as it last reported it, in words ("plan (read-only)"). */
   modeText: string | undefined;
   revisionCount: number;
+  /** While or after the approved plan runs: "Executing: 3 of 7 steps done" (the agent's own reports). */
+  progress?: string | undefined;
+  /**
+   * The quorum's line the panel shows too (core/planApprovals.ts): while it is not reached "1 of 2
+   * approvals: alice; waiting for one more from platform-reviewers"; once it released the latest
+   * revision "Approved by 2 of 2: alice, bob".
+   */
+  approval?: string | undefined;
 }
 
 export function needsYou(phase: Phase): boolean {
@@ -92,13 +100,28 @@ export function formatAge(ms: number): string {
   return `${Math.floor(hours / 24)}d ago`;
 }
 
-/** The line beside a session's title: backend, agent, age, revision count. */
+/** The line beside a session's title: backend, agent, age, then the execution's progress, the quorum's line or the revision count. */
 export function inboxDescription(entry: InboxEntry, now: number): string {
   const parts = [entry.backendLabel];
   if (entry.agentLabel) parts.push(entry.agentLabel);
   parts.push(formatAge(now - entry.changedAt));
-  if (entry.revisionCount > 0) parts.push(`${entry.revisionCount} revision${entry.revisionCount === 1 ? '' : 's'}`);
+  if (entry.progress) parts.push(entry.progress);
+  else if (entry.approval) parts.push(entry.approval);
+  else if (entry.revisionCount > 0) parts.push(`${entry.revisionCount} revision${entry.revisionCount === 1 ? '' : 's'}`);
   return parts.join(' · ');
+}
+
+/** The lines of a row's tooltip (after its title); the decisions per revision are the caller's. */
+export function inboxTooltipLines(entry: InboxEntry): string[] {
+  return [
+    `Phase: ${inboxPhaseLabel(entry.attention)}`,
+    `Backend: ${entry.backendLabel}`,
+    ...(entry.agentLabel ? [`Agent: ${entry.agentLabel}`] : []),
+    ...(entry.modeText ? [`Agent mode: ${entry.modeText}`] : []),
+    `Revisions: ${entry.revisionCount}`,
+    ...(entry.progress ? [entry.progress] : []),
+    ...(entry.approval ? [entry.approval] : []),
+  ];
 }
 
 /** The phase in the view's words (the panel's labels: "Plan ready", "Executing"). */
@@ -163,7 +186,7 @@ export function agentModeText(mode: ReportedMode | undefined): string {
   return mode.readOnly ? `${named} (read-only)` : named;
 }
 
-/** The revisions and what was decided on each, in words: "1 rejected, 2 approved with notes". */
+/** The revisions and what was decided on each, in words: "revision 1 rejected, revision 2 approved with notes". */
 export function revisionDecisionsText(revisions: readonly Pick<PlanRevision, 'revision' | 'status' | 'notes'>[]): string {
-  return revisions.map((r) => `${r.revision} ${r.status.replace('_', ' ')}${r.notes ? ' with notes' : ''}`).join(', ');
+  return revisions.map((r) => `revision ${r.revision} ${r.status.replace('_', ' ')}${r.notes ? ' with notes' : ''}`).join(', ');
 }

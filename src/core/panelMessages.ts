@@ -4,7 +4,9 @@
 //
 // For the extension room (who builds PanelState and handles decisions):
 // - Host -> webview: {type:'state', state, plans} (ReviewPanel.update), {type:'answer', requestId,
-//   result} (one per request, see below) and {type:'invoke', action} (ReviewPanel.invoke, for the
+//   result} (one per request, see below), {type:'verification', …} (core/execution/
+//   verificationMessage.ts: kept apart, so the extension's first load does not carry its schema)
+//   and {type:'invoke', action} (ReviewPanel.invoke, for the
 //   host keybindings: the webview then acts as if the button was clicked, so the decision still
 //   carries the binding of the plan shown and, for reject, the feedback and comments typed there).
 // - Plan texts go once: a state message carries its revisions without their texts, each naming its
@@ -13,8 +15,8 @@
 //   they agree on what the webview has without asking. A webview that misses a text (a recreated
 //   page, a dropped message) posts `ready`, and the host forgets what it sent and sends everything.
 // - Webview -> host: ready | approve | reject | edit | teleport | reply | continue | openLink |
-//   saveDraft | saveReplyDraft. ReviewPanel handles `ready` (re-sends the state with every text) and
-//   `openLink` (validated, openExternal) itself; decisions and replies go to its request handler,
+//   openFileDiff | verify | continueStep | saveDraft | saveReplyDraft. ReviewPanel handles `ready` (re-sends the state with
+//   every text), `openLink` (validated, openExternal) and `openFileDiff` (a touched file) itself; decisions and replies go to its request handler,
 //   which answers each one; drafts reach the extension as events.
 // - A decision carries a DecisionBinding {sessionId, toolUseId, planHash}: planHash is whatever
 //   the host put in the revision (sha256 hex of the plan text); the webview only echoes it.
@@ -34,9 +36,9 @@
 //   to the agent with the approval, as src/core/approvalNotes.ts says per backend.
 // - Reject comments: LineComment {line, endLine?, ...} maps onto src/core/feedback.ts's
 //   PlanLineComment as {startLine: line, endLine: endLine ?? line, text}; formatRejectFeedback
-//   there quotes the lines from the plan itself. DecisionBindingSchema here is structurally the one
-//   in src/core/decision.ts (kept here too because that file imports node:crypto and this one is
-//   bundled into the browser).
+//   there quotes the lines from the plan itself.
+// - DecisionBindingSchema is defined here, the one copy (decision.ts checks it): the webview parses
+//   it without loading the host's gate and its hash.
 // This file is pure (no vscode, no DOM) so both bundles and the unit tests import it.
 import * as z from 'zod';
 import { PhaseSchema } from './phase';
@@ -56,6 +58,11 @@ export const PANEL_LIMITS = {
   labelChars: 500,
   textChars: 100 * 1024,
   urlChars: 2_048,
+  pathChars: 1_000,
+  /** The execution checklist: steps, todos per step (and not in the plan), files per step. */
+  executionSteps: 2_000,
+  executionTodos: 200,
+  executionFiles: 500,
 } as const;
 
 /** Text cut to `max` characters, an ellipsis marking the cut. */
@@ -120,6 +127,8 @@ export const PlanRevisionSchema = z.strictObject({
   notes: NotesDraftSchema.optional(),
   /** ISO 8601 time of the decision. */
   decidedAt: z.string().max(64).optional(),
+  /** Who approved it under a quorum once the quorum released it ("Approved by 2 of 2: alice, bob"). */
+  approvedBy: z.string().min(1).max(PANEL_LIMITS.textChars).optional(),
 });
 export type PlanRevision = z.infer<typeof PlanRevisionSchema>;
 
@@ -166,6 +175,42 @@ export type ReplyDraft = z.infer<typeof ReplyDraftSchema>;
 /** At most one draft write per draft in this interval (setState and the host), the last always written. */
 export const DRAFT_WRITE_INTERVAL_MS = 200;
 
+/** A file path as an agent reported it (workspace-relative, or absolute outside the workspace). */
+export const FilePathSchema = z.string().min(1).max(PANEL_LIMITS.pathChars);
+
+/** One step of the approved plan during execution: what the agent reported of it, and the files it touched. */
+export const ExecutionStepSchema = z.strictObject({
+  id: z.string().min(1).max(PANEL_LIMITS.labelChars),
+  title: LabelSchema,
+  status: z.enum(['pending', 'in_progress', 'done', 'not_reported']),
+  /** The step's lines in the approved plan (1-based, inclusive). */
+  startLine: z.number().int().min(1),
+  endLine: z.number().int().min(1),
+  /** The agent's todos that reported on it, as written. */
+  todos: z.array(LabelSchema).max(PANEL_LIMITS.executionTodos),
+  files: z.array(FilePathSchema).max(PANEL_LIMITS.executionFiles),
+  /** Files no todo placed, whose path the step names (checklist.ts): a hint, not the agent's report. */
+  namedFiles: z.array(FilePathSchema).max(PANEL_LIMITS.executionFiles).optional(),
+});
+export type ExecutionStep = z.infer<typeof ExecutionStepSchema>;
+
+/** The approved plan as a checklist while (and after) the agent executes it. */
+export const PanelExecutionSchema = z.strictObject({
+  /** The approved revision's ExitPlanMode call. */
+  toolUseId: IdSchema,
+  /** "Executing: 3 of 7 steps done". */
+  summary: LabelSchema,
+  finished: z.boolean(),
+  steps: z.array(ExecutionStepSchema).max(PANEL_LIMITS.executionSteps),
+  /** Work the agent reported that no step names. */
+  notInPlan: z
+    .array(z.strictObject({ content: LabelSchema, status: z.enum(['pending', 'in_progress', 'completed']) }))
+    .max(PANEL_LIMITS.executionTodos),
+  /** Files touched when no single step was in progress. */
+  unattributedFiles: z.array(FilePathSchema).max(PANEL_LIMITS.executionFiles),
+});
+export type PanelExecution = z.infer<typeof PanelExecutionSchema>;
+
 export const PanelStateSchema = z.strictObject({
   /** The extension's own key for the session (stable across reloads). */
   sessionKey: IdSchema,
@@ -174,6 +219,10 @@ export const PanelStateSchema = z.strictObject({
   title: LabelSchema,
   backendLabel: LabelSchema,
   agentLabel: LabelSchema.optional(),
+  /** What a decision does on this backend when it is not what it is elsewhere (Jules: no reject). */
+  backendLimits: z
+    .strictObject({ reject: LabelSchema.optional(), approveEdited: LabelSchema.optional(), teleport: LabelSchema.optional() })
+    .optional(),
   /** The agent's mode as it last reported it ("plan (read-only)"). */
   agentMode: LabelSchema.optional(),
   phase: PhaseSchema,
@@ -199,6 +248,10 @@ export const PanelStateSchema = z.strictObject({
   replyDraft: ReplyDraftSchema.optional(),
   /** The scripted demo scenario: labelled as a demo everywhere. */
   demo: z.boolean().optional(),
+  /** Once a plan is approved: its checklist. The panel is then about the execution, not a decision. */
+  execution: PanelExecutionSchema.optional(),
+  /** The pending plan's approvals while a quorum is not reached; `mine`: this person's approval was counted. */
+  approval: z.strictObject({ summary: z.string().min(1).max(PANEL_LIMITS.textChars), mine: z.boolean() }).optional(),
 });
 export type PanelState = z.infer<typeof PanelStateSchema>;
 
@@ -281,6 +334,18 @@ export const ContinueMessageSchema = z.strictObject({
   text: z.string().max(PANEL_LIMITS.replyChars),
 });
 export const OpenLinkMessageSchema = z.strictObject({ type: z.literal('openLink'), href: HttpUrlSchema });
+/** A file the execution touched, opened in a diff (against the file as it was at approval, when known). */
+export const OpenFileDiffMessageSchema = z.strictObject({ type: z.literal('openFileDiff'), sessionKey: IdSchema, path: FilePathSchema });
+export type OpenFileDiffMessage = z.infer<typeof OpenFileDiffMessageSchema>;
+/** Verify the session's work against its approved plan (the command Verify Against Plan, for this session). */
+export const VerifyMessageSchema = z.strictObject({ type: z.literal('verify'), sessionKey: IdSchema });
+/** Ask the same session to carry out a step its verification found missing. */
+export const ContinueStepMessageSchema = z.strictObject({
+  type: z.literal('continueStep'),
+  sessionKey: IdSchema,
+  stepId: z.string().min(1).max(500),
+});
+export type ContinueStepMessage = z.infer<typeof ContinueStepMessageSchema>;
 export const SaveDraftMessageSchema = PanelDraftSchema.extend({ type: z.literal('saveDraft'), sessionKey: IdSchema });
 export const SaveReplyDraftMessageSchema = ReplyDraftSchema.extend({ type: z.literal('saveReplyDraft'), sessionKey: IdSchema });
 export const WebviewToHostMessageSchema = z.discriminatedUnion('type', [
@@ -292,6 +357,9 @@ export const WebviewToHostMessageSchema = z.discriminatedUnion('type', [
   ReplyMessageSchema,
   ContinueMessageSchema,
   OpenLinkMessageSchema,
+  OpenFileDiffMessageSchema,
+  VerifyMessageSchema,
+  ContinueStepMessageSchema,
   SaveDraftMessageSchema,
   SaveReplyDraftMessageSchema,
 ]);

@@ -3,10 +3,11 @@
 // approved plan, or while planning). A pure, stateful tracker fed the same event batches as the
 // scanner; it says which requests are open. No I/O, no timers.
 //
-// A request closes when we answered it (markAnswered), when the log shows its tool settled (a
-// tool_result for its tool_use_id, or a tool_use for it after the request: answered elsewhere,
-// e.g. in the browser), or when the turn that asked ended (a `result`). Our own answers never come
-// back through the log (readers skip control_response items), so the caller reports them.
+// A request closes when we answered it (markAnswered), when the log shows an answer to it (a
+// control_response from another window, the browser or a script: answered elsewhere) or its tool
+// settled (a tool_result for its tool_use_id, or a tool_use for it after the request), or when the
+// turn that asked ended (a `result`). Our own answer comes back through the log too, after
+// markAnswered closed the request, so it changes nothing.
 //
 // Memory is bounded: open requests (each holding its input) by MAX_OPEN_PERMISSION_REQUESTS, the
 // ids remembered for late or repeated events by MAX_REMEMBERED_IDS, never by the session's length.
@@ -291,10 +292,15 @@ export class ToolPermissionTracker {
           break;
       }
     }
+    // Answers come after their request in the log, so one to a request of this batch finds it open.
+    for (const requestId of batch.answered ?? []) {
+      const request = this.#open.get(requestId);
+      if (request) close(request, 'answered_elsewhere');
+    }
     return changes;
   }
 
-  /** Records our own answer (it never returns through the log); false when it was not open. */
+  /** Records our own answer at once (before the log brings it back); false when it was not open. */
   markAnswered(requestId: string): boolean {
     const request = this.#open.get(requestId);
     if (!request) return false;

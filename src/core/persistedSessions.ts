@@ -3,7 +3,8 @@
 // workspaceState as JSON and parsed with zod on the way back in: a damaged or older entry is
 // dropped with a log line, never trusted. Pure (no vscode import) so it is unit-tested.
 import * as z from 'zod';
-import { PanelDraftSchema, PlanRevisionSchema, HttpUrlSchema, ReplyDraftSchema } from './panelMessages';
+import { BACKEND_KINDS } from './backendKinds';
+import { PanelDraftSchema, PanelExecutionSchema, PlanRevisionSchema, HttpUrlSchema, ReplyDraftSchema } from './panelMessages';
 import { PhaseSchema } from './phase';
 import { MAX_NOTIFIED_PER_SESSION } from './inbox';
 import { MAX_SAVED_PLANS } from './hostActs';
@@ -20,7 +21,7 @@ export const MAX_FINISHED_SESSIONS = 50;
 
 export const PersistedSessionSchema = z.strictObject({
   key: z.string().min(1),
-  backendKind: z.enum(['embedded', 'server', 'claude-web']),
+  backendKind: z.enum(BACKEND_KINDS),
   backendLabel: z.string(),
   /** For server backends: the URL the session lives on (a changed setting must not re-point it). */
   serverUrl: z.string().optional(),
@@ -50,6 +51,8 @@ export const PersistedSessionSchema = z.strictObject({
   agentMode: z
     .strictObject({ id: z.string().min(1).max(200), name: z.string().max(200).optional(), readOnly: z.boolean().optional() })
     .optional(),
+  /** A finished session's checklist as the panel showed it, with its plan's hash: its log is not read again after a reload. */
+  execution: PanelExecutionSchema.extend({ planHash: z.string().max(64) }).optional(),
   /** The needs already announced by a notification (inbox.ts needNotificationKey), so a reload does not repeat them. */
   notified: z.array(z.string().max(300)).max(MAX_NOTIFIED_PER_SESSION).optional(),
 });

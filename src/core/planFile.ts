@@ -1,5 +1,5 @@
-// Where a teleported plan is saved: `<yyyy-mm-dd>-<slug>.md` under the plans folder, never
-// overwriting an existing file (`-2`, `-3`, … appended). Pure: the caller supplies the clock
+// Where a teleported plan is saved: `<yyyy-mm-dd>-<slug>.plan.md` under the plans folder (the name
+// editors list as plans), never overwriting an existing file (`-2`, `-3`, … appended). Pure: the caller supplies the clock
 // and the "does this name exist" check.
 
 const MAX_SLUG_LENGTH = 60;
@@ -67,7 +67,7 @@ export function isoLocalDate(date: Date): string {
 /** The n-th candidate file name (n = 1 is the plain name, then -2, -3, …). */
 export function planFileName(date: Date, slug: string, n = 1): string {
   const base = `${isoLocalDate(date)}-${slug}`;
-  return n <= 1 ? `${base}.md` : `${base}-${n}.md`;
+  return n <= 1 ? `${base}.plan.md` : `${base}-${n}.plan.md`;
 }
 
 /**
@@ -91,4 +91,10 @@ export function tooManyPlanFiles(date: Date, slug: string): Error {
   return new Error(
     `More than ${MAX_PLAN_FILE_ATTEMPTS} plans named "${planFileName(date, slug)}" already exist; move some out of the plans folder.`,
   );
+}
+
+/** The plan text of a saved plan file: what follows its front matter, or the whole text without one. */
+export function planOfFile(text: string): string {
+  const match = /^---\r?\n[\s\S]*?\r?\n---\r?\n(?:\r?\n)?/.exec(text);
+  return match ? text.slice(match[0].length) : text;
 }

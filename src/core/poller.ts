@@ -2,7 +2,7 @@
 // nothing new came) on an interval, feeds the scanner, hands each poll to its reader, and ends with an approved or teleported plan or an
 // UltraplanPollError. The loop is shared with followUntilResult, which keeps following an
 // approved session until its `result` event so the editor can show how the execution ended.
-import { SessionsError, UltraplanPollError, type PollFailureReason } from './errors';
+import { SessionsError, UltraplanPollError, errorMessage, type PollFailureReason } from './errors';
 import { parseEventBatch, type ParsedBatch } from './eventBatch';
 import { ExitPlanModeScanner, type ScanVerdict, type SessionResult } from './scanner';
 import type { SessionStatus } from './protocol';
@@ -268,7 +268,7 @@ function classifyFatal(err: unknown, sessionId: string, scanner: ExitPlanModeSca
       );
     }
   }
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = errorMessage(err);
   return failure('network_or_unknown', `Following the session failed: ${detail}`, scanner, err);
 }
 
@@ -342,9 +342,33 @@ export async function pollForApprovedPlan(options: PollOptions): Promise<Approve
 export async function followUntilResult(options: FollowOptions & { scanner: ExitPlanModeScanner }): Promise<FollowResult> {
   const { scanner } = options;
   if (scanner.decided === null) throw new Error('followUntilResult needs the scanner that saw the approval.');
+  return followUntil(options, () => scanner.executionResult, 'the approved plan');
+}
+
+/**
+ * After a message to a session whose execution had ended (Continue, Fix): keeps following from
+ * `initialCursor` until the scanner has read more than `resultsBefore` results (its count when the
+ * message went out), and returns the latest, so the turn the message started is followed to its
+ * end, each event read once. Fails like followUntilResult.
+ */
+export async function followNextResult(
+  options: FollowOptions & { scanner: ExitPlanModeScanner; resultsBefore: number },
+): Promise<FollowResult> {
+  const { scanner, resultsBefore } = options;
+  return followUntil(options, () => (scanner.resultCount > resultsBefore ? scanner.latestResult : null), 'the continued work');
+}
+
+async function followUntil(
+  options: FollowOptions & { scanner: ExitPlanModeScanner },
+  result: () => SessionResult | null,
+  what: string,
+): Promise<FollowResult> {
+  const { scanner } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_FOLLOW_TIMEOUT_MS;
-  const ended = (cursor: string | null): FollowResult | undefined =>
-    scanner.executionResult === null ? undefined : { ...scanner.executionResult, cursor };
+  const ended = (cursor: string | null): FollowResult | undefined => {
+    const r = result();
+    return r === null ? undefined : { ...r, cursor };
+  };
 
   const already = ended(options.initialCursor ?? null);
   if (already) return already;
@@ -355,15 +379,13 @@ export async function followUntilResult(options: FollowOptions & { scanner: Exit
     ({ status, cursor }) => {
       const done = ended(cursor);
       if (done) return done;
-      if (status === 'archived') {
-        throw failure('terminated', 'The session was archived before the approved plan finished executing.', scanner);
-      }
+      if (status === 'archived') throw failure('terminated', `The session was archived before ${what} finished executing.`, scanner);
       return undefined;
     },
     () =>
       failure(
         'timeout_result',
-        `The approved plan was still executing after ${minutes(timeoutMs)}. It may still finish; open the session to check.`,
+        `${what[0]!.toUpperCase()}${what.slice(1)} was still executing after ${minutes(timeoutMs)}. It may still finish; open the session to check.`,
         scanner,
       ),
     timeoutMs,

@@ -188,8 +188,11 @@ export const KnownEventSchema = z.discriminatedUnion('type', [
 ]);
 export type KnownEvent = z.infer<typeof KnownEventSchema>;
 
-/** Event types a reader skips (docs/protocol.md section 1). */
-export const SKIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['env_manager_log', 'control_response']);
+/**
+ * Event types a reader skips (docs/protocol.md section 1). A `control_response` is read, for the
+ * request it answers only (eventBatch.ts): a permission answered in one window closes everywhere.
+ */
+export const SKIPPED_EVENT_TYPES: ReadonlySet<string> = new Set(['env_manager_log']);
 
 // ---------------------------------------------------------------------------------------------
 // Sessions API resources
@@ -256,6 +259,12 @@ export const ErrorBodySchema = z.looseObject({
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
+/**
+ * `error.reason` of a request a server refused before reading it (its shape, not its token: a
+ * browser's cross-site request, a foreign Host), so a client can say so instead of "bad token".
+ */
+export const REQUEST_REFUSED_REASON = 'request_refused';
+
 // ---------------------------------------------------------------------------------------------
 // Builders for what we send
 
@@ -264,6 +273,17 @@ export function setPlanModeEvent(requestId: string): AnyEvent {
     type: 'control_request',
     request_id: requestId,
     request: { subtype: 'set_permission_mode', mode: 'plan', ultraplan: true },
+  };
+}
+
+/** A planning session's creation request: plan mode, then the task. */
+export function planningSessionRequest(prompt: string, title: string, newId: () => string): CreateSessionRequest {
+  return {
+    title,
+    events: [
+      { type: 'event', data: setPlanModeEvent(`set-mode-${newId()}`) },
+      { type: 'event', data: userMessageEvent(prompt) },
+    ],
   };
 }
 

@@ -41,8 +41,11 @@ export type PlanRevisionOutcome =
   | { kind: 'approved'; plan: string | null; edited: boolean }
   | { kind: 'teleport'; plan: string };
 
-/** One ExitPlanMode call, in call order: what the agent proposed and what became of it. */
-export interface PlanRevision {
+/**
+ * One ExitPlanMode call, in call order: what the agent proposed and what became of it, as the log
+ * tells it. The panel's row of it is panelMessages' PlanRevision (sessionProjection.ts makes it).
+ */
+export interface ScannedRevision {
   toolUseId: string;
   plan: string | null;
   requestId?: string;
@@ -141,6 +144,11 @@ export class ExitPlanModeScanner {
   private ordinal = 0;
   private decision: { kind: 'approved' | 'teleport'; plan: string; toolUseId: string } | null = null;
   private execution: SessionResult | null = null;
+  /** Every `result` read, the latest of them, and where the latest result and person's message are. */
+  private resultsRead = 0;
+  private latest: SessionResult | null = null;
+  private latestResultAt = 0;
+  private latestMessageAt = 0;
   private assistantText: string | null = null;
   private malformed = 0;
   /** This batch's tool_results of ids not known as ExitPlanMode calls (see ingest). */
@@ -216,16 +224,34 @@ export class ExitPlanModeScanner {
     return this.execution;
   }
 
+  /** How many `result` events were read: one per agent turn that ended. */
+  get resultCount(): number {
+    return this.resultsRead;
+  }
+
+  /** The latest `result` event read (the last turn's end), if any. */
+  get latestResult(): SessionResult | null {
+    return this.latest;
+  }
+
+  /**
+   * After the execution's result, a person's message (Continue, Fix, a reply from any window)
+   * started a turn whose `result` has not been read yet.
+   */
+  get turnOpen(): boolean {
+    return this.execution !== null && this.latestMessageAt > this.latestResultAt;
+  }
+
   /** How many tool_results are held. Exposed so tests and benchmarks can check the memory bound. */
   get storedResultCount(): number {
     return this.results.size;
   }
 
   /** Every ExitPlanMode call seen, oldest first, with what became of it. */
-  get revisions(): PlanRevision[] {
+  get revisions(): ScannedRevision[] {
     return this.calls.map((toolUseId) => {
       const proposed = this.proposed.get(toolUseId);
-      const revision: PlanRevision = {
+      const revision: ScannedRevision = {
         toolUseId,
         plan: proposed?.plan ?? null,
         outcome: this.outcomeOf(toolUseId),
@@ -273,6 +299,13 @@ export class ExitPlanModeScanner {
         }
         case 'user': {
           const content = event.message.content;
+          // A person's message (not a tool's result) starts a new agent turn.
+          if (
+            (event.parent_tool_use_id ?? null) === null &&
+            (typeof content === 'string' || (content.length > 0 && content.every((b) => b.type === 'text')))
+          ) {
+            this.latestMessageAt = ordinal;
+          }
           if (typeof content === 'string') break;
           for (const block of content) {
             if (block.type !== 'tool_result') continue;
@@ -295,6 +328,9 @@ export class ExitPlanModeScanner {
           const result: SessionResult = { subtype: event.subtype, isError: event.is_error ?? event.subtype !== 'success' };
           if (event.result !== undefined) result.result = event.result;
           resultEvents.push({ ordinal, result });
+          this.resultsRead++;
+          this.latest = result;
+          this.latestResultAt = ordinal;
           break;
         }
         case 'control_request': {

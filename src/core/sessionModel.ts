@@ -4,17 +4,20 @@
 // own acts (hostActs.ts). Pure: no I/O, no timers (the caller passes the time), so a recorded
 // session replays in a unit test. Each change makes one frozen SessionSnapshot (sessionSnapshot.ts)
 // and hands it to the one listener; every surface (status bar, inbox, panel, persistence) reads it.
-import { DecisionGate, planHash, type DecisionBinding } from './decision';
+import { ApprovalTally } from './approvalTally';
+import { DecisionGate, planHash } from './decision';
 import type { ReportedMode } from './eventBatch';
+import { ExecutionProgress, type PlanStepsReader, type SessionExecution } from './executionProgress';
 import { NO_ACTS, reduceHostActs, type HostAct, type HostActs, type SessionOutcome } from './hostActs';
 import { needNotificationKey, rememberNotified } from './inbox';
-import type { DecisionKind, PanelNotice, PlanRevision as PanelRevision } from './panelMessages';
+import type { DecisionKind, PanelNotice, PlanRevision, DecisionBinding } from './panelMessages';
 import { attentionPhase, derivePhase, type EndedBy, type Phase } from './phase';
 import { ToolPermissionTracker, type PermissionClosure, type ToolPermissionRequest } from './permissionRequests';
 import { pollPhaseOf, type PollPhase, type PollRead, type PollRetry } from './poller';
-import { ExitPlanModeScanner, type PlanRevision } from './scanner';
+import { ExitPlanModeScanner, type ScannedRevision } from './scanner';
 import { SnapshotMemo, sessionSnapshot, type SessionSnapshot } from './sessionSnapshot';
 import type { SessionIdentity, SessionState } from './sessionState';
+import type { ApprovalState } from './planApprovals';
 
 export type { LocalDecision } from './hostActs';
 export type { SessionIdentity, SessionState } from './sessionState';
@@ -28,6 +31,11 @@ export type SessionInput =
      * same step, so a second click is refused), or a reply (no binding).
      */
     | { type: 'decisionStarted'; kind: DecisionKind; binding?: DecisionBinding }
+    /**
+     * The server counted this host's approval toward a quorum (HTTP 202): nothing went to the
+     * agent, the plan stays pending (a reject is still possible), and `binding` is released.
+     */
+    | { type: 'approvalCounted'; approval: ApprovalState; binding: DecisionBinding }
     /** It did not go out; `release` lets the same plan be decided again (not delivered at all). */
     | { type: 'decisionFailed'; notice: PanelNotice; release?: DecisionBinding }
     | Exclude<HostAct, { type: 'decisionStarted' | 'decisionFailed' }>
@@ -37,6 +45,13 @@ export type SessionInput =
     | { type: 'ended'; by: EndedBy; outcome?: SessionOutcome; notice?: PanelNotice }
     /** Follow again from the start of the log (a re-attach, or Retry after our login failed). */
     | { type: 'restarted' }
+    /**
+     * A message went to the session after its execution ended (Continue, Fix): it executes again
+     * until more than `resultsBefore` results (the scanner's count when it went out) are read.
+     */
+    | { type: 'continued'; resultsBefore: number }
+    /** The plan-steps reader has loaded: the checklist can be shown. */
+    | { type: 'planStepsLoaded' }
     /** A read of the session failed and will be tried again; the next poll says contact is back. */
     | { type: 'connectionLost'; retry: PollRetry }
   ) & { at: number };
@@ -57,7 +72,7 @@ export interface SessionChange {
 
 /** What a restored session brings back besides its phase (core/sessionRecord.ts maps it). */
 export interface RestoredFacts {
-  revisions?: readonly PanelRevision[];
+  revisions?: readonly PlanRevision[];
   acts?: HostActs;
   usedBindings?: ReadonlyArray<{ sessionId: string; toolUseId: string }>;
   announced?: readonly string[];
@@ -65,6 +80,8 @@ export interface RestoredFacts {
   agentMode?: ReportedMode;
   /** A restored session that had already ended. */
   ended?: EndedBy;
+  /** Its checklist as last shown (its log is not read again). */
+  execution?: SessionExecution;
 }
 
 export interface SessionModelOptions {
@@ -76,19 +93,28 @@ export interface SessionModelOptions {
   at: number;
   /** Hears each change's snapshot, once; the only place a change is announced from. */
   onSnapshot?: (snapshot: SessionSnapshot) => void;
+  /** Reads an approved plan into steps for the execution's checklist; none: no checklist (yet). */
+  planSteps?: () => PlanStepsReader | undefined;
 }
 
 export class SessionModel {
   readonly identity: SessionIdentity;
   #scanner = new ExitPlanModeScanner();
   #permissions = new ToolPermissionTracker();
+  #progress: ExecutionProgress;
+  #approvals = new ApprovalTally();
+  readonly #planSteps: () => PlanStepsReader | undefined;
   readonly #gate: DecisionGate;
   #used: SessionState['usedBindings'];
   #poll: PollPhase | undefined;
   #replied = false;
   #question: string | undefined;
   #ended: EndedBy | undefined;
+  /** A continued turn's start (see the `continued` input), until following ends. */
+  #continuedAfter: number | undefined;
   #cursor: string | null;
+  /** A restored finished session's stored checklist, shown until its log is read again. */
+  readonly #storedExecution: SessionExecution | undefined;
   /**
    * A restored session's persisted cursor, until its first poll: a first read that ends exactly
    * there has replayed what was seen before the reload, which says nothing of the agent now.
@@ -102,9 +128,9 @@ export class SessionModel {
   #acts: HostActs;
   #announced: readonly string[];
   /** The scanner's revisions as last shown: kept (same array) while nothing in them differs. */
-  #scanRevisions: readonly PlanRevision[] = [];
+  #scanRevisions: readonly ScannedRevision[] = [];
   readonly #initialPhase: Phase;
-  readonly #restoredRevisions: readonly PanelRevision[];
+  readonly #restoredRevisions: readonly PlanRevision[];
   readonly #onSnapshot: ((snapshot: SessionSnapshot) => void) | undefined;
   readonly #memo = new SnapshotMemo();
   #state: SessionState;
@@ -113,11 +139,14 @@ export class SessionModel {
   constructor(options: SessionModelOptions) {
     const r = options.restored;
     this.identity = options.identity;
+    this.#planSteps = options.planSteps ?? (() => undefined);
+    this.#progress = this.#newProgress();
     this.#initialPhase = options.initialPhase;
     this.#cursor = options.cursor;
     this.#replayThrough = options.cursor;
     this.#question = r?.question;
     this.#ended = r?.ended;
+    this.#storedExecution = r?.execution;
     this.#agentMode = r?.agentMode;
     this.#acts = r?.acts ?? NO_ACTS;
     this.#announced = r?.announced ?? [];
@@ -189,6 +218,8 @@ export class SessionModel {
         // The poller has fed the scanner this batch already (it decides when following ends); the
         // permission tracker reads the same parsed events here.
         const changes = this.#permissions.ingestParsed(batch);
+        this.#progress.ingest(batch, this.#scanner.revisions, input.at);
+        for (const approval of batch.approvals ?? []) this.#approvals.note(approval);
         opened = changes.opened;
         closed = changes.closed;
         // A stopped agent asks nothing any more: its open requests went with its process.
@@ -214,6 +245,14 @@ export class SessionModel {
         if (input.binding) this.#claim(input.binding);
         this.#acts = reduceHostActs(this.#acts, { type: 'decisionStarted', kind: input.kind });
         break;
+      case 'approvalCounted':
+        this.#approvals.note(input.approval, true);
+        this.#release(input.binding);
+        this.#acts = reduceHostActs(this.#acts, {
+          type: 'decisionFailed',
+          notice: { level: 'info', text: 'Your approval was counted. The plan goes to the agent when enough people approved this text.' },
+        });
+        break;
       case 'decisionFailed':
         if (input.release) this.#release(input.release);
         this.#acts = reduceHostActs(this.#acts, { type: 'decisionFailed', notice: input.notice });
@@ -223,14 +262,27 @@ export class SessionModel {
         this.#question = undefined;
         this.#acts = reduceHostActs(this.#acts, input);
         break;
-      case 'permissionAnswered':
-        this.#permissions.markAnswered(input.requestId);
+      case 'permissionAnswered': {
+        const request = this.#permissions.get(input.requestId);
+        if (request && this.#permissions.markAnswered(input.requestId)) closed = [{ request, reason: 'answered' }];
+        break;
+      }
+      case 'continued':
+        this.#ended = undefined;
+        this.#continuedAfter = input.resultsBefore;
+        this.#outOfReach = undefined;
+        // The last turn's outcome is not this one's: the turn's end says it anew.
+        this.#acts = { ...this.#acts, outcome: undefined };
         break;
       case 'ended':
         this.#ended = input.by;
+        this.#continuedAfter = undefined;
         this.#outOfReach = undefined;
         if (input.outcome) this.#acts = reduceHostActs(this.#acts, { type: 'outcome', outcome: input.outcome });
         if (input.notice) this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: input.notice });
+        break;
+      case 'planStepsLoaded':
+        // Nothing to change: the state is made again below, now with the checklist.
         break;
       case 'connectionLost':
         this.#outOfReach = { level: 'warning', text: outOfReachText(input.retry) };
@@ -240,9 +292,12 @@ export class SessionModel {
         // start into a fresh scanner (the persisted cursor only said how far we had got).
         this.#scanner = new ExitPlanModeScanner();
         this.#permissions = new ToolPermissionTracker();
+        this.#progress = this.#newProgress();
+        this.#approvals = new ApprovalTally();
         this.#poll = undefined;
         this.#replied = false;
         this.#ended = undefined;
+        this.#continuedAfter = undefined;
         this.#agentStopped = undefined;
         this.#outOfReach = undefined;
         this.#acts = reduceHostActs(this.#acts, { type: 'notice', notice: undefined });
@@ -250,7 +305,7 @@ export class SessionModel {
       default:
         this.#acts = reduceHostActs(this.#acts, input);
     }
-    let state = this.#derive(before, input.at, opened.length > 0 || closed.length > 0 || input.type === 'permissionAnswered');
+    let state = this.#derive(before, input.at, opened.length > 0 || closed.length > 0);
     const planBecameReady =
       state.phase === 'plan_ready' && (before.phase !== 'plan_ready' || before.pendingPlan?.toolUseId !== state.pendingPlan?.toolUseId);
     // A new plan: a notice about the previous one no longer applies.
@@ -267,6 +322,17 @@ export class SessionModel {
       this.#onSnapshot?.(this.#snapshot);
     }
     return { state, snapshot: this.#snapshot, changed, announce, opened, closed, refused };
+  }
+
+  /** A turn after the execution's result runs: one this host continued, or a person's message the log shows. */
+  #turnRuns(): boolean {
+    const after = this.#continuedAfter;
+    return this.#scanner.turnOpen || (after !== undefined && this.#scanner.resultCount <= after);
+  }
+
+  /** Claude Code on the web writes its own events: its progress is read from its tool calls. */
+  #newProgress(): ExecutionProgress {
+    return new ExecutionProgress({ readsToolUses: this.identity.backendKind === 'claude-web', planSteps: this.#planSteps });
   }
 
   #claim(binding: DecisionBinding): void {
@@ -328,6 +394,10 @@ export class SessionModel {
       pendingPlan.plan !== null &&
       pendingPlan.requestId !== undefined &&
       !this.#gate.isUsed(this.identity.sessionId, pendingPlan.toolUseId);
+    const asked =
+      phase === 'plan_ready' && pendingPlan && pendingPlan.plan !== null
+        ? { requestId: pendingPlan.requestId, plan: pendingPlan.plan }
+        : undefined;
     return {
       ...acts,
       // Out of reach outranks the panel's notice, unless that is an error (a decision that failed to go out).
@@ -351,6 +421,11 @@ export class SessionModel {
       canDecide,
       usedBindings: this.#used,
       announced: this.#announced,
+      execution:
+        this.#progress.view(this.#scanRevisions, this.#ended !== undefined || (scanner.executionResult !== null && !this.#turnRuns())) ??
+        this.#storedExecution,
+      approval: asked?.requestId !== undefined ? this.#approvals.view(asked.requestId, asked.plan) : undefined,
+      releasedApprovals: this.#approvals.released,
     };
   }
 }
@@ -368,7 +443,7 @@ function samePending(a: SessionState['pendingPlan'], b: SessionState['pendingPla
   return a === b || (a !== null && b !== null && a.toolUseId === b.toolUseId && a.plan === b.plan && a.requestId === b.requestId);
 }
 
-function sameScanRevisions(a: readonly PlanRevision[], b: readonly PlanRevision[]): boolean {
+function sameScanRevisions(a: readonly ScannedRevision[], b: readonly ScannedRevision[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!;
@@ -398,5 +473,6 @@ function differs(a: SessionState, b: SessionState): boolean {
     return true;
   if (a.replyDraft !== b.replyDraft) return true;
   if (a.notice !== b.notice || a.outcome !== b.outcome || a.savedPlans !== b.savedPlans || a.announced !== b.announced) return true;
-  return a.usedBindings !== b.usedBindings || a.executionResult !== b.executionResult;
+  if (a.approval !== b.approval || a.releasedApprovals !== b.releasedApprovals) return true;
+  return a.usedBindings !== b.usedBindings || a.executionResult !== b.executionResult || a.execution !== b.execution;
 }

@@ -2,11 +2,13 @@
 // say, with what this host decided until the events confirm it, and the person's notes) and the
 // PanelState the webview shows. Pure: the session's snapshot (sessionSnapshot.ts) is made from these.
 import { planHash } from './decision';
+import type { BackendLimits } from './backendKinds';
 import {
   PANEL_LIMITS,
   clip,
   type DecisionKind,
   type PanelDraft,
+  type PanelExecution,
   type ReplyDraft,
   type PanelNotice,
   type PanelState,
@@ -14,6 +16,7 @@ import {
   type SaveDraftMessage,
   type SaveReplyDraftMessage,
 } from './panelMessages';
+import type { SessionExecution } from './executionProgress';
 import type { RevisionNotes } from './hostActs';
 import type { SessionState } from './sessionState';
 
@@ -80,6 +83,10 @@ export function projectRevisions(
     if (feedback !== undefined) revision.feedback = clip(feedback, PANEL_LIMITS.feedbackChars);
     if (note?.decidedAt !== undefined) revision.decidedAt = note.decidedAt;
     if (note?.notes !== undefined) revision.notes = clip(note.notes, PANEL_LIMITS.notesChars);
+    const approvedBy = r.requestId === undefined ? undefined : state.releasedApprovals?.get(r.requestId);
+    if (approvedBy !== undefined && (status === 'approved' || status === 'approved_edited')) {
+      revision.approvedBy = clip(approvedBy, PANEL_LIMITS.textChars);
+    }
     return revision;
   });
 }
@@ -91,6 +98,7 @@ export interface PanelFacts {
   title: string;
   backendLabel: string;
   agentLabel: string | undefined;
+  backendLimits?: BackendLimits | undefined;
   /** The agent's mode in words, when known. */
   agentMode: string | undefined;
   demo: boolean;
@@ -108,6 +116,8 @@ export interface PanelFacts {
   drafts: ReadonlyMap<string, PanelDraft>;
   /** The reply being written to the question. */
   replyDraft?: ReplyDraft | undefined;
+  /** The approved plan's checklist (projectExecution), once a plan is approved. */
+  execution?: PanelExecution | undefined;
 }
 
 export function projectPanelState(state: SessionState, allRevisions: readonly PlanRevision[], facts: PanelFacts): PanelState {
@@ -125,6 +135,7 @@ export function projectPanelState(state: SessionState, allRevisions: readonly Pl
   };
   if (facts.demo) panel.demo = true;
   if (facts.agentLabel) panel.agentLabel = clip(facts.agentLabel, PANEL_LIMITS.labelChars);
+  if (facts.backendLimits) panel.backendLimits = { ...facts.backendLimits };
   if (facts.agentMode) panel.agentMode = clip(facts.agentMode, PANEL_LIMITS.labelChars);
   if (facts.sessionLink) panel.sessionLink = facts.sessionLink;
   if ((state.phase === 'needs_input' || state.phase === 'agent_stopped') && state.question) {
@@ -143,7 +154,35 @@ export function projectPanelState(state: SessionState, allRevisions: readonly Pl
     const draft = facts.drafts.get(current.toolUseId);
     if (draft) panel.draft = draft;
   }
+  if (facts.execution) panel.execution = facts.execution;
+  if (state.approval && current !== undefined && current.toolUseId === state.pendingPlan?.toolUseId) {
+    panel.approval = { summary: clip(state.approval.summary, PANEL_LIMITS.textChars), mine: state.approval.mine };
+  }
   return panel;
+}
+
+/** The execution as the panel shows it: the checklist within the panel's bounds. */
+export function projectExecution(execution: SessionExecution): PanelExecution {
+  const { checklist } = execution;
+  const label = (text: string): string => clip(text, PANEL_LIMITS.labelChars);
+  const path = (text: string): string => clip(text, PANEL_LIMITS.pathChars);
+  return {
+    toolUseId: execution.toolUseId,
+    summary: label(execution.summary),
+    finished: execution.finished,
+    steps: checklist.steps.slice(0, PANEL_LIMITS.executionSteps).map((step) => ({
+      id: label(step.id),
+      title: label(step.title),
+      status: step.status,
+      startLine: step.startLine,
+      endLine: step.endLine,
+      todos: step.todos.slice(0, PANEL_LIMITS.executionTodos).map(label),
+      files: step.files.slice(0, PANEL_LIMITS.executionFiles).map(path),
+      ...(step.namedFiles.length > 0 ? { namedFiles: step.namedFiles.slice(0, PANEL_LIMITS.executionFiles).map(path) } : {}),
+    })),
+    notInPlan: checklist.notInPlan.slice(0, PANEL_LIMITS.executionTodos).map((t) => ({ content: label(t.content), status: t.status })),
+    unattributedFiles: checklist.unattributedFiles.slice(0, PANEL_LIMITS.executionFiles).map(path),
+  };
 }
 
 /**
@@ -158,6 +197,8 @@ export function samePanelState(a: PanelState, b: PanelState): boolean {
     const x = a[key];
     const y = b[key];
     if (x === y) continue;
+    // The execution is projected once per checklist (the snapshot keeps it): a new one is a change.
+    if (key === 'execution') return false;
     if (key === 'revisions') {
       const r = x as PanelState['revisions'];
       const s = y as PanelState['revisions'];

@@ -8,6 +8,7 @@ import { endedByFromPhase } from './phase';
 import type { RestoredFacts, SessionModelOptions } from './sessionModel';
 import type { SessionSnapshot } from './sessionSnapshot';
 import type { SessionIdentity } from './sessionState';
+import type { SessionExecution } from './executionProgress';
 
 /** What survives a reload of the session `snapshot` shows. */
 export function toPersisted(snapshot: SessionSnapshot): PersistedSession {
@@ -37,6 +38,8 @@ export function toPersisted(snapshot: SessionSnapshot): PersistedSession {
   if (state.agentMode !== undefined) p.agentMode = { ...state.agentMode };
   if (state.announced.length > 0) p.notified = [...state.announced];
   if (state.replyDraft !== undefined) p.replyDraft = { ...state.replyDraft };
+  const execution = snapshot.panel.execution;
+  if (state.ended !== undefined && execution && state.execution) p.execution = { ...execution, planHash: state.execution.planHash };
   return p;
 }
 
@@ -80,7 +83,17 @@ export function restoredModelOptions(p: PersistedSession, sessionLink: string | 
   if (p.question !== undefined) restored.question = p.question;
   if (p.agentMode !== undefined) restored.agentMode = p.agentMode;
   if (p.finished) restored.ended = endedByFromPhase(p.phase);
+  if (p.finished && p.execution) restored.execution = storedExecution(p.execution);
   return { identity, initialPhase: p.phase, cursor: p.cursor, restored, at: p.phaseChangedAt };
+}
+
+/** A finished session's stored checklist, as the session model holds one (its counts from its steps). */
+function storedExecution(e: NonNullable<PersistedSession['execution']>): SessionExecution {
+  const counts = { total: e.steps.length, pending: 0, in_progress: 0, done: 0, not_reported: 0 };
+  for (const step of e.steps) counts[step.status]++;
+  const steps = e.steps.map((step) => ({ ...step, namedFiles: step.namedFiles ?? [] }));
+  const checklist = { steps, notInPlan: e.notInPlan, unattributedFiles: e.unattributedFiles, counts };
+  return { toolUseId: e.toolUseId, planHash: e.planHash, checklist, finished: true, summary: e.summary };
 }
 
 /**
@@ -106,6 +119,7 @@ export function persistedPartChanged(a: SessionSnapshot, b: SessionSnapshot): bo
     x.outcome !== y.outcome ||
     x.savedPlans !== y.savedPlans ||
     x.agentMode !== y.agentMode ||
-    x.announced !== y.announced
+    x.announced !== y.announced ||
+    (y.ended !== undefined && x.execution !== y.execution)
   );
 }

@@ -4,8 +4,10 @@
 // and persistence derive nothing of their own. Pure. Parts that did not change are carried over
 // from the previous snapshot as the same objects, so a surface can tell "unchanged" by identity.
 import { agentModeText, type InboxEntry } from './inbox';
-import type { PanelState, PlanRevision } from './panelMessages';
-import { PlanHashes, projectPanelState, projectRevisions, samePanelState } from './sessionProjection';
+import { backendOf } from './backendKinds';
+import type { SessionExecution } from './executionProgress';
+import type { PanelExecution, PanelState, PlanRevision } from './panelMessages';
+import { PlanHashes, projectExecution, projectPanelState, projectRevisions, samePanelState } from './sessionProjection';
 import type { SessionIdentity, SessionState } from './sessionState';
 
 export interface SessionSnapshot {
@@ -28,18 +30,28 @@ export class SnapshotMemo {
   readonly hashes = new PlanHashes();
   /** How many times the revisions were projected (at most once per change, whoever reads them). */
   revisionsDerived = 0;
+  /** The execution last projected for the panel, and what it was projected from. */
+  #execution: { from: SessionExecution; panel: PanelExecution } | undefined;
+
+  /** The panel's execution part: the same object while the session's execution is the same. */
+  panelExecution(execution: SessionExecution | undefined): PanelExecution | undefined {
+    if (!execution) return (this.#execution = undefined);
+    if (this.#execution?.from !== execution) this.#execution = { from: execution, panel: Object.freeze(projectExecution(execution)) };
+    return this.#execution.panel;
+  }
 }
 
 function revisionsOf(state: SessionState, restored: readonly PlanRevision[], previous: SessionSnapshot | undefined, memo: SnapshotMemo) {
   const p = previous?.state;
-  // Everything the projection reads: the scanner's revisions, the pending plan, what was decided here and the notes.
+  // Everything the projection reads: the scanner's revisions, the pending plan, what was decided here, the notes, the quorums released.
   if (
     previous &&
     p &&
     p.revisions === state.revisions &&
     p.pendingPlan === state.pendingPlan &&
     p.decided === state.decided &&
-    p.notes === state.notes
+    p.notes === state.notes &&
+    p.releasedApprovals === state.releasedApprovals
   ) {
     return previous.revisions;
   }
@@ -64,6 +76,7 @@ export function sessionSnapshot(
     title: identity.title,
     backendLabel: identity.backendLabel,
     agentLabel: identity.agentLabel,
+    backendLimits: backendOf(identity.backendKind).limits,
     agentMode: modeText,
     demo: identity.demo,
     sessionLink: identity.sessionLink,
@@ -75,9 +88,10 @@ export function sessionSnapshot(
     outcome: state.outcome,
     drafts: state.drafts,
     replyDraft: state.replyDraft,
+    execution: memo.panelExecution(state.execution),
   });
   const panel = previous && samePanelState(previous.panel, panelNow) ? previous.panel : Object.freeze(panelNow);
-  const inbox: InboxEntry = Object.freeze({
+  const inboxNow: InboxEntry = {
     key: identity.key,
     title: identity.title,
     attention: state.attention,
@@ -88,6 +102,14 @@ export function sessionSnapshot(
     agentLabel: identity.agentLabel,
     modeText,
     revisionCount: revisions.length,
-  });
+    // Always a key, so an entry compared key by key sees the summary come and go.
+    progress: state.execution?.summary,
+    approval: state.approval?.summary ?? revisions[revisions.length - 1]?.approvedBy,
+  };
+  const inbox = previous && sameInboxEntry(previous.inbox, inboxNow) ? previous.inbox : Object.freeze(inboxNow);
   return Object.freeze({ version: (previous?.version ?? 0) + 1, identity, state: Object.freeze(state), revisions, modeText, panel, inbox });
+}
+
+function sameInboxEntry(a: InboxEntry, b: InboxEntry): boolean {
+  return (Object.keys(b) as Array<keyof InboxEntry>).every((k) => a[k] === b[k]);
 }

@@ -1,13 +1,14 @@
 // The shapes of a followed session as the session model holds it: who it is (fixed for its life)
 // and its state (what the wire said and what this host did). Types only, so the reducer, its
 // snapshot and the projections all read one definition without importing each other.
+import type { PlanApprovalView } from './approvalTally';
+import type { BackendKind } from './backendKinds';
+import type { SessionExecution } from './executionProgress';
 import type { ReportedMode } from './eventBatch';
 import type { HostActs } from './hostActs';
 import type { ToolPermissionRequest } from './permissionRequests';
 import type { Phase, EndedBy } from './phase';
-import type { PendingPlan, PlanRevision, SessionResult } from './scanner';
-
-export type SessionBackendKind = 'embedded' | 'server' | 'claude-web';
+import type { PendingPlan, ScannedRevision, SessionResult } from './scanner';
 
 /** What names a followed session; fixed for as long as it is followed. */
 export interface SessionIdentity {
@@ -15,7 +16,7 @@ export interface SessionIdentity {
   readonly sessionId: string;
   readonly title: string;
   readonly createdAt: number;
-  readonly backendKind: SessionBackendKind;
+  readonly backendKind: BackendKind;
   readonly backendLabel: string;
   /** For server backends: the URL the session lives on. */
   readonly serverUrl?: string;
@@ -36,7 +37,7 @@ export interface SessionState extends HostActs {
   readonly attentionChangedAt: number;
   readonly pendingPlan: PendingPlan | null;
   /** Every ExitPlanMode call seen, oldest first (the scanner's view). */
-  readonly revisions: readonly PlanRevision[];
+  readonly revisions: readonly ScannedRevision[];
   /** The agent's question while the phase is needs_input (its last words when it stopped). */
   readonly question: string | undefined;
   readonly permissions: readonly ToolPermissionRequest[];
@@ -55,4 +56,10 @@ export interface SessionState extends HostActs {
   readonly usedBindings: ReadonlyArray<{ readonly sessionId: string; readonly toolUseId: string }>;
   /** The needs already announced (inbox.ts needNotificationKey), oldest first. */
   readonly announced: readonly string[];
+  /** The approved plan's execution: its checklist from the agent's progress (undefined: no plan approved). */
+  readonly execution: SessionExecution | undefined;
+  /** The pending plan's approvals while a quorum is not reached (undefined: none counted, or no quorum). */
+  readonly approval: PlanApprovalView | undefined;
+  /** "Approved by 2 of 2: alice, bob" per plan request a quorum released (absent: none). */
+  readonly releasedApprovals?: ReadonlyMap<string, string>;
 }

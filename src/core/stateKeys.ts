@@ -12,3 +12,6 @@ export const REVIEW_THREADS_KEY = 'ultraplan.reviewThreads.v1';
 
 /** Set on globalThis when the bootstrap registered the @ultraplan chat participant (it forwards to the rest). */
 export const CHAT_STAND_IN = Symbol.for('ultraplan.chatParticipantStandIn');
+
+/** workspaceState: each followed session's last verification against its approved plan (extension/review/panelVerifications.ts). */
+export const VERIFICATIONS_KEY = 'ultraplan.verifications.v1';

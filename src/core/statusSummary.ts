@@ -22,15 +22,8 @@ const PRIORITY: Record<Phase, number> = {
   stopped: 8,
 };
 
-export function phaseText(phase: Phase): string {
+function phaseText(phase: Phase): string {
   return PHASE_LABELS.statusBar[phase];
-}
-
-/** True for phases where the person is expected to act. */
-export function needsAttention(phase: Phase): boolean {
-  return (
-    phase === 'plan_ready' || phase === 'needs_permission' || phase === 'needs_input' || phase === 'agent_stopped' || phase === 'failed'
-  );
 }
 
 export interface StatusEntry {
@@ -67,6 +60,11 @@ export function summarizeStatus<T extends StatusEntry>(entries: readonly T[]): S
   const base = phaseText(primary.phase);
   const text = ordered.length > 1 ? `${base} (+${ordered.length - 1})` : base;
   return { primary, text, count: ordered.length };
+}
+
+/** The tooltip's lines on where the primary session stands beyond its phase: its execution, its quorum's line. */
+export function statusTooltipNotes(entry: { progress?: string | undefined; approval?: string | undefined }): string[] {
+  return [...(entry.progress ? [entry.progress] : []), ...(entry.approval ? [entry.approval] : [])];
 }
 
 /** "4m 05s", "1h 02m": elapsed time for the tooltip. */

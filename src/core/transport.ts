@@ -1,5 +1,6 @@
 // What the poller needs from a session, whatever carries it: the HTTP client, the event stream,
-// or the in-process SessionHost. Implementations throw SessionsError for classified failures.
+// or a session host in the same process (the review command line's). Implementations throw
+// SessionsError for classified failures.
 import type { SessionStatus } from './protocol';
 
 export interface EventRead {

@@ -3,12 +3,14 @@
 // its tree in it), and registers stand-ins for the contributed commands, the review panel's
 // serializer, and the @ultraplan chat participant. The rest of the extension
 // (dist/extension.mjs: backends, sessions, the panel) is imported the first time one of them is
-// used, or at once when this workspace has sessions to re-attach or a review to bring back.
+// used, or at once when this workspace has sessions to re-attach or a review to bring back, or
+// when the local session service already runs a live session of this folder (another window's).
 import { pathToFileURL } from 'node:url';
 import * as vscode from 'vscode';
-import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agents/agentNotice';
+import { OPEN_WALKTHROUGH_COMMAND, WALKTHROUGH_ID } from './agentSetup/agentNotice';
 import { createIdleStatusItem } from './status/idleStatus';
 import { createInboxView, type InboxViewHandle } from './inbox/inboxStandIn';
+import { folderHasLiveSession } from './liveSessionPeek';
 import { CHAT_STAND_IN, PERSISTED_SESSIONS_KEY, REVIEW_PANEL_KEY, REVIEW_THREADS_KEY } from '../core/stateKeys';
 
 type FullExtension = typeof import('./extension');
@@ -86,6 +88,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   }
   context.subscriptions.push({ dispose: () => standIns.forEach((d) => d.dispose()) });
+  // Not awaited: activation ends now; the rest loads once the running service says a session of
+  // this folder is live (looking never starts one).
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const backend = vscode.workspace.getConfiguration('ultraplan').get<string>('backend', 'embedded');
+  if (folder !== undefined && backend === 'embedded' && vscode.workspace.isTrusted) {
+    const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0');
+    void folderHasLiveSession(version, folder)
+      .then((live) => (live ? load() : undefined))
+      .catch(() => undefined);
+  }
 }
 
 function loadFull(context: vscode.ExtensionContext, standIns: vscode.Disposable[]): Promise<FullExtension> {

@@ -1,5 +1,5 @@
 // Activation: builds the few long-lived pieces (log, settings, backends, followed sessions) and
-// registers each area's commands. The logic lives in core/, sessions/ and the feature folders.
+// registers each area's commands. The logic lives in core/, client/ and the feature folders.
 //
 // Activation events: our commands, a restored review panel (onWebviewPanel:ultraplan.review), and
 // onStartupFinished: in the browser (code-server) the workbench cannot always save its editors on
@@ -8,24 +8,26 @@
 // host, no network).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { acpAgentSource } from './agents/acpAgentSource';
+import { acpAgentSource } from './agentSetup/acpAgentSource';
 import { Backends, scriptedAgentSource } from './backends/backends';
 import { prepareClaudeWebLaunch } from './claudeWeb/claudeWebUi';
 import { registerChatParticipant } from './chat/promptPathUi';
-import { registerAttachCommand } from './commands/attachCommand';
 import { registerBackendCommands } from './commands/backendCommands';
 import { registerReviewCommands } from './commands/reviewCommands';
-import type { ExtensionServices } from './commands/services';
+import { registerCommand, type ExtensionServices } from './commands/services';
 import { registerSessionCommands } from './commands/sessionCommands';
 import { registerWorkspaceCommands } from './commands/workspaceCommands';
 import { FollowedSessions } from './sessions/followedSessions';
 import { SessionsFromOtherWindows } from './sessions/sessionsFromOtherWindows';
+import { SIGN_IN_COMMAND } from './auth/serverAuthId';
 import type { InboxViewHandle } from './inbox/inboxStandIn';
 import { registerInbox } from './inbox/inboxView';
+import { registerPlansOnDisk } from './review/plansOnDiskEntry';
 import type { FollowedSession } from './sessions/followedSession';
 import { SettingsReader } from './settings/settings';
 import { registerUltrareview } from './ultrareview/ultrareviewEntry';
 import type { UltraplanSettings } from './settings/settingsSchema';
+import { errorMessage } from '../core/errors';
 
 /** For the startup bootstrap (bootstrap.ts): a chat request it received before this module loaded. */
 export { forwardChatRequest } from './chat/promptPathUi';
@@ -53,6 +55,13 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
   // Sessions another window on this folder starts are followed here too (docs/service.md).
   context.subscriptions.push(new SessionsFromOtherWindows({ sessions, backends, settings, log }));
   log.info(`Ultraplan ${version} activated`);
+  // Sign-in to team servers: a chunk of its own, so the first load stays small (docs/packaging.md).
+  // Its command is registered now and waits for the chunk, so a run right after startup finds it.
+  const serverAuth = import('./auth/serverAuthProvider').then((chunk) => {
+    context.subscriptions.push(chunk.registerServerAuth(context, log));
+    return chunk;
+  });
+  serverAuth.catch((err: unknown) => log.error(`sign-in to servers is unavailable: ${errorMessage(err)}`));
 
   const launch = async (prompt: string, s: UltraplanSettings): Promise<FollowedSession | undefined> => {
     if (s.backend === 'claude-web') {
@@ -67,12 +76,22 @@ export function activate(context: vscode.ExtensionContext, fromBootstrap: FromBo
   const services: ExtensionServices = { context, log, settings, backends, sessions, launch };
 
   registerSessionCommands(services);
-  registerAttachCommand(services);
+  registerCommand(services, SIGN_IN_COMMAND, async () => (await serverAuth).signInToServer());
+  // Attach to Session…: its picker and link handling are a chunk loaded by its first run.
+  registerCommand(services, 'ultraplan.attachSession', async (input?: unknown) =>
+    (await import('./commands/attachCommand')).attachSession(services, input),
+  );
   registerReviewCommands(services);
   registerBackendCommands(services);
   registerWorkspaceCommands(services);
   const reviews = registerUltrareview(services);
-  registerInbox(services, fromBootstrap.inbox, reviews);
+  const inbox = registerInbox(services, fromBootstrap.inbox, reviews);
+  registerPlansOnDisk(services, inbox);
+  // The Jules group watches for a Jules key: a chunk, and the group a chunk of its own once a key is set.
+  import('./jules/julesInboxEntry').then(
+    ({ registerJulesInbox }) => context.subscriptions.push(registerJulesInbox(services, inbox)),
+    (err: unknown) => log.error(`the inbox's Jules group is unavailable: ${errorMessage(err)}`),
+  );
   registerChatParticipant(context, { settings, log, launch });
 }
 

@@ -12,6 +12,7 @@ import {
   type DecisionMessage,
   type InvokableAction,
   type LineComment,
+  type PanelExecution,
   type PanelState,
   type PlanRevision,
   type ReplyMessage,
@@ -198,6 +199,15 @@ export class PanelModel {
   canComment(): boolean {
     const shown = this.shown();
     return shown !== undefined && this.viewingCurrent() && shown.status === 'pending' && !this.#lock && !this.#state?.pendingDecision;
+  }
+
+  /**
+   * The approved plan's checklist, while the current revision is the approved one: the panel is
+   * then about the execution, with no decision bar and no feedback box.
+   */
+  execution(): PanelExecution | undefined {
+    const execution = this.#state?.execution;
+    return execution && this.current()?.toolUseId === execution.toolUseId ? execution : undefined;
   }
 
   offer(): DecisionOffer {

@@ -1,5 +1,5 @@
 // The review panel's view: the panel model (panelModel.ts) shown by its parts (header, question,
-// revision list, plan with its comment threads, decision bar). State comes only from the host's
+// revision list, the approved plan's checklist, plan with its comment threads, decision bar). State comes only from the host's
 // validated messages; decisions go out as typed messages carrying the binding of the plan shown,
 // each with a request id, and the buttons stay locked until the host answers that request (`sent`
 // or `refused`, see src/core/panelMessages.ts). Drafts are written from the keystroke that typed
@@ -7,20 +7,23 @@
 import {
   DRAFT_WRITE_INTERVAL_MS,
   isHttpUrl,
-  parseHostToWebviewMessage,
   parseWebviewSavedState,
   type InvokableAction,
   type WebviewToHostMessage,
 } from '../core/panelMessages';
+import { parseHostToPanelMessage } from '../core/execution/verificationMessage';
 import { DraftWrites } from './draftWrites';
 import type { HostChannel } from './hostChannel';
 import { PanelModel, type DraftKey } from './panelModel';
 import { DecisionBar } from './parts/decisionBar';
+import { ExecutionPart } from './parts/execution';
 import { HeaderPart, NoticesPart, OutcomePart } from './parts/header';
 import type { PanelActions } from './parts/panelActions';
 import { PlanPart, RevisionFeedbackPart } from './parts/plan';
 import { QuestionPart } from './parts/question';
 import { RevisionListPart } from './parts/revisionList';
+import { VerificationPart } from './parts/verification';
+import { VerificationModel } from './verificationModel';
 
 /** A request id unique to this page load (an answer from before a reload cannot match a new one). */
 function newRequestId(): string {
@@ -31,6 +34,7 @@ function newRequestId(): string {
 
 export class ReviewView implements PanelActions {
   readonly model = new PanelModel({ newRequestId, now: () => Date.now() });
+  readonly verification = new VerificationModel();
   readonly #host: HostChannel;
   readonly #root: HTMLElement;
   readonly #writes: DraftWrites<DraftKey>;
@@ -44,6 +48,8 @@ export class ReviewView implements PanelActions {
   readonly #revisionFeedback = new RevisionFeedbackPart();
   readonly #plan: PlanPart;
   readonly #decision: DecisionBar;
+  readonly #execution: ExecutionPart;
+  readonly #verification: VerificationPart;
 
   constructor(host: HostChannel, root: HTMLElement) {
     this.#host = host;
@@ -57,6 +63,8 @@ export class ReviewView implements PanelActions {
     this.#revisions = new RevisionListPart(this);
     this.#plan = new PlanPart(this);
     this.#decision = new DecisionBar(this);
+    this.#execution = new ExecutionPart(this);
+    this.#verification = new VerificationPart(this, this.verification);
     this.#listenForLinks();
     root.replaceChildren(
       this.#header.element,
@@ -65,6 +73,8 @@ export class ReviewView implements PanelActions {
       this.#outcome.element,
       this.#question.element,
       this.#revisions.element,
+      this.#execution.element,
+      this.#verification.element,
       this.#revisionFeedback.element,
       this.#plan.element,
       this.#decision.element,
@@ -83,7 +93,7 @@ export class ReviewView implements PanelActions {
     // For bench/extension.bench.ts: when each message arrived and when it was shown, so delivery
     // and rendering can be told apart in the real panel (a mark costs microseconds).
     performance.mark('ultraplan:received');
-    const parsed = parseHostToWebviewMessage(data);
+    const parsed = parseHostToPanelMessage(data);
     if (!parsed.ok) {
       console.error(`Ultraplan review: dropped ${parsed.error}`);
       this.notice(
@@ -108,6 +118,9 @@ export class ReviewView implements PanelActions {
       if (this.model.sessionUnsaved()) this.#host.save(this.model.savedState());
     } else if (message.type === 'answer') {
       if (this.model.receiveAnswer(message)) this.render();
+    } else if (message.type === 'verification') {
+      this.verification.receive(message);
+      this.render();
     } else {
       this.decide(message.action);
     }
@@ -127,11 +140,13 @@ export class ReviewView implements PanelActions {
   render(): void {
     const { model } = this;
     this.#root.classList.toggle('no-state', !model.state);
-    this.#header.render(model);
+    this.#header.render(model, this.verification.headerPhase(model.state));
     this.#notices.render(model);
     this.#outcome.render(model);
     this.#question.render(this);
     this.#revisions.render();
+    this.#execution.render();
+    this.#verification.render();
     this.#plan.render();
     this.#revisionFeedback.render(this);
     this.#decision.render(this.#plan.hasBlocks);

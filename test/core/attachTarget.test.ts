@@ -43,6 +43,25 @@ describe('attach target parser', () => {
     });
   });
 
+  describe('Jules links and ids', () => {
+    const JULES = '14550388554331055113';
+
+    it('reads https://jules.google.com/session/<digits> and a bare Jules id (digits)', () => {
+      assert.deepEqual(target(`https://jules.google.com/session/${JULES}`), { backend: 'jules', sessionId: JULES });
+      assert.deepEqual(target(`https://jules.google.com/session/${JULES}/?tab=plan`), { backend: 'jules', sessionId: JULES });
+      assert.deepEqual(target(` ${JULES} `), { backend: 'jules', sessionId: JULES });
+    });
+
+    it('refuses Jules links that name no session, a non-numeric id, or plain http', () => {
+      assert.match(refusal('https://jules.google.com/session'), /names no session/);
+      assert.match(refusal('https://jules.google.com/session/abc'), /names no session/);
+      assert.match(refusal(`https://jules.google.com/session/${JULES}/x`), /names no session/);
+      assert.match(refusal('https://jules.google.com/settings'), /names no session/);
+      assert.match(refusal(`http://jules.google.com/session/${JULES}`), /https:\/\//);
+      assert.match(refusal('1'.repeat(41)), /neither a session id/);
+    });
+  });
+
   describe('server URLs', () => {
     it('reads the current wire, the older one and a tail such as /events', () => {
       const expected = { backend: 'server', serverUrl: 'http://127.0.0.1:8787', sessionId: ID };

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { ControlResponseEventSchema, ULTRAPLAN_TELEPORT_SENTINEL } from '../../src/core/protocol';
-import { DecisionBindingSchema, DecisionGate, bindingFor, decisionEvent, planHash, type PendingPlanRef } from '../../src/core/decision';
+import { DecisionBindingSchema } from '../../src/core/panelMessages';
+import { DecisionGate, bindingFor, decisionEvent, planHash, type PendingPlanRef } from '../../src/core/decision';
 
 const SESSION = 'sess_1';
 const PLAN_1 = '# Plan\n\n1. Read the code\n2. Change it\n';

@@ -189,15 +189,15 @@ describe("the agent's reported mode", () => {
 });
 
 describe('inbox: the decisions on each revision, in words', () => {
-  it('names each revision with its status, and an approval that carried notes as such', () => {
+  it('names each revision as a revision with its status (not a count), and an approval that carried notes as such', () => {
     assert.equal(
       revisionDecisionsText([
         { revision: 1, status: 'rejected' },
         { revision: 2, status: 'approved', notes: 'Keep the file format.' },
       ]),
-      '1 rejected, 2 approved with notes',
+      'revision 1 rejected, revision 2 approved with notes',
     );
-    assert.equal(revisionDecisionsText([{ revision: 1, status: 'pending', notes: '' }]), '1 pending');
+    assert.equal(revisionDecisionsText([{ revision: 1, status: 'pending', notes: '' }]), 'revision 1 pending');
     assert.equal(revisionDecisionsText([]), '');
   });
 });

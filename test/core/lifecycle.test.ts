@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { Disposable, toDisposable } from '../../src/core/lifecycle';
+import { Disposable, DisposableMap, toDisposable } from '../../src/core/lifecycle';
 
 class Owner extends Disposable {
   own(name: string, log: string[]) {
@@ -42,5 +42,56 @@ describe('Disposable (one owner per disposable)', () => {
     });
     assert.throws(() => owner.dispose(), /disposing failed/);
     assert.deepEqual(log, ['boom', 'a']);
+  });
+});
+
+describe('DisposableMap (the one way out of a map of disposables)', () => {
+  const item = (name: string, log: string[]) => toDisposable(() => log.push(name));
+
+  it('disposes a value when it is replaced or deleted, never one set again under its own key', () => {
+    const log: string[] = [];
+    const map = new DisposableMap<string, ReturnType<typeof item>>();
+    const a = item('a', log);
+    map.set('k', a);
+    map.set('k', a);
+    assert.deepEqual(log, [], 'the same value set again is kept');
+    map.set('k', item('b', log));
+    assert.deepEqual(log, ['a']);
+    map.deleteAndDispose('k');
+    map.deleteAndDispose('missing');
+    assert.deepEqual(log, ['a', 'b']);
+    assert.equal(map.size, 0);
+  });
+
+  it('dispose disposes and forgets every value once; a value set afterwards is disposed at once', () => {
+    const log: string[] = [];
+    const map = new DisposableMap<string, ReturnType<typeof item>>();
+    map.set('x', item('x', log));
+    map.set('y', item('y', log));
+    assert.deepEqual(
+      [...map.entries()].map(([k]) => k),
+      ['x', 'y'],
+    );
+    map.dispose();
+    map.dispose();
+    assert.deepEqual(log, ['x', 'y']);
+    assert.equal(map.get('x'), undefined);
+    map.set('late', item('late', log));
+    assert.deepEqual(log, ['x', 'y', 'late']);
+    assert.equal(map.has('late'), false);
+  });
+
+  it('one value failing to dispose does not keep the rest, and the failure is reported', () => {
+    const log: string[] = [];
+    const map = new DisposableMap<string, { dispose(): void }>();
+    map.set('bad', {
+      dispose: () => {
+        throw new Error('broken');
+      },
+    });
+    map.set('good', item('good', log));
+    assert.throws(() => map.clearAndDisposeAll(), /disposing failed/);
+    assert.deepEqual(log, ['good']);
+    assert.equal(map.size, 0);
   });
 });

@@ -72,6 +72,37 @@ describe('ToolPermissionTracker', () => {
     assert.deepEqual(tracker.open, []);
   });
 
+  it('closes a request as answered elsewhere the moment the log shows its answer (another window), before its tool runs', () => {
+    const tracker = new ToolPermissionTracker();
+    tracker.ingest([toolUse('t1', 'Bash', { command: 'npm test' }), ask('r1', 't1', 'Bash', { command: 'npm test' }), edit('r2', 't2')]);
+    const answer = permissionResponseEvent(tracker.open[0]!, 'allow');
+    const changes = tracker.ingest([answer]);
+    assert.deepEqual(
+      changes.closed.map((c) => [c.request.requestId, c.reason]),
+      [['r1', 'answered_elsewhere']],
+    );
+    assert.deepEqual(
+      tracker.open.map((r) => r.requestId),
+      ['r2'],
+    );
+    // Our own answer, recorded first, comes back through the log and changes nothing; neither does
+    // an answer to no open request, or one without a request id.
+    assert.equal(tracker.markAnswered('r2'), true);
+    const again = tracker.ingest([
+      permissionResponseEvent({ requestId: 'r2', input: {} }, 'deny'),
+      { type: 'control_response', response: { subtype: 'success', request_id: 'nobody' } },
+      { type: 'control_response', response: {} },
+    ]);
+    assert.deepEqual(again, { opened: [], closed: [] });
+  });
+
+  it('a request opened and answered in one batch is never shown', () => {
+    const tracker = new ToolPermissionTracker();
+    const changes = tracker.ingest([edit('r1', 't1'), { type: 'control_response', response: { subtype: 'success', request_id: 'r1' } }]);
+    assert.deepEqual(changes, { opened: [], closed: [] });
+    assert.equal(tracker.isOpen('r1'), false);
+  });
+
   it('a tool_use stored before its request (the normal order) does not close it; one after it does', () => {
     const tracker = new ToolPermissionTracker();
     tracker.ingest([toolUse('t1', 'Bash', { command: 'npm test' }), ask('r2', 't1', 'Bash', { command: 'npm test' })]);

@@ -28,14 +28,14 @@ describe('plan file naming', () => {
 
   it('uses the local date as yyyy-mm-dd', () => {
     assert.equal(isoLocalDate(day), '2026-01-05');
-    assert.equal(planFileName(day, 'x'), '2026-01-05-x.md');
-    assert.equal(planFileName(day, 'x', 3), '2026-01-05-x-3.md');
+    assert.equal(planFileName(day, 'x'), '2026-01-05-x.plan.md');
+    assert.equal(planFileName(day, 'x', 3), '2026-01-05-x-3.plan.md');
   });
 
   it('never overwrites: picks -2, -3, … when names are taken', async () => {
-    const taken = new Set(['2026-01-05-x.md', '2026-01-05-x-2.md']);
-    assert.equal(await firstFreePlanFileName(day, 'x', (n) => taken.has(n)), '2026-01-05-x-3.md');
-    assert.equal(await firstFreePlanFileName(day, 'y', async (n) => taken.has(n)), '2026-01-05-y.md');
+    const taken = new Set(['2026-01-05-x.plan.md', '2026-01-05-x-2.plan.md']);
+    assert.equal(await firstFreePlanFileName(day, 'x', (n) => taken.has(n)), '2026-01-05-x-3.plan.md');
+    assert.equal(await firstFreePlanFileName(day, 'y', async (n) => taken.has(n)), '2026-01-05-y.plan.md');
   });
 
   it('gives up with a clear message after the bound', async () => {

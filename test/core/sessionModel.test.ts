@@ -91,6 +91,13 @@ describe('session model', () => {
     const answered = model.reduce({ type: 'permissionAnswered', requestId: 'req_7', at: 6 });
     assert.equal(answered.state.permissions.length, 0);
     assert.equal(answered.state.attention, answered.state.phase);
+    assert.deepEqual(
+      answered.closed.map((c) => [c.request.requestId, c.reason]),
+      [['req_7', 'answered']],
+      'the answer closes it, as the log would',
+    );
+    assert.ok(answered.changed);
+    assert.equal(model.reduce({ type: 'permissionAnswered', requestId: 'req_7', at: 7 }).changed, false, 'a second answer changes nothing');
   });
 
   it('while reads fail the panel says it is reconnecting, over its own notice; the next poll takes that back', () => {

@@ -147,7 +147,24 @@ describe('session snapshot', () => {
     assert.notEqual(after, before);
     assert.equal(after.revisions, before.revisions);
     assert.equal(after.panel, before.panel);
+    assert.equal(after.inbox, before.inbox, 'nor the inbox entry');
     assert.equal(persistedPartChanged(before, after), true, 'the cursor survives a reload');
+  });
+
+  it('a draft saved changes the panel part only: the inbox entry and the revisions are the same objects', () => {
+    const { model } = followed();
+    poll(model, [exitPlan('toolu_1', PLAN), toolRequest('req_1', 'toolu_1', 'ExitPlanMode', { plan: PLAN })]);
+    const before = model.snapshot;
+    model.reduce({ type: 'draftSaved', draft: { toolUseId: 'toolu_1', feedback: 'half-typed', comments: [] }, at: 5 });
+    const after = model.snapshot;
+    assert.notEqual(after.panel, before.panel);
+    assert.equal(after.inbox, before.inbox);
+    assert.equal(after.revisions, before.revisions);
+    // A change the inbox shows is a new entry.
+    model.reduce({ type: 'planSaved', path: '/w/plans/a.md', at: 6 });
+    model.reduce({ type: 'ended', by: 'teleport', at: 7 });
+    assert.notEqual(model.snapshot.inbox, after.inbox);
+    assert.equal(model.snapshot.inbox.finished, true);
   });
 
   it('the inbox entry and the mode are read from the same snapshot', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { formatElapsed, needsAttention, orderForStatus, summarizeStatus, type StatusEntry } from '../../src/core/statusSummary';
+import { formatElapsed, orderForStatus, summarizeStatus, type StatusEntry } from '../../src/core/statusSummary';
 
 describe('status bar summary', () => {
   const e = (sessionId: string, phase: StatusEntry['phase'], changedAt: number): StatusEntry => ({ sessionId, phase, changedAt });
@@ -41,7 +41,6 @@ describe('status bar summary', () => {
       e('perm', 'needs_permission', 2),
     ]).map((x) => x.sessionId);
     assert.deepEqual(order, ['perm', 'ready', 'q', 'exec']);
-    assert.equal(needsAttention('needs_permission'), true);
   });
 
   it('formats elapsed time', () => {

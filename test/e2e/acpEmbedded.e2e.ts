@@ -13,6 +13,7 @@ import {
   answerInputBox,
   answerQuickPick,
   assertHostSuitePassed,
+  filterQuickPick,
   readQuickInput,
   readStatusBar,
   runCommand,
@@ -20,7 +21,7 @@ import {
   statusBarItem,
   waitFor,
 } from './harness';
-import { fakeAgentCommand, readAgentRecord } from '../support/fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord, RECORD_OUTSIDE_SANDBOX } from '../support/fakeAcpAgent';
 import { isAlive, killGroupsLeft, waitGone } from '../support/processes';
 import { planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
 
@@ -70,7 +71,13 @@ async function statusTooltip(page: Page, text: string): Promise<string> {
 
 describe('embedded ACP agent (the fake agent program) in code-server', function () {
   // No agent settings: the embedded backend and the automatic choice are the defaults.
-  const suite = suiteWindow({ suite: 'acp-embedded', files: { 'README.md': '# Demo project\n', 'src/greet.ts': 'export {};\n' } });
+  const suite = suiteWindow({
+    suite: 'acp-embedded',
+    files: { 'README.md': '# Demo project\n', 'src/greet.ts': 'export {};\n' },
+    settings: {
+      ...RECORD_OUTSIDE_SANDBOX,
+    },
+  });
   let dir = '';
   let record = '';
 
@@ -90,23 +97,24 @@ describe('embedded ACP agent (the fake agent program) in code-server', function 
     const shown = await readQuickInput(page);
     for (const label of [
       'Embedded · Automatic',
-      'Embedded · Claude (ACP)',
-      'Embedded · Gemini CLI (ACP)',
-      'Embedded · Codex (ACP)',
-      'Embedded · Custom command…',
-      'Embedded · Demo (scripted)',
-      'Server',
+      'Claude (ACP) · Embedded',
+      'Gemini CLI (ACP) · Embedded',
+      'Codex (ACP) · Embedded',
+      'Qwen Code (ACP) · Embedded',
     ]) {
       assert.ok(shown.items.includes(label), `"${label}" listed; items: ${JSON.stringify(shown.items)}`);
     }
+    // The rows below the visible ones are not in the page (the list is virtual): found by typing, as a person would.
+    for (const label of ['Embedded · Custom command…', 'Embedded · Demo (scripted)', 'Server']) await filterQuickPick(page, label, label);
+    await filterQuickPick(page, '', 'Embedded · Automatic');
     const descriptions = await page.locator('.quick-input-list .monaco-list-row').evaluateAll((rows) =>
       rows.map((row) => ({
         label: row.querySelector('.label-name')?.textContent?.trim() ?? '',
         description: row.querySelector('.label-description')?.textContent?.trim() ?? '',
       })),
     );
-    for (const name of ['Claude (ACP)', 'Gemini CLI (ACP)', 'Codex (ACP)']) {
-      const row = descriptions.find((d) => d.label === `Embedded · ${name}`);
+    for (const name of ['Claude (ACP)', 'Gemini CLI (ACP)', 'Codex (ACP)', 'Qwen Code (ACP)']) {
+      const row = descriptions.find((d) => d.label === `${name} · Embedded`);
       assert.match(row?.description ?? '', /^(installed|not installed; runs through npx|not found)/, `${name}: ${JSON.stringify(row)}`);
     }
     await screenshot(page, 'choose-backend');

@@ -21,7 +21,7 @@ import {
   type TestWindow,
 } from './harness';
 import { ORIGINAL_APP } from '../support/acpFixtures';
-import { fakeAgentCommand, readAgentRecord } from '../support/fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord, RECORD_OUTSIDE_SANDBOX } from '../support/fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
@@ -61,6 +61,7 @@ describe('permission requests while an approved plan executes (embedded ACP agen
         'ultraplan.agent.choice': 'custom',
         'ultraplan.agent.command': fakeAgentCommand('execute-with-permission.json', record),
         'ultraplan.afterApproval': 'default',
+        ...RECORD_OUTSIDE_SANDBOX,
       },
     });
   });

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { openTestWindow, readStatusBar, screenshot, waitForNotification, type TestWindow } from './harness';
 import { ALLOW_OR_REJECT, ORIGINAL_APP } from '../support/acpFixtures';
-import { fakeAgentCommand, readAgentRecord, permissionOutcomes } from '../support/fakeAcpAgent';
+import { fakeAgentCommand, readAgentRecord, permissionOutcomes, RECORD_OUTSIDE_SANDBOX } from '../support/fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 
@@ -83,6 +83,7 @@ describe('reads outside the workspace and fetches while planning go to the perso
         'ultraplan.backend': 'embedded',
         'ultraplan.agent.choice': 'custom',
         'ultraplan.agent.command': fakeAgentCommand(scenario, record),
+        ...RECORD_OUTSIDE_SANDBOX,
       },
     });
   });

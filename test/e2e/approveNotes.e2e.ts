@@ -14,6 +14,7 @@ import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv } from '../support/realAgents';
 import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
+import { UNSANDBOXED_AGENT } from './realAgentWindow';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
 const PLAN = '# Flip the flag\n\n1. Set original to false in src/app.ts.\n2. Run the tests.\n';
@@ -46,6 +47,7 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
         'ultraplan.backend': 'embedded',
         'ultraplan.agent.choice': 'custom',
         'ultraplan.agent.command': ['/usr/bin/env', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), CLAUDE_ADAPTER],
+        ...UNSANDBOXED_AGENT,
       },
     });
   });

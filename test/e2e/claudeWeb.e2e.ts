@@ -131,7 +131,7 @@ describe('Claude Code on the web backend: plan, approve, teleport, eligibility (
   it('"Choose Backend…" offers Claude Code on the web with its environment picker (cloud environments only)', async function () {
     const { page, probe } = window!;
     await runCommandSettled(page, 'Ultraplan: Choose Backend…');
-    await answerQuickPick(page, 'Claude Code on the web');
+    await answerQuickPick(page, 'Claude Code on the web (cloud)');
     const picker = page.locator('.quick-input-widget');
     await picker.locator('.quick-input-list-row', { hasText: 'Automatic' }).first().waitFor({ timeout: 20_000 });
     const rows = await picker.locator('.quick-input-list-row').allInnerTexts();

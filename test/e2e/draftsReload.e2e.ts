@@ -115,7 +115,11 @@ describe('drafts typed in the review panel survive a window reload 1 s later (se
     await fieldShows(w.page, '#feedback', FEEDBACK, 'the rejection feedback');
     await fieldShows(w.page, '.comment-composer textarea', COMMENT, 'the comment being written');
     const back = await fieldShows(w.page, '#approval-notes', NOTES, 'the approval notes');
-    assert.equal(await back.locator('#approval-notes').isVisible(), true, 'the notes field is open again on its draft');
+    // The field holds its draft at once; it shows when the plan can be decided again (the buttons enabled).
+    await waitFor(async () => ((await back.locator('#approval-notes').isVisible()) ? true : undefined), {
+      timeoutMs: 20_000,
+      message: 'the notes field open again on its draft',
+    });
     assert.match(
       (await back.locator('.comment-composer label').textContent()) ?? '',
       /Target node20/,

@@ -48,6 +48,11 @@ describe('embedded backend: the scripted demo, across a reload', function () {
       timeoutMs: 20_000,
       message: 'revision 2 to be decidable',
     });
+    // The demo's revision takes the person's words in: the feedback, the line comment and the reply.
+    const revised = (await frame.locator('#plan').textContent()) ?? '';
+    assert.match(revised, /Add the in-memory fallback and make the limit configurable/);
+    assert.match(revised, /Redis is not available locally/);
+    assert.match(revised, /as you answered: Per API key, with an in-memory fallback/);
     await frame.getByRole('button', { name: 'Approve', exact: true }).click();
     await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
     const outcome = await reviewFrame(w.page, '.outcome');

@@ -23,7 +23,7 @@ import {
   waitFor,
   waitForNotification,
 } from './harness';
-import { fakeAgentProgram, fakeAgentScenario, readAgentRecord } from '../support/fakeAcpAgent';
+import { fakeAgentProgram, fakeAgentScenario, readAgentRecord, RECORD_OUTSIDE_SANDBOX } from '../support/fakeAcpAgent';
 import { startNpmRegistry, type NpmRegistry } from '../support/npmRegistry';
 import { extensionLogFiles, planTask, reviewFrame, suiteWindow } from './ultraplanSteps';
 
@@ -72,7 +72,11 @@ describe('first run: walkthrough, the no-agent notice, the demo, an agent fetche
   let registry: NpmRegistry | undefined;
   const suite = suiteWindow({
     suite: 'first-run',
-    settings: { 'ultraplan.backend': 'embedded', 'ultraplan.agent.choice': 'auto' },
+    settings: {
+      'ultraplan.backend': 'embedded',
+      'ultraplan.agent.choice': 'auto',
+      ...RECORD_OUTSIDE_SANDBOX,
+    },
     // Only the system's folders: no agent a developer installed may be found (npx is there).
     env: {
       PATH: '/usr/bin:/bin',
@@ -149,7 +153,7 @@ describe('first run: walkthrough, the no-agent notice, the demo, an agent fetche
     // Saved under a name taken from the plan, which says which task it is.
     const date = new Date();
     const today = `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
-    const saved = path.join(suite.window.workspace, '.ultraplan', 'plans', `${today}-add-a-dark-theme-to-the-settings-page.md`);
+    const saved = path.join(suite.window.workspace, '.ultraplan', 'plans', `${today}-add-a-dark-theme-to-the-settings-page.plan.md`);
     await waitFor(() => fs.existsSync(saved) || undefined, { timeoutMs: 15_000, message: `${saved} to be written` });
     await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 15_000 });
   });

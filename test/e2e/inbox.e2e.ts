@@ -6,42 +6,23 @@
 import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { dismissNotifications, notificationCenterMessages, readStatusBar, runCommand, screenshot, waitFor } from './harness';
-import { listSessions, planTask, reviewFrame, scenario, suiteWindow } from './ultraplanSteps';
+import { SIDEBAR, inboxGroups, listSessions, planTask, reviewFrame, scenario, suiteWindow } from './ultraplanSteps';
 import { toCodeSessionId } from '../../src/core/codeSessions';
 import type { ServerProcess } from '../support/serverProcess';
 
-const SIDEBAR = '[id="workbench.parts.sidebar"]';
-
-/** The inbox as its rows show it: each group's label and the session titles under it, in order. */
+/** The inbox's sessions: each group and the session titles under it, without "Plans on disk" (plansOnDisk.ts, a group of files). */
 async function inboxRows(page: Page): Promise<Record<string, string[]>> {
-  const rows = (await page
-    .locator(`${SIDEBAR} .monaco-list-row`)
-    .evaluateAll((els) =>
-      els.map((e) => ({ level: e.getAttribute('aria-level'), label: e.querySelector('.label-name')?.textContent?.trim() ?? '' })),
-    )) as Array<{ level: string | null; label: string }>;
-  const groups: Record<string, string[]> = {};
-  let current: string[] | undefined;
-  for (const row of rows) {
-    if (row.level === '1') groups[row.label] = current = [];
-    else if (row.level === '2') current?.push(row.label);
-  }
-  return groups;
+  const { ['Plans on disk']: _files, ...sessions } = await inboxGroups(page);
+  return sessions;
 }
 
 async function waitForInbox(page: Page, expected: Record<string, string[]>, what: string): Promise<void> {
-  let last: Record<string, string[]> = {};
-  await waitFor(
-    async () => {
-      last = await inboxRows(page);
-      return JSON.stringify(last) === JSON.stringify(expected) ? true : undefined;
-    },
-    {
-      timeoutMs: 40_000,
-      intervalMs: 500,
-      message: `${what}: the inbox to show ${JSON.stringify(expected)} (it shows ${JSON.stringify(last)})`,
-    },
-  ).catch((err: unknown) => {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}; last rows ${JSON.stringify(last)}`);
+  // On timeout waitFor quotes the rows it last saw.
+  await waitFor(() => inboxRows(page), {
+    timeoutMs: 40_000,
+    intervalMs: 500,
+    message: `${what}: the inbox to show ${JSON.stringify(expected)}`,
+    until: (rows) => JSON.stringify(rows) === JSON.stringify(expected),
   });
 }
 
@@ -215,12 +196,25 @@ describe('the plan inbox: three sessions on two backends, one notification, a re
     await waitFor(async () => ((await openedPlan()) ? true : undefined), { timeoutMs: 15_000, message: 'the teleport to open the plan' });
     await probe.executeCommand('workbench.action.closeAllEditors');
     await waitFor(async () => ((await openedPlan()) ? undefined : true), { timeoutMs: 10_000, message: 'the editors to close' });
-    // The session row expands to the saved file; a click opens it.
-    await page.locator(`${SIDEBAR} .monaco-list-row`, { hasText: 'second server task' }).locator('.monaco-tl-twistie').click();
+    // The session row expands to the saved file; a click opens it. The row may still be redrawn
+    // (the teleport archives the session), which can swallow a click on its twistie: click again
+    // while it shows collapsed.
+    const twistie = page
+      .locator(`${SIDEBAR} .monaco-list-row`, { hasText: 'second server task' })
+      .locator('.monaco-tl-twistie.collapsible');
     const planRow = page.locator(`${SIDEBAR} .monaco-list-row[aria-level="3"]`);
-    await planRow.waitFor({ state: 'visible', timeout: 15_000 });
+    await waitFor(
+      async () => {
+        if (await planRow.isVisible()) return true;
+        if (await twistie.evaluate((e) => e.classList.contains('collapsed'), undefined, { timeout: 2_000 }).catch(() => false)) {
+          await twistie.click({ timeout: 2_000 }).catch(() => undefined);
+        }
+        return undefined;
+      },
+      { timeoutMs: 15_000, message: 'the session row to be expandable and expand to its saved plan' },
+    );
     const name = ((await planRow.locator('.label-name').textContent()) ?? '').trim();
-    assert.match(name, /^\d{4}-\d{2}-\d{2}-add-a-changelog\.md$/);
+    assert.match(name, /^\d{4}-\d{2}-\d{2}-add-a-changelog\.plan\.md$/);
     await planRow.click();
     await waitFor(async () => ((await probe.editors()).some((e) => e.uri.endsWith(`.ultraplan/plans/${name}`)) ? true : undefined), {
       timeoutMs: 15_000,

@@ -4,6 +4,16 @@ import type { TestWindow } from './harness';
 import { killGroupsLeft, processesWithHome } from '../support/processes';
 import type { ScriptedModelServer } from '../support/modelApi/scenario';
 
+/**
+ * The real-agent windows run their agent unsandboxed (ultraplan.localService.sandbox "off"): its
+ * command sets HOME to a throwaway folder of the test's, where the test writes the agent's settings
+ * and finds its processes by their HOME. A sandbox shows no such folder (the path lands in the
+ * sandbox's own /tmp), and the agent's conversation kept there is gone when Approve restarts it in
+ * a writable sandbox. The sandboxed local service is tested without that override:
+ * test/client/localService/sandboxedService.test.ts, test/agents/sandbox/serverClaudeSandboxed.test.ts.
+ */
+export const UNSANDBOXED_AGENT = { 'ultraplan.localService.sandbox': 'off' } as const;
+
 /** The agent as the custom command: `env` sets its model's address and a throwaway home, then execs it; edits accepted after approval. */
 export function realAgentSettings(env: Record<string, string>, argv: readonly string[]): Record<string, unknown> {
   return {
@@ -11,6 +21,7 @@ export function realAgentSettings(env: Record<string, string>, argv: readonly st
     'ultraplan.agent.choice': 'custom',
     'ultraplan.agent.command': ['/usr/bin/env', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), ...argv],
     'ultraplan.afterApproval': 'acceptEdits',
+    ...UNSANDBOXED_AGENT,
   };
 }
 

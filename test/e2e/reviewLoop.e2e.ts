@@ -119,7 +119,7 @@ describe('review loop: reject with a line comment, diff, edit and approve (serve
   it('shows revision 2 and its diff against revision 1; revision 1 keeps its comment', async function () {
     const { page } = suite.window;
     const frame = await revisionFrame(page, 'Revision 2 of 2');
-    await frame.getByRole('button', { name: 'Show changes' }).click();
+    await frame.getByRole('button', { name: 'Compare plan revisions' }).click();
     const added = await frame.locator('.diff-added').allTextContents();
     assert.ok(
       added.some((t) => t.includes('Persist the choice in the user profile on the server')),

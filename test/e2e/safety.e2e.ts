@@ -186,8 +186,8 @@ describe('safety: hostile plan and stale decisions (server backend)', function (
     // The current plan can still be decided in the panel, brought back by its tab as a person
     // would (the edit may cover it in its group).
     await page.locator('.tabs-container .tab', { hasText: 'Ultraplan Review' }).first().click();
-    const panel = await reviewFrame(page, '.revision-label');
-    assert.equal(await panel.locator('.revision-label').textContent(), 'Revision 2 of 2');
+    // Shown again, the panel's page may be set up anew: its label is blank until the state arrives.
+    const panel = await revisionFrame(page, 'Revision 2 of 2');
     assert.equal(await panel.getByRole('button', { name: 'Approve', exact: true }).isEnabled(), true);
     await waitForEvents(reviseServer!, sessionId, (e) => e.length > 0, 'events');
   });

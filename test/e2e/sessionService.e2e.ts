@@ -13,11 +13,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import { openTestWindow, readStatusBar, screenshot, waitFor, type TestWindow } from './harness';
-import { isAlive, processesWithHome } from '../support/processes';
+import { agentRootsWithHome, isAlive, processesWithHome } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { servicePids } from '../support/serviceProcess';
-import { CLAUDE_ADAPTER, claudeEnv, claudePlanFile } from '../support/realAgents';
+import { CLAUDE_ADAPTER, claudeEnv, claudePlanning } from '../support/realAgents';
 import { closeRealAgentRun, realAgentSettings } from './realAgentWindow';
 import { extensionLog, planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
 import { ORIGINAL_APP } from '../support/acpFixtures';
@@ -53,22 +53,12 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
   const model = new ScriptedModelServer(
     anthropicApi,
     new Scenario([
-      (view) => {
-        planFile = claudePlanFile(view);
-        return { toolCalls: [{ name: 'Write', input: { file_path: planFile, content: PLAN } }] };
-      },
-      () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
-      () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
+      ...claudePlanning(PLAN, (file) => (planFile = file)),
       () => ({ toolCalls: [{ name: 'Read', input: { file_path: path.join(workspace(), 'src', 'app.ts') } }] }),
       () => ({ toolCalls: [{ name: 'Write', input: { file_path: path.join(workspace(), 'src', 'app.ts'), content: UPDATED } }] }),
       () => ({ text: 'Done: src/app.ts flipped.' }),
       // The second session, whose service is killed while its plan waits.
-      (view) => {
-        planFile = claudePlanFile(view);
-        return { toolCalls: [{ name: 'Write', input: { file_path: planFile, content: PLAN_BACK } }] };
-      },
-      () => ({ toolCalls: [{ name: 'ToolSearch', input: { query: 'select:ExitPlanMode', max_results: 1 } }] }),
-      () => ({ toolCalls: [{ name: 'ExitPlanMode', input: {} }] }),
+      ...claudePlanning(PLAN_BACK, (file) => (planFile = file)),
       // After the restart, in the conversation session/load brought back: the reviewer's feedback.
       (view) => {
         const feedback = /Say why in a comment/.test(view.lastUser.text) ? 'Say why in a comment.' : 'No feedback reached me.';
@@ -102,7 +92,7 @@ describe('sessions outlive the window: the real Claude adapter in the local sess
     const { page, probe } = window!;
     await planTask(page, 'flip the flag in src/app.ts');
     await planOnScreen(page);
-    agentPids = processesWithHome(home);
+    agentPids = agentRootsWithHome(home);
     assert.ok(agentPids.length > 0, 'the agent runs');
     servicePid = servicePids(window!.server.serviceDir)[0] ?? 0;
     assert.ok(servicePid, 'a session service runs');

@@ -105,10 +105,10 @@ describe('smoke: code-server + Chromium + Ultraplan', function () {
     assert.throws(() => assertHostSuitePassed(missing, { print: false }), /could not run/);
   });
 
-  it('runs the followed-sessions suite in the host: trust re-attach, panel answers, attach, sessions of other windows, setting targets', async function () {
+  it('runs the followed-sessions suite in the host: trust re-attach, panel answers, attach, sessions of other windows, Continue after a reload, setting targets', async function () {
     const results = await window!.probe.runSuite('followedSessions', { timeoutMs: 120_000 });
     assertHostSuitePassed(results);
-    assert.equal(results.passed, 5);
+    assert.equal(results.passed, 6);
   });
 
   it('runs the review panel suite in the host: one panel, invalid states refused, disposed once', async function () {

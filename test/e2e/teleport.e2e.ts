@@ -71,7 +71,7 @@ describe('teleport: to a task and to chat (server backend)', function () {
     const frame = await reviewFrame(page, '#plan li');
     await frame.getByRole('button', { name: 'Teleport', exact: true }).click();
 
-    const planFile = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.md`);
+    const planFile = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.plan.md`);
     const marker = path.join(workspace, 'teleport-marker.txt');
     // The task may be halfway through writing its marker when it is read: wait for whole JSON.
     const readMarker = () => {
@@ -86,7 +86,11 @@ describe('teleport: to a task and to chat (server backend)', function () {
       message: 'the task to run and write its marker',
     });
     assert.deepEqual(ran.argv, [planFile], "the plan file is the task's only argument");
-    assert.match(ran.plan, /^# Plan: add a changelog\n/);
+    // The file: front matter saying where the plan came from (its steps as todos), then the plan.
+    assert.match(
+      ran.plan,
+      /^---\nname: "Plan: add a changelog"\n[\s\S]*\ntodos:\n[\s\S]*\nultraplan:\n {2}session: "[^"]+"\n {2}revision: 1\n {2}planHash: "sha256:[0-9a-f]{64}"\n[\s\S]*\n {2}decision: teleported\n[\s\S]*\n---\n\n# Plan: add a changelog\n/,
+    );
     assert.equal(fs.readFileSync(planFile, 'utf8'), ran.plan);
 
     const deny = await waitForEvents(suite.server, session!.id, (e) => exitPlanResults(e).find((r) => r.isError), 'the teleport deny');
@@ -118,17 +122,17 @@ describe('teleport: to a task and to chat (server backend)', function () {
     const said = (await toast.textContent()) ?? '';
     assert.match(said, /the plan file is open instead/);
     assert.doesNotMatch(said, /Chat opened/, 'an empty Chat is neither opened nor said to be');
-    const second = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog-2.md`);
+    const second = path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog-2.plan.md`);
     const editors = await waitFor(
       async () => {
         const open = await probe.editors();
-        return open.some((e) => e.uri.endsWith(`${today}-add-a-changelog-2.md`)) ? open : undefined;
+        return open.some((e) => e.uri.endsWith(`${today}-add-a-changelog-2.plan.md`)) ? open : undefined;
       },
       { timeoutMs: 15_000, message: 'the plan file to open' },
     );
     assert.ok(editors.length > 0);
     assert.ok(fs.existsSync(second), 'a second file, not an overwrite');
-    assert.ok(fs.existsSync(path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.md`)));
+    assert.ok(fs.existsSync(path.join(workspace, '.ultraplan', 'plans', `${today}-add-a-changelog.plan.md`)));
     await readStatusBar(page, 'Ultraplan: teleported', { timeoutMs: 15_000 });
     await screenshot(page, 'teleported-chat-fallback');
   });
@@ -139,11 +143,11 @@ describe('teleport: to a task and to chat (server backend)', function () {
     const picker = await readQuickInput(page);
     assert.deepEqual(
       picker.items.slice(0, 2).map((i) => i.replace(/\s+\S+$/, '')),
-      [`${today}-add-a-changelog-2.md`, `${today}-add-a-changelog.md`],
+      [`${today}-add-a-changelog-2.plan.md`, `${today}-add-a-changelog.plan.md`],
     );
-    await answerQuickPick(page, `${today}-add-a-changelog.md`);
+    await answerQuickPick(page, `${today}-add-a-changelog.plan.md`);
     await waitFor(
-      async () => ((await probe.editors()).some((e) => e.active && e.uri.endsWith(`/${today}-add-a-changelog.md`)) ? true : undefined),
+      async () => ((await probe.editors()).some((e) => e.active && e.uri.endsWith(`/${today}-add-a-changelog.plan.md`)) ? true : undefined),
       {
         timeoutMs: 15_000,
         message: 'the picked plan to open',

@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Frame, Page } from 'playwright-core';
+import { errorMessage } from '../../src/core/errors';
 import { startServer, type ServerProcess } from '../support/serverProcess';
 import {
   answerInputBox,
@@ -123,7 +124,7 @@ export async function planTask(page: Page, prompt: string, until = 'Ultraplan: p
     await submitPlanPrompt(page, prompt);
   } catch (err) {
     // Once more from the palette: nothing was submitted (Enter goes only on a verified prompt).
-    console.log(`planTask: retrying once (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
+    console.log(`planTask: retrying once (${errorMessage(err).split('\n')[0]})`);
     await closeQuickInput(page).catch(() => undefined);
     await submitPlanPrompt(page, prompt);
   }
@@ -157,6 +158,25 @@ export async function revisionFrame(page: Page, label: string, timeoutMs = 20_00
 }
 
 /** The review panel's notice from the extension (a read-only reason, reconnecting), not the panel's own refusals. */
+/** The workbench's side bar, where the Plan inbox shows. */
+export const SIDEBAR = '[id="workbench.parts.sidebar"]';
+
+/** The inbox as its rows show it: each group's label and the labels of its rows, in order. */
+export async function inboxGroups(page: Page): Promise<Record<string, string[]>> {
+  const rows = (await page
+    .locator(`${SIDEBAR} .monaco-list-row`)
+    .evaluateAll((els) =>
+      els.map((e) => ({ level: e.getAttribute('aria-level'), label: e.querySelector('.label-name')?.textContent?.trim() ?? '' })),
+    )) as Array<{ level: string | null; label: string }>;
+  const groups: Record<string, string[]> = {};
+  let current: string[] | undefined;
+  for (const row of rows) {
+    if (row.level === '1') groups[row.label] = current = [];
+    else if (row.level === '2') current?.push(row.label);
+  }
+  return groups;
+}
+
 export const HOST_NOTICE = '.notice:not(.notice-local)';
 
 /** The review panel's frame, once it shows `selector`. */

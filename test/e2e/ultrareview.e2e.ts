@@ -5,6 +5,7 @@
 // opens in the review panel; Copy, Resolve and Reopen (across a reload); threads follow edits or
 // turn outdated. Claude Code's own review runs through its stand-in (claudeUltrareviewStandIn.mjs):
 // the billing notice first, its findings as threads, its {error} output as a failure.
+import { UNSANDBOXED_AGENT } from './realAgentWindow';
 import * as assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -120,6 +121,7 @@ describe('ultrareview in code-server: findings as threads, Dismiss across a relo
         'ultraplan.backend': 'embedded',
         'ultraplan.agent.choice': 'custom',
         'ultraplan.agent.command': ['/usr/bin/env', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), CLAUDE_ADAPTER],
+        ...UNSANDBOXED_AGENT,
         'ultraplan.review.finders': 2,
       },
       env: { STANDIN_ULTRAREVIEW_FILE: claudeScenario, STANDIN_CALLS: claudeCalls },

@@ -45,6 +45,18 @@ function staticClosure(meta: Metafile, entry: string): Set<string> {
   return seen;
 }
 
+/** The graph's files reached from `entry` through any import, `await import()` included (all it can ever load). */
+function fullClosure(meta: Metafile, entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const { path: imported, external } of meta.outputs[file]?.imports ?? []) if (!external) visit(imported);
+  };
+  visit(entry);
+  return seen;
+}
+
 /** The source modules bundled in these files. */
 function inputsOf(meta: Metafile, files: Iterable<string>): string[] {
   return [...files].flatMap((file) => Object.keys(meta.outputs[file]?.inputs ?? {}));
@@ -103,6 +115,38 @@ describe('the production bundles: one module graph, split at its seams', functio
     }
   });
 
+  it('keeps the two programs apart: nothing the extension can load is of the service, nothing the server can load is of the extension', () => {
+    const outputs = Object.keys(meta.outputs);
+    const entry = (name: string) => {
+      const file = outputs.find((f) => f.endsWith(`/${name}.mjs`));
+      assert.ok(file, `no ${name}.mjs among ${outputs.join(', ')}`);
+      return file;
+    };
+    const sources = (name: string) => inputsOf(meta, fullClosure(meta, entry(name))).filter((m) => m.startsWith('src/'));
+    const extension = sources('extension');
+    const server = sources('server');
+    const room = (m: string) =>
+      m
+        .split('/')
+        .slice(1, m.startsWith('src/agents/catalogue/') ? 3 : 2)
+        .join('/');
+    // What each program is made of, so a rule that passes because a program holds nothing cannot pass.
+    assert.deepEqual([...new Set(extension.map(room))].sort(), ['agents/catalogue', 'client', 'core', 'extension']);
+    assert.deepEqual([...new Set(server.map(room))].sort(), ['agents', 'agents/catalogue', 'core', 'service']);
+    assert.deepEqual(
+      extension.filter(
+        (m) => /^src\/(service|cli|webview)\//.test(m) || (m.startsWith('src/agents/') && !m.startsWith('src/agents/catalogue/')),
+      ),
+      [],
+      'the extension can load service or agent-runtime modules',
+    );
+    assert.deepEqual(
+      server.filter((m) => /^src\/(extension|client|webview|cli)\//.test(m)),
+      [],
+      'the server can load extension or client modules',
+    );
+  });
+
   it(`the extension's first load stays under ${EXTENSION_FIRST_LOAD_LIMIT_KB} KB and holds none of the seams' modules`, () => {
     const outputs = Object.keys(meta.outputs);
     const extension = outputs.find((file) => file.endsWith('/extension.mjs'));
@@ -111,7 +155,7 @@ describe('the production bundles: one module graph, split at its seams', functio
     const kb = [...firstLoad].reduce((sum, file) => sum + (meta.outputs[file]?.bytes ?? 0), 0) / 1024;
     assert.ok(kb < EXTENSION_FIRST_LOAD_LIMIT_KB, `extension.mjs and its static imports are ${kb.toFixed(1)} KB`);
     const modules = inputsOf(meta, firstLoad);
-    for (const lazy of ['src/sessions/acp/acpAgent.ts', 'src/sessions/claudeWeb/backend.ts']) {
+    for (const lazy of ['src/agents/acp/acpAgent.ts', 'src/client/claudeWeb/backend.ts']) {
       assert.ok(!modules.includes(lazy), `${lazy} is loaded with extension.mjs`);
     }
     assert.ok(!modules.some((m) => m.includes('node_modules/@agentclientprotocol/sdk/')), 'the ACP SDK is loaded with extension.mjs');
@@ -127,14 +171,17 @@ describe('the production bundles: one module graph, split at its seams', functio
   it('the bootstrap (loaded at startup) holds only its own stateless modules and imports extension.mjs at run time', () => {
     const [file, output] = Object.entries(bootstrapMeta.outputs).find(([name]) => name.endsWith('/bootstrap.js')) ?? [];
     assert.ok(file && output);
-    // Constants, the idle status item and the inbox's stand-in view: no class the rest checks
-    // with instanceof and no module state (CHAT_STAND_IN is a Symbol.for), so its copy of them is
+    // Constants, the idle status item, the inbox's stand-in view and the look at a running
+    // service (where it lives, one request over its socket): no class the rest checks with
+    // instanceof and no module state (CHAT_STAND_IN is a Symbol.for), so its copy of them is
     // harmless; no zod, no session code.
     assert.deepEqual(Object.keys(output.inputs).sort(), [
+      'src/core/node/servicePaths.ts',
       'src/core/stateKeys.ts',
-      'src/extension/agents/agentNotice.ts',
+      'src/extension/agentSetup/agentNotice.ts',
       'src/extension/bootstrap.ts',
       'src/extension/inbox/inboxStandIn.ts',
+      'src/extension/liveSessionPeek.ts',
       'src/extension/status/idleStatus.ts',
     ]);
     const text = fs.readFileSync(path.resolve(REPO_ROOT, file), 'utf8');

@@ -6,7 +6,7 @@
 //  - what they say of the program is true of the program: each flag in the containers' args is one
 //    the built CLI lists in its --help, each ULTRAPLAN_ variable one it reads, each probe path one
 //    it answers, each probe port one it listens on;
-//  - the image's agents are the pins (installed from src/sessions/acp/agentPackages.json by the
+//  - the image's agents are the pins (installed from src/agents/catalogue/agents.json by the
 //    tests' own script, no version written in the Dockerfile);
 //  - then for real: the server bundle built by the Dockerfile's own build command, laid out as the
 //    image lays it out (no node_modules), started with the manifests' args and env against the
@@ -20,7 +20,7 @@ import { parseAllDocuments } from 'yaml';
 import { validate as validateDockerfile } from 'dockerfile-utils';
 import { Copy, DockerfileParser, type Instruction } from 'dockerfile-ast';
 import * as agentPaths from '../../scripts/agents-config.cjs';
-import { LIVENESS_PATH, READINESS_PATH } from '../../src/sessions/server/health';
+import { LIVENESS_PATH, READINESS_PATH } from '../../src/service/http/health';
 import { freePort, sharedPostgresCluster } from '../support/postgresCluster';
 import { ensurePinnedAgent } from '../support/realAgents';
 import { REPO_ROOT, runServerCli, tempDir } from '../support/serverProcess';
@@ -33,7 +33,11 @@ const K8S = path.join(DEPLOY, 'k8s');
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; fieldRef?: { fieldPath: string } };
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+    configMapKeyRef?: { name: string; key: string; optional?: boolean };
+    fieldRef?: { fieldPath: string };
+  };
 }
 interface Probe {
   httpGet?: { path: string; port: string | number };
@@ -48,8 +52,14 @@ interface Container {
   readinessProbe?: Probe;
   startupProbe?: Probe;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; capabilities?: { drop?: string[] } };
-  volumeMounts?: Array<{ name: string; mountPath: string }>;
+  securityContext?: {
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    privileged?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+    seccompProfile?: { type: string; localhostProfile?: string };
+  };
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
 }
 interface Manifest {
   apiVersion: string;
@@ -61,17 +71,37 @@ interface Manifest {
     minAvailable?: number;
     maxUnavailable?: number;
     ports?: Array<{ targetPort: string | number }>;
+    podSelector?: { matchLabels?: Record<string, string> };
+    policyTypes?: string[];
+    ingress?: NetworkRule[];
+    egress?: NetworkRule[];
     template?: {
       metadata: { labels: Record<string, string> };
       spec: {
-        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+        securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
+        hostUsers?: boolean;
         containers: Container[];
-        volumes?: Array<{ name: string; emptyDir?: unknown }>;
+        volumes?: Array<{
+          name: string;
+          emptyDir?: unknown;
+          secret?: { secretName: string; defaultMode?: number; items?: Array<{ key: string; path: string }> };
+        }>;
       };
     };
   };
   stringData?: Record<string, string>;
+  data?: Record<string, string>;
   file: string;
+}
+interface NetworkRule {
+  from?: NetworkPeer[];
+  to?: NetworkPeer[];
+  ports?: Array<{ protocol?: string; port?: string | number }>;
+}
+interface NetworkPeer {
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  podSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: { cidr: string; except?: string[] };
 }
 
 function readManifests(file: string): Manifest[] {
@@ -88,6 +118,7 @@ const kustomization = (() => {
 })();
 const applied = kustomization.resources.flatMap(readManifests);
 const secretsExample = readManifests('secrets.example.yaml');
+const configExample = readManifests('config.example.yaml');
 const deployment = (name: string): Manifest => {
   const found = applied.find((m) => m.kind === 'Deployment' && m.metadata.name === name);
   assert.ok(found, `a Deployment ${name}`);
@@ -102,6 +133,21 @@ function flagValue(args: string[], flag: string): string {
   const at = args.indexOf(flag);
   assert.ok(at >= 0 && args[at + 1] !== undefined, `args hold ${flag} VALUE: ${args.join(' ')}`);
   return args[at + 1] as string;
+}
+
+/** The agents' model key variables (the catalogue's keyEnv), the one Secret a worker may take as a variable. */
+const MODEL_KEY_VARIABLES = new Set(
+  Object.values(
+    JSON.parse(readFileSync(path.join(REPO_ROOT, 'src', 'agents', 'catalogue', 'agents.json'), 'utf8')) as Record<
+      string,
+      { keyEnv?: string[] }
+    >,
+  ).flatMap((entry) => entry.keyEnv ?? []),
+);
+
+/** The variables of a container whose value is a Secret. */
+function secretVariables(c: Container): string[] {
+  return (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name);
 }
 
 /** The --flags a help text lists. */
@@ -120,8 +166,10 @@ describe('deploy/: the Kubernetes manifests', function () {
       'v1/Namespace': (await import('kubernetes-models/v1')).Namespace,
       'v1/ServiceAccount': (await import('kubernetes-models/v1')).ServiceAccount,
       'policy/v1/PodDisruptionBudget': (await import('kubernetes-models/policy/v1')).PodDisruptionBudget,
+      'networking.k8s.io/v1/NetworkPolicy': (await import('kubernetes-models/networking.k8s.io/v1')).NetworkPolicy,
+      'v1/ConfigMap': (await import('kubernetes-models/v1')).ConfigMap,
     };
-    const all = [...applied, ...secretsExample];
+    const all = [...applied, ...secretsExample, ...configExample];
     for (const manifest of all) {
       const Model = models[`${manifest.apiVersion}/${manifest.kind}`];
       assert.ok(Model, `${manifest.file}: no schema for ${manifest.apiVersion} ${manifest.kind}`);
@@ -135,7 +183,7 @@ describe('deploy/: the Kubernetes manifests', function () {
     assert.throws(() => new (models['apps/v1/Deployment'] as new (data: object) => { validate(): void })(object).validate(), /port/);
     // Every manifest in the folder is applied, or is the Secrets' example.
     const files = readdirSync(K8S).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
-    assert.deepEqual(files.sort(), [...kustomization.resources, 'secrets.example.yaml'].sort());
+    assert.deepEqual(files.sort(), [...kustomization.resources, 'secrets.example.yaml', 'config.example.yaml'].sort());
   });
 
   it('has no field the Kubernetes API does not define (TypeScript checks each against the API types of kubernetes-models)', () => {
@@ -144,7 +192,7 @@ describe('deploy/: the Kubernetes manifests', function () {
     // with the API's own types refuses any field they do not have, at any depth.
     const file = path.join(REPO_ROOT, 'test-output', `manifest-types-${process.pid}.ts`);
     mkdirSync(path.dirname(file), { recursive: true });
-    const declarations = [...applied, ...secretsExample].map((manifest, index) => {
+    const declarations = [...applied, ...secretsExample, ...configExample].map((manifest, index) => {
       const { file: _file, ...object } = manifest;
       const from = `kubernetes-models/${manifest.apiVersion}/${manifest.kind}`;
       return {
@@ -206,8 +254,8 @@ describe('deploy/: the Kubernetes manifests', function () {
       }
       for (const mount of c.volumeMounts ?? []) {
         assert.ok(
-          pod.spec.volumes?.some((v) => v.name === mount.name && v.emptyDir),
-          `${name}: ${mount.mountPath} is an emptyDir`,
+          pod.spec.volumes?.some((v) => v.name === mount.name && (v.emptyDir || (v.secret && mount.readOnly))),
+          `${name}: ${mount.mountPath} is an emptyDir or a read-only Secret`,
         );
       }
       const budget = applied.find(
@@ -226,11 +274,29 @@ describe('deploy/: the Kubernetes manifests', function () {
     assert.ok(scratchMount, '--scratch is inside a mounted emptyDir');
   });
 
-  it('reads the database URL and the OIDC settings from Secrets whose keys the example Secret shows', () => {
+  it('mounts the database URL from its Secret as a 0400 file (--database-url-file), never a variable; OIDC settings from a ConfigMap', () => {
+    for (const name of ['ultraplan-api', 'ultraplan-worker']) {
+      const c = container(name);
+      assert.ok(
+        !(c.env ?? []).some((e) => e.name === 'ULTRAPLAN_DATABASE_URL'),
+        `${name}: no ULTRAPLAN_DATABASE_URL (the server refuses it)`,
+      );
+      const file = flagValue(c.args ?? [], '--database-url-file');
+      const mount = (c.volumeMounts ?? []).find((m) => file.startsWith(`${m.mountPath}/`));
+      assert.ok(mount?.readOnly, `${name}: --database-url-file ${file} is in a read-only mount`);
+      const volume = deployment(name).spec?.template?.spec.volumes?.find((v) => v.name === mount.name);
+      assert.equal(volume?.secret?.secretName, 'ultraplan-database', `${name}: the mount is the database Secret`);
+      assert.equal(volume?.secret?.defaultMode, 0o400, `${name}: only the server's user reads it`);
+      const item = volume?.secret?.items?.find((i) => path.posix.join(mount.mountPath, i.path) === file);
+      assert.ok(item, `${name}: ${file} is one key of the Secret`);
+      const secret = secretsExample.find((x) => x.metadata.name === 'ultraplan-database');
+      assert.ok(secret?.stringData && item.key in secret.stringData, `secrets.example.yaml shows ultraplan-database.${item.key}`);
+    }
+    // Several people's agents run on the workers: each in a sandbox, and the pod lets bubblewrap make one.
+    assert.equal(flagValue(worker().args ?? [], '--sandbox'), 'required');
+    assert.equal(deployment('ultraplan-worker').spec?.template?.spec.hostUsers, false);
     const names = (c: Container) => (c.env ?? []).map((e) => e.name);
-    assert.ok(names(worker()).includes('ULTRAPLAN_DATABASE_URL'));
     for (const name of [
-      'ULTRAPLAN_DATABASE_URL',
       'ULTRAPLAN_OIDC_ISSUER',
       'ULTRAPLAN_OIDC_AUDIENCE',
       'ULTRAPLAN_OIDC_GROUPS_CLAIM',
@@ -241,13 +307,132 @@ describe('deploy/: the Kubernetes manifests', function () {
     }
     for (const c of [api(), worker()]) {
       for (const env of c.env ?? []) {
-        // A secret is never written into a manifest: every ULTRAPLAN_ and *_KEY value comes from a Secret.
-        if (/^ULTRAPLAN_(DATABASE|OIDC)|_KEY$|TOKEN/.test(env.name)) assert.ok(env.valueFrom?.secretKeyRef, `${env.name} from a Secret`);
-        const ref = env.valueFrom?.secretKeyRef;
-        if (!ref) continue;
-        const secret = secretsExample.find((s) => s.metadata.name === ref.name);
-        assert.ok(secret?.stringData && ref.key in secret.stringData, `secrets.example.yaml shows ${ref.name}.${ref.key}`);
+        // A secret is never written into a manifest: every ULTRAPLAN_ and *_KEY value comes from elsewhere.
+        if (/^ULTRAPLAN_(DATABASE|OIDC)|_KEY$|TOKEN/.test(env.name)) assert.ok(env.valueFrom, `${env.name} is not written here`);
+        // A Secret in a variable stays in /proc/<pid>/environ for the process's life.
+        assert.equal(env.valueFrom?.secretKeyRef, undefined, `${c.name}: ${env.name} must not be a Secret in a variable`);
+        const configRef = env.valueFrom?.configMapKeyRef;
+        if (configRef) {
+          const config = configExample.find((x) => x.metadata.name === configRef.name);
+          assert.ok(config?.data && configRef.key in config.data, `config.example.yaml shows ${configRef.name}.${configRef.key}`);
+        }
       }
+    }
+  });
+
+  it("hands the workers' model key over as a 0400 file (--agent-key-file NAME=FILE), never a variable", () => {
+    const entry = flagValue(worker().args ?? [], '--agent-key-file');
+    const [name, file] = [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)];
+    assert.ok(MODEL_KEY_VARIABLES.has(name), `${name} is an agent's key variable`);
+    assert.ok(!(worker().env ?? []).some((e) => MODEL_KEY_VARIABLES.has(e.name)), 'no model key variable in the worker');
+    const mount = (worker().volumeMounts ?? []).find((m) => file.startsWith(`${m.mountPath}/`));
+    assert.ok(mount?.readOnly, `${file} is in a read-only mount`);
+    const volume = deployment('ultraplan-worker').spec?.template?.spec.volumes?.find((v) => v.name === mount.name);
+    assert.equal(volume?.secret?.defaultMode, 0o400);
+    const item = volume?.secret?.items?.find((i) => path.posix.join(mount.mountPath, i.path) === file);
+    assert.ok(item, `${file} is one key of the Secret`);
+    const secret = secretsExample.find((x) => x.metadata.name === volume?.secret?.secretName);
+    assert.ok(secret?.stringData && item.key in secret.stringData, `secrets.example.yaml shows ${volume?.secret?.secretName}.${item.key}`);
+  });
+
+  it('refuses a Secret in a variable: the check finds one put in the API', () => {
+    const broken = structuredClone(api());
+    broken.env = [
+      ...(broken.env ?? []),
+      { name: 'ULTRAPLAN_OIDC_ISSUER', valueFrom: { secretKeyRef: { name: 'ultraplan-oidc', key: 'issuer' } } },
+    ];
+    assert.deepEqual(secretVariables(broken), ['ULTRAPLAN_OIDC_ISSUER']);
+    assert.deepEqual(secretVariables(api()), []);
+    assert.deepEqual(secretVariables(worker()), []);
+  });
+
+  it('gives each Deployment a NetworkPolicy: API in from the ingress controller only, workers no ingress, both out only to DNS, the database and public HTTPS', () => {
+    const policies = applied.filter((m) => m.kind === 'NetworkPolicy');
+    const deny = policies.find((p) => Object.keys(p.spec?.podSelector?.matchLabels ?? {}).length === 0);
+    assert.ok(deny, 'a default-deny policy selects every pod');
+    assert.deepEqual(deny.spec?.policyTypes?.slice().sort(), ['Egress', 'Ingress']);
+    assert.equal(deny.spec?.ingress, undefined);
+    assert.equal(deny.spec?.egress, undefined);
+    for (const name of ['ultraplan-api', 'ultraplan-worker']) {
+      const labels = deployment(name).spec?.template?.metadata.labels ?? {};
+      const mine = policies.filter(
+        (p) =>
+          Object.keys(p.spec?.podSelector?.matchLabels ?? {}).length > 0 &&
+          Object.entries(p.spec?.podSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v),
+      );
+      assert.equal(mine.length, 1, `${name}: one NetworkPolicy selects its pods`);
+      const policy = mine[0] as Manifest;
+      assert.deepEqual(policy.spec?.policyTypes?.slice().sort(), ['Egress', 'Ingress'], `${name}: both directions are governed`);
+      for (const rule of policy.spec?.egress ?? []) {
+        assert.ok(rule.to && rule.to.length > 0, `${name}: every egress rule names where`);
+        assert.ok(rule.ports && rule.ports.length > 0, `${name}: every egress rule names its ports`);
+        for (const port of rule.ports) {
+          assert.ok([53, 5432, 443].includes(Number(port.port)), `${name}: egress to port ${String(port.port)}`);
+          if (Number(port.port) === 53) {
+            for (const peer of rule.to)
+              assert.equal(peer.podSelector?.matchLabels?.['k8s-app'], 'kube-dns', `${name}: DNS only to the resolver`);
+          }
+        }
+        for (const peer of rule.to) {
+          if (!peer.ipBlock) continue;
+          // Never the cloud's metadata address; HTTPS never to a private range (the Kubernetes API, other pods).
+          assert.ok(peer.ipBlock.except?.includes('169.254.0.0/16'), `${name}: the metadata range is excluded`);
+          if (rule.ports.some((p) => Number(p.port) === 443)) {
+            for (const range of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16']) {
+              assert.ok(peer.ipBlock.except?.includes(range), `${name}: HTTPS excludes ${range}`);
+            }
+          }
+        }
+      }
+      const ports = (policy.spec?.egress ?? []).flatMap((r) => (r.ports ?? []).map((p) => Number(p.port)));
+      assert.ok(ports.includes(53) && ports.includes(5432), `${name}: DNS and the database`);
+      if (name === 'ultraplan-worker') {
+        assert.deepEqual(policy.spec?.ingress, [], 'workers take no connection');
+        assert.ok(ports.includes(443), 'workers reach the model APIs');
+      } else {
+        const ingress = policy.spec?.ingress ?? [];
+        assert.equal(ingress.length, 1);
+        const from = ingress[0]?.from ?? [];
+        assert.ok(
+          from.length > 0 && from.every((peer) => peer.namespaceSelector?.matchLabels && !peer.ipBlock),
+          'the API: only from a named namespace',
+        );
+        assert.deepEqual(
+          ingress[0]?.ports?.map((p) => p.port),
+          ['http'],
+        );
+      }
+    }
+  });
+
+  it("states the sandbox's needs in the pods' securityContext: no privilege, the workers' own user namespace and a seccomp profile that lets bubblewrap work", () => {
+    const namespace = applied.find((m) => m.kind === 'Namespace') as Manifest & { metadata: { labels?: Record<string, string> } };
+    assert.equal(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
+    for (const name of ['ultraplan-api', 'ultraplan-worker']) {
+      const pod = deployment(name).spec?.template?.spec;
+      const c = container(name);
+      assert.notEqual(c.securityContext?.privileged, true, `${name}: never privileged`);
+      assert.equal(c.securityContext?.capabilities?.add, undefined, `${name}: no capability added`);
+      const seccomp = c.securityContext?.seccompProfile ?? pod?.securityContext?.seccompProfile;
+      // The restricted level refuses Unconfined: RuntimeDefault or a Localhost profile.
+      assert.ok(seccomp && ['RuntimeDefault', 'Localhost'].includes(seccomp.type), `${name}: seccomp ${seccomp?.type}`);
+    }
+    const workerPod = deployment('ultraplan-worker').spec?.template?.spec;
+    assert.equal(workerPod?.hostUsers, false, 'the workers run in a user namespace of their own');
+    const profile = worker().securityContext?.seccompProfile;
+    assert.equal(profile?.type, 'Localhost');
+    const file = path.join(DEPLOY, 'seccomp', path.basename(profile?.localhostProfile ?? ''));
+    assert.ok(existsSync(file), `the profile ${profile?.localhostProfile} is shipped in deploy/seccomp/`);
+    const rules = JSON.parse(readFileSync(file, 'utf8')) as {
+      defaultAction: string;
+      syscalls: Array<{ names: string[]; action: string }>;
+    };
+    const refused = new Set(rules.syscalls.filter((r) => r.action === 'SCMP_ACT_ERRNO').flatMap((r) => r.names));
+    for (const needed of ['unshare', 'clone', 'clone3', 'mount', 'umount2', 'pivot_root']) {
+      assert.ok(!refused.has(needed), `bubblewrap needs ${needed}`);
+    }
+    for (const dangerous of ['ptrace', 'process_vm_readv', 'setns', 'bpf', 'keyctl', 'init_module', 'open_by_handle_at', 'userfaultfd']) {
+      assert.ok(refused.has(dangerous), `the profile refuses ${dangerous}`);
     }
   });
 
@@ -301,6 +486,16 @@ const copiesOf = (list: Instruction[]) =>
 describe('deploy/: the Dockerfile', function () {
   this.timeout(60_000);
 
+  it('pins its base image by digest, every stage', () => {
+    const arg = dockerfile.getARGs().find((a) => a.getProperty()?.getName() === 'NODE_IMAGE');
+    const image = arg?.getProperty()?.getValue() ?? '';
+    assert.match(image, /^node:\d+-bookworm-slim@sha256:[0-9a-f]{64}$/, 'NODE_IMAGE is a tag and the digest of its index');
+    for (const from of dockerfile.getFROMs()) {
+      const name = from.getImageName() ?? '';
+      assert.ok(from.getArgumentsContent()?.startsWith('${NODE_IMAGE}'), `FROM ${name} takes the pinned NODE_IMAGE`);
+    }
+  });
+
   it('passes the Dockerfile validator, and the validator refuses a broken one', () => {
     const problems = validateDockerfile(dockerfileText);
     assert.deepEqual(
@@ -314,10 +509,13 @@ describe('deploy/: the Dockerfile', function () {
     const byStage = stages();
     assert.deepEqual([...byStage.keys()], ['build', 'agents', 'final']);
     const runs = (stage: string) => ofKeyword(byStage.get(stage) ?? [], 'RUN').map((i) => argsOf(i).join(' '));
-    assert.ok(runs('build').some((r) => r.includes('node esbuild.mjs --only=server')));
+    assert.ok(runs('build').some((r) => r.includes('node esbuild.mjs --only=server,review-page')));
     // The agents: the pins file itself, through the tests' own install script.
     const agentCopies = copiesOf(byStage.get('agents') ?? []).flatMap((c) => c.args);
-    assert.ok(agentCopies.includes('src/sessions/acp/agentPackages.json'));
+    assert.ok(agentCopies.includes('src/agents/catalogue/agents.json'));
+    // …landing where scripts/agents-config.cjs requires it from (../src/agents/catalogue/agents.json).
+    const pinsCopy = copiesOf(byStage.get('agents') ?? []).find((c) => c.args.includes('src/agents/catalogue/agents.json'));
+    assert.equal(pinsCopy?.args.at(-1), './src/agents/catalogue/');
     assert.ok(runs('agents').some((r) => r.includes('node scripts/setup-agents.mjs') && r.includes('node deploy/link-agents.mjs')));
     for (const [id, spec] of Object.entries(agentPaths.PACKAGES)) {
       assert.ok(!dockerfileText.includes(spec.version), `${id}: its version is read from the pins file, not written here`);
@@ -345,10 +543,11 @@ describe('deploy/: the Dockerfile', function () {
 // ---------------------------------------------------------------------------------------------
 
 /** A container's env as the kubelet would set it, from these Secrets and this pod name. */
+/** A container's variables as the kubelet sets them, from these Secrets and ConfigMaps (by name). */
 function podEnv(c: Container, secrets: Record<string, Record<string, string>>, podName: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of c.env ?? []) {
-    const ref = e.valueFrom?.secretKeyRef;
+    const ref = e.valueFrom?.secretKeyRef ?? e.valueFrom?.configMapKeyRef;
     if (e.value !== undefined) env[e.name] = e.value;
     else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = podName;
     else if (ref) {
@@ -360,14 +559,39 @@ function podEnv(c: Container, secrets: Record<string, Record<string, string>>, p
   return env;
 }
 
+/**
+ * The pod's volumes as the kubelet would mount them, each a temp folder: a Secret's items written
+ * as files with the Secret's mode, from these Secrets.
+ */
+function podMounts(name: string, secrets: Record<string, Record<string, string>>): Map<string, string> {
+  const spec = deployment(name).spec?.template?.spec;
+  const mounts = new Map<string, string>();
+  for (const mount of container(name).volumeMounts ?? []) {
+    const folder = tempDir();
+    const secret = spec?.volumes?.find((v) => v.name === mount.name)?.secret;
+    for (const item of secret?.items ?? []) {
+      const value = secrets[secret?.secretName ?? '']?.[item.key];
+      assert.ok(value !== undefined, `the test gives ${secret?.secretName}.${item.key}`);
+      writeFileSync(path.join(folder, item.path), value, { mode: secret?.defaultMode ?? 0o644 });
+    }
+    mounts.set(mount.mountPath, folder);
+  }
+  return mounts;
+}
+
 /** The container's args with $(VAR) expanded, mounts moved to `mounts` and ports to free ones. */
 function podArgs(c: Container, env: Record<string, string>, mounts: Map<string, string>, ports: Map<string, number>): string[] {
   return (c.args ?? []).map((arg, i, all) => {
     const previous = all[i - 1];
     if (previous !== undefined && ports.has(previous)) return String(ports.get(previous));
-    let value = arg.replace(/\$\(([A-Z_]+)\)/g, (_, name: string) => env[name] ?? '');
-    for (const [from, to] of mounts) if (value === from || value.startsWith(`${from}/`)) value = to + value.slice(from.length);
-    return value;
+    const expanded = arg.replace(/\$\(([A-Z_]+)\)/g, (_, name: string) => env[name] ?? '');
+    // A NAME=FILE value (--agent-key-file) keeps its NAME=.
+    const named = /^[A-Z_]+=(?=\/)/.exec(expanded)?.[0] ?? '';
+    let value = expanded.slice(named.length);
+    // Once, by the mount that holds it (a value mapped into /tmp is not mapped again by a /tmp mount).
+    const mount = [...mounts].find(([from]) => value === from || value.startsWith(`${from}/`));
+    if (mount) value = mount[1] + value.slice(mount[0].length);
+    return named + value;
   });
 }
 
@@ -447,6 +671,10 @@ describe('deploy/: the image layout with the manifests command lines, against Po
     const bin = path.join(root, 'bin');
     const linked = spawnSync(process.execPath, [path.join(DEPLOY, 'link-agents.mjs'), bin], { encoding: 'utf8' });
     assert.equal(linked.status, 0, linked.stderr);
+    // The final stage installs bubblewrap (the workers' sandbox): here, the one the setup unpacked.
+    assert.ok(dockerfileText.includes('bubblewrap'), 'the image installs bubblewrap');
+    assert.ok(existsSync(agentPaths.privateBwrap()), `no bubblewrap at ${agentPaths.privateBwrap()}: run npm run setup`);
+    symlinkSync(agentPaths.privateBwrap(), path.join(bin, 'bwrap'));
 
     const entrypoint = argsOf(ofKeyword(byStage.get('final') ?? [], 'ENTRYPOINT')[0] as Instruction)
       .join(' ')
@@ -457,7 +685,8 @@ describe('deploy/: the image layout with the manifests command lines, against Po
     const database = await (await sharedPostgresCluster()).createDatabase();
     const secrets = {
       'ultraplan-database': { url: database },
-      // An issuer nobody answers for: the server starts and only warns that it cannot fetch its keys.
+      'ultraplan-agent': { 'anthropic-api-key': 'sk-ant-test-key' },
+      // A ConfigMap: an issuer nobody answers for: the server starts and only warns that it cannot fetch its keys.
       'ultraplan-oidc': { issuer: 'https://issuer.invalid/', audience: 'ultraplan' },
     };
     const ports = new Map([
@@ -467,7 +696,7 @@ describe('deploy/: the image layout with the manifests command lines, against Po
     const baseEnv = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, LANG: 'C.UTF-8' };
 
     const apiEnv = podEnv(api(), secrets, 'ultraplan-api-test');
-    const apiProcess = startProcess([...entrypoint, ...podArgs(api(), apiEnv, new Map(), ports)], app, {
+    const apiProcess = startProcess([...entrypoint, ...podArgs(api(), apiEnv, podMounts('ultraplan-api', secrets), ports)], app, {
       ...baseEnv,
       HOME: tempDir(),
       ...apiEnv,
@@ -479,7 +708,7 @@ describe('deploy/: the image layout with the manifests command lines, against Po
     }
 
     const workerEnv = podEnv(worker(), secrets, 'ultraplan-worker-test');
-    const mounts = new Map((worker().volumeMounts ?? []).map((m) => [m.mountPath, tempDir()]));
+    const mounts = podMounts('ultraplan-worker', secrets);
     for (const folder of ['--workspace', '--scratch']) {
       mkdirSync(podArgs(worker(), workerEnv, mounts, ports)[(worker().args ?? []).indexOf(folder) + 1] as string, { recursive: true });
     }
@@ -498,5 +727,17 @@ describe('deploy/: the image layout with the manifests command lines, against Po
     assert.match(workerProcess.stderr(), new RegExp(`acp: ${agentPaths.PACKAGES[agent]?.bin} `));
     assert.match(workerProcess.stderr(), /ultraplan-worker-test: probes on/);
     assert.ok(!workerProcess.stderr().includes(database) && !apiProcess.stderr().includes(database), 'the database URL is not logged');
+    // Nor is it in what /proc shows of either process: their environment and command line.
+    if (process.platform === 'linux') {
+      for (const { child } of [apiProcess, workerProcess]) {
+        for (const part of ['environ', 'cmdline']) {
+          assert.ok(
+            !readFileSync(`/proc/${child.pid}/${part}`, 'utf8').includes(database),
+            `the database URL is in /proc/${child.pid}/${part}`,
+          );
+        }
+      }
+      assert.match(workerProcess.stderr(), /each agent runs in a sandbox of its own/);
+    }
   });
 });

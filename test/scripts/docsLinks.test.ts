@@ -30,12 +30,12 @@ function architecturePaths(text: string): string[] {
   return [...new Set([...text.matchAll(pathLike)].map((m) => m[1]!))].filter((p) => !p.startsWith('/'));
 }
 
-/** Where a path named in docs/architecture.md may be: from the repository, or from one of the layers. */
+/** Where a path named in docs/architecture.md may be: from the repository, or from one of the rooms. */
 function architecturePathExists(named: string): boolean {
   // Build outputs are named by the entry that makes them (esbuild.mjs), not found on disk before a build.
   const built = /^dist\/(?:(chunks)\/|([\w-]+)\.(?:m?js))$/.exec(named);
   if (built) return readFileSync(path.join(REPO, 'esbuild.mjs'), 'utf8').includes(built[1] ?? `${built[2]}:`) || built[2] === 'webview';
-  return ['', 'src', 'src/extension', 'src/sessions'].some((base) => existsSync(path.join(REPO, base, named)));
+  return ['', 'src', 'src/extension', 'src/client', 'src/service', 'src/agents'].some((base) => existsSync(path.join(REPO, base, named)));
 }
 
 /** Relative link targets of a Markdown file (no URLs, no in-page anchors), without their anchors. */

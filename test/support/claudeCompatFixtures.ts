@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { strict as assert } from 'node:assert';
+import { createClaudeWebBackend, type ClaudeWebBackend } from '../../src/client/claudeWeb/backend';
+import { setPlanModeEvent, userMessageEvent } from '../../src/core/protocol';
 
 const exec = promisify(execFile);
 
@@ -116,4 +118,35 @@ export async function makeGitRepo(remote: string | undefined, options: { pushed?
     }
   }
   return dir;
+}
+
+/**
+ * The claude-web backend on `home`'s login against `baseUrl` (the Claude-compatibility server),
+ * for the clone `workspaceFolder`, and a session it launched in plan mode with `prompt`.
+ */
+export async function launchClaudeWebSession(
+  home: ClaudeHome,
+  baseUrl: string,
+  workspaceFolder: string,
+  title: string,
+  prompt: string,
+): Promise<{ backend: ClaudeWebBackend; sessionId: string }> {
+  const { backend } = await createClaudeWebBackend({
+    env: home.env,
+    homeDir: home.homeDir,
+    platform: 'linux',
+    baseUrl,
+    workspaceFolder,
+    log: () => undefined,
+    archiveRetryMs: [20, 40],
+    stream: { initialBackoffMs: 20, maxBackoffMs: 100 },
+  });
+  const session = await backend.createSession({
+    title,
+    events: [
+      { type: 'event', data: setPlanModeEvent('set-mode-test') },
+      { type: 'event', data: userMessageEvent(prompt) },
+    ],
+  });
+  return { backend, sessionId: session.id };
 }

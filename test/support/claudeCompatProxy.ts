@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { ANTHROPIC_VERSION, CCR_BETA } from '../../src/core/protocol';
+import { errorMessage } from '../../src/core/errors';
 
 export interface CompatEnvironment {
   kind: string;
@@ -163,6 +164,18 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
     if (!isRecord(payload)) throw bad(`missing field ${at}`);
     if (typeof payload.type !== 'string') throw bad(`missing field ${at}.type`);
     if (typeof payload.uuid !== 'string' || payload.uuid === '') throw bad(`missing field ${at}.uuid`);
+    if (payload.type === 'user') {
+      // A person's message as Claude Code sends it (docs/protocol.md section 9, "Create events"):
+      // {type:"user", parent_tool_use_id:null, message:{role:"user", content}}, the content a
+      // string or a list of blocks.
+      if (payload.parent_tool_use_id !== null) throw bad(`missing field ${at}.parent_tool_use_id (null)`);
+      const message = payload.message;
+      if (!isRecord(message) || message.role !== 'user') throw bad(`missing field ${at}.message.role ("user")`);
+      const content = message.content;
+      if (!(typeof content === 'string' && content !== '') && !(Array.isArray(content) && content.length > 0 && content.every(isRecord))) {
+        throw bad(`missing field ${at}.message.content (text or content blocks)`);
+      }
+    }
     if (payload.type === 'control_response') {
       const decision = isRecord(payload.response) && isRecord(payload.response.response) ? payload.response.response : undefined;
       if (decision?.behavior === 'allow' && !(isRecord(decision.updatedInput) && typeof decision.updatedInput.plan === 'string')) {
@@ -423,7 +436,7 @@ export async function startClaudeCompatProxy(options: ClaudeCompatOptions): Prom
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(errorBody('api_error', `proxy: ${err instanceof Error ? err.message : String(err)}`));
+      res.end(errorBody('api_error', `proxy: ${errorMessage(err)}`));
     });
   });
   server.on('connection', (socket) => {

@@ -53,6 +53,8 @@ export function fakeAgentCommand(scenario: string, record: string): string[] {
 
 export interface FakeRun {
   workspace: string;
+  /** The folder of the record, outside the workspace (a sandboxed agent's workspace is read-only while it plans). */
+  recordDir: string;
   record: string;
   argv: string[];
   cleanup(): Promise<void>;
@@ -71,12 +73,17 @@ export async function fakeRun(scenario: string | object): Promise<FakeRun> {
     scenarioPath = path.join(workspace, '.scenario.json');
     await writeFile(scenarioPath, JSON.stringify(scenario));
   }
-  const record = path.join(workspace, '.record.jsonl');
+  const recordDir = await mkdtemp(path.join(tmpdir(), 'ultraplan-acp-record-'));
+  const record = path.join(recordDir, 'record.jsonl');
   return {
     workspace,
+    recordDir,
     record,
     argv: fakeAgentCommand(scenarioPath, record),
-    cleanup: () => rm(workspace, { recursive: true, force: true }),
+    cleanup: async () => {
+      await rm(workspace, { recursive: true, force: true });
+      await rm(recordDir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -119,3 +126,10 @@ export async function waitForRecord(file: string, kind: string, count = 1, timeo
     until: (entries) => entries.length >= count,
   });
 }
+
+/**
+ * The window setting for the fake agent's tests: it appends its record (what it was sent, its pid,
+ * which cleanup kills) to a file outside the workspace, and a sandbox shows it neither that file nor
+ * the host's pids, so its local service runs unsandboxed.
+ */
+export const RECORD_OUTSIDE_SANDBOX = { 'ultraplan.localService.sandbox': 'off' } as const;

@@ -2,7 +2,7 @@
 // editor does but need no editor: a quiet log and a notifier that says nothing.
 import { FollowedSession } from '../../src/extension/sessions/followedSession';
 import type { SessionNotifier } from '../../src/extension/sessions/sessionNotifier';
-import type { SessionBackend } from '../../src/sessions/backend';
+import type { SessionBackend } from '../../src/core/sessionBackend';
 
 export const quietLog = { trace() {}, info() {}, warn() {}, error() {}, show() {} };
 

@@ -2,7 +2,8 @@
 // sees what the extension sent. For units that need a backend but not a wire (the wire has its own
 // tests against the real server and host).
 import type { AnyEvent, CreateSessionRequest, SessionResource } from '../../src/core/protocol';
-import type { BackendKind, SessionBackend } from '../../src/sessions/backend';
+import type { BackendKind } from '../../src/core/backendKinds';
+import type { SessionBackend } from '../../src/core/sessionBackend';
 
 export class MemoryBackend implements SessionBackend {
   readonly label = 'Memory';
@@ -13,6 +14,8 @@ export class MemoryBackend implements SessionBackend {
   status = 'running';
   /** Set to make the next sendEvents fail with this error. */
   failNextSend: Error | undefined;
+  /** Whether what the extension sends joins the session's log at once, as the session service stores it. */
+  echoSent = false;
   archived = 0;
   reads = 0;
   /** Errors the next reads fail with, one a read (the session out of reach meanwhile). */
@@ -61,6 +64,7 @@ export class MemoryBackend implements SessionBackend {
     if (failure) throw failure;
     this.sent.push(...events);
     this.batches.push([...events]);
+    if (this.echoSent) this.events.push(...events);
   }
   async archive(): Promise<void> {
     this.archived++;

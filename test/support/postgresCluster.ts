@@ -111,7 +111,7 @@ export async function startPostgresCluster({ holdsProcess = true } = {}): Promis
   let stderr = '';
   let databases = 0;
 
-  const start = async (deadline = Date.now() + 30_000): Promise<void> => {
+  const start = async (deadline = Date.now() + 90_000): Promise<void> => {
     const proc = spawn(
       path.join(bin, 'postgres'),
       ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-k', dir, '-c', 'max_connections=300'],
@@ -144,7 +144,7 @@ export async function startPostgresCluster({ holdsProcess = true } = {}): Promis
         return;
       } catch (err) {
         await client.end().catch(() => {});
-        if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 30 s (${String(err)}):\n${stderr}`);
+        if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 90 s (${String(err)}):\n${stderr}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     }

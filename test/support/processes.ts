@@ -51,9 +51,9 @@ export function killGroupsLeft(pids: Iterable<number>): void {
   }
 }
 
-/** Live (non-zombie) processes whose process group is `pgid` (Linux /proc). */
-export function processGroupMembers(pgid: number): number[] {
-  const members: number[] = [];
+/** Each live (non-zombie) process: its pid, parent and process group (Linux /proc). */
+function liveProcesses(): Array<{ pid: number; ppid: number; pgrp: number }> {
+  const found: Array<{ pid: number; ppid: number; pgrp: number }> = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -64,22 +64,74 @@ export function processGroupMembers(pgid: number): number[] {
     }
     // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(entry));
+    if (fields[0] !== 'Z') found.push({ pid: Number(entry), ppid: Number(fields[1]), pgrp: Number(fields[2]) });
   }
-  return members;
+  return found;
 }
 
-/** Live processes whose environment sets HOME to `home` (a throwaway home given to one agent). */
-export function processesWithHome(home: string): number[] {
+/** Live (non-zombie) processes whose process group is `pgid` (Linux /proc). */
+export function processGroupMembers(pgid: number): number[] {
+  return liveProcesses()
+    .filter((p) => p.pgrp === pgid)
+    .map((p) => p.pid);
+}
+
+/**
+ * Live processes whose environment sets HOME to `home` (a throwaway home given to one agent), or,
+ * with `under`, to any folder inside it (the sessions' sandbox homes under a data directory).
+ */
+export function processesWithHome(home: string, { under = false } = {}): number[] {
   const members: number[] = [];
+  const matches = (entry: string) => entry === `HOME=${home}` || (under && entry.startsWith(`HOME=${home}/`));
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`) && isAlive(Number(entry)))
-        members.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').some(matches) && isAlive(Number(entry))) members.push(Number(entry));
     } catch {
       /* gone, or not ours to read */
     }
   }
   return members;
+}
+
+/** `root` and every live process descended from it (Linux /proc), sandboxed agents included. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const { pid, ppid } of liveProcesses()) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  const tree: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift() as number;
+    tree.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return tree;
+}
+
+/** What `/proc` shows of a process to whoever may read it: its environment and command line (NUL-separated). */
+export function procExposure(pid: number): { environ: string; cmdline: string } | undefined {
+  try {
+    return { environ: readFileSync(`/proc/${pid}/environ`, 'utf8'), cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8') };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pid the server's log names for the agent it started last ("started … (pid N, …)"). */
+export function loggedAgentPid(log: string): number {
+  const pids = [...log.matchAll(/\] started .* \(pid (\d+)[,)]/g)].map((match) => Number(match[1]));
+  const pid = pids.at(-1);
+  if (pid === undefined) throw new Error(`no agent start in the log:\n${log}`);
+  return pid;
+}
+
+/**
+ * The agents among processesWithHome(home): each whose parent does not share that HOME. Its
+ * children (a shell, a search) come and go while it waits, so a check that the agent kept running
+ * looks at these.
+ */
+export function agentRootsWithHome(home: string): number[] {
+  const members = new Set(processesWithHome(home));
+  const parents = new Map(liveProcesses().map((p) => [p.pid, p.ppid]));
+  return [...members].filter((pid) => !members.has(parents.get(pid) ?? 0));
 }

@@ -3,8 +3,9 @@
 // AcpAgents on the fake agent's scenarios and stops every one it started, checking that no
 // process is left behind.
 import { strict as assert } from 'node:assert';
-import { AcpAgent, type AcpAgentOptions } from '../../src/sessions/acp/acpAgent';
-import type { AgentContext } from '../../src/sessions/agent';
+import { AcpAgent } from '../../src/agents/acp/acpAgent';
+import type { AcpAgentOptions } from '../../src/agents/acp/acpAgentOptions';
+import type { AgentContext } from '../../src/agents/agent';
 import type { AnyEvent, SessionStatus } from '../../src/core/protocol';
 import { fakeRun, type FakeRun } from './fakeAcpAgent';
 import { waitGone } from './processes';

@@ -1,9 +1,9 @@
 // Starts the real built server (dist/server.mjs) as a child process for tests and benchmarks.
 // dist/server.mjs is rebuilt once per test process when it is older than the sources it bundles,
-// so `npx mocha test/sessions/...` works without a manual `npm run build`.
+// so `npx mocha test/service/...` works without a manual `npm run build`.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { strict as assert } from 'node:assert';
@@ -24,7 +24,12 @@ export interface StartServerOptions {
   dataDir?: string;
   /** A PostgreSQL URL: the server is a replica on that database (no data dir, no agent: workers run agents). */
   store?: string;
-  /** Default: a random token (sent as ULTRAPLAN_SERVER_TOKEN). null: --insecure-no-auth. */
+  /** Hands `store` over in a 0400 --database-url-file (as a deployment's Secret does), not --store. */
+  storeInFile?: boolean;
+  /**
+   * Default: a random token (sent as ULTRAPLAN_SERVER_TOKEN to a journal server, in a 0400
+   * --token-file with PostgreSQL or OIDC, which refuse the variable). null: --insecure-no-auth.
+   */
   token?: string | null;
   /** Default 127.0.0.1. */
   host?: string;
@@ -90,12 +95,14 @@ export function ensureBundleBuilt(bundle: 'server' | 'review'): void {
   } catch {
     /* missing: build */
   }
-  const newest = Math.max(newestMtime(path.join(REPO_ROOT, 'src', 'sessions')), newestMtime(path.join(REPO_ROOT, 'src', 'core')));
+  // The rooms the server and review bundles are built from (docs/architecture.md).
+  const newest = Math.max(...['service', 'agents', 'core', 'client', 'cli'].map((room) => newestMtime(path.join(REPO_ROOT, 'src', room))));
   if (newest > builtAt) execFileSync(process.execPath, ['esbuild.mjs', `--only=${bundle}`], { cwd: REPO_ROOT, stdio: 'inherit' });
   built.add(bundle);
 }
 
-function newestMtime(dir: string): number {
+/** The newest modification time of any file under `dir` (a bundle is rebuilt when a source is newer). */
+export function newestMtime(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
@@ -104,10 +111,31 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-function buildArgs(options: StartServerOptions, dataDir: string): string[] {
+/** A secret as a deployment hands it over: a file only its owner reads. */
+export function secretFile(text: string, name = 'secret'): string {
+  const file = path.join(tempDir('ultraplan-secret-'), name);
+  writeFileSync(file, `${text}\n`, { mode: 0o400 });
+  return file;
+}
+
+/** A server for several people (PostgreSQL, OIDC) takes its token only from a file. */
+function tokenInFile(options: StartServerOptions, token: string | null): boolean {
+  const multiUser =
+    options.store !== undefined || (options.extraArgs ?? []).includes('--oidc-issuer') || options.env?.ULTRAPLAN_OIDC_ISSUER !== undefined;
+  return multiUser && token !== null && !options.env?.ULTRAPLAN_SERVER_TOKEN;
+}
+
+function buildArgs(options: StartServerOptions, dataDir: string, token: string | null): string[] {
   const agent = options.agent ?? `scripted:${options.scenario ?? path.join(EXAMPLES_DIR, 'approve.json')}`;
-  const where = options.store !== undefined ? ['--store', options.store] : ['--data-dir', dataDir, '--agent', agent];
+  const store =
+    options.store === undefined
+      ? []
+      : options.storeInFile
+        ? ['--database-url-file', secretFile(options.store, 'database-url')]
+        : ['--store', options.store];
+  const where = options.store !== undefined ? store : ['--data-dir', dataDir, '--agent', agent];
   const args = [SERVER_JS, '--host', options.host ?? '127.0.0.1', '--port', '0', ...where];
+  if (tokenInFile(options, token)) args.push('--token-file', secretFile(token as string, 'token'));
   if (options.token === null) args.push('--insecure-no-auth');
   if (options.keepAliveMs !== undefined) args.push('--keep-alive-ms', String(options.keepAliveMs));
   args.push(...(options.extraArgs ?? []));
@@ -116,7 +144,7 @@ function buildArgs(options: StartServerOptions, dataDir: string): string[] {
 
 function childEnv(options: StartServerOptions, token: string | null): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
-  if (token !== null) env.ULTRAPLAN_SERVER_TOKEN = token;
+  if (token !== null && !tokenInFile(options, token)) env.ULTRAPLAN_SERVER_TOKEN = token;
   else if (!options.env?.ULTRAPLAN_SERVER_TOKEN) delete env.ULTRAPLAN_SERVER_TOKEN;
   return env;
 }
@@ -125,7 +153,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
   ensureServerBuilt();
   const token = options.token === undefined ? randomBytes(24).toString('hex') : options.token;
   const dataDir = options.dataDir ?? tempDir('ultraplan-server-');
-  const child = spawn(process.execPath, buildArgs(options, dataDir), {
+  const child = spawn(process.execPath, buildArgs(options, dataDir, token), {
     cwd: REPO_ROOT,
     env: childEnv(options, token),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -143,7 +171,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ser
   });
 
   const url = await new Promise<string>((resolve, reject) => {
-    const timeoutMs = options.startTimeoutMs ?? 15_000;
+    // A replica migrating its database beside the e2e and unit tests on two cores has taken over 15 s.
+    const timeoutMs = options.startTimeoutMs ?? 40_000;
     const timer = setTimeout(() => fail(`no listening line within ${timeoutMs} ms`), timeoutMs);
     const onData = () => {
       const newline = stdout.indexOf('\n');
@@ -290,17 +319,18 @@ export async function startWorker(options: {
   workerId?: string;
   /** --workspace, --scratch and the like. */
   extraArgs?: string[];
-  /** Hands the database URL over as ULTRAPLAN_DATABASE_URL (as a deployment's Secret does), not --store. */
-  storeInEnv?: boolean;
+  /** Hands the database URL over in a 0400 --database-url-file (as a deployment's Secret does), not --store. */
+  storeInFile?: boolean;
   /** Added to the test's environment (an agent's model URL and home, say). */
   env?: Record<string, string>;
 }): Promise<WorkerProcess> {
   ensureServerBuilt();
-  const args = [SERVER_JS, 'worker', ...(options.storeInEnv ? [] : ['--store', options.store]), '--agent', options.agent];
+  const where = options.storeInFile ? ['--database-url-file', secretFile(options.store, 'database-url')] : ['--store', options.store];
+  const args = [SERVER_JS, 'worker', ...where, '--agent', options.agent];
   if (options.leaseMs !== undefined) args.push('--lease-ms', String(options.leaseMs));
   if (options.workerId !== undefined) args.push('--worker-id', options.workerId);
   args.push(...(options.extraArgs ?? []));
-  const env = { ...process.env, ...options.env, ...(options.storeInEnv ? { ULTRAPLAN_DATABASE_URL: options.store } : {}) };
+  const env = { ...process.env, ...options.env };
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';

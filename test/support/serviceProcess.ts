@@ -3,7 +3,7 @@
 // locks and stopped at the end (they are detached: nothing else would end them).
 import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { SERVICE_DIR_ENV } from '../../src/sessions/service/servicePaths';
+import { SERVICE_DIR_ENV } from '../../src/core/node/servicePaths';
 import { isAlive, waitGone } from './processes';
 
 export { SERVICE_DIR_ENV };

@@ -1,6 +1,7 @@
 // The review panel's webview in real Chromium, under the CSP ReviewPanel serves. Needs a build
 // (`npm run build`; `npm test` builds first). Screenshots go to test-output/webview/.
 import * as assert from 'node:assert/strict';
+import { waitFor } from '../support/wait';
 import { parseWebviewToHostMessage, splitPlanTexts } from '../../src/core/panelMessages';
 import { WARM_UP_PASSES } from '../../src/webview/renderWarmUp';
 import { panelState, revision, startRecordingServer, type PanelPage, usePanelBrowser } from './panelPage';
@@ -66,7 +67,11 @@ describe('review panel webview (Chromium)', function () {
     for (const label of BUTTONS) assert.equal((await page.getByRole('button', { name: label, exact: true }).textContent())?.trim(), label);
     assert.equal(await page.locator('.demo-badge').isVisible(), false);
     // The codicon font came from our own origin, so the CSP allowed it.
-    assert.ok(panels.server.requests.includes('/dist/codicon.ttf'), `font requested: ${panels.server.requests.join(', ')}`);
+    // The font is fetched when a glyph is first laid out, which may come after the buttons are read.
+    await waitFor(() => panels.server.requests.includes('/dist/codicon.ttf') || undefined, {
+      timeoutMs: 10_000,
+      message: `the font to be requested (requested: ${panels.server.requests.join(', ')})`,
+    });
     // The script and the stylesheet came in the page itself, with no fetch of their own.
     assert.deepEqual(
       panels.server.requests.filter((r) => r.startsWith('/dist/webview.')),
@@ -349,7 +354,9 @@ describe('review panel webview (Chromium)', function () {
       'Revision 1: rejected',
       'Revision 2: waiting for review',
     ]);
-    await page.getByRole('button', { name: 'Show changes' }).click();
+    const compare = page.getByRole('button', { name: 'Compare plan revisions' });
+    assert.equal(await compare.getAttribute('title'), 'The lines of the plan that revision 2 added and removed since revision 1');
+    await compare.click();
     assert.deepEqual(await page.locator('.diff-removed').allTextContents(), ['- 3. Persist the choice in localStorage']);
     assert.deepEqual(await page.locator('.diff-added').allTextContents(), [
       '+ 3. Persist the choice in the user profile',
@@ -451,7 +458,7 @@ describe('review panel webview (Chromium)', function () {
     const second = lines('beta', 7);
     await panel.postState(panelState([revision(1, first, { status: 'rejected', feedback: 'redo it' }), revision(2, second)]));
     const { page } = panel;
-    await page.getByRole('button', { name: 'Show changes' }).click();
+    await page.getByRole('button', { name: 'Compare plan revisions' }).click();
     assert.match(
       (await page.locator('#plan .plan-bounded').textContent()) ?? '',
       /too large to show as a line diff .*Revision 2 is shown as plain text/,

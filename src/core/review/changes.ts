@@ -70,14 +70,45 @@ function parseFile(chunk: string): ChangedFile {
   return { path: newName ?? oldName ?? headerPath(chunk), status, added, removed, ranges, patch: chunk };
 }
 
-/** Splits git's diff into files and applies the secret rule. */
+/**
+ * Every name a file's part of the diff gives it, on either side: the `---`/`+++` names and each
+ * half of the `diff --git` line (split at every space, so a name with spaces yields its pieces
+ * too: judging more names only withholds more).
+ */
+function namesOf(chunk: string): string[] {
+  const names = new Set<string>();
+  const header = chunk.slice('diff --git '.length, chunk.indexOf('\n') === -1 ? chunk.length : chunk.indexOf('\n'));
+  for (const piece of [header.slice(Math.ceil(header.length / 2)).trim(), ...header.split(' ')]) {
+    const name = stripPrefix(piece);
+    if (name) names.add(name);
+  }
+  for (const match of chunk.matchAll(/^(?:---|\+\+\+) (.+)$/gm)) {
+    const name = stripPrefix(match[1]);
+    if (name) names.add(name);
+  }
+  return [...names];
+}
+
+/** The blob ids of the `index old..new` line (the empty blob's zeros left out). */
+function blobsOf(chunk: string): string[] {
+  const match = /^index ([0-9a-f]+)\.\.([0-9a-f]+)/m.exec(chunk);
+  return match ? [match[1]!, match[2]!].filter((id) => !/^0+$/.test(id)) : [];
+}
+
+/**
+ * Splits git's diff into files and applies the secret rule to every side: a file is withheld when
+ * any name it has in the diff (the old side of a deletion or of a blob-to-blob diff too) is a
+ * secret's, or when its text on either side is a withheld file's (a secret renamed or copied under
+ * a harmless name: the same blob).
+ */
 export function parseGitDiff(diff: string): ParsedChange {
   const chunks = diff.split(/^(?=diff --git )/m).filter((chunk) => chunk.startsWith('diff --git '));
+  const parsed = chunks.map((chunk) => ({ file: parseFile(chunk), names: namesOf(chunk), blobs: blobsOf(chunk) }));
+  const secretBlobs = new Set(parsed.filter((p) => p.names.some(isSecretPath)).flatMap((p) => p.blobs));
   const files: ChangedFile[] = [];
   const withheld: string[] = [];
-  for (const chunk of chunks) {
-    const file = parseFile(chunk);
-    if (isSecretPath(file.path)) withheld.push(file.path);
+  for (const { file, names, blobs } of parsed) {
+    if (names.some(isSecretPath) || blobs.some((id) => secretBlobs.has(id))) withheld.push(file.path);
     else files.push(file);
   }
   return { files, withheld, size: changeSize(files) };

@@ -64,14 +64,15 @@ function describeText(text: string): string {
   return `it began "${flat.slice(0, 120)}${flat.length > 120 ? '…' : ''}"`;
 }
 
-function parseWith<T>(schema: z.ZodType<T>, text: string): ParsedReply<T> {
+/** An agent's JSON reply checked against `schema`; `shape` names it in the error ("findings", "step verdicts"). */
+export function parseWith<T>(schema: z.ZodType<T>, text: string, shape = 'findings'): ParsedReply<T> {
   const json = replyJson(text);
   if (!json.ok) return json;
   const parsed = schema.safeParse(json.value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? issue.path.join('.') : 'the reply';
-    return { ok: false, error: `its reply does not fit the findings shape (${where}: ${issue?.message ?? 'invalid'})` };
+    return { ok: false, error: `its reply does not fit the ${shape} shape (${where}: ${issue?.message ?? 'invalid'})` };
   }
   return { ok: true, value: parsed.data };
 }

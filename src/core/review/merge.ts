@@ -44,7 +44,8 @@ export interface VerificationCounts {
   unverified: number;
 }
 
-export function countVerdicts(raw: readonly RawFinding[]): VerificationCounts {
+/** Claims and the verifiers' verdicts on them: review findings, or a verification's gaps and out-of-plan changes. */
+export function countVerdicts(raw: ReadonlyArray<{ verdict?: Verdict | undefined }>): VerificationCounts {
   const counts: VerificationCounts = { found: raw.length, verified: 0, refuted: 0, unverified: 0 };
   for (const finding of raw) {
     if (finding.verdict?.verdict === 'confirmed') counts.verified++;

@@ -23,6 +23,14 @@ export const PersistedThreadSchema = z.strictObject({
   anchor: z.array(z.string()),
   state: z.enum(['unresolved', 'resolved']),
   outdated: z.boolean(),
+  /** A verification's claim (core/execution/verificationThreads.ts): its Fix goes to the session that executed the plan. */
+  plan: z
+    .strictObject({
+      sessionKey: z.string().min(1).max(256),
+      kind: z.enum(['done_differently', 'out_of_plan']),
+      stepId: z.string().min(1).max(500).optional(),
+    })
+    .optional(),
 });
 export type PersistedThread = z.infer<typeof PersistedThreadSchema>;
 

@@ -24,6 +24,14 @@ export function finderPrompt(scopeText: string, diff: string): string {
   ].join('\n');
 }
 
+/** How a verifier answers (finding.ts VerdictReplySchema), shared by every verifier prompt. */
+export const VERDICT_REPLY: readonly string[] = [
+  'Reply with exactly one JSON block:',
+  '```json',
+  '{"verdict": "confirmed" | "refuted", "reason": "one or two sentences"}',
+  '```',
+];
+
 export function verifierPrompt(finding: FinderFinding): string {
   return [
     'Another reviewer reported this problem in the working tree. Check it against the code: read the file, and',
@@ -35,10 +43,7 @@ export function verifierPrompt(finding: FinderFinding): string {
     `Title: ${finding.title}`,
     `Explanation: ${finding.explanation}`,
     '',
-    'Reply with exactly one JSON block:',
-    '```json',
-    '{"verdict": "confirmed" | "refuted", "reason": "one or two sentences"}',
-    '```',
+    ...VERDICT_REPLY,
   ].join('\n');
 }
 

@@ -10,6 +10,8 @@ export const ReviewScopeSchema = z.discriminatedUnion('kind', [
   /** `from..to` (to defaults to HEAD). */
   z.strictObject({ kind: z.literal('range'), from: z.string().min(1), to: z.string().min(1).default('HEAD') }),
   z.strictObject({ kind: z.literal('pr'), number: z.number().int().min(1) }),
+  /** Everything since a revision: its commits since then plus the uncommitted work (`git diff REV`). */
+  z.strictObject({ kind: z.literal('since'), rev: z.string().min(1), includeUntracked: z.boolean().default(false) }),
 ]);
 export type ReviewScope = z.infer<typeof ReviewScopeSchema>;
 
@@ -23,31 +25,54 @@ export function describeScope(scope: ReviewScope): string {
       return `commits ${scope.from}..${scope.to}`;
     case 'pr':
       return `pull request #${scope.number}`;
+    case 'since':
+      return `the changes since ${scope.rev}, with uncommitted work${scope.includeUntracked ? ' and untracked files' : ''}`;
   }
 }
 
-/** Git revision text we pass on: no option look-alikes, no whitespace or control characters. */
+/**
+ * Git revision text we pass on: no option look-alikes, no whitespace or control characters, and
+ * no `rev:path` (a blob, which would diff one file's text against another's, whatever its name).
+ */
 export function isSafeRevision(revision: string): boolean {
-  return /^[A-Za-z0-9_./@^~{}:+-]{1,200}$/.test(revision) && !revision.startsWith('-') && !revision.includes('..');
+  return /^[A-Za-z0-9_./@^~{}+-]{1,200}$/.test(revision) && !revision.startsWith('-') && !revision.includes('..');
 }
 
 /**
- * The secret rule: a file is never sent when its name (any folder) is one of these. Matching is on
- * the base name, case-insensitive, so `config/.ENV.local` and `deploy/key.PEM` are both kept back.
+ * The secret rule: a file is never sent, and never read by a reviewer, when its name (any folder)
+ * is one of these. Matching is on the base name, case-insensitive, so `config/.ENV.local` and
+ * `deploy/key.PEM` are both kept back. One list: the review's diff and the reviewers' read policy
+ * both ask isSecretPath.
  */
 const SECRET_NAMES: readonly RegExp[] = [
   /^\.env(\..*)?$/, // .env, .env.local, .env.production
-  /^.*\.(pem|key|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg)$/,
-  /^id_(rsa|dsa|ecdsa|ed25519)(\.pub)?$/,
-  /^\.(npmrc|pypirc|netrc|pgpass|git-credentials|htpasswd)$/,
-  /^(credentials|secrets?)(\..*)?$/,
+  /^.+\.env$/, // prod.env, .local.env
+  /^\.envrc$/, // direnv
+  /^.*\.(pem|key|p12|pfx|jks|keystore|kdbx|ppk|asc|gpg|p8)$/,
+  /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?(\.pub)?$/,
+  /^\.(npmrc|pypirc|netrc|pgpass|git-credentials|htpasswd|vault-token)$/,
+  /^(credentials|secrets?)(\..*)?$/, // credentials.json, .aws/credentials, secrets.yaml
   /^.*(service[-_]?account|client[-_]secret).*\.json$/,
   /^.*\.tfstate(\.backup)?$/,
+  /^.*\.tfvars(\.json)?$/,
+  /^(.*[._-])?kubeconfig(\..*)?$/, // kubeconfig, prod.kubeconfig, kubeconfig.yaml
 ];
 
+/** Files known by their folder: `.kube/config`, `.docker/config.json`; anything under `.ssh/` or `.gnupg/`. */
+const SECRET_PLACES: readonly RegExp[] = [/(^|\/)\.kube\/config$/, /(^|\/)\.docker\/config\.json$/, /(^|\/)\.(ssh|gnupg)\//];
+
 export function isSecretPath(filePath: string): boolean {
-  const base = filePath.split(/[\\/]/).pop()?.toLowerCase() ?? '';
-  return SECRET_NAMES.some((rule) => rule.test(base));
+  const normalized = filePath.replace(/\\/g, '/').toLowerCase();
+  const base = normalized.split('/').pop() ?? '';
+  return SECRET_NAMES.some((rule) => rule.test(base)) || SECRET_PLACES.some((rule) => rule.test(normalized));
+}
+
+/**
+ * What a reviewer's agent never reads: the secret rule's files, and the repository's git folder
+ * (its objects hold every committed secret's text, and its config names programs).
+ */
+export function isWithheldFromReviewers(filePath: string): boolean {
+  return isSecretPath(filePath) || /(^|\/)\.git(\/|$)/i.test(filePath.replace(/\\/g, '/'));
 }
 
 export interface ReviewLimits {

@@ -3,21 +3,23 @@
 // and shared by every window, the agent for each new session chosen here from the settings and
 // sent with the session; server = HttpBackend over SessionsClient with the token from
 // SecretStorage; claude-web = Claude Code on the web with the user's Claude Code login,
-// eligibility checked afresh for each launch. One provider per kind.
+// eligibility checked afresh for each launch; jules = Google's Jules with the API key from
+// SecretStorage (extension/jules). One provider per kind.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SessionResource } from '../../core/protocol';
-import type { BackendKind, SessionBackend } from '../../sessions/backend';
+import type { BackendKind } from '../../core/backendKinds';
+import type { SessionBackend } from '../../core/sessionBackend';
 import { claudeWebBackendOptions, type PreparedClaudeWeb } from '../claudeWeb/claudeWebBackend';
-import type { ClaudeWebBackend } from '../../sessions/claudeWeb';
-import type { HttpBackend } from '../../sessions/httpBackend';
-import { connectServer } from '../../sessions/serverConnection';
-import { withAgentLaunch, type AgentLaunch } from '../../sessions/service/agentLaunch';
-import type { ServiceBackend } from '../../sessions/service/serviceBackend';
-import { AgentNotice } from '../agents/agentNotice';
+import type { ClaudeWebBackend } from '../../client/claudeWeb';
+import type { HttpBackend } from '../../client/httpBackend';
+import { connectServer } from '../../client/serverConnection';
+import { withAgentLaunch, type AgentLaunch } from '../../core/agentLaunch';
+import type { ServiceBackend } from '../../client/localService/serviceBackend';
+import { AgentNotice } from '../agentSetup/agentNotice';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 import type { EmbeddedAgent, EmbeddedAgentSource } from './embeddedAgent';
-import { SessionsError } from '../../core/errors';
+import { SessionsError, errorMessage } from '../../core/errors';
 import { expiredTokenProblem } from '../../core/serverToken';
 
 /** The shipped demo scenario: run when chosen (ultraplan.agent.choice = demo) or when no agent is installed. */
@@ -39,8 +41,8 @@ export function scriptedAgentSource(extensionUri: vscode.Uri): EmbeddedAgentSour
         : path.join(root, configured)
       : path.join(extensionUri.fsPath, DEMO_SCENARIO);
     // Read here too, so a broken file is reported in this window before a session is made. The
-    // scripted agent is a chunk of its own: the service runs it, the extension only checks the file.
-    const { loadScenarioFile } = await import('../../sessions/scriptedAgent');
+    // scenario's reader is a chunk of its own: the service runs the agent, the window only checks the file.
+    const { loadScenarioFile } = await import('../../agents/catalogue/scenario');
     await loadScenarioFile(file);
     // Every scripted run is a demo, never real work; a configured scenario names its file.
     const label = configured ? `${DEMO_LABEL}: ${path.basename(file)}` : DEMO_LABEL;
@@ -49,7 +51,7 @@ export function scriptedAgentSource(extensionUri: vscode.Uri): EmbeddedAgentSour
 }
 
 export interface BackendsOptions {
-  context: Pick<vscode.ExtensionContext, 'secrets'>;
+  context: Pick<vscode.ExtensionContext, 'secrets' | 'globalState'>;
   log: vscode.LogOutputChannel;
   embeddedAgent: EmbeddedAgentSource;
   /** The local session service: its program (dist/server.mjs) and the version it runs as. */
@@ -57,7 +59,6 @@ export interface BackendsOptions {
 }
 
 /** The embedded backend's archive rules: a failed session's agent may still run (a poll that timed out): archiving ends it. */
-const EMBEDDED_LIFECYCLE = { archiveOnApprove: false, archiveOnTeleport: true, archiveOnStop: true, archiveOnFailure: true };
 
 const UNTRUSTED_EMBEDDED =
   'The embedded backend runs an agent on this machine, which an untrusted workspace does not allow. Trust the workspace, or use a server backend.';
@@ -76,6 +77,10 @@ export class Backends implements vscode.Disposable {
   #claudeWebPrepared: PreparedClaudeWeb | undefined;
   /** Shared by sessions re-attached after a reload. */
   #claudeWebRestored: Promise<ClaudeWebBackend> | undefined;
+  /** Every Jules backend made. */
+  readonly #jules = new Set<SessionBackend>();
+  /** Ends a wait to restart the service once nothing is live. */
+  #disposed = false;
 
   constructor(options: BackendsOptions) {
     this.#options = options;
@@ -106,28 +111,14 @@ export class Backends implements vscode.Disposable {
 
   /** Loaded at first use, not with the extension: a window without embedded sessions never needs it. */
   async #connectService(settings: UltraplanSettings): Promise<ServiceBackend> {
-    const [{ LocalService }, { ServiceBackend }, { servicePaths }] = await Promise.all([
-      import('../../sessions/service/localService'),
-      import('../../sessions/service/serviceBackend'),
-      import('../../sessions/service/servicePaths'),
-    ]);
-    const log = this.#options.log;
-    const service = new LocalService({
-      paths: servicePaths(),
-      version: this.#options.service.version,
-      serverScript: this.#options.service.serverScript,
-      idleExitSeconds: Math.round(settings['embedded.idleExitMinutes'] * 60),
-      log: (line) => log.info(`service: ${line}`),
-    });
-    return new ServiceBackend({
-      service,
-      label: 'Embedded',
-      lifecycle: EMBEDDED_LIFECYCLE,
-      connect: (fetch, getToken) =>
-        connectServer(
-          { baseUrl: 'http://localhost', getToken, log: (line) => log.debug(`service: ${line}`), fetch: loggingFetch(log, fetch) },
-          { preferStream: true, kind: 'embedded', label: 'Embedded', lifecycle: EMBEDDED_LIFECYCLE },
-        ),
+    const { localServiceBackend } = await import('./localServiceBackend');
+    return localServiceBackend({
+      settings,
+      service: this.#options.service,
+      log: this.#options.log,
+      memento: this.#options.context.globalState,
+      closed: () => this.#disposed,
+      loggingFetch,
     });
   }
 
@@ -142,8 +133,13 @@ export class Backends implements vscode.Disposable {
       {
         baseUrl: serverUrl,
         getToken: async () => {
+          const signedIn = await signedInTokenFor(serverUrl);
+          if (signedIn) return signedIn;
           const token = await secrets.get(key);
-          if (!token) throw new Error(`No token is set for ${new URL(serverUrl).origin}; run "Ultraplan: Set Server Token…".`);
+          if (!token)
+            throw new Error(
+              `Nobody is signed in to ${new URL(serverUrl).origin} and no token is set; run "Ultraplan: Sign In to Server…" or "Ultraplan: Set Server Token…".`,
+            );
           // An OIDC token that ran out: say so and how to renew, rather than sending it to be refused.
           const expired = expiredTokenProblem(token, new URL(serverUrl).origin);
           if (expired !== null) throw new SessionsError('unauthorized', expired);
@@ -182,7 +178,7 @@ export class Backends implements vscode.Disposable {
   async prepareClaudeWeb(settings: UltraplanSettings, signal?: AbortSignal): Promise<PreparedClaudeWeb> {
     const options = claudeWebBackendOptions(settings, this.#options.log, signal);
     // The backend is a chunk of its own, loaded the first time it is used.
-    const { createClaudeWebBackend } = await import('../../sessions/claudeWeb/backend');
+    const { createClaudeWebBackend } = await import('../../client/claudeWeb/backend');
     const { backend, warnings } = await createClaudeWebBackend(options);
     this.#claudeWeb.add(backend);
     const prepared: PreparedClaudeWeb = { backend, warnings, key: options.key, at: Date.now() };
@@ -200,6 +196,7 @@ export class Backends implements vscode.Disposable {
   }
 
   async hasServerToken(serverUrl: string): Promise<boolean> {
+    if (await signedInTokenFor(serverUrl)) return true;
     return Boolean(await this.#options.context.secrets.get(serverTokenKey(serverUrl)));
   }
 
@@ -218,6 +215,8 @@ export class Backends implements vscode.Disposable {
         return { backend: this.server(settings['server.url']), demo: false, serverUrl: settings['server.url'] };
       case 'claude-web':
         return { backend: await this.#claudeWebForLaunch(settings), demo: false };
+      case 'jules':
+        return { backend: await this.#julesFor(true, settings['jules.baseUrl']), demo: false };
     }
   }
 
@@ -241,7 +240,7 @@ export class Backends implements vscode.Disposable {
         // Re-attaching checks only the login and the organization, once for every re-attached
         // session; a failed check is not kept, so a retry checks again.
         if (!this.#claudeWebRestored) {
-          const opening = import('../../sessions/claudeWeb/backend')
+          const opening = import('../../client/claudeWeb/backend')
             .then(({ attachClaudeWebBackend }) => attachClaudeWebBackend(claudeWebBackendOptions(settings, this.#options.log)))
             .then((backend) => {
               this.#claudeWeb.add(backend);
@@ -254,19 +253,31 @@ export class Backends implements vscode.Disposable {
         }
         return this.#claudeWebRestored;
       }
+      case 'jules':
+        return this.#julesFor(false, settings['jules.baseUrl']);
     }
   }
 
+  /** A Jules backend (to start sessions, or to follow existing ones); a chunk loaded the first time Jules is used. */
+  async #julesFor(launch: boolean, baseUrl: string): Promise<SessionBackend> {
+    const { julesBackend } = await import('../jules/julesBackend');
+    const backend = await julesBackend(launch, baseUrl, this.#options.context.secrets, this.#options.log);
+    this.#jules.add(backend);
+    return backend;
+  }
+
   async dispose(): Promise<void> {
+    this.#disposed = true;
     // The service and its agents keep running: sessions outlive the window (docs/service.md).
     const embedded = this.#embedded;
-    const servers: SessionBackend[] = [...this.#servers.values(), ...this.#tokenlessServers.values(), ...this.#claudeWeb];
+    const servers: SessionBackend[] = [...this.#servers.values(), ...this.#tokenlessServers.values(), ...this.#claudeWeb, ...this.#jules];
     this.#embedded = undefined;
     this.#servers.clear();
     this.#tokenlessServers.clear();
     this.#claudeWeb.clear();
     this.#claudeWebPrepared = undefined;
     this.#claudeWebRestored = undefined;
+    this.#jules.clear();
     await Promise.allSettled([...servers.map((s) => s.dispose()), embedded?.then((e) => e.dispose())]);
   }
 }
@@ -276,7 +287,7 @@ export class Backends implements vscode.Disposable {
  * cannot swap agents) and named after this window's folder (other windows on it follow them too).
  */
 function launching(backend: SessionBackend, launch: AgentLaunch, folder: string | undefined): SessionBackend {
-  return {
+  const launched: SessionBackend & Pick<ServiceBackend, 'clientFor'> = {
     kind: backend.kind,
     label: backend.label,
     transport: backend.transport,
@@ -286,8 +297,11 @@ function launching(backend: SessionBackend, launch: AgentLaunch, folder: string 
     sendEvents: (sessionId, events, signal) => backend.sendEvents(sessionId, events, signal),
     archive: (sessionId, signal) => backend.archive(sessionId, signal),
     dispose: async () => {},
+    // The session's record of the changes since approval is read from its service (verification).
+    clientFor: async (sessionId) => (backend as Partial<Pick<ServiceBackend, 'clientFor'>>).clientFor?.(sessionId),
     ...(backend.lifecycle ? { lifecycle: backend.lifecycle } : {}),
   };
+  return launched;
 }
 
 /**
@@ -306,8 +320,14 @@ export function loggingFetch(log: vscode.LogOutputChannel, inner: typeof fetch =
       write(`http: ${what} -> ${res.status} (${Date.now() - started} ms)`);
       return res;
     } catch (err) {
-      write(`http: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+      write(`http: ${what} failed: ${errorMessage(err)}`);
       throw err;
     }
   };
+}
+
+/** The signed-in person's token for a server, if any: the sign-in's module loads with the first server request, not at startup. */
+async function signedInTokenFor(serverUrl: string): Promise<string | undefined> {
+  const { signedInToken } = await import('../auth/serverAuthId');
+  return signedInToken(serverUrl);
 }

@@ -1,6 +1,6 @@
 // What the embedded backend runs for a session, apart from both the backends that use it and the
 // agent sources that make it, so neither imports the other for a type.
-import type { AgentLaunch } from '../../sessions/service/agentLaunch';
+import type { AgentLaunch } from '../../core/agentLaunch';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 
 /** What the local session service runs for a session: an ACP agent (acpAgentSource.ts) or the scripted demo. */

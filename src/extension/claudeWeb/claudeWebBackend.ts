@@ -3,7 +3,7 @@
 // only tests and proxies change). The backend logs its lifecycle (eligible, session created with
 // its link) at info level and each HTTP request at debug; neither ever carries a token.
 import * as vscode from 'vscode';
-import type { ClaudeWebBackend, ClaudeWebBackendOptions } from '../../sessions/claudeWeb';
+import type { ClaudeWebBackend, ClaudeWebBackendOptions } from '../../client/claudeWeb';
 import type { UltraplanSettings } from '../settings/settingsSchema';
 
 export interface PreparedClaudeWeb {

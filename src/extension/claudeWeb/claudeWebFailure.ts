@@ -1,7 +1,7 @@
 // How a Claude Code on the web failure is offered to a person: the message as the backend wrote it
 // (cause, then fix; never a token) and the buttons its remedy calls for (README beside
-// src/sessions/claudeWeb). Pure, so which button goes with which reason is unit-tested without VS Code.
-import type { ClaudeWebFailureReason, ClaudeWebRemedy } from '../../sessions/claudeWeb/errors';
+// src/client/claudeWeb). Pure, so which button goes with which reason is unit-tested without VS Code.
+import type { ClaudeWebFailureReason, ClaudeWebRemedy } from '../../client/claudeWeb/errors';
 
 /** What a button does; the VS Code side maps each to a command or a link. */
 export type ClaudeWebActionKind =

@@ -2,13 +2,14 @@
 // cause, its fix and the buttons that help; warnings about unpushed work as a question), the
 // environment picker of "Choose Backend…", and opening a session in the browser.
 import * as vscode from 'vscode';
-import { ClaudeWebError, claudeWebFailureOf, describeEnvironment, type Environment } from '../../sessions/claudeWeb';
-import type { listEnvironments } from '../../sessions/claudeWeb/backend';
-import type { SessionBackend } from '../../sessions/backend';
+import { ClaudeWebError, claudeWebFailureOf, describeEnvironment, type Environment } from '../../client/claudeWeb';
+import type { listEnvironments } from '../../client/claudeWeb/backend';
+import type { SessionBackend } from '../../core/sessionBackend';
 import type { Backends } from '../backends/backends';
 import { describeExecutionReport, findExecutionReport } from './claudeWebOutcome';
 import { claudeWebActions, launchWarning, RETRY, type ClaudeWebAction } from './claudeWebFailure';
 import type { UltraplanSettings } from '../settings/settingsSchema';
+import { errorMessage } from '../../core/errors';
 
 export const LAUNCH_ANYWAY = 'Launch Anyway';
 
@@ -116,7 +117,7 @@ export async function prepareClaudeWebLaunch(options: {
     warnings = prepared.warnings;
   } catch (err) {
     if (!showBackendFailure(err, { log, retry: options.retry })) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       log.error(`claude-web: launch check failed: ${message}`);
       void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
     }
@@ -154,7 +155,7 @@ export async function pickClaudeWebEnvironment(options: {
       { location: vscode.ProgressLocation.Notification, title: 'Ultraplan: reading your Claude Code environments…' },
       async () =>
         // The backend is a chunk of its own, loaded the first time it is used.
-        (await import('../../sessions/claudeWeb/backend')).listEnvironments({
+        (await import('../../client/claudeWeb/backend')).listEnvironments({
           baseUrl: settings['claudeWeb.baseUrl'],
           ...(settings['claudeWeb.environmentId'] ? { environmentId: settings['claudeWeb.environmentId'] } : {}),
           log: (line) => log.debug(`http: ${line}`),
@@ -162,9 +163,7 @@ export async function pickClaudeWebEnvironment(options: {
     );
   } catch (err) {
     if (!showBackendFailure(err, { log, retry: options.retry })) {
-      void vscode.window.showErrorMessage(
-        `Ultraplan: reading the environments failed: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      void vscode.window.showErrorMessage(`Ultraplan: reading the environments failed: ${errorMessage(err)}`);
     }
     return undefined;
   }
@@ -224,7 +223,7 @@ export async function executionReport(
     try {
       sessionContext = (await backend.getSession(sessionId)).session_context;
     } catch (err) {
-      log.warn(`reading session ${sessionId} for its outcome failed: ${err instanceof Error ? err.message : String(err)}`);
+      log.warn(`reading session ${sessionId} for its outcome failed: ${errorMessage(err)}`);
     }
   }
   const report = findExecutionReport(texts, sessionContext);

@@ -1,8 +1,8 @@
 // How a followed session on Claude Code on the web explains its failures: the service's own words
 // (cause, fix, buttons) from ClaudeWebError, which login failures leave the remote session alone,
-// and which decisions were not delivered. The session controller knows none of this wording.
+// and which decisions were not delivered. The followed session knows none of this wording.
 import type * as vscode from 'vscode';
-import { claudeWebFailureOf } from '../../sessions/claudeWeb';
+import { claudeWebFailureOf } from '../../client/claudeWeb';
 import type { BackendVoice } from '../sessions/sessionNotifier';
 import { isLoginFailure } from './claudeWebFailure';
 import { executionReport, showBackendFailure } from './claudeWebUi';

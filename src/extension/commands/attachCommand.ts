@@ -2,17 +2,18 @@
 // script, the browser). A picker lists the current backend's sessions (title, status, age; the ones
 // already followed marked) and takes a pasted link or id; the session is then followed and
 // reviewed like one started here (FollowedSessions.attach). The command also takes the link as an
-// argument, for other views and for scripts.
+// argument, for other views and for scripts. A chunk of its own, loaded by the command's first run
+// (extension.ts registers the command).
 import * as vscode from 'vscode';
 import { parseAttachTarget, type AttachTarget } from '../../core/attachTarget';
-import { SessionsError } from '../../core/errors';
+import { SessionsError, errorMessage } from '../../core/errors';
 import type { SessionResource } from '../../core/protocol';
 import { describeListedSession } from '../../core/sessionListing';
-import type { BackendKind, SessionBackend } from '../../sessions/backend';
+import { purposeOf } from '../../core/sessionPurpose';
+import { BACKENDS, type BackendKind } from '../../core/backendKinds';
+import type { SessionBackend } from '../../core/sessionBackend';
 import type { UltraplanSettings } from '../settings/settingsSchema';
-import { registerCommand, type ExtensionServices } from './services';
-
-export const ATTACH_SESSION_COMMAND = 'ultraplan.attachSession';
+import type { ExtensionServices } from './services';
 
 /** Where sessions live: a backend kind and, for a server, its URL. */
 interface BackendPlace {
@@ -27,23 +28,22 @@ interface ResolvedTarget extends BackendPlace {
 
 type PickItem = vscode.QuickPickItem & { target?: AttachTarget };
 
-export function registerAttachCommand(services: ExtensionServices): void {
-  registerCommand(services, ATTACH_SESSION_COMMAND, async (input?: unknown) => {
-    await services.sessions.restored;
-    const settings = services.settings.read();
-    let target: AttachTarget | undefined;
-    if (typeof input === 'string') {
-      const parsed = parseAttachTarget(input);
-      if (!parsed.ok) {
-        void vscode.window.showErrorMessage(`Ultraplan: cannot attach: ${parsed.error}`);
-        return;
-      }
-      target = parsed.target;
-    } else {
-      target = await pickTarget(services, settings);
+/** The command's run: a link or id given as `input`, else the picker. */
+export async function attachSession(services: ExtensionServices, input?: unknown): Promise<void> {
+  await services.sessions.restored;
+  const settings = services.settings.read();
+  let target: AttachTarget | undefined;
+  if (typeof input === 'string') {
+    const parsed = parseAttachTarget(input);
+    if (!parsed.ok) {
+      void vscode.window.showErrorMessage(`Ultraplan: cannot attach: ${parsed.error}`);
+      return;
     }
-    if (target) await attachTo(services, settings, resolve(target, settings));
-  });
+    target = parsed.target;
+  } else {
+    target = await pickTarget(services, settings);
+  }
+  if (target) await attachTo(services, settings, resolve(target, settings));
 }
 
 /** The backend the settings choose now. */
@@ -55,6 +55,7 @@ function currentPlace(settings: UltraplanSettings): BackendPlace {
 function resolve(target: AttachTarget, settings: UltraplanSettings): ResolvedTarget {
   if (target.backend === 'server') return { kind: 'server', sessionId: target.sessionId, serverUrl: target.serverUrl };
   if (target.backend === 'claude-web') return { kind: 'claude-web', sessionId: target.sessionId };
+  if (target.backend === 'jules') return { kind: 'jules', sessionId: target.sessionId };
   return { ...currentPlace(settings), sessionId: target.sessionId };
 }
 
@@ -114,7 +115,7 @@ async function attachTo(services: ExtensionServices, settings: UltraplanSettings
         throw tokenMissing(err, readOnly, serverUrl);
       });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     log.error(`attaching to ${target.sessionId} (${target.kind}) failed: ${message}`);
     if (err instanceof NoServerToken) {
       const set = 'Set Server Token…';
@@ -132,7 +133,8 @@ async function attachTo(services: ExtensionServices, settings: UltraplanSettings
 async function pickTarget(services: ExtensionServices, settings: UltraplanSettings): Promise<AttachTarget | undefined> {
   const picker = vscode.window.createQuickPick<PickItem>();
   picker.title = 'Ultraplan: Attach to Session';
-  picker.placeholder = 'Pick a session, or paste a link (https://claude.ai/code/session_…, a server URL with a session id) or an id';
+  picker.placeholder =
+    'Pick a session, or paste a link (https://claude.ai/code/session_…, https://jules.google.com/session/…, a server URL with a session id) or an id';
   picker.matchOnDescription = true;
   picker.matchOnDetail = true;
   picker.ignoreFocusOut = true;
@@ -161,7 +163,7 @@ async function pickTarget(services: ExtensionServices, settings: UltraplanSettin
   void listItems(services, settings, loading.signal)
     .then((items) => (listed = items))
     .catch((err: unknown) => {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       services.log.warn(`listing sessions to attach failed: ${message}`);
       listed = [{ label: `$(error) Could not list the sessions: ${message}`, alwaysShow: true, description: 'paste a link or id instead' }];
     })
@@ -193,9 +195,11 @@ async function listItems(services: ExtensionServices, settings: UltraplanSetting
   const listed = await backend.listSessions(signal).catch((err: unknown) => {
     throw tokenMissing(err, readOnly, serverUrl);
   });
-  if (listed.length === 0) return [{ label: `$(info) No sessions on ${backend.label}`, description: 'paste a link or id' }];
+  // A review's finder and verifier runs belong to the review; only planning sessions are offered.
+  const planning = listed.filter((s) => purposeOf(s) === 'planning');
+  if (planning.length === 0) return [{ label: `$(info) No planning sessions on ${backend.label}`, description: 'paste a link or id' }];
   const now = Date.now();
-  return listed.map((s) => sessionItem(services, here, s, now));
+  return planning.map((s) => sessionItem(services, here, s, now));
 }
 
 function sessionItem(services: ExtensionServices, here: BackendPlace, s: SessionResource, now: number): PickItem {
@@ -204,8 +208,8 @@ function sessionItem(services: ExtensionServices, here: BackendPlace, s: Session
   const target: AttachTarget =
     here.kind === 'server' && here.serverUrl
       ? { backend: 'server', serverUrl: here.serverUrl, sessionId: s.id }
-      : here.kind === 'claude-web'
-        ? { backend: 'claude-web', sessionId: s.id }
+      : here.kind === 'claude-web' || here.kind === 'jules'
+        ? { backend: here.kind, sessionId: s.id }
         : { backend: 'current', sessionId: s.id };
   const row = describeListedSession(s, now, followedPhase);
   return { label: `${followed ? '$(eye)' : '$(circle-outline)'} ${row.title}`, description: row.description, detail: row.detail, target };
@@ -213,6 +217,6 @@ function sessionItem(services: ExtensionServices, here: BackendPlace, s: Session
 
 function describeTarget(target: AttachTarget): string {
   if (target.backend === 'server') return `on ${target.serverUrl}`;
-  if (target.backend === 'claude-web') return 'on Claude Code on the web';
+  if (target.backend === 'claude-web' || target.backend === 'jules') return `on ${BACKENDS[target.backend].label}`;
   return 'on the current backend';
 }

@@ -1,120 +1,14 @@
 // Commands that choose where sessions run: Choose Backend (embedded agents, a server, Claude Code on
-// the web) and the server's token. A pick is written where the value that applies lives, so a
-// workspace setting cannot silently win over it.
-import * as vscode from 'vscode';
-import { applyEmbeddedChoice, embeddedPickItems, type EmbeddedPickItem } from '../agents/agentChoiceCommand';
-import { serverTokenKey } from '../backends/backends';
-import { expiredTokenProblem, tokenExpiresAt } from '../../core/serverToken';
-import { pickClaudeWebEnvironment } from '../claudeWeb/claudeWebUi';
-import { writeSetting } from '../settings/settings';
+// the web, Jules) and the keys and tokens they use. Their bodies are a chunk loaded at the first
+// run (backendCommandBodies.ts), so the first load stays small.
 import { registerCommand, type ExtensionServices } from './services';
 
+const bodies = () => import('./backendCommandBodies');
+
 export function registerBackendCommands(services: ExtensionServices): void {
-  const { context, settings, log, backends } = services;
+  const { context, log } = services;
   const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
-
-  register('ultraplan.chooseBackend', async () => {
-    const current = settings.read();
-    type Item = (vscode.QuickPickItem & { backend: 'server' }) | (vscode.QuickPickItem & { backend: 'claude-web' });
-    const items: Array<Item | EmbeddedPickItem> = [
-      // Embedded: each known agent (installed or not), a custom command, automatic, the demo.
-      ...embeddedPickItems(current),
-      {
-        label: 'Server',
-        description: current['server.url'] || 'set its URL next',
-        detail: 'A self-hosted ultraplan-server; the token is kept in secret storage.',
-        backend: 'server',
-      },
-      {
-        label: 'Claude Code on the web',
-        description: current['claudeWeb.environmentId'] || 'choose the environment next',
-        detail: 'Your Claude Code login plans in a cloud session on this GitHub repository. Depends on a service whose API is not public.',
-        backend: 'claude-web',
-      },
-    ];
-    for (const i of items) if (i.backend !== 'embedded' && i.backend === current.backend) i.label = `$(check) ${i.label}`;
-    const picked = await vscode.window.showQuickPick(items, { title: 'Ultraplan: Choose Backend' });
-    if (!picked) return;
-    if (picked.backend === 'server') {
-      const url = await vscode.window.showInputBox({
-        title: 'Ultraplan server URL',
-        value: current['server.url'] || 'http://127.0.0.1:8787',
-        validateInput: (v) => (httpUrl(v) ? undefined : 'An http:// or https:// URL'),
-        ignoreFocusOut: true,
-      });
-      if (url === undefined) return;
-      await writeSetting('server.url', url.trim());
-      await writeSetting('backend', 'server');
-      log.info(`backend: server ${url.trim()}`);
-      if (!(await backends.hasServerToken(url.trim()))) await vscode.commands.executeCommand('ultraplan.setServerToken');
-      return;
-    }
-    if (picked.backend === 'claude-web') {
-      const retry = () => vscode.commands.executeCommand('ultraplan.chooseBackend');
-      const environmentId = await pickClaudeWebEnvironment({ settings: current, log, retry });
-      if (environmentId === undefined) return;
-      await writeSetting('claudeWeb.environmentId', environmentId);
-      await writeSetting('backend', 'claude-web');
-      log.info(`backend: claude-web, environment ${environmentId || 'automatic'}`);
-      return;
-    }
-    await applyEmbeddedChoice(picked, current, log);
-  });
-
-  // The server is the one named (Attach passes its link's server), else ultraplan.server.url, else
-  // asked for: a token is kept per origin and setting one never changes the backend in use.
-  register('ultraplan.setServerToken', async (named?: unknown): Promise<boolean> => {
-    const serverUrl = httpUrl(named) ?? httpUrl(settings.read()['server.url']) ?? (await askServerUrl());
-    if (serverUrl === undefined) return false;
-    const origin = new URL(serverUrl).origin;
-    const token = await vscode.window.showInputBox({
-      title: `Ultraplan: token for ${origin}`,
-      prompt: 'Kept in VS Code secret storage; never in settings or logs. Leave empty to remove it.',
-      password: true,
-      ignoreFocusOut: true,
-    });
-    if (token === undefined) return false;
-    const key = serverTokenKey(serverUrl);
-    if (token.trim() === '') {
-      await context.secrets.delete(key);
-      log.info(`server token removed for ${origin}`);
-      void vscode.window.showInformationMessage(`Ultraplan: token for ${origin} removed.`);
-      return false;
-    }
-    const problem = expiredTokenProblem(token, origin);
-    if (problem !== null) {
-      // Kept out of storage: every request would only be refused with it.
-      void vscode.window.showErrorMessage(`Ultraplan: that token has already expired; nothing was saved. ${problem}`);
-      return false;
-    }
-    await context.secrets.store(key, token.trim());
-    log.info(`server token stored for ${origin}`);
-    const expiresAt = tokenExpiresAt(token);
-    void vscode.window.showInformationMessage(
-      `Ultraplan: token for ${origin} saved${expiresAt ? `; it expires at ${expiresAt.toLocaleString()}, then run this command again` : ''}.`,
-    );
-    return true;
-  });
-}
-
-const HTTP_URL = /^https?:\/\/[^\s]+$/;
-
-/** `value` when it is an http(s) URL (a command's argument may be anything: a URI from a menu, nothing). */
-function httpUrl(value: unknown): string | undefined {
-  if (typeof value !== 'string' || !HTTP_URL.test(value.trim())) return undefined;
-  try {
-    return new URL(value.trim()).href;
-  } catch {
-    return undefined;
-  }
-}
-
-async function askServerUrl(): Promise<string | undefined> {
-  const url = await vscode.window.showInputBox({
-    title: 'Ultraplan: which server is the token for?',
-    prompt: 'The server URL, e.g. http://127.0.0.1:8787. Setting its token does not change the backend you use.',
-    validateInput: (v) => (httpUrl(v) ? undefined : 'An http:// or https:// URL'),
-    ignoreFocusOut: true,
-  });
-  return url === undefined ? undefined : httpUrl(url);
+  register('ultraplan.chooseBackend', async () => (await bodies()).chooseBackend(services));
+  register('ultraplan.setJulesApiKey', async () => (await import('../jules/julesKey')).setJulesApiKey(context.secrets, log));
+  register('ultraplan.setServerToken', async (named?: unknown): Promise<boolean> => (await bodies()).setServerToken(services, named));
 }

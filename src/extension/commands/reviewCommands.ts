@@ -23,4 +23,16 @@ export function registerReviewCommands(services: ExtensionServices): void {
   register('ultraplan.review.reject', invoke('reject'));
   register('ultraplan.review.teleport', invoke('teleport'));
   register('ultraplan.approveEditedPlan', () => sessions.approveEdited());
+  // The inbox's menu passes its row, the panel's title nothing (the session it shows), the palette nothing (a pick).
+  register('ultraplan.copyReviewLink', async (arg?: unknown) => {
+    const key =
+      typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'key' in arg && typeof arg.key === 'string' ? arg.key : undefined;
+    await (await import('../review/copyReviewLink')).copyReviewLink(services, key ?? ReviewPanel.current?.sessionKey);
+  });
+  register('ultraplan.showChangesSinceApproval', async (key?: unknown) =>
+    (await import('../review/changesSinceApproval')).showChangesSinceApproval(
+      services,
+      typeof key === 'string' ? key : ReviewPanel.current?.sessionKey,
+    ),
+  );
 }

@@ -6,6 +6,7 @@ import type { FollowedSession } from '../sessions/followedSession';
 import type { FollowedSessions } from '../sessions/followedSessions';
 import type { SettingsReader } from '../settings/settings';
 import type { UltraplanSettings } from '../settings/settingsSchema';
+import { errorMessage } from '../../core/errors';
 
 export interface ExtensionServices {
   context: vscode.ExtensionContext;
@@ -28,7 +29,7 @@ export function registerCommand(
       try {
         return await run(...args);
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorMessage(err);
         services.log.error(`${id} failed: ${message}`);
         void vscode.window.showErrorMessage(`Ultraplan: ${message}`);
       }

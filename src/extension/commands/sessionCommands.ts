@@ -1,12 +1,12 @@
 // Commands about sessions: planning a task (palette, selection, refine), showing a review,
 // stopping, teleporting, opening a session in the browser.
 import * as vscode from 'vscode';
+import { BACKENDS } from '../../core/backendKinds';
 import { isReviewRequest, keywordHints, promptFromText } from '../../core/promptPath';
 import { REVIEW_CHANGES_COMMAND } from '../ultrareview/commandIds';
 import { PHASE_LABELS } from '../../core/phase';
-import { checkEmbeddedAgent, embeddedAgentDescription } from '../agents/acpAgentSource';
+import { checkEmbeddedAgent, embeddedAgentDescription } from '../agentSetup/acpAgentSource';
 import { openSessionInBrowser } from '../claudeWeb/claudeWebUi';
-import { refinePlan } from '../chat/promptPathUi';
 import type { FollowedSessions } from '../sessions/followedSessions';
 import { ANSWER_PERMISSIONS_COMMAND } from '../status/statusBar';
 import type { FollowedSession } from '../sessions/followedSession';
@@ -23,7 +23,7 @@ export function registerSessionCommands(services: ExtensionServices): void {
     if (!checkTrustFor(s.backend) || !checkEmbeddedAgent(s, log)) return;
     const text = await vscode.window.showInputBox({
       title: 'Ultraplan: Plan a Task',
-      prompt: `Describe the task; an agent plans it in plan mode on ${s.backend === 'embedded' ? `the embedded backend (${embeddedAgentDescription(s)})` : s.backend === 'claude-web' ? 'Claude Code on the web, with your Claude Code login' : s['server.url']}.`,
+      prompt: `Describe the task; an agent plans it in plan mode on ${BACKENDS[s.backend].where({ agent: s.backend === 'embedded' ? embeddedAgentDescription(s) : undefined, serverUrl: s['server.url'] })}.`,
       placeHolder: 'e.g. Add rate limiting to the public API',
       value: typeof initial === 'string' ? initial : '',
       ignoreFocusOut: true,
@@ -95,7 +95,7 @@ export function registerSessionCommands(services: ExtensionServices): void {
 
   register('ultraplan.refinePlan', async () => {
     await sessions.restored;
-    await refinePlan({ settings, log, launch });
+    await (await import('../chat/chatRequests')).refinePlan({ settings, log, launch });
   });
 
   register('ultraplan.openInBrowser', async (key?: unknown) => {

@@ -1,7 +1,7 @@
 // Commands about the editor's own things: the saved (teleported) plans and the log.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { plansFolder } from '../review/teleport';
+import { plansFolder } from '../review/plansFolder';
 import { registerCommand, type ExtensionServices } from './services';
 
 export function registerWorkspaceCommands(services: ExtensionServices): void {
@@ -9,6 +9,7 @@ export function registerWorkspaceCommands(services: ExtensionServices): void {
   const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
 
   register('ultraplan.showLog', () => log.show());
+  register('ultraplan.showServiceStatus', async () => (await import('../backends/serviceStatusCommand')).showServiceStatus(services));
 
   register('ultraplan.openSavedPlans', async () => {
     const folder = plansFolder(settings.read().plansDirectory);

@@ -1,7 +1,9 @@
 // The plan inbox in VS Code: a tree of every followed session grouped by what it needs from the
 // person (core/inbox.ts decides the groups, order and words), its badge, its actions and Clear
 // History. Approving is never an action here: a plan is approved only in its review, on the plan shown.
-// Each row reads its session's snapshot (core/sessionSnapshot.ts); nothing is derived here.
+// Each row reads its session's snapshot (core/sessionSnapshot.ts); nothing is derived here. A change
+// redraws only the rows it changed, the whole tree only when the grouping did (changedSurfaces.ts).
+import { withVerificationWords } from '../status/verificationWords';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -9,13 +11,14 @@ import {
   inboxBadgeCount,
   inboxDescription,
   inboxPhaseLabel,
+  inboxTooltipLines,
   needsYou,
   revisionDecisionsText,
   type InboxEntry,
   type InboxGroup,
   type InboxGroupId,
 } from '../../core/inbox';
-import { Disposable, toDisposable } from '../../core/lifecycle';
+import { Disposable, toDisposable, type IDisposable } from '../../core/lifecycle';
 import { PHASE_LABELS, type Phase } from '../../core/phase';
 import type { FollowedSessions } from '../sessions/followedSessions';
 import type { SessionSnapshot } from '../../core/sessionSnapshot';
@@ -23,9 +26,24 @@ import type { FollowedSession } from '../sessions/followedSession';
 import { registerCommand, type ExtensionServices } from '../commands/services';
 import type { InboxViewHandle } from './inboxStandIn';
 import type { ReviewRows } from '../ultrareview/ultrareviewEntry';
+import { errorMessage } from '../../core/errors';
 
-type InboxNode =
-  { kind: 'group'; id: InboxGroupId } | { kind: 'session'; key: string } | { kind: 'plan'; key: string; file: string } | { kind: 'review' };
+type GroupNode = { kind: 'group'; id: InboxGroupId };
+type SessionNode = { kind: 'session'; key: string };
+type ExtraNode = { kind: 'extra'; group: InboxExtraGroup };
+type ExtraRowNode = { kind: 'extraRow'; parent: ExtraNode; item: vscode.TreeItem };
+type InboxNode = GroupNode | SessionNode | { kind: 'plan'; key: string; file: string } | { kind: 'review' } | ExtraNode | ExtraRowNode;
+
+/**
+ * A group the inbox shows after the sessions' ("Jules": jules/julesInboxGroup.ts, "Plans on disk":
+ * review/plansOnDisk.ts), rows made by its owner.
+ */
+export interface InboxExtraGroup {
+  readonly onDidChange: vscode.Event<void>;
+  /** The group's row; undefined: not shown (nothing in it). */
+  group(): vscode.TreeItem | undefined;
+  rows(): vscode.TreeItem[];
+}
 
 /** Ages are coarse (minutes); refreshed this often, and only while the view is visible. */
 const AGE_REFRESH_MS = 30_000;
@@ -41,21 +59,20 @@ function phaseIcon(phase: Phase): vscode.ThemeIcon {
   return new vscode.ThemeIcon(id, color);
 }
 
+/** The row's entry with what verification found, once its plan's execution completed and was verified. */
+function verifiedEntry(s: SessionSnapshot): SessionSnapshot['inbox'] {
+  return withVerificationWords(s.inbox, s.revisions);
+}
+
 function tooltipOf(s: SessionSnapshot): vscode.MarkdownString {
-  const entry = s.inbox;
+  const entry = verifiedEntry(s);
   const md = new vscode.MarkdownString(undefined, true);
   md.isTrusted = false;
   md.supportHtml = false;
   md.appendMarkdown('**');
   md.appendText(entry.title);
   md.appendMarkdown('**\n\n');
-  const lines = [
-    `Phase: ${inboxPhaseLabel(entry.attention)}`,
-    `Backend: ${entry.backendLabel}`,
-    ...(entry.agentLabel ? [`Agent: ${entry.agentLabel}`] : []),
-    ...(entry.modeText ? [`Agent mode: ${entry.modeText}`] : []),
-    `Revisions: ${entry.revisionCount}`,
-  ];
+  const lines = inboxTooltipLines(entry);
   const decisions = revisionDecisionsText(s.revisions);
   if (decisions) lines.push(`Decisions: ${decisions}`);
   lines.forEach((line, i) => {
@@ -67,14 +84,22 @@ function tooltipOf(s: SessionSnapshot): vscode.MarkdownString {
 
 export class InboxTree extends Disposable implements vscode.TreeDataProvider<InboxNode> {
   readonly #sessions: FollowedSessions;
-  readonly #changed = this._register(new vscode.EventEmitter<InboxNode | undefined>());
+  readonly #changed = this._register(new vscode.EventEmitter<InboxNode | InboxNode[] | undefined>());
   readonly onDidChangeTreeData = this.#changed.event;
   readonly #view: vscode.TreeView<unknown>;
   #timer: NodeJS.Timeout | undefined;
-  /** The sessions grouped as of the last change (every change refreshes the tree). */
+  /** The sessions grouped as of the last change. */
   #groups: Array<InboxGroup<InboxEntry>> = [];
+  /**
+   * The nodes handed to the view, one object per group and session: the view knows an element by
+   * its identity, so a changed row is redrawn by firing the node it was given.
+   */
+  readonly #groupNodes = new Map<InboxGroupId, GroupNode>();
+  readonly #sessionNodes = new Map<string, SessionNode>();
 
   readonly #reviews: ReviewRows | undefined;
+  /** The extra groups, in the order shown. */
+  readonly #extras: ExtraNode[] = [];
 
   constructor(sessions: FollowedSessions, handle: InboxViewHandle | undefined, reviews?: ReviewRows) {
     super();
@@ -89,20 +114,60 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
         vscode.window.createTreeView<InboxNode>('ultraplan.inbox', { treeDataProvider: this }),
       ) as vscode.TreeView<unknown>;
     }
-    this._register(sessions.onDidChange(() => this.refresh()));
+    this._register(sessions.onDidChange((change) => (change.all ? this.refresh() : this.#refreshRows(change.keys))));
     this._register(this.#view.onDidChangeVisibility(() => this.#tick()));
     this._register(toDisposable(() => this.#timer && clearInterval(this.#timer)));
     this.refresh();
   }
 
+  /**
+   * Shows `group` after the sessions' groups, before the other extra groups (`first`) or after them
+   * (loaded after the inbox: its code is a chunk of its own). Disposing the result removes it.
+   */
+  addGroup(group: InboxExtraGroup, first = false): IDisposable {
+    const node: ExtraNode = { kind: 'extra', group };
+    if (first) this.#extras.unshift(node);
+    else this.#extras.push(node);
+    const listening = group.onDidChange(() => this.#changed.fire(undefined));
+    this.#changed.fire(undefined);
+    return toDisposable(() => {
+      listening.dispose();
+      const at = this.#extras.indexOf(node);
+      if (at >= 0) this.#extras.splice(at, 1);
+      this.#changed.fire(undefined);
+    });
+  }
+
   refresh(): void {
     const entries = this.#sessions.snapshots().map((s) => s.inbox);
     this.#groups = groupInbox(entries);
+    const keys = new Set(entries.map((e) => e.key));
+    for (const key of [...this.#sessionNodes.keys()]) if (!keys.has(key)) this.#sessionNodes.delete(key);
     const count = inboxBadgeCount(entries);
     this.#view.badge =
       count > 0 ? { value: count, tooltip: `${count} session${count === 1 ? '' : 's'} need${count === 1 ? 's' : ''} you` } : undefined;
     this.#changed.fire(undefined);
     this.#tick();
+  }
+
+  /** Redraws only these sessions' rows (their group and place did not change). */
+  #refreshRows(keys: readonly string[]): void {
+    this.#groups = groupInbox(this.#sessions.snapshots().map((s) => s.inbox));
+    const nodes = keys.map((key) => this.#sessionNodes.get(key));
+    if (nodes.some((n) => n === undefined)) this.refresh();
+    else this.#changed.fire(nodes as SessionNode[]);
+  }
+
+  #groupNode(id: InboxGroupId): GroupNode {
+    let node = this.#groupNodes.get(id);
+    if (!node) this.#groupNodes.set(id, (node = { kind: 'group', id }));
+    return node;
+  }
+
+  #sessionNode(key: string): SessionNode {
+    let node = this.#sessionNodes.get(key);
+    if (!node) this.#sessionNodes.set(key, (node = { kind: 'session', key }));
+    return node;
   }
 
   /** The age refresh runs only while the view is on screen. */
@@ -116,12 +181,14 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
 
   getChildren(node?: InboxNode): InboxNode[] {
     if (!node) {
-      const groups: InboxNode[] = this.#groups.map((g) => ({ kind: 'group', id: g.id }));
+      const groups: InboxNode[] = this.#groups.map((g) => this.#groupNode(g.id));
+      groups.push(...this.#extras.filter((n) => n.group.group()));
       return this.#reviews?.item() ? [{ kind: 'review' }, ...groups] : groups;
     }
+    if (node.kind === 'extra') return node.group.rows().map((item): ExtraRowNode => ({ kind: 'extraRow', parent: node, item }));
     if (node.kind === 'group') {
       const group = this.#groups.find((g) => g.id === node.id);
-      return (group?.entries ?? []).map((e) => ({ kind: 'session', key: e.key }));
+      return (group?.entries ?? []).map((e) => this.#sessionNode(e.key));
     }
     if (node.kind === 'session') {
       const s = this.#sessions.get(node.key)?.snapshot;
@@ -131,18 +198,21 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
   }
 
   getParent(node: InboxNode): InboxNode | undefined {
-    if (node.kind === 'review') return undefined;
-    if (node.kind === 'plan') return { kind: 'session', key: node.key };
+    if (node.kind === 'review' || node.kind === 'extra') return undefined;
+    if (node.kind === 'extraRow') return node.parent;
+    if (node.kind === 'plan') return this.#sessionNode(node.key);
     if (node.kind === 'session') {
       const s = this.#sessions.get(node.key)?.snapshot;
       const group = groupInbox(s ? [s.inbox] : [])[0];
-      return group ? { kind: 'group', id: group.id } : undefined;
+      return group ? this.#groupNode(group.id) : undefined;
     }
     return undefined;
   }
 
   getTreeItem(node: InboxNode): vscode.TreeItem {
     if (node.kind === 'review') return this.#reviews?.item() ?? new vscode.TreeItem('Review');
+    if (node.kind === 'extra') return node.group.group() ?? new vscode.TreeItem('');
+    if (node.kind === 'extraRow') return node.item;
     if (node.kind === 'group') {
       const group = this.#groups.find((g) => g.id === node.id);
       const item = new vscode.TreeItem(group?.label ?? node.id, vscode.TreeItemCollapsibleState.Expanded);
@@ -164,7 +234,7 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
       item.command = { title: 'Open Saved Plan', command: 'ultraplan.inbox.openSavedPlan', arguments: [node] };
       return item;
     }
-    const entry = s.inbox;
+    const entry = verifiedEntry(s);
     const hasPlans = s.state.savedPlans.length > 0;
     const item = new vscode.TreeItem(
       entry.title,
@@ -178,7 +248,11 @@ export class InboxTree extends Disposable implements vscode.TreeDataProvider<Inb
     item.contextValue = [
       'session',
       entry.finished ? 'finished' : 'live',
+      // Verify Against Plan is on the row of a session whose plan's execution completed.
+      ...(entry.attention === 'completed' ? ['completed'] : []),
       ...(s.identity.sessionLink ? ['link'] : []),
+      // On an ultraplan-server: it has a review page (Copy Review Link).
+      ...(s.identity.backendKind === 'server' ? ['server'] : []),
       ...(hasPlans ? ['plans'] : []),
     ].join(' ');
     item.command = { title: 'Open Review', command: 'ultraplan.inbox.openReview', arguments: [node] };
@@ -193,10 +267,11 @@ function keyOf(arg: unknown): string | undefined {
   return undefined;
 }
 
-export function registerInbox(services: ExtensionServices, handle: InboxViewHandle | undefined, reviews?: ReviewRows): void {
+export function registerInbox(services: ExtensionServices, handle: InboxViewHandle | undefined, reviews?: ReviewRows): InboxTree {
   const { sessions, context } = services;
   const register = (id: string, run: (...args: unknown[]) => unknown) => registerCommand(services, id, run);
-  context.subscriptions.push(new InboxTree(sessions, handle, reviews));
+  const tree = new InboxTree(sessions, handle, reviews);
+  context.subscriptions.push(tree);
 
   const sessionOf = (arg: unknown): FollowedSession | undefined => {
     const key = keyOf(arg);
@@ -239,7 +314,7 @@ export function registerInbox(services: ExtensionServices, handle: InboxViewHand
       await vscode.window.showTextDocument(vscode.Uri.file(file));
     } catch (err) {
       void vscode.window.showWarningMessage(
-        `Ultraplan: the saved plan ${vscode.workspace.asRelativePath(file)} cannot be opened (moved or deleted?): ${err instanceof Error ? err.message : String(err)}`,
+        `Ultraplan: the saved plan ${vscode.workspace.asRelativePath(file)} cannot be opened (moved or deleted?): ${errorMessage(err)}`,
       );
     }
   });
@@ -267,4 +342,5 @@ export function registerInbox(services: ExtensionServices, handle: InboxViewHand
     );
     if (picked === clear) await sessions.forgetFinished();
   });
+  return tree;
 }

@@ -3,7 +3,7 @@
 // the original plan's tool_use id and hash, so an edit of a superseded plan is refused like any
 // stale decision.
 import * as vscode from 'vscode';
-import type { DecisionBinding } from '../../core/decision';
+import type { DecisionBinding } from '../../core/panelMessages';
 import { Disposable, toDisposable } from '../../core/lifecycle';
 
 interface EditedPlan {

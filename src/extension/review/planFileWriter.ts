@@ -7,8 +7,7 @@
 import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { MAX_PLAN_FILE_ATTEMPTS, planFileName, tooManyPlanFiles } from '../../core/planFile';
-import { realWriteTarget } from '../../sessions/acp/agentFiles';
-import { isInside } from '../../sessions/acp/readOnlyPolicy';
+import { isInside, realWriteTarget } from '../../core/node/realPaths';
 
 /** The plans folder resolves outside every workspace folder. */
 export class PlansFolderOutsideError extends Error {}
@@ -42,7 +41,7 @@ async function insideWorkspaces(folder: string, real: string | undefined, worksp
   );
 }
 
-/** Creates `<yyyy-mm-dd>-<slug>.md` in `folder` (-2, -3, … when taken) and returns its path. */
+/** Creates `<yyyy-mm-dd>-<slug>.plan.md` in `folder` (-2, -3, … when taken) and returns its path. */
 export async function createPlanFile(folder: string, date: Date, slug: string, text: string): Promise<string> {
   for (let n = 1; n <= MAX_PLAN_FILE_ATTEMPTS; n++) {
     const file = path.join(folder, planFileName(date, slug, n));

@@ -4,8 +4,8 @@
 // src/core/panelMessages.ts. It makes no decisions: each decision and reply goes to the request
 // handler its owner sets, and the handler's answer (`sent`, or `refused` with the reason) goes back
 // to the webview under the request's id, once. Drafts reach the owner as events; `ready` (re-send
-// the state) and `openLink` (validated again, then opened with vscode.env.openExternal) are
-// handled here. Plan texts go to the webview once (splitPlanTexts): the panel remembers which the
+// the state), `openLink` (validated again, then opened with vscode.env.openExternal) and
+// `openFileDiff` (a file the execution touched, touchedFiles.ts) are handled here. Plan texts go to the webview once (splitPlanTexts): the panel remembers which the
 // webview has and forgets it when the webview's page goes away (hidden, reloaded, a post that did
 // not arrive) or asks for everything again (`ready`).
 import { randomBytes } from 'node:crypto';
@@ -21,7 +21,6 @@ import {
   parseWebviewSavedState,
   parseWebviewToHostMessage,
   splitPlanTexts,
-  type HostToWebviewMessage,
   type InvokableAction,
   type PanelAnswer,
   type PanelRequest,
@@ -31,6 +30,11 @@ import {
 } from '../../core/panelMessages';
 import { samePanelState, withWebviewDraft } from '../../core/sessionProjection';
 import { reviewPanelHtml } from './reviewPanelHtml';
+import { errorMessage } from '../../core/errors';
+import { openTouchedFile, type ApprovalBaseline } from './touchedFiles';
+import type { PanelVerifications } from './panelVerifications';
+import type { HostToPanelMessage } from '../../core/execution/verificationMessage';
+import { VERIFY_AGAINST_PLAN_COMMAND } from '../ultrareview/commandIds';
 
 /** Where the panel logs; a vscode.LogOutputChannel fits. */
 export interface ReviewPanelLog {
@@ -43,6 +47,8 @@ export interface ReviewPanelOptions {
   log?: ReviewPanelLog;
   /** Opens a validated http(s) link; defaults to vscode.env.openExternal. */
   openExternal?: (uri: vscode.Uri) => Thenable<boolean>;
+  /** A touched file as it was at approval, for its diff (none known: the file opens alone). */
+  approvalBaseline?: ApprovalBaseline;
 }
 
 export interface ReviewPanelShowOptions {
@@ -71,6 +77,18 @@ export class ReviewPanel extends Disposable {
 
   static get current(): ReviewPanel | undefined {
     return ReviewPanel.#current;
+  }
+
+  static #verifications: PanelVerifications | undefined;
+
+  /** Where the sessions' verifications are kept (set once at activation); the panel shows the one of its session. */
+  static setVerifications(verifications: PanelVerifications): vscode.Disposable {
+    ReviewPanel.#verifications = verifications;
+    const current = (): ReviewPanel | undefined => ReviewPanel.#current;
+    current()?.postVerification();
+    return verifications.onDidChange((key) => {
+      if (current()?.sessionKey === key) current()?.postVerification();
+    });
   }
 
   /** Reveals the panel (creating it if there is none) and shows `state` in it. */
@@ -109,6 +127,8 @@ export class ReviewPanel extends Disposable {
   #sentPlans: ReadonlySet<string> = new Set();
   /** What the webview shows now, as last given (its own saved drafts included): an equal state is not posted. */
   #shown: PanelState | undefined;
+  /** The session whose verification the webview has (posted with its first state, and at each change). */
+  #verificationOf: string | undefined;
 
   /** Drafts the webview saved as they were typed (its write rate is bounded): a plan's, or a reply. */
   readonly onDidSaveDraft: vscode.Event<SaveDraftMessage | SaveReplyDraftMessage> = this.#onDidSaveDraft.event;
@@ -181,7 +201,16 @@ export class ReviewPanel extends Disposable {
     }
     this.#sentPlans = has;
     this.#post(parsed.value);
+    if (this.#verificationOf !== state.sessionKey) this.postVerification(state.sessionKey);
     return undefined;
+  }
+
+  /** Sends the webview its session's verification (the store's copy, parsed on the way in). */
+  postVerification(sessionKey = this.#shown?.sessionKey): void {
+    const store = ReviewPanel.#verifications;
+    if (!sessionKey || !store) return;
+    this.#verificationOf = sessionKey;
+    this.#post({ type: 'verification', sessionKey, verification: store.of(sessionKey) });
   }
 
   /** For the host keybindings: the webview acts as if the button was clicked (and may refuse, e.g. a reject with no feedback). */
@@ -197,7 +226,7 @@ export class ReviewPanel extends Disposable {
     this.#panel.dispose();
   }
 
-  #post(message: HostToWebviewMessage): void {
+  #post(message: HostToPanelMessage): void {
     if (this.isDisposed) return;
     void this.#panel.webview.postMessage(message).then(
       (delivered) => {
@@ -220,13 +249,23 @@ export class ReviewPanel extends Disposable {
     const message = parsed.value;
     switch (message.type) {
       case 'ready':
-        // A new page (or one missing a text): it has no plan text yet.
+        // A new page (or one missing a text): it has no plan text yet, nor the verification.
         this.#sentPlans = new Set();
+        this.#verificationOf = undefined;
         // What the webview showed, its own drafts included.
         if (this.#shown) this.#postState(this.#shown);
         return;
       case 'openLink':
         this.#openLink(message.href);
+        return;
+      case 'openFileDiff':
+        void openTouchedFile(message.sessionKey, message.path, this.#options.approvalBaseline, this.#options.log);
+        return;
+      case 'verify':
+        void vscode.commands.executeCommand(VERIFY_AGAINST_PLAN_COMMAND, message.sessionKey);
+        return;
+      case 'continueStep':
+        void vscode.commands.executeCommand(VERIFY_AGAINST_PLAN_COMMAND, message.sessionKey, { continueStep: message.stepId });
         return;
       case 'saveDraft':
       case 'saveReplyDraft':
@@ -247,7 +286,7 @@ export class ReviewPanel extends Disposable {
         : { result: 'refused', reason: 'The review is not connected to a session yet; nothing was sent.' };
     } catch (err) {
       this.#options.log?.warn(`review panel: ${request.type} failed: ${String(err)}`);
-      answer = { result: 'refused', reason: `Something went wrong, nothing was sent: ${err instanceof Error ? err.message : String(err)}` };
+      answer = { result: 'refused', reason: `Something went wrong, nothing was sent: ${errorMessage(err)}` };
     }
     // Within the schema's bound, so the webview never drops the one answer it waits for.
     if (answer.result === 'refused') answer = { result: 'refused', reason: clip(answer.reason || 'Refused.', PANEL_LIMITS.textChars) };

@@ -1,11 +1,15 @@
 // Teleport targets: the plan is saved as Markdown under the plans folder, never
 // overwriting, then opened in VS Code's Chat (prefilled, not sent), run as a task (the plan file
-// as its own argument, never pasted into a shell line), or just opened.
+// as its own argument, never pasted into a shell line), or just opened. A chunk of its own, loaded
+// at the first teleport.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { plansFolder } from './plansFolder';
 import { firstFreePlanFileName, planSlug } from '../../core/planFile';
+import type { SavedPlanFacts } from '../../core/planFrontMatter';
 import { checkPlansFolder, createPlanFile, realPlansFolder } from './planFileWriter';
 import { taskArgv, type TeleportTarget } from '../settings/settingsSchema';
+import { errorMessage } from '../../core/errors';
 
 export type ConcreteTarget = Exclude<TeleportTarget, 'ask'>;
 
@@ -13,13 +17,6 @@ const OWN_EXTENSION_ID = 'ultraplan.ultraplan';
 
 /** Chat prefill carries the plan itself up to this size; larger plans are referenced by file. */
 const CHAT_INLINE_LIMIT = 20_000;
-
-/** The folder plans are saved in: absolute as given, else under the first workspace folder. */
-export function plansFolder(plansDirectory: string): vscode.Uri | undefined {
-  if (path.isAbsolute(plansDirectory)) return vscode.Uri.file(plansDirectory);
-  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-  return root ? vscode.Uri.joinPath(root, ...plansDirectory.split(/[\\/]+/).filter(Boolean)) : undefined;
-}
 
 function fileWorkspaceRoots(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((root) => root.uri.scheme === 'file').map((root) => root.uri.fsPath);
@@ -34,7 +31,7 @@ export async function plansFolderProblem(plansDirectory: string): Promise<string
     await checkPlansFolder(folder.fsPath, fileWorkspaceRoots());
     return undefined;
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return errorMessage(err);
   }
 }
 
@@ -49,12 +46,23 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
   }
 }
 
-/** Saves the plan as `<yyyy-mm-dd>-<slug>.md`; -2, -3, … when the name is taken. */
-export async function savePlanFile(plan: string, title: string, plansDirectory: string, now = new Date()): Promise<vscode.Uri> {
+/**
+ * Saves the plan as `<yyyy-mm-dd>-<slug>.plan.md` (-2, -3, … when the name is taken), with front
+ * matter saying where it came from and its steps as todos.
+ */
+export async function savePlanFile(
+  plan: string,
+  title: string,
+  facts: Omit<SavedPlanFacts, 'decidedAt'>,
+  plansDirectory: string,
+  now = new Date(),
+): Promise<vscode.Uri> {
   const folder = plansFolder(plansDirectory);
   if (!folder) throw new Error('Open a folder first: teleported plans are saved inside the workspace.');
   const slug = planSlug(plan, title);
-  const text = plan.endsWith('\n') ? plan : `${plan}\n`;
+  // The front matter's writer and the steps' reader (markdown-it): a chunk loaded when a plan is first saved.
+  const { savedPlanText } = await import('../../core/planFrontMatter');
+  const text = savedPlanText(plan, { ...facts, decidedAt: now.toISOString() });
   if (folder.scheme === 'file') {
     // On disk: the folder's real path, inside the workspace, then an exclusive create, so a
     // symlinked plans folder leads nowhere and simultaneous teleports never overwrite each other.
@@ -143,7 +151,7 @@ async function openInChat(file: vscode.Uri, plan: string, shown: string, log: vs
       log.info(`teleport: chat opened with the plan prefilled (${query.length} chars)`);
       return { text: `Saved to ${shown}; Chat opened with the plan prefilled (not sent).`, level: 'info' };
     } catch (err) {
-      failure = `opening Chat failed (${err instanceof Error ? err.message : String(err)})`;
+      failure = `opening Chat failed (${errorMessage(err)})`;
     }
   }
   log.warn(`teleport: ${failure}; opening the plan file instead`);

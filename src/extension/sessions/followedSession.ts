@@ -4,19 +4,26 @@
 // change reaches the surfaces as one snapshot through `onSnapshot`. It imports no editor API:
 // everything it says to the person goes through its SessionNotifier, and what only its backend
 // can say (Claude Code on the web's failures) through that backend's voice.
-import type { DecisionBinding } from '../../core/decision';
-import { UltraplanPollError } from '../../core/errors';
-import type { PanelDraft, PanelNotice, ReplyDraft } from '../../core/panelMessages';
+import { UltraplanPollError, errorMessage } from '../../core/errors';
+import type { PanelDraft, PanelNotice, ReplyDraft, DecisionBinding } from '../../core/panelMessages';
 import { clip } from '../../core/panelMessages';
 import type { PersistedSession } from '../../core/persistedSessions';
 import type { Phase } from '../../core/phase';
-import { followUntilResult, pollForApprovedPlan, type PollRead, type PollRetry } from '../../core/poller';
+import {
+  followNextResult,
+  followUntilResult,
+  pollForApprovedPlan,
+  type FollowResult,
+  type PollRead,
+  type PollRetry,
+} from '../../core/poller';
 import { SessionModel, type SessionChange, type SessionInput, type SessionState } from '../../core/sessionModel';
 import { restoredModelOptions } from '../../core/sessionRecord';
 import type { SessionSnapshot } from '../../core/sessionSnapshot';
 import type { SessionIdentity } from '../../core/sessionState';
-import type { SessionBackend } from '../../sessions/backend';
-import { PermissionAnswers, errorText, type DecisionOutcome } from './permissionAnswers';
+import type { SessionBackend } from '../../core/sessionBackend';
+import { PermissionAnswers, type DecisionOutcome } from './permissionAnswers';
+import { planStepsReader } from './planSteps';
 import { SessionDecisions } from './sessionDecisions';
 import { plainVoice, type BackendVoice, type SessionLog, type SessionNotifier } from './sessionNotifier';
 
@@ -75,7 +82,11 @@ export class FollowedSession {
     const onSnapshot = (snapshot: SessionSnapshot) => options.onSnapshot(this, snapshot);
     if ('restored' in options.from) {
       const r = options.from.restored;
-      this.#model = new SessionModel({ ...restoredModelOptions(r, backend.sessionLink?.(r.sessionId)), onSnapshot });
+      this.#model = new SessionModel({
+        ...restoredModelOptions(r, backend.sessionLink?.(r.sessionId)),
+        onSnapshot,
+        planSteps: planStepsReader,
+      });
     } else {
       const { key, sessionId, title, demo, serverUrl, agentLabel, readOnly } = options.from.fresh;
       const sessionLink = backend.sessionLink?.(sessionId);
@@ -92,11 +103,26 @@ export class FollowedSession {
         ...(readOnly !== undefined ? { readOnly } : {}),
         ...(sessionLink !== undefined ? { sessionLink } : {}),
       };
-      this.#model = new SessionModel({ identity, initialPhase: 'planning', cursor: null, at: identity.createdAt, onSnapshot });
+      this.#model = new SessionModel({
+        identity,
+        initialPhase: 'planning',
+        cursor: null,
+        at: identity.createdAt,
+        onSnapshot,
+        planSteps: planStepsReader,
+      });
     }
-    const ports = { model: this.#model, backend, log: options.log, notifier: options.notifier, voice: this.#voice, now: this.#now };
+    const ports = {
+      model: this.#model,
+      reduce: (input: SessionInput) => this.#reduce(input),
+      backend,
+      log: options.log,
+      notifier: options.notifier,
+      voice: this.#voice,
+      now: this.#now,
+    };
     this.permissions = new PermissionAnswers(ports);
-    this.decisions = new SessionDecisions({ ...ports, reduce: (input) => this.#reduce(input) });
+    this.decisions = new SessionDecisions(ports);
     this.#loggedPhase = this.state.phase;
   }
 
@@ -149,6 +175,33 @@ export class FollowedSession {
     });
   }
 
+  /** How many turns of the session ended in what this window read: a message sent now starts the next (followContinued). */
+  get resultsRead(): number {
+    return this.#model.scanner.resultCount;
+  }
+
+  /**
+   * A message went to the session after its execution ended (Continue, Fix): follows the turn it
+   * started from the cursor read last to that turn's result, as the execution was followed (the
+   * end starts the verification again). `resultsBefore`: resultsRead before the message went out.
+   * False when this window has not read the execution (restored finished, read-only, teleported).
+   */
+  followContinued(resultsBefore: number): boolean {
+    if (!this.finished || this.#loop || this.readOnly !== undefined || this.#model.scanner.decided?.kind !== 'approved') return false;
+    this.#abort = new AbortController();
+    this.#endedHere = undefined;
+    this.#reduce({ type: 'continued', resultsBefore, at: this.#now() });
+    this.#loop = this.#follow(resultsBefore).finally(() => {
+      this.#loop = undefined;
+    });
+    return true;
+  }
+
+  /** The plan-steps reader arrived (planSteps.ts): an approved plan's checklist can be shown now. */
+  planStepsLoaded(): void {
+    this.#reduce({ type: 'planStepsLoaded', at: this.#now() });
+  }
+
   /** Feeds the model one input and acts on what the change asks for (prompts, the one announcement). */
   #reduce(input: SessionInput): SessionChange {
     const change = this.#model.reduce(input);
@@ -178,7 +231,12 @@ export class FollowedSession {
     const review = { label: 'Review', run: () => notifier.showReview(this.key) };
     if (need === 'plan_ready') {
       const n = snapshot.revisions.length;
-      notifier.say('info', `plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, review);
+      // On a server the plan has a review page: its link can go to a phone or a colleague.
+      const copy =
+        notifier.copyReviewLink && this.backend.kind === 'server'
+          ? [{ label: 'Copy Review Link', run: () => notifier.copyReviewLink?.(this.key) }]
+          : [];
+      notifier.say('info', `plan ${n > 1 ? `revision ${n} ` : ''}ready for "${this.title}".`, review, ...copy);
     } else if (need === 'agent_stopped') {
       const next = snapshot.state.pendingPlan
         ? 'its plan can still be approved or rejected; either starts a new agent turn.'
@@ -189,14 +247,17 @@ export class FollowedSession {
     }
   }
 
-  async #follow(): Promise<void> {
+  /** Follows the session to its plan's decision and the execution's end; `continuedAfter`: a continued turn's (followContinued). */
+  async #follow(continuedAfter?: number): Promise<void> {
     const o = this.#o;
     const log = o.log;
+    const scanner = this.#model.scanner;
     const follow = {
       sessionId: this.sessionId,
       transport: this.backend.transport,
       pollIntervalMs: o.pollIntervalMs,
       signal: this.#abort.signal,
+      scanner,
       onPoll: (poll: PollRead) => {
         if (poll.batch.size > 0) log.trace(`[${this.key}] ${poll.batch.size} event(s), cursor ${poll.cursor ?? '-'}`);
         this.#reduce({ type: 'poll', poll, at: this.#now() });
@@ -206,43 +267,59 @@ export class FollowedSession {
         this.#reduce({ type: 'connectionLost', retry, at: this.#now() });
       },
     };
-    log.info(`[${this.key}] following session ${this.sessionId} on ${this.backend.label}`);
+    log.info(
+      `[${this.key}] following session ${this.sessionId} on ${this.backend.label}${continuedAfter === undefined ? '' : ' (continued)'}`,
+    );
     try {
-      const approved = await pollForApprovedPlan({ ...follow, timeoutMs: o.timeoutMs, scanner: this.#model.scanner });
-      if (approved.executionTarget === 'local') {
-        if (this.#endedHere === 'teleport') return;
-        // Teleported from another review (e.g. the browser): say so, let the person take it here.
-        const outcome = { text: 'The plan was teleported from another review of this session.' };
-        this.#reduce({ type: 'ended', by: 'teleported_elsewhere', outcome, at: this.#now() });
-        o.notifier.say('info', `"${this.title}" was teleported from another review.`, this.#showReviewAction());
-        return;
+      let result: FollowResult;
+      if (continuedAfter === undefined) {
+        const approved = await pollForApprovedPlan({ ...follow, timeoutMs: o.timeoutMs });
+        if (approved.executionTarget === 'local') {
+          if (this.#endedHere === 'teleport') return;
+          // Teleported from another review (e.g. the browser): say so, let the person take it here.
+          const outcome = { text: 'The plan was teleported from another review of this session.' };
+          this.#reduce({ type: 'ended', by: 'teleported_elsewhere', outcome, at: this.#now() });
+          o.notifier.say('info', `"${this.title}" was teleported from another review.`, this.#showReviewAction());
+          return;
+        }
+        // Approved (here or elsewhere): the remote executes it, asking before each edit or command
+        // (afterApproval "default"). Keep following until its result.
+        result = await followUntilResult({ ...follow, initialCursor: approved.cursor });
+      } else {
+        result = await followNextResult({ ...follow, resultsBefore: continuedAfter, initialCursor: this.state.cursor });
       }
-      // Approved (here or elsewhere): the remote executes it, asking before each edit or command
-      // (afterApproval "default"). Keep following until its result.
-      const result = await followUntilResult({ ...follow, scanner: approved.scanner, initialCursor: approved.cursor });
-      const link = this.identity.sessionLink;
-      // The result's own text when it has one, else the agent's last message (its summary).
-      const summary = result.result?.trim() || approved.scanner.lastAssistantText?.trim();
-      const ended = summary || (result.isError ? `The execution ended with ${result.subtype}.` : 'The approved plan was executed.');
-      // The pull request / branch, only as the session reports them.
-      const report = await this.#voice.executionReport(this.backend, this.sessionId, [result.result, approved.scanner.lastAssistantText]);
-      const text = report ? `${ended}\n\n${report.text}` : ended;
-      const outcome = link ? { text, link } : { text };
-      this.#reduce({ type: 'ended', by: result.isError ? 'execution_failed' : 'completed', outcome, at: this.#now() });
-      log.info(`[${this.key}] execution ended: ${result.subtype}`);
-      // The review on screen shows the outcome itself; a notification would only cover it.
-      if (o.notifier.isReviewShowing(this.key)) return;
-      const actions = [this.#showReviewAction()];
-      const pullRequest = report?.pullRequest;
-      if (pullRequest) actions.push({ label: 'Open Pull Request', run: () => o.notifier.openExternal(pullRequest) });
-      o.notifier.say(
-        result.isError ? 'error' : 'info',
-        `"${this.title}" ${result.isError ? 'failed while executing' : 'finished'}: ${clip(ended, 200)}${report ? ` ${report.text}` : ''}`,
-        ...actions,
-      );
+      // A person's message after that result (a Continue before a reload, or from another window) started another turn.
+      while (scanner.turnOpen)
+        result = await followNextResult({ ...follow, resultsBefore: scanner.resultCount, initialCursor: result.cursor });
+      await this.#executionEnded(result);
     } catch (err) {
       await this.#followFailed(err);
     }
+  }
+
+  async #executionEnded(result: FollowResult): Promise<void> {
+    const o = this.#o;
+    const lastWords = this.#model.scanner.lastAssistantText;
+    const link = this.identity.sessionLink;
+    // The result's own text when it has one, else the agent's last message (its summary).
+    const summary = result.result?.trim() || lastWords?.trim();
+    const ended = summary || (result.isError ? `The execution ended with ${result.subtype}.` : 'The approved plan was executed.');
+    // The pull request / branch, only as the session reports them.
+    const report = await this.#voice.executionReport(this.backend, this.sessionId, [result.result, lastWords]);
+    const text = report ? `${ended}\n\n${report.text}` : ended;
+    const outcome = link ? { text, link } : { text };
+    this.#reduce({ type: 'ended', by: result.isError ? 'execution_failed' : 'completed', outcome, at: this.#now() });
+    o.log.info(`[${this.key}] execution ended: ${result.subtype}`);
+    // The review on screen shows the outcome itself; a notification would only cover it.
+    if (o.notifier.isReviewShowing(this.key)) return;
+    const actions = [this.#showReviewAction()];
+    const pullRequest = report?.pullRequest;
+    if (pullRequest) actions.push({ label: 'Open Pull Request', run: () => o.notifier.openExternal(pullRequest) });
+    o.notifier.say(
+      result.isError ? 'error' : 'info',
+      `"${this.title}" ${result.isError ? 'failed while executing' : 'finished'}: ${clip(ended, 200)}${report ? ` ${report.text}` : ''}`,
+      ...actions,
+    );
   }
 
   async #followFailed(err: unknown): Promise<void> {
@@ -251,14 +328,14 @@ export class FollowedSession {
     if (this.#endedHere === undefined && this.#abort.signal.aborted) return; // disposed (window closing)
     if (this.readOnly !== undefined) {
       // Followed read-only (archived, say): the end is the session's own, not ours to archive or alarm about.
-      log.info(`[${this.key}] read-only follow ended: ${errorText(err)}`);
-      this.#reduce({ type: 'ended', by: 'stop', outcome: { text: errorText(err) }, at: this.#now() });
+      log.info(`[${this.key}] read-only follow ended: ${errorMessage(err)}`);
+      this.#reduce({ type: 'ended', by: 'stop', outcome: { text: errorMessage(err) }, at: this.#now() });
       return;
     }
     // The backend's own words when it has them (cause, fix). When it is our login that failed,
     // the remote session is fine: it is not archived, and Retry follows it again.
     const reading = this.#voice.read(err);
-    const message = reading.message ?? errorText(err);
+    const message = reading.message ?? errorMessage(err);
     log.error(`[${this.key}] ${err instanceof UltraplanPollError ? err.reason : 'error'}: ${message}`);
     this.#reduce({ type: 'ended', by: 'failed', notice: { level: 'error', text: message }, at: this.#now() });
     if (this.backend.lifecycle?.archiveOnFailure && !reading.ownLogin) await this.#archive('the session failed');
@@ -319,10 +396,10 @@ export class FollowedSession {
       await this.backend.archive(this.sessionId);
       return true;
     } catch (err) {
-      this.#o.log.warn(`[${this.key}] archive failed: ${errorText(err)}`);
+      this.#o.log.warn(`[${this.key}] archive failed: ${errorMessage(err)}`);
       this.#reduce({
         type: 'notice',
-        notice: { level: 'warning', text: `Archiving the session failed: ${errorText(err)}` },
+        notice: { level: 'warning', text: `Archiving the session failed: ${errorMessage(err)}` },
         at: this.#now(),
       });
       return false;

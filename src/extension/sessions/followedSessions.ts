@@ -1,16 +1,19 @@
 // Every session the extension follows: starting, attaching and restoring them, and the one place a
 // change is announced from: each session's model hands its snapshot here, and the status bar, the
-// inbox, the review panel and persistence read it (docs/architecture.md, "the fan-out"). The
+// inbox, the review panel and persistence read it, each only when its part changed
+// (changedSurfaces.ts; docs/architecture.md, "The event path"). The
 // panel's requests are answered by ReviewRequests, persistence is the SessionStore's. Embedded
 // sessions restored in an untrusted workspace wait for trust and re-attach when it is granted.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
-import { Disposable } from '../../core/lifecycle';
-import type { BackendKind, SessionBackend } from '../../sessions/backend';
+import { loadPlanSteps } from './planSteps';
+import { Disposable, DisposableMap, toDisposable } from '../../core/lifecycle';
+import { BACKENDS, type BackendKind } from '../../core/backendKinds';
+import type { SessionBackend } from '../../core/sessionBackend';
+import { planningSessionRequest, type CreateSessionRequest } from '../../core/protocol';
 import { sameServerUrl, sameSessionId } from '../../core/attachTarget';
-import { displayTitle } from '../../core/sessionListing';
+import { REVIEW_RUN_NOT_FOLLOWED, purposeOf } from '../../core/sessionPurpose';
 import type { PanelAnswer, PanelRequest } from '../../core/panelMessages';
-import { setPlanModeEvent, userMessageEvent } from '../../core/protocol';
 import type { SessionSnapshot } from '../../core/sessionSnapshot';
 import type { Backends } from '../backends/backends';
 import { voiceFor } from '../backends/backendVoice';
@@ -27,7 +30,12 @@ import { PermissionDetailsView } from './permissionPrompts';
 import { orderByAttention } from '../../core/statusSummary';
 import { ReviewRequests } from './reviewRequests';
 import { ShownReview } from './shownReview';
-import { SessionStore, detachedBackend } from './sessionStore';
+import { ChangedSurfaces, type InboxChange } from './changedSurfaces';
+import { SessionStore, detachedBackend, isDetached } from './sessionStore';
+import { attachedSession } from './attachedSession';
+import { errorMessage } from '../../core/errors';
+import { titleFromPrompt } from '../../core/sessionTitle';
+import { vscodeTrust, type WorkspaceTrust } from './workspaceTrust';
 
 export interface FollowedSessionsOptions {
   context: Pick<vscode.ExtensionContext, 'workspaceState' | 'extensionUri'>;
@@ -38,44 +46,20 @@ export interface FollowedSessionsOptions {
   trust?: WorkspaceTrust;
 }
 
-/** What sessions need to know about workspace trust. */
-export interface WorkspaceTrust {
-  readonly isTrusted: boolean;
-  onDidGrant(listener: () => unknown): vscode.Disposable;
-}
-
-const vscodeTrust: WorkspaceTrust = {
-  get isTrusted() {
-    return vscode.workspace.isTrusted;
-  },
-  onDidGrant: (listener) => vscode.workspace.onDidGrantWorkspaceTrust(listener),
-};
-
-const MAX_TITLE = 80;
-/** Why an attached archived session takes no decisions (shown in its review). */
-export const ARCHIVED_READ_ONLY =
-  'Read-only: this session is archived, so it takes no more decisions. Its plans and history are shown as they were.';
-
-export function titleFromPrompt(prompt: string): string {
-  const line =
-    prompt
-      .split(/\r?\n/)
-      .find((l) => l.trim().length > 0)
-      ?.trim() ?? 'plan';
-  return line.length > MAX_TITLE ? `${line.slice(0, MAX_TITLE - 1)}…` : line;
-}
-
 export class FollowedSessions extends Disposable {
   readonly #o: FollowedSessionsOptions;
-  readonly #sessions = new Map<string, FollowedSession>();
+  /** The one owner of the sessions: one replaced, forgotten or left at close is disposed here. */
+  readonly #sessions = this._register(new DisposableMap<string, FollowedSession>());
   readonly #statusBar = this._register(new PhaseStatusBarItem());
   readonly #permissionDetails = this._register(new PermissionDetailsView());
   readonly #notifier: SessionNotifier = vscodeNotifier(this.#permissionDetails);
   readonly #store: SessionStore;
   readonly #requests: ReviewRequests;
   readonly #review: ShownReview;
-  readonly #onDidChange = this._register(new vscode.EventEmitter<void>());
-  /** Fires when a session was added, removed or changed in anything a view shows. */
+  /** What each surface was last given, so a change reaches only the surfaces it changes. */
+  readonly #surfaces = new ChangedSurfaces();
+  readonly #onDidChange = this._register(new vscode.EventEmitter<InboxChange>());
+  /** Fires when a session was added, removed or changed in anything the inbox shows, with the rows to redraw. */
   readonly onDidChange = this.#onDidChange.event;
   /** Embedded sessions restored in an untrusted workspace: they re-attach once trust is granted. */
   readonly #waitingForTrust = new Map<string, PersistedSession>();
@@ -89,6 +73,13 @@ export class FollowedSessions extends Disposable {
     this.#o = options;
     this.#trust = options.trust ?? vscodeTrust;
     this.#store = new SessionStore(options.context.workspaceState);
+    // After the first load: an approved plan's checklist needs it; every session hears it arrive.
+    void loadPlanSteps().then(
+      () => {
+        for (const session of this.#sessions.values()) session.planStepsLoaded();
+      },
+      (err: unknown) => options.log.error(`the execution checklist is unavailable: ${errorMessage(err)}`),
+    );
     this.#requests = this._register(
       new ReviewRequests({
         log: options.log,
@@ -108,6 +99,8 @@ export class FollowedSessions extends Disposable {
       saveDraft: (draft) => this.#requests.saveDraft(draft),
     });
     this._register(this.#trust.onDidGrant(() => void this.reattachTrusted()));
+    // A write after close would store no sessions at all.
+    this._register(toDisposable(() => clearTimeout(this.#persistTimer)));
     this.restored = this.#restore();
   }
 
@@ -149,12 +142,10 @@ export class FollowedSessions extends Disposable {
         continue;
       }
       try {
-        const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl, { readOnly: s.readOnly !== undefined });
-        const session = this.#addRestored(s, backend, settings);
-        session.start();
+        await this.#reattach(s, settings);
         log.info(`re-attached session ${s.sessionId} (${s.backendLabel}) from cursor ${s.cursor ?? '-'}`);
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorMessage(err);
         log.error(`could not re-attach session ${s.sessionId}: ${message}`);
         this.#addRestored(
           { ...s, finished: true, phase: 'failed' },
@@ -180,19 +171,12 @@ export class FollowedSessions extends Disposable {
     const settings = this.#o.settings.read();
     for (const [key, persisted] of [...this.#waitingForTrust]) {
       this.#waitingForTrust.delete(key);
-      // What the person did meanwhile (drafts) is in the waiting session; keep it.
-      const shown = this.#sessions.get(key)?.snapshot;
-      const current = shown ? toPersisted(shown) : undefined;
-      const s: PersistedSession = current ? { ...current, finished: false, phase: persisted.phase } : persisted;
-      delete s.outcome;
+      const s = this.#unfinished(key, persisted);
       try {
-        const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl, { readOnly: s.readOnly !== undefined });
-        this.#sessions.get(key)?.dispose();
-        const session = this.#addRestored(s, backend, settings);
-        session.start();
+        await this.#reattach(s, settings);
         log.info(`re-attached session ${s.sessionId} (${s.backendLabel}) after trust was granted`);
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorMessage(err);
         log.error(`could not re-attach session ${s.sessionId}: ${message}`);
         this.#addRestored({ ...s, finished: true, phase: 'failed' }, undefined, settings, `Could not re-attach: ${message}`);
       }
@@ -200,6 +184,44 @@ export class FollowedSessions extends Disposable {
     this.#changed();
     this.#review.updateSoon();
     await this.persistNow();
+  }
+
+  /** Whether `session` is shown without a live backend (restored finished after a reload). */
+  isDetached(session: FollowedSession): boolean {
+    return isDetached(session.backend);
+  }
+
+  /**
+   * A message to a finished session restored after a reload (Continue, Fix), which has no live
+   * backend here: the session is attached again, `send` hands the message to its backend, and the
+   * session is followed from the start of its log through the turn the message opened.
+   */
+  async sendReattached(key: string, send: (backend: SessionBackend) => Promise<unknown>): Promise<FollowedSession> {
+    const shown = this.#sessions.get(key);
+    if (!shown) throw new Error('the session is no longer in this window');
+    // Its first snapshot reaches every surface and persistence (#onSnapshot).
+    return this.#reattach(this.#unfinished(key, { ...toPersisted(shown.snapshot), phase: 'executing' }), this.#o.settings.read(), send);
+  }
+
+  /** The session as shown (with what the person did meanwhile, e.g. drafts), not finished, in `persisted`'s phase. */
+  #unfinished(key: string, persisted: PersistedSession): PersistedSession {
+    const shown = this.#sessions.get(key)?.snapshot;
+    const s: PersistedSession = { ...(shown ? toPersisted(shown) : persisted), finished: false, phase: persisted.phase };
+    delete s.outcome;
+    return s;
+  }
+
+  /** Follows `s` again through a live backend, replacing (and so disposing) the stand-in shown; `before` runs first. */
+  async #reattach(
+    s: PersistedSession,
+    settings: UltraplanSettings,
+    before?: (backend: SessionBackend) => Promise<unknown>,
+  ): Promise<FollowedSession> {
+    const backend = await this.#o.backends.forRestored(s.backendKind, settings, s.serverUrl, { readOnly: s.readOnly !== undefined });
+    await before?.(backend);
+    const session = this.#addRestored(s, backend, settings);
+    session.start();
+    return session;
   }
 
   #addRestored(s: PersistedSession, backend: SessionBackend | undefined, settings: UltraplanSettings, failure?: string): FollowedSession {
@@ -236,17 +258,21 @@ export class FollowedSessions extends Disposable {
       clearTimeout(this.#persistTimer);
       this.#persistTimer = undefined;
     }
-    // A session waiting for trust is kept as it was persisted, not as the waiting stand-in shows it.
     const written = this.all;
-    const keep = await this.#store.write(
-      written.map((c) => {
+    const keep = await this.#write(written);
+    // Only what was written and not kept is let go: a session followed while the write was under
+    // way (an attach, a new plan) was not in it, and stays.
+    for (const c of written) if (!keep.has(c.key) && this.#sessions.get(c.key) === c) this.#sessions.deleteAndDispose(c.key);
+  }
+
+  #write(sessions: readonly FollowedSession[]): Promise<ReadonlySet<string>> {
+    // A session waiting for trust is kept as it was persisted, not as the waiting stand-in shows it.
+    return this.#store.write(
+      sessions.map((c) => {
         const waiting = this.#waitingForTrust.get(c.key);
         return waiting ? { kept: waiting } : { snapshot: c.snapshot };
       }),
     );
-    // Only what was written and not kept is let go: a session followed while the write was under
-    // way (an attach, a new plan) was not in it, and stays.
-    for (const c of written) if (!keep.has(c.key) && this.#sessions.get(c.key) === c) this.#sessions.delete(c.key);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -264,23 +290,12 @@ export class FollowedSessions extends Disposable {
     if (this.#review.key === session.key) this.#review.updateSoon();
   }
 
+  /** Each surface hears a change only when its part changed (a draft saved reaches none of these). */
   #changed(): void {
-    const snapshots = this.snapshots();
-    const live = snapshots.filter((s) => s.state.ended === undefined);
-    // With nothing in flight, the latest finished session stays visible (approved, teleported, failed).
-    const latestFinished = snapshots
-      .filter((s) => s.state.ended !== undefined)
-      .sort((a, b) => b.state.attentionChangedAt - a.state.attentionChangedAt)[0];
-    this.#statusBar.update(live.length > 0 ? live : latestFinished ? [latestFinished] : []);
-    void vscode.commands.executeCommand('setContext', 'ultraplan.hasSessions', snapshots.length > 0);
-    void vscode.commands.executeCommand('setContext', 'ultraplan.hasActiveSessions', live.length > 0);
-    void vscode.commands.executeCommand('setContext', 'ultraplan.hasHistory', live.length < snapshots.length);
-    this.#onDidChange.fire();
-    void vscode.commands.executeCommand(
-      'setContext',
-      'ultraplan.hasPendingPlan',
-      live.some((s) => s.state.canDecide),
-    );
+    const change = this.#surfaces.next(this.snapshots());
+    if (change.status) this.#statusBar.update(change.status);
+    for (const [key, value] of change.context) void vscode.commands.executeCommand('setContext', key, value);
+    if (change.inbox.all || change.inbox.keys.length > 0) this.#onDidChange.fire(change.inbox);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -311,10 +326,9 @@ export class FollowedSessions extends Disposable {
   async forgetFinished(keys?: readonly string[]): Promise<number> {
     const only = keys ? new Set(keys) : undefined;
     let forgotten = 0;
-    for (const [key, c] of [...this.#sessions]) {
+    for (const [key, c] of [...this.#sessions.entries()]) {
       if (!c.finished || this.#waitingForTrust.has(key) || (only && !only.has(key))) continue;
-      c.dispose();
-      this.#sessions.delete(key);
+      this.#sessions.deleteAndDispose(key);
       forgotten++;
     }
     if (forgotten === 0) return 0;
@@ -328,9 +342,14 @@ export class FollowedSessions extends Disposable {
   // -------------------------------------------------------------------------------------------
   // Starting a session
 
-  async start(prompt: string, settings: UltraplanSettings): Promise<FollowedSession | undefined> {
+  /** `from`: a session that starts otherwise (from a plan file: core/planFileSession.ts), its title and creation request. */
+  async start(
+    prompt: string,
+    settings: UltraplanSettings,
+    from?: { title: string; request(title: string): CreateSessionRequest },
+  ): Promise<FollowedSession | undefined> {
     const { log } = this.#o;
-    const title = titleFromPrompt(prompt);
+    const title = from?.title ?? titleFromPrompt(prompt);
     return vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'Ultraplan: starting a planning session…', cancellable: true },
       async (progress, token) => {
@@ -338,12 +357,7 @@ export class FollowedSessions extends Disposable {
         token.onCancellationRequested(() => abort.abort());
         try {
           progress.report({
-            message:
-              settings.backend === 'embedded'
-                ? 'connecting to the local session service'
-                : settings.backend === 'claude-web'
-                  ? 'connecting to Claude Code on the web'
-                  : `connecting to ${settings['server.url']}`,
+            message: BACKENDS[settings.backend].connecting({ serverUrl: settings['server.url'] }),
           });
           const { backend, demo, serverUrl, agentLabel } = await this.#o.backends.forNewSession(settings);
           if (serverUrl && !(await this.#o.backends.hasServerToken(serverUrl))) {
@@ -356,13 +370,7 @@ export class FollowedSessions extends Disposable {
           progress.report({ message: `creating the session on ${backend.label}` });
           log.info(`creating a session on ${backend.label}: "${title}" (${prompt.length} chars)`);
           const resource = await backend.createSession(
-            {
-              title: `ultraplan: ${title}`,
-              events: [
-                { type: 'event', data: setPlanModeEvent(`set-mode-${randomUUID()}`) },
-                { type: 'event', data: userMessageEvent(prompt) },
-              ],
-            },
+            from ? from.request(`ultraplan: ${title}`) : planningSessionRequest(prompt, `ultraplan: ${title}`, randomUUID),
             abort.signal,
           );
           const key = `${backend.kind}:${resource.id}`;
@@ -384,7 +392,7 @@ export class FollowedSessions extends Disposable {
           return session;
         } catch (err) {
           if (abort.signal.aborted) return undefined;
-          const message = err instanceof Error ? err.message : String(err);
+          const message = errorMessage(err);
           log.error(`starting a session failed: ${message}`);
           void vscode.window
             .showErrorMessage(`Ultraplan: could not start the planning session: ${message}`, 'Show Log')
@@ -414,7 +422,7 @@ export class FollowedSessions extends Disposable {
    * from cursor null, so its events replay and its plan and revisions come back; persisted like
    * one started here, and shown. One already followed is only shown. An archived session, or one
    * the caller names a `readOnly` reason for, is followed read-only. Throws what the backend says
-   * when it cannot read the session.
+   * when it cannot read the session, and for a review's run, which is never followed as a plan.
    */
   async attach(o: {
     backend: SessionBackend;
@@ -432,25 +440,16 @@ export class FollowedSessions extends Disposable {
       return known;
     }
     const resource = await o.backend.getSession(o.sessionId);
+    if (purposeOf(resource) === 'review') throw new Error(`${resource.id} ${REVIEW_RUN_NOT_FOLLOWED}`);
     const key = `${o.backend.kind}:${resource.id}`;
-    if (known) {
-      known.dispose();
-      this.#sessions.delete(known.key);
-    }
+    if (known) this.#sessions.deleteAndDispose(known.key);
     const again = this.followed(o.backend.kind, resource.id, o.serverUrl) ?? this.#sessions.get(key);
     if (again) {
       if (o.show !== false) this.show(again);
       return again;
     }
-    const fresh: FreshSession = {
-      key,
-      sessionId: resource.id,
-      title: displayTitle(resource.title, resource.id),
-      demo: false,
-    };
-    if (o.serverUrl) fresh.serverUrl = o.serverUrl;
-    const readOnly = o.readOnly ?? (resource.session_status === 'archived' ? ARCHIVED_READ_ONLY : undefined);
-    if (readOnly !== undefined) fresh.readOnly = readOnly;
+    const fresh = attachedSession(resource, key, o.serverUrl, o.readOnly);
+    const { readOnly } = fresh;
     const session = this.#newSession(o.backend, o.settings, { fresh });
     this.#sessions.set(key, session);
     this.#o.log.info(
@@ -481,13 +480,15 @@ export class FollowedSessions extends Disposable {
     return this.#requests.approveEdited();
   }
 
-  /** Stops every follow loop, persists, then lets go of what this owns. */
+  /**
+   * Lets go of what this owns (the map disposes every session, which stops its follow loop), then
+   * persists the sessions as their loops left them.
+   */
   async close(): Promise<void> {
     this.#review.close();
-    for (const c of this.#sessions.values()) c.dispose();
-    await Promise.allSettled([...this.#sessions.values()].map((c) => c.settled()));
-    await this.persistNow().catch(() => undefined);
+    const sessions = this.all;
     this.dispose();
-    this.#sessions.clear();
+    await Promise.allSettled(sessions.map((c) => c.settled()));
+    await this.#write(sessions).catch(() => undefined);
   }
 }

@@ -3,7 +3,7 @@
 // read-only view of the request's full input. Nothing here answers on its own: a dismissed
 // notification leaves the request open (the status bar keeps saying "needs permission").
 import * as vscode from 'vscode';
-import type { DecisionBinding } from '../../core/decision';
+import type { DecisionBinding } from '../../core/panelMessages';
 import { Disposable, toDisposable } from '../../core/lifecycle';
 import { describeToolInput, permissionPromptText, type ToolPermissionRequest } from '../../core/permissionRequests';
 import type { PermissionAsker } from './sessionNotifier';

@@ -3,22 +3,23 @@
 // opens the plan in an editor (approved from there by Approve Edited Plan); Teleport checks every
 // stop before the deny goes out, then saves the plan and opens it where the settings say.
 import * as vscode from 'vscode';
-import type { DecisionBinding } from '../../core/decision';
 import { Disposable } from '../../core/lifecycle';
-import type { DecisionMessage, PanelAnswer, PanelRequest, SaveDraftMessage, SaveReplyDraftMessage } from '../../core/panelMessages';
+import type {
+  DecisionMessage,
+  PanelAnswer,
+  PanelRequest,
+  SaveDraftMessage,
+  SaveReplyDraftMessage,
+  DecisionBinding,
+} from '../../core/panelMessages';
 import { panelDraftOf, replyDraftOf } from '../../core/sessionProjection';
 import { PlanEdits } from '../review/planEdits';
-import {
-  openTeleportTarget,
-  pickTeleportTarget,
-  plansFolderProblem,
-  savePlanFile,
-  targetProblem,
-  type ConcreteTarget,
-} from '../review/teleport';
+import type { ConcreteTarget } from '../review/teleport';
 import type { SettingsReader } from '../settings/settings';
 import type { FollowedSession, DecisionOutcome } from './followedSession';
 import type { SessionNotifier } from './sessionNotifier';
+import { errorMessage } from '../../core/errors';
+import { planHash } from '../../core/decision';
 
 export interface ReviewRequestsPorts {
   log: vscode.LogOutputChannel;
@@ -89,10 +90,10 @@ export class ReviewRequests extends Disposable {
       case 'reject':
         return answerOf(await session.decisions.reject(binding, request.feedback, request.comments));
       case 'edit': {
-        const checked = session.decisions.check(binding);
+        const refused = session.decisions.refusal(binding);
         const plan = session.pendingPlan?.plan;
-        if (!checked.sent || plan === undefined) {
-          const reason = checked.sent ? 'There is no plan to edit.' : checked.message;
+        if (refused !== undefined || plan === undefined) {
+          const reason = refused ?? 'There is no plan to edit.';
           this.#p.notifier.say('warning', reason);
           return { result: 'refused', reason };
         }
@@ -127,11 +128,12 @@ export class ReviewRequests extends Disposable {
   async #teleport(session: FollowedSession, binding: DecisionBinding): Promise<PanelAnswer> {
     const { log, notifier } = this.#p;
     const settings = this.#p.settings.read();
-    const checked = session.decisions.check(binding);
-    if (!checked.sent) {
-      notifier.say('warning', checked.message);
-      return { result: 'refused', reason: checked.message };
+    const refused = session.decisions.refusal(binding);
+    if (refused !== undefined) {
+      notifier.say('warning', refused);
+      return { result: 'refused', reason: refused };
     }
+    const { openTeleportTarget, pickTeleportTarget, plansFolderProblem, savePlanFile, targetProblem } = await import('../review/teleport');
     const chosen = settings['teleport.target'];
     const target: ConcreteTarget | undefined = chosen === 'ask' ? await pickTeleportTarget(settings['teleport.taskCommand']) : chosen;
     if (!target) return { result: 'refused', reason: 'No teleport target was chosen; nothing was sent.' };
@@ -151,11 +153,25 @@ export class ReviewRequests extends Disposable {
     if (sent.plan === undefined) return { result: 'sent' };
     let file: vscode.Uri;
     try {
-      file = await savePlanFile(sent.plan, session.title, settings.plansDirectory);
+      const { identity } = session;
+      const revision = session.snapshot.revisions.find((r) => r.toolUseId === binding.toolUseId)?.revision;
+      file = await savePlanFile(
+        sent.plan,
+        session.title,
+        {
+          sessionId: session.sessionId,
+          ...(revision !== undefined ? { revision } : {}),
+          planHash: planHash(sent.plan),
+          ...(identity.agentLabel ? { agent: identity.agentLabel } : {}),
+          backend: identity.backendLabel,
+          decision: 'teleported',
+        },
+        settings.plansDirectory,
+      );
       log.info(`[${session.key}] teleported plan saved to ${file.fsPath}`);
       session.addSavedPlan(file.fsPath);
     } catch (err) {
-      const message = `The plan was teleported but could not be saved: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `The plan was teleported but could not be saved: ${errorMessage(err)}`;
       log.error(`[${session.key}] ${message}`);
       session.setOutcome(message, 'error');
       // Do not lose the plan: show it in an editor the person can save.
@@ -169,7 +185,7 @@ export class ReviewRequests extends Disposable {
       const opened = await openTeleportTarget(target, file, sent.plan, settings['teleport.taskCommand'], log);
       session.setOutcome(`${opened.text}${archived ? ' The planning session was archived.' : ''}`, opened.level);
     } catch (err) {
-      const message = `The plan is saved in ${vscode.workspace.asRelativePath(file)}, but opening it as ${target} failed: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `The plan is saved in ${vscode.workspace.asRelativePath(file)}, but opening it as ${target} failed: ${errorMessage(err)}`;
       log.error(`[${session.key}] ${message}`);
       session.setOutcome(message, 'error');
       void vscode.window.showErrorMessage(`Ultraplan: ${message}`);

@@ -2,9 +2,9 @@
 // permission prompt, whether its review is on screen) and, for what only one backend can say, that
 // backend's voice. The session itself imports no editor API, so it runs in unit tests with
 // recording stand-ins, and Claude Code on the web's wording lives in claudeWeb/, not here.
-import type { DecisionBinding } from '../../core/decision';
+import type { DecisionBinding } from '../../core/panelMessages';
 import type { ToolPermissionRequest } from '../../core/permissionRequests';
-import type { SessionBackend } from '../../sessions/backend';
+import type { SessionBackend } from '../../core/sessionBackend';
 
 export interface NotifierAction {
   label: string;
@@ -33,6 +33,8 @@ export interface SessionNotifier {
   say(level: 'info' | 'warning' | 'error', text: string, ...actions: NotifierAction[]): void;
   /** Opens the review of a session. */
   showReview(key: string): void;
+  /** Copies a link to the session's review page on its server (absent: no such page here). */
+  copyReviewLink?(key: string): void;
   openExternal(url: string): void;
   /** Whether the review panel is on screen showing this session (then it is the news itself). */
   isReviewShowing(key: string): boolean;

@@ -12,7 +12,8 @@ import {
 } from '../../core/persistedSessions';
 import { persistedPartChanged, toPersisted } from '../../core/sessionRecord';
 import type { SessionSnapshot } from '../../core/sessionSnapshot';
-import type { SessionBackend } from '../../sessions/backend';
+import type { SessionBackend } from '../../core/sessionBackend';
+import { isReviewRunTitle } from '../../core/sessionPurpose';
 
 /** One session to store: its snapshot, or an entry kept exactly as it was stored (waiting for trust). */
 export type StoredSession = { snapshot: SessionSnapshot } | { kept: PersistedSession };
@@ -26,8 +27,13 @@ export class SessionStore {
     this.#memento = memento;
   }
 
+  /**
+   * The stored sessions. A review's runs that were followed as plans before they said what they
+   * are for are left out (the next write forgets them): they belong to their review.
+   */
   read(): ParsedSessions {
-    return parsePersistedSessions(this.#memento.get<unknown>(PERSISTED_SESSIONS_KEY));
+    const parsed = parsePersistedSessions(this.#memento.get<unknown>(PERSISTED_SESSIONS_KEY));
+    return { ...parsed, sessions: parsed.sessions.filter((s) => !isReviewRunTitle(s.title)) };
   }
 
   /**
@@ -58,12 +64,14 @@ export class SessionStore {
   }
 }
 
+const detached = new WeakSet<SessionBackend>();
+
 /** A finished session needs no live backend; this one refuses every call with a clear message. */
 export function detachedBackend(s: PersistedSession): SessionBackend {
   const refuse = async (): Promise<never> => {
     throw new Error('This session is no longer followed.');
   };
-  return {
+  const backend: SessionBackend = {
     kind: s.backendKind,
     label: s.backendLabel,
     transport: { readEvents: refuse, getStatus: refuse },
@@ -73,4 +81,9 @@ export function detachedBackend(s: PersistedSession): SessionBackend {
     archive: refuse,
     dispose: async () => {},
   };
+  detached.add(backend);
+  return backend;
 }
+
+/** True for a restored finished session's stand-in (detachedBackend): a message to it needs the session attached again. */
+export const isDetached = (backend: SessionBackend): boolean => detached.has(backend);

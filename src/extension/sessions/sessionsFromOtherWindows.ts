@@ -5,10 +5,11 @@
 import * as vscode from 'vscode';
 import { sameSessionId } from '../../core/attachTarget';
 import { Disposable } from '../../core/lifecycle';
-import { sessionsToPickUp } from '../../sessions/service/otherWindows';
+import { sessionsToPickUp } from '../../client/localService/otherWindows';
 import type { Backends } from '../backends/backends';
 import type { SettingsReader } from '../settings/settings';
 import type { FollowedSessions } from './followedSessions';
+import { errorMessage } from '../../core/errors';
 
 /** How often the service's list is read. */
 export const OTHER_WINDOWS_INTERVAL_MS = 2_000;
@@ -70,7 +71,7 @@ export class SessionsFromOtherWindows extends Disposable {
         await this.#o.sessions.attach({ backend, sessionId: session.id, settings, show: false });
       }
     } catch (err) {
-      this.#o.log.warn(`looking for sessions of other windows failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.#o.log.warn(`looking for sessions of other windows failed: ${errorMessage(err)}`);
     } finally {
       this.#running = false;
     }

@@ -1,7 +1,7 @@
 // The SessionNotifier in VS Code: notifications with buttons, the review command, the permission
 // prompt. The one place a followed session's words reach the editor's UI.
 import * as vscode from 'vscode';
-import type { DecisionBinding } from '../../core/decision';
+import type { DecisionBinding } from '../../core/panelMessages';
 import type { ToolPermissionRequest } from '../../core/permissionRequests';
 import { ReviewPanel } from '../review/reviewPanel';
 import { promptPermission, type PermissionDetailsView } from './permissionPrompts';
@@ -20,6 +20,9 @@ export function vscodeNotifier(permissionDetails?: PermissionDetailsView): Sessi
     },
     showReview(key) {
       void vscode.commands.executeCommand('ultraplan.showReview', key);
+    },
+    copyReviewLink(key) {
+      void vscode.commands.executeCommand('ultraplan.copyReviewLink', key);
     },
     openExternal(url) {
       void vscode.env.openExternal(vscode.Uri.parse(url, true));

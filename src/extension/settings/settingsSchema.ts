@@ -1,15 +1,20 @@
 // The extension's settings, validated with zod when read (the user's settings.json is input like
 // any other). Pure: it is given a reader, so unit tests run without VS Code.
 import * as z from 'zod';
-import { AFTER_APPROVAL_VALUES } from '../../sessions/acp/afterApproval';
-import { AGENT_CHOICES } from '../agents/agentChoice';
-import { OUTSIDE_ACCESS_VALUES } from '../../sessions/acp/readOnlyPolicy';
+import { AFTER_APPROVAL_VALUES, OUTSIDE_ACCESS_VALUES } from '../../core/agentSettings';
+import { BACKEND_KINDS } from '../../core/backendKinds';
+import { AGENT_CHOICES } from '../agentSetup/agentChoice';
 
-/** Backends the extension can run: in-process, a self-hosted server, Claude Code on the web. */
-export const SETTINGS_BACKENDS = ['embedded', 'server', 'claude-web'] as const;
+/** auto: each agent of the local service in a sandbox of its own where this machine can; off: never. */
+export const LOCAL_SANDBOX_CHOICES = ['auto', 'off'] as const;
+
+/** Backends the extension can use: the local session service, a self-hosted server, Claude Code on the web. */
+export const SETTINGS_BACKENDS = BACKEND_KINDS;
 
 /** Claude Code on the web's API (tests point ultraplan.claudeWeb.baseUrl at a local stand-in). */
 export const CLAUDE_WEB_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+/** The Jules API (tests point ultraplan.jules.baseUrl at the stand-in of test/support/jules). */
+export const JULES_DEFAULT_BASE_URL = 'https://jules.googleapis.com/v1alpha';
 export const TELEPORT_TARGETS = ['ask', 'chat', 'task', 'file'] as const;
 export type TeleportTarget = (typeof TELEPORT_TARGETS)[number];
 
@@ -49,6 +54,7 @@ export const SETTING_SCHEMAS = {
     .positive('must be more than 0 minutes')
     .max(24 * 60, 'must be at most 1440 minutes (a day)'),
   plansDirectory: relativeOrAbsolutePath,
+  'plansOnDisk.includeHome': z.boolean({ error: 'must be true or false' }),
   'teleport.target': z.enum(TELEPORT_TARGETS, { error: `must be one of: ${TELEPORT_TARGETS.join(', ')}` }),
   'teleport.taskCommand': z
     .array(z.string({ error: 'each argument must be a string' }), {
@@ -61,6 +67,7 @@ export const SETTING_SCHEMAS = {
     .number({ error: 'must be a number of minutes' })
     .min(0, 'must be 0 (never) or more minutes')
     .max(7 * 24 * 60, 'must be at most 10080 minutes (a week)'),
+  'localService.sandbox': z.enum(LOCAL_SANDBOX_CHOICES, { error: `must be one of: ${LOCAL_SANDBOX_CHOICES.join(', ')}` }),
   'agent.choice': z.enum(AGENT_CHOICES, { error: `must be one of: ${AGENT_CHOICES.join(', ')}` }),
   'agent.command': z
     .array(z.string({ error: 'each argument must be a string' }), {
@@ -80,6 +87,7 @@ export const SETTING_SCHEMAS = {
     .trim()
     .refine((s) => !/\s/.test(s), 'must be a single environment id without spaces, e.g. env_01abc'),
   'claudeWeb.baseUrl': httpUrl.refine((s) => s !== '', `must not be empty (the default is ${CLAUDE_WEB_DEFAULT_BASE_URL})`),
+  'jules.baseUrl': httpUrl.refine((s) => s !== '', `must not be empty (the default is ${JULES_DEFAULT_BASE_URL})`),
 } as const;
 
 export type SettingKey = keyof typeof SETTING_SCHEMAS;
@@ -90,11 +98,13 @@ export const SETTING_DEFAULTS: { [K in SettingKey]: z.output<(typeof SETTING_SCH
   pollIntervalMs: 3000,
   timeoutMinutes: 90,
   plansDirectory: '.ultraplan/plans',
+  'plansOnDisk.includeHome': true,
   'teleport.target': 'ask',
   'teleport.taskCommand': [],
   'teleport.archiveRemote': true,
   'embedded.scenario': '',
   'embedded.idleExitMinutes': 30,
+  'localService.sandbox': 'auto',
   'agent.choice': 'auto',
   'agent.command': [],
   afterApproval: 'default',
@@ -104,6 +114,7 @@ export const SETTING_DEFAULTS: { [K in SettingKey]: z.output<(typeof SETTING_SCH
   'agent.outsideAccess': 'ask',
   'claudeWeb.environmentId': '',
   'claudeWeb.baseUrl': CLAUDE_WEB_DEFAULT_BASE_URL,
+  'jules.baseUrl': JULES_DEFAULT_BASE_URL,
 };
 
 export type UltraplanSettings = typeof SETTING_DEFAULTS;

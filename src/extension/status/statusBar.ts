@@ -1,11 +1,13 @@
 // The one status bar item (left): the session that needs the person first, plus a count; its
-// tooltip gives title, backend, elapsed time and revision count; a click opens the review. It reads
+// tooltip gives title, backend, elapsed time and revision count; a click opens the review (or asks
+// an open permission request again). It reads
 // the sessions' snapshots (core/sessionSnapshot.ts) and derives nothing of its own.
+import { withVerificationWords } from './verificationWords';
 import * as vscode from 'vscode';
 import { Disposable, toDisposable } from '../../core/lifecycle';
 import { needsYou } from '../../core/inbox';
 import { PHASE_LABELS } from '../../core/phase';
-import { formatElapsed, summarizeStatus } from '../../core/statusSummary';
+import { formatElapsed, statusTooltipNotes, summarizeStatus } from '../../core/statusSummary';
 import type { SessionSnapshot } from '../../core/sessionSnapshot';
 import { STATUS_ITEM_ID, showIdleStatus } from './idleStatus';
 
@@ -62,6 +64,10 @@ export class PhaseStatusBarItem extends Disposable {
     md.appendText(
       `Phase: ${PHASE_LABELS.words[summary.primary.phase]} · elapsed ${formatElapsed(Date.now() - s.createdAt)} · revisions: ${revisionCount}`,
     );
+    for (const note of statusTooltipNotes(withVerificationWords(snapshot.inbox, snapshot.revisions))) {
+      md.appendMarkdown('\n\n');
+      md.appendText(note);
+    }
     const mode = snapshot.modeText;
     if (mode) {
       md.appendMarkdown('\n\n');
@@ -91,10 +97,15 @@ export class PhaseStatusBarItem extends Disposable {
       role: 'button',
     };
     // With a permission request open the click asks it again (its notification may have gone).
-    this.#item.command =
+    const command =
       permissions > 0
         ? { title: 'Answer Permission Requests', command: ANSWER_PERMISSIONS_COMMAND, arguments: [s.key] }
         : { title: 'Show Plan Review', command: 'ultraplan.showReview', arguments: [s.key] };
+    // Set only when it changes: setting it unregisters the one the workbench shows until the next
+    // frame, so a click in between (the item redrawn for progress while a person reaches for it)
+    // found no command.
+    const shown = this.#item.command;
+    if (typeof shown !== 'object' || shown.command !== command.command || shown.arguments?.[0] !== s.key) this.#item.command = command;
     this.#item.backgroundColor =
       snapshot.state.phase === 'failed'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

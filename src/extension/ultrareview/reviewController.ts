@@ -1,4 +1,4 @@
-// One review at a time in the editor: runs it (sessions/review/review.ts) with the reviewers the
+// One review at a time in the editor: runs it (client/review/review.ts) with the reviewers the
 // person chose, shows its stage and counts in the status bar and the Plan Inbox, and paints the
 // findings as threads when it ends. A cancel stops every agent of the review.
 import * as vscode from 'vscode';
@@ -6,10 +6,13 @@ import { Disposable } from '../../core/lifecycle';
 import { outcomeDetails, outcomeHeadline, type ReviewOutcome } from '../../core/review/outcome';
 import { progressLine, type ReviewProgress } from '../../core/review/progress';
 import { describeScope, type ReviewScope } from '../../core/review/scope';
-import type { ReviewRequest } from '../../sessions/review/review';
+import type { ReviewRequest } from '../../client/review/review';
 import type { ReviewThreads } from './reviewThreads';
+import { SHOW_FINDINGS_COMMAND } from './commandIds';
 
 export const REVIEW_STATUS_ID = 'ultraplan.reviewStatus';
+/** The Comments panel's focus command, registered with the panel (see showFindings). */
+const COMMENTS_PANEL_FOCUS = 'workbench.action.focusCommentsPanel';
 
 /** What the inbox and the status bar show of the review. */
 export interface ReviewSummary {
@@ -52,6 +55,27 @@ export class ReviewController extends Disposable {
     this.#abort?.abort();
   }
 
+  /**
+   * The findings in the Comments panel, or the first one in its file where the panel is not there
+   * yet: VS Code registers the panel, and its focus command, only once a comment thread has been
+   * shown in the window (mainThreadComments.ts registerView, 1.100 and 1.139 alike). A review that
+   * found nothing, or failed, has the log to show: what ran and why it ended so.
+   */
+  async showFindings(): Promise<void> {
+    const first = this.threads.open[0];
+    if (!first) {
+      this.log.show(true);
+      return;
+    }
+    if ((await vscode.commands.getCommands(true)).includes(COMMENTS_PANEL_FOCUS)) {
+      await vscode.commands.executeCommand(COMMENTS_PANEL_FOCUS);
+      return;
+    }
+    await vscode.window.showTextDocument(this.threads.uriOf(first.file), {
+      selection: new vscode.Range(first.startLine - 1, 0, first.startLine - 1, 0),
+    });
+  }
+
   async run(request: Omit<ReviewRequest, 'signal' | 'onProgress'>): Promise<ReviewOutcome | undefined> {
     if (this.#abort) {
       void vscode.window.showInformationMessage('Ultraplan: a review is already running; cancel it first to start another.');
@@ -63,7 +87,7 @@ export class ReviewController extends Disposable {
     this.#set({ running: true, scopeText, line: 'collecting the change', details: [] });
     try {
       // The review runtime (git, the fleet, the diff parser) is a chunk loaded by the first review.
-      const { runReview } = await import('../../sessions/review/review');
+      const { runReview } = await import('../../client/review/review');
       const { outcome, change } = await runReview({
         ...request,
         signal: abort.signal,
@@ -94,8 +118,7 @@ export class ReviewController extends Disposable {
     if (kind === 'failed') void vscode.window.showErrorMessage(text);
     else if (kind === 'findings') {
       const show = 'Show Findings';
-      if ((await vscode.window.showInformationMessage(text, show)) === show)
-        await vscode.commands.executeCommand('workbench.action.focusCommentsPanel');
+      if ((await vscode.window.showInformationMessage(text, show)) === show) await vscode.commands.executeCommand(SHOW_FINDINGS_COMMAND);
     } else void vscode.window.showInformationMessage(text);
   }
 
@@ -119,7 +142,7 @@ export class ReviewController extends Disposable {
     } else {
       this.#status.text = summary.outcome === 'failed' ? '$(error) Review failed' : `$(comment-discussion) Review: ${open} open`;
       this.#status.tooltip = [summary.line, ...summary.details].join('\n');
-      this.#status.command = { title: 'Show Findings', command: 'workbench.action.focusCommentsPanel' };
+      this.#status.command = { title: 'Show Findings', command: SHOW_FINDINGS_COMMAND };
     }
     this.#status.accessibilityInformation = { label: String(this.#status.tooltip), role: 'button' };
     this.#status.show();

@@ -2,6 +2,7 @@
 // headline once done, where a click shows the findings.
 import * as vscode from 'vscode';
 import type { ReviewSummary } from './reviewController';
+import { SHOW_FINDINGS_COMMAND } from './commandIds';
 
 export function reviewInboxItem(summary: ReviewSummary): vscode.TreeItem {
   const item = new vscode.TreeItem(summary.running ? 'Reviewing changes' : 'Review', vscode.TreeItemCollapsibleState.None);
@@ -14,6 +15,6 @@ export function reviewInboxItem(summary: ReviewSummary): vscode.TreeItem {
   );
   item.contextValue = summary.running ? 'review running' : 'review';
   // Cancel is the row's inline button while it runs (package.json menus), never a plain click.
-  if (!summary.running) item.command = { title: 'Show Findings', command: 'workbench.action.focusCommentsPanel' };
+  if (!summary.running) item.command = { title: 'Show Findings', command: SHOW_FINDINGS_COMMAND };
   return item;
 }

@@ -109,7 +109,8 @@ export class ReviewThreads extends Disposable {
     this.#changed.fire();
   }
 
-  #uri(file: string): vscode.Uri {
+  /** A finding's file (relative, with /) in the reviewed folder. */
+  uriOf(file: string): vscode.Uri {
     return vscode.Uri.file(path.join(this.#root, file));
   }
 
@@ -119,7 +120,7 @@ export class ReviewThreads extends Disposable {
   }
 
   #createThread(data: PersistedThread): vscode.CommentThread {
-    return this.#controller.createCommentThread(this.#uri(data.file), new vscode.Range(data.startLine - 1, 0, data.endLine - 1, 0), []);
+    return this.#controller.createCommentThread(this.uriOf(data.file), new vscode.Range(data.startLine - 1, 0, data.endLine - 1, 0), []);
   }
 
   #paint(id: string): void {
@@ -150,7 +151,7 @@ export class ReviewThreads extends Disposable {
     this.#headline = headline;
     let dismissed = 0;
     for (const finding of findings) {
-      const lines = (await fileLines(this.#uri(finding.file))) ?? [];
+      const lines = (await fileLines(this.uriOf(finding.file))) ?? [];
       const anchor = anchorLines(lines, finding.startLine, finding.endLine);
       if (isDismissed(finding, anchor, this.#dismissals)) {
         dismissed++;

@@ -1,26 +1,30 @@
 // The review in the editor, loaded by the first review command or at startup when threads are
 // saved (ultrareviewEntry.ts): the threads, the controller, and the handlers of the commands Review
 // Changes… (palette, inbox title bar, the `ultrareview` keyword), Cancel Review, and the thread
-// actions Fix, Dismiss, Copy, Resolve and Reopen.
+// actions Fix, Dismiss, Copy, Resolve and Reopen; Verify Against Plan, whose handler loads with its
+// first use (verifyAgainstPlanCommand.ts).
 import * as vscode from 'vscode';
 import * as z from 'zod';
+import { backendOf } from '../../core/backendKinds';
 import { fixPrompt } from '../../core/review/prompts';
 import { findingText } from '../../core/review/threadText';
 import { ReviewScopeSchema, type ReviewScope } from '../../core/review/scope';
-import { findOnPath, splitCommandLine } from '../../sessions/acp';
+import { KNOWN_AGENT_IDS, findOnPath, splitCommandLine } from '../../agents/catalogue';
 import { CLAUDE_BILLING_NOTICE } from '../../core/review/claudeReview';
-import type { ReviewerSource } from '../../sessions/review/fleet';
-import type { ReviewRequest } from '../../sessions/review/review';
+import type { ReviewerSource } from '../../client/review/fleet';
+import type { ReviewRequest } from '../../client/review/review';
 import type { ExtensionServices } from '../commands/services';
-import { REVIEW_CHANGES_COMMAND } from './commandIds';
+import { REVIEW_CHANGES_COMMAND, SHOW_FINDINGS_COMMAND, VERIFY_AGAINST_PLAN_COMMAND } from './commandIds';
 import { ReviewController, pickScope, type ReviewSummary } from './reviewController';
 import { ReviewThreads } from './reviewThreads';
 
 export { reviewInboxItem } from './reviewInboxItem';
 import type { PersistedThread } from '../../core/review/persisted';
+import type { ReviewFinding } from '../../core/review/merge';
+import type { PanelVerifications } from '../review/panelVerifications';
 
 /** Who verifies on the embedded backend: the agent you plan with, or another kind of agent. */
-const VERIFIER_AGENTS = ['same', 'claude', 'gemini', 'codex'] as const;
+const VERIFIER_AGENTS = ['same', ...KNOWN_AGENT_IDS] as const;
 
 const ReviewSettingsSchema = z.object({
   finders: z.number().int().min(1).max(10).catch(3),
@@ -36,12 +40,20 @@ const ReviewArgsSchema = z
 
 type Reviewers = 'agents' | 'claude' | 'both';
 
+/** Verify Against Plan's second argument (the panel's Continue on a step); anything else: a plain verification. */
+const VerifyOptionsSchema = z
+  .object({ continueStep: z.string().min(1).max(500).optional(), auto: z.boolean().optional() })
+  .optional()
+  .catch(undefined)
+  .transform((o) => o ?? {});
+
 export type ReviewCommandHandlers = Record<string, (...args: unknown[]) => unknown>;
 
 /** Builds the review's parts; `onSummary` hears every change of what the inbox shows. */
 export function activateUltrareview(
   services: ExtensionServices,
   onSummary: (summary: ReviewSummary | undefined) => void,
+  verifications: PanelVerifications,
 ): ReviewCommandHandlers {
   const { context, log, settings, backends } = services;
   const threads = new ReviewThreads(context.workspaceState, log);
@@ -61,18 +73,20 @@ export function activateUltrareview(
 
   type Fleet = Pick<NonNullable<ReviewRequest['fleet']>, 'sources' | 'verifiers'>;
 
-  async function fleetAgents(): Promise<Fleet | undefined> {
+  /** The agents that review; `say` tells why there are none (a notification, or the log for a verification nobody asked for). */
+  async function fleetAgents(
+    say: (text: string) => unknown = (text) => vscode.window.showWarningMessage(text),
+  ): Promise<Fleet | undefined> {
     const s = settings.readForBackend();
     if (!s) return undefined;
-    if (s.backend === 'claude-web') {
-      void vscode.window.showWarningMessage(
-        "Ultraplan: a review's agents run on the embedded backend or a session server; Claude Code on the web is not one. Use Claude Code's own review, or choose another backend.",
-      );
+    const noFleet = backendOf(s.backend).noReviewFleet;
+    if (noFleet) {
+      void say(`Ultraplan: ${noFleet}`);
       return undefined;
     }
     const chosen = await backends.forNewSession(s);
     if (chosen.demo) {
-      void vscode.window.showWarningMessage(
+      void say(
         `Ultraplan: the review needs an ACP agent, and the embedded backend runs the scripted demo (${chosen.agentLabel ?? 'demo'}). Choose an agent first.`,
       );
       return undefined;
@@ -86,7 +100,7 @@ export function activateUltrareview(
     }
     const verifier = await backends.forNewSession({ ...s, 'agent.choice': verifierAgent });
     if (verifier.demo) {
-      void vscode.window.showWarningMessage(
+      void say(
         `Ultraplan: ultraplan.review.verifierAgent is ${verifierAgent}, and that agent was not found here. Install it, or set the verifier to "same".`,
       );
       return undefined;
@@ -142,7 +156,21 @@ export function activateUltrareview(
     await controller.run(request);
   });
 
+  register(VERIFY_AGAINST_PLAN_COMMAND, async (arg?: unknown, options?: unknown) => {
+    const { verifyAgainstPlanCommand } = await import('./verifyAgainstPlanCommand');
+    const verifyOptions = VerifyOptionsSchema.parse(options);
+    const fleet = async () => {
+      const agents = await fleetAgents(
+        verifyOptions.auto ? (text) => log.info(`verification after the execution ended, not started: ${text}`) : undefined,
+      );
+      return agents && { ...agents, finders: reviewSettings().finders };
+    };
+    const showThreads = (root: string, headline: string, findings: readonly ReviewFinding[]) => threads.show(root, headline, findings);
+    await verifyAgainstPlanCommand(services, fleet, typeof arg === 'string' ? arg : undefined, verifications, showThreads, verifyOptions);
+  });
+
   register('ultraplan.cancelReview', () => controller.cancel());
+  register(SHOW_FINDINGS_COMMAND, () => controller.showFindings());
 
   const findingOf = (arg: unknown): PersistedThread | undefined => {
     const finding = threads.findingOf(arg);
@@ -152,6 +180,12 @@ export function activateUltrareview(
 
   register('ultraplan.review.fix', async (arg?: unknown) => {
     const finding = findingOf(arg);
+    if (finding?.plan) {
+      // A verification's claim: Fix asks the session that executed the plan (Continue), not a new one.
+      const { fixPlanClaim } = await import('./verifyAgainstPlanCommand');
+      await fixPlanClaim(services, finding);
+      return;
+    }
     const s = finding && settings.readForBackend();
     if (!finding || !s) return;
     await services.launch(fixPrompt(finding), s);

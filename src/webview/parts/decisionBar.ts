@@ -3,7 +3,7 @@
 // from a table per offer (OFFERS), and the model says which offer the session is in: a state that
 // offers other decisions (an agent that stopped: Approve, Reject, Continue as fresh turns) adds an
 // offer with its rows, and the bar builds, enables and locks them the same way.
-import { PANEL_LIMITS, type InvokableAction } from '../../core/panelMessages';
+import { PANEL_LIMITS, type InvokableAction, type PanelState } from '../../core/panelMessages';
 import type { DecisionOffer } from '../panelModel';
 import { button, el, sendOnCtrlEnter, showFieldText } from './dom';
 import type { PanelActions } from './panelActions';
@@ -34,6 +34,8 @@ const OFFERS: Record<DecisionOffer, readonly Decision[]> = {
   ],
 };
 
+const FEEDBACK_LABEL = 'Feedback for the agent (sent with Reject)';
+
 export class DecisionBar {
   readonly actions: PanelActions;
   readonly element = el('section', { className: 'decision', attrs: { 'aria-label': 'Decision' } });
@@ -52,14 +54,18 @@ export class DecisionBar {
   readonly #notesCount = el('p', { className: 'notes-count', attrs: { id: 'approval-notes-count', 'aria-live': 'polite' } });
   readonly #notesSend = button('Approve with Notes', 'check', 'primary');
   readonly status = el('p', { className: 'decision-status', attrs: { role: 'status', tabindex: '-1' } });
+  readonly #feedbackLabel = el('label', { text: FEEDBACK_LABEL, attrs: { for: 'feedback' } });
+  /** Under a quorum: who approved the plan so far and who is still needed. */
+  readonly #quorum = el('p', { className: 'approval-quorum', attrs: { 'aria-live': 'polite' } });
 
   constructor(actions: PanelActions) {
     this.actions = actions;
     this.#buildNotes();
     this.element.append(
-      el('label', { text: 'Feedback for the agent (sent with Reject)', attrs: { for: 'feedback' } }),
+      this.#feedbackLabel,
       this.feedback,
       this.#commentCount,
+      this.#quorum,
       this.#toolbarSlot,
       this.#notesForm,
       this.status,
@@ -84,9 +90,12 @@ export class DecisionBar {
   render(hasBlocks: boolean): void {
     const { model } = this.actions;
     const state = model.state;
-    this.element.hidden = !model.current();
+    // An approved plan is being executed: nothing is left to decide here.
+    this.element.hidden = !model.current() || model.execution() !== undefined;
     this.#showOffer(model.offer());
     this.#setEnabled(state !== undefined && model.buttonsEnabled());
+    this.#renderQuorum(state?.approval);
+    this.#renderLimits(state?.backendLimits);
     const draft = model.currentDraft();
     this.feedback.disabled = !model.feedbackEnabled();
     if (draft) showFieldText(this.feedback, draft.feedback);
@@ -98,6 +107,43 @@ export class DecisionBar {
     showFieldText(this.notes, draft?.notes ?? '');
     this.#renderNotesCount();
     this.status.textContent = model.statusText();
+  }
+
+  /** The quorum's count; once this person's approval counts, Approve is off (the server would refuse a second). */
+  #renderQuorum(approval: PanelState['approval']): void {
+    this.#quorum.hidden = approval === undefined;
+    this.#quorum.textContent = approval ? `${approval.mine ? 'Your approval is counted. ' : ''}${approval.summary}` : '';
+    const approve = this.#button('approve');
+    if (!approve) return;
+    if (!approval?.mine) {
+      approve.removeAttribute('title');
+      return;
+    }
+    approve.disabled = true;
+    approve.setAttribute('aria-disabled', 'true');
+    approve.title = 'You approved this plan; it waits for more approvals.';
+  }
+
+  /** A backend whose decisions are not what they are elsewhere says so where the person decides (Jules: no reject). */
+  #renderLimits(limits: PanelState['backendLimits']): void {
+    this.#feedbackLabel.textContent = limits?.reject ? `Feedback for the agent (${limits.reject})` : FEEDBACK_LABEL;
+    const said: Array<[string, string | undefined]> = [
+      ['reject', limits?.reject],
+      ['edit', limits?.approveEdited],
+      ['teleport', limits?.teleport],
+    ];
+    for (const [id, text] of said) {
+      const b = this.#button(id);
+      if (!b) continue;
+      if (text === undefined) {
+        b.removeAttribute('title');
+        continue;
+      }
+      b.title = text;
+      if (id === 'reject') continue;
+      b.disabled = true;
+      b.setAttribute('aria-disabled', 'true');
+    }
   }
 
   #button(id: string): HTMLButtonElement | undefined {

@@ -1,5 +1,6 @@
-// The panel's header (title, revision, backend and agent, phase, session link, the demo label),
-// the host's notice, the panel's own notice and the session's outcome.
+// The panel's header (title, revision, backend and agent, phase, session link, who approved the
+// shown revision under a quorum, the demo label), the host's notice, the panel's own notice and
+// the session's outcome.
 import { PHASE_LABELS } from '../../core/phase';
 import type { PanelModel } from '../panelModel';
 import { renderTextMarkdown } from '../planMarkdown';
@@ -22,6 +23,8 @@ export class HeaderPart {
     text: 'This is the scripted demo: no real agent is planning, and nothing it approves runs anywhere.',
     attrs: { hidden: '' },
   });
+  /** Who a quorum's approval of the shown revision let through ("Approved by 2 of 2: alice, bob"). */
+  readonly #approvedBy = el('p', { className: 'approved-by', attrs: { hidden: '' } });
   readonly element = el('header', { className: 'panel-header' });
 
   constructor() {
@@ -29,10 +32,11 @@ export class HeaderPart {
     titleRow.append(this.title, this.#demoBadge);
     const meta = el('div', { className: 'meta' });
     meta.append(this.#revisionLabel, this.#backendLabel, this.#phaseBadge, this.#sessionLink);
-    this.element.append(titleRow, meta, this.#demoNote);
+    this.element.append(titleRow, meta, this.#approvedBy, this.#demoNote);
   }
 
-  render(model: PanelModel): void {
+  /** `phase`: the words for the phase when a verification has more to say than its label ("Completed, verified: 6 of 7 steps"). */
+  render(model: PanelModel, phase?: string): void {
     const state = model.state;
     if (!state) {
       this.title.textContent = 'Ultraplan Review';
@@ -46,8 +50,10 @@ export class HeaderPart {
     this.#backendLabel.textContent = [state.backendLabel, state.agentLabel, state.agentMode && `mode: ${state.agentMode}`]
       .filter(Boolean)
       .join(' · ');
-    this.#phaseBadge.textContent = PHASE_LABELS.panel[state.phase];
+    this.#phaseBadge.textContent = phase ?? PHASE_LABELS.panel[state.phase];
     this.#phaseBadge.dataset.phase = state.phase;
+    this.#approvedBy.hidden = shown?.approvedBy === undefined;
+    this.#approvedBy.textContent = shown?.approvedBy ?? '';
     if (state.sessionLink) {
       this.#sessionLink.href = state.sessionLink;
       this.#sessionLink.hidden = false;

@@ -1,12 +1,16 @@
-// The list of revisions (each with its status) and the switch between a plan and its changes.
+// The list of revisions (each with its status) and the switch between a plan and how it differs
+// from the revision before it (the plan's text, not the code the agent changed).
 import { statusLabel } from '../panelModel';
 import { button, el } from './dom';
 import type { PanelActions } from './panelActions';
 
+/** Says what the diff is of: two revisions of the plan, not code changes. */
+export const COMPARE_LABEL = 'Compare plan revisions';
+
 export class RevisionListPart {
   readonly element = el('nav', { className: 'revisions', attrs: { 'aria-label': 'Revisions' } });
   readonly #list = el('ol', { className: 'revision-list' });
-  readonly #diffToggle = button('Show changes', 'diff', 'secondary');
+  readonly #diffToggle = button(COMPARE_LABEL, 'diff', 'secondary');
   readonly #actions: PanelActions;
 
   constructor(actions: PanelActions) {
@@ -42,7 +46,10 @@ export class RevisionListPart {
     const index = shown ? revisions.indexOf(shown) : -1;
     this.#diffToggle.hidden = index < 1;
     this.#diffToggle.setAttribute('aria-pressed', String(model.showDiff));
+    const before = index > 0 ? revisions[index - 1] : undefined;
+    this.#diffToggle.title =
+      before && shown ? `The lines of the plan that revision ${shown.revision} added and removed since revision ${before.revision}` : '';
     const toggleText = this.#diffToggle.lastChild;
-    if (toggleText) toggleText.textContent = model.showDiff ? 'Show plan' : 'Show changes';
+    if (toggleText) toggleText.textContent = model.showDiff ? 'Show plan' : COMPARE_LABEL;
   }
 }

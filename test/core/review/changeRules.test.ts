@@ -55,10 +55,96 @@ describe('review change rules', () => {
       'ops/credentials.json',
       'gcp-service-account-prod.json',
       'infra/terraform.tfstate',
+      'prod.env',
+      'config/.local.ENV',
+      '.envrc',
+      'home/.kube/config',
+      'kubeconfig',
+      'ops/prod.kubeconfig',
+      'infra/prod.tfvars',
+      'infra/x.auto.tfvars.json',
+      '.netrc',
+      '.pypirc',
+      'id_rsa',
+      'certs/tls.key',
+      'home/.aws/credentials',
+      'home/.docker/config.json',
+      'credentials.json',
+      'home/.ssh/known_hosts',
+      'C:\\Users\\me\\.kube\\config',
     ])
       assert.ok(isSecretPath(name), name);
-    for (const name of ['src/env.ts', 'docs/keys.md', 'environment.md', 'src/secretsView.ts', 'package.json'])
+    for (const name of [
+      'src/env.ts',
+      'docs/keys.md',
+      'environment.md',
+      'src/secretsView.ts',
+      'package.json',
+      'src/config',
+      'docker/config.json',
+      'kube/config',
+      'src/environment.ts',
+      'docs/kubeconfig-guide.md',
+    ])
       assert.ok(!isSecretPath(name), name);
+  });
+
+  it('every side of the diff is judged: the old name of a blob-to-blob diff, a deletion, and a secret renamed or copied under a harmless name', () => {
+    const diff = [
+      // What `git diff HEAD:.env HEAD:x` writes: the secret only as the old side.
+      'diff --git a/.env b/x',
+      'index 65ec267..45b983b 100644',
+      '--- a/.env',
+      '+++ b/x',
+      '@@ -1 +1 @@',
+      '-SECRET=1',
+      '+hi',
+      // A rename with renames off: the secret deleted, its text added under another name.
+      'diff --git a/prod.tfvars b/prod.tfvars',
+      'deleted file mode 100644',
+      'index 7777777..0000000',
+      '--- a/prod.tfvars',
+      '+++ /dev/null',
+      '@@ -1 +0,0 @@',
+      '-db_password = "hunter2"',
+      'diff --git a/notes/vars.txt b/notes/vars.txt',
+      'new file mode 100644',
+      'index 0000000..7777777',
+      '--- /dev/null',
+      '+++ b/notes/vars.txt',
+      '@@ -0,0 +1 @@',
+      '+db_password = "hunter2"',
+      // And the other way: a harmless file renamed to a secret's name.
+      'diff --git a/notes/a.txt b/notes/a.txt',
+      'deleted file mode 100644',
+      'index 8888888..0000000',
+      '--- a/notes/a.txt',
+      '+++ /dev/null',
+      '@@ -1 +0,0 @@',
+      '-moved',
+      'diff --git a/.envrc b/.envrc',
+      'new file mode 100644',
+      'index 0000000..8888888',
+      '--- /dev/null',
+      '+++ b/.envrc',
+      '@@ -0,0 +1 @@',
+      '+moved',
+      'diff --git a/src/ok.ts b/src/ok.ts',
+      'index 1111111..2222222 100644',
+      '--- a/src/ok.ts',
+      '+++ b/src/ok.ts',
+      '@@ -1 +1 @@',
+      '-a',
+      '+b',
+      '',
+    ].join('\n');
+    const change = parseGitDiff(diff);
+    assert.deepEqual(change.withheld, ['x', 'prod.tfvars', 'notes/vars.txt', 'notes/a.txt', '.envrc']);
+    assert.deepEqual(
+      change.files.map((f) => f.path),
+      ['src/ok.ts'],
+    );
+    assert.ok(!change.files.some((f) => /SECRET|hunter2/.test(f.patch)));
   });
 
   it('a change too large is refused with its numbers', () => {
@@ -70,6 +156,8 @@ describe('review change rules', () => {
   it('revisions that look like options or ranges are not passed to git', () => {
     assert.ok(isSafeRevision('origin/main') && isSafeRevision('HEAD~3') && isSafeRevision('v1.2.0'));
     assert.ok(!isSafeRevision('--output=/tmp/x') && !isSafeRevision('a b') && !isSafeRevision('a..b'));
+    // rev:path names a blob; :/text searches messages. Neither is a side of a commit range.
+    assert.ok(!isSafeRevision('HEAD:.env') && !isSafeRevision(':/fix') && !isSafeRevision('main:src'));
   });
 
   it('a thread follows its code and is outdated when the code is gone', () => {

@@ -82,6 +82,10 @@ export const DEFAULT_SETTINGS = {
   'npm.autoDetect': 'off',
   'workbench.reduceMotion': 'on',
   'editor.cursorBlinking': 'solid',
+  // A verification after each execution starts reviewer sessions with the window's own agent,
+  // whose scripted model would hand them the turns the suite wrote for its next session; a suite
+  // about verification turns it on.
+  'ultraplan.verify.afterExecution': false,
 };
 
 const RUNNER_ID = 'ultraplan.ultraplan-test-runner';

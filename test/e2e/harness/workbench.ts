@@ -90,6 +90,13 @@ export async function runCommand(page: Page, title: string, options: TimeoutOpti
 export async function answerQuickPick(page: Page, label: string, options: TimeoutOption = {}): Promise<void> {
   const row = quickInputRow(page, label);
   try {
+    // A long list shows only its first rows: an item below them is found by typing its label, as a person does.
+    const shown = await row
+      .waitFor({ state: 'visible', timeout: 3_000 })
+      .then(() => true)
+      .catch(() => false);
+    const box = page.locator(QUICK_INPUT_BOX);
+    if (!shown && (await box.isVisible())) await box.fill(label);
     // A picker filled from disk or a server is slow with two windows and the unit tests beside it.
     await row.waitFor({ state: 'visible', timeout: options.timeoutMs ?? 30_000 });
   } catch (err) {
@@ -125,6 +132,17 @@ export async function readQuickInput(
     message: (await message.count()) > 0 ? (await message.innerText()).trim() : '',
     items: (await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts()).map((t) => t.trim()),
   };
+}
+
+/** Types `text` into the open quick pick's filter, as a person finding an item below the visible rows does; waits for `label` among the rows. */
+export async function filterQuickPick(page: Page, text: string, label: string, options: TimeoutOption = {}): Promise<void> {
+  await page.locator(QUICK_INPUT_BOX).fill(text);
+  try {
+    await quickInputRow(page, label).waitFor({ state: 'visible', timeout: options.timeoutMs ?? 10_000 });
+  } catch (err) {
+    const listed = await page.locator(`${QUICK_INPUT_ROW} .label-name`).allInnerTexts();
+    throw new Error(`typing ${JSON.stringify(text)} lists no "${label}"; it lists: ${JSON.stringify(listed)}`, { cause: err });
+  }
 }
 
 /**

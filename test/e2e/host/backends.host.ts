@@ -11,6 +11,21 @@ import { SETTING_DEFAULTS } from '../../../src/extension/settings/settingsSchema
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
 
+/** The extension's globalState, in memory. */
+class Memory implements vscode.Memento {
+  readonly #values = new Map<string, unknown>();
+  keys(): readonly string[] {
+    return [...this.#values.keys()];
+  }
+  get<T>(key: string, fallback?: T): T | undefined {
+    return this.#values.has(key) ? (this.#values.get(key) as T) : fallback;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    this.#values.set(key, value);
+  }
+  setKeysForSync(): void {}
+}
+
 class Secrets implements vscode.SecretStorage {
   readonly #values = new Map<string, string>();
   readonly #changed = new vscode.EventEmitter<vscode.SecretStorageChangeEvent>();
@@ -42,7 +57,7 @@ describe('Backends (real VS Code API)', function () {
     dir = mkdtempSync(path.join(os.tmpdir(), 'ultraplan-backends-host-'));
     log = vscode.window.createOutputChannel('Ultraplan backends (test)', { log: true });
     backends = new Backends({
-      context: { secrets },
+      context: { secrets, globalState: new Memory() },
       log,
       embeddedAgent: scriptedAgentSource(extension.extensionUri),
       service: { serverScript: path.join(extension.extensionPath, 'dist', 'server.mjs'), version: 'backends-host' },

@@ -9,11 +9,14 @@ import { bindingFor } from '../../../src/core/decision';
 import { PERSISTED_SESSIONS_KEY, type PersistedSession } from '../../../src/core/persistedSessions';
 import { SETTING_DEFAULTS } from '../../../src/extension/settings/settingsSchema';
 import { writeSetting } from '../../../src/extension/settings/settings';
-import { FollowedSessions, type WorkspaceTrust } from '../../../src/extension/sessions/followedSessions';
+import { FollowedSessions } from '../../../src/extension/sessions/followedSessions';
+import type { WorkspaceTrust } from '../../../src/extension/sessions/workspaceTrust';
 import { SessionsFromOtherWindows } from '../../../src/extension/sessions/sessionsFromOtherWindows';
 import type { SessionResource } from '../../../src/core/protocol';
-import { WORKSPACE_KEY } from '../../../src/sessions/service/agentLaunch';
+import { WORKSPACE_KEY } from '../../../src/core/agentLaunch';
+import { continueAfterExecution } from '../../../src/extension/sessions/continueAfterExecution';
 import { MemoryBackend } from '../../support/memoryBackend';
+import { approve, exitPlan, toolRequest } from '../../support/sessionEvents';
 import { waitFor } from '../../support/wait';
 
 const EXTENSION_ID = 'ultraplan.ultraplan';
@@ -307,6 +310,76 @@ describe('FollowedSessions (real VS Code API, in-memory backend)', function () {
     } finally {
       watcher.dispose();
     }
+  });
+
+  it('Continue on a session restored finished (no live backend here): attached again, the message sent, followed through the turn it opened to its end', async () => {
+    const state = new Memento();
+    await state.update(PERSISTED_SESSIONS_KEY, [persisted('server:s_cont', 'server')]);
+    const backend = new MemoryBackend();
+    const trusted: WorkspaceTrust = { isTrusted: true, onDidGrant: () => new vscode.Disposable(() => undefined) };
+    backend.push(exitPlan('toolu_c', '# Two steps'), toolRequest('req_c', 'toolu_c'), approve('toolu_c', '# Two steps'));
+    backend.push({ type: 'result', subtype: 'success', result: 'Step 1 done.' });
+    const before = followed(state, backend, trusted, []);
+    await waitFor(() => (before.get('server:s_cont')?.phase === 'completed' ? true : undefined), {
+      timeoutMs: 20_000,
+      message: 'the execution followed to its end',
+    });
+    await before.close();
+
+    // The reload: the finished session is shown as it ended, with no live backend.
+    const calls: string[] = [];
+    const after = followed(state, backend, trusted, calls);
+    await after.restored;
+    const restored = after.get('server:s_cont');
+    assert.ok(restored?.finished);
+    assert.deepEqual(calls, [], 'a finished session is not attached at restore');
+    backend.echoSent = true;
+    const outcome = await continueAfterExecution(restored, 'Carry out step 2 now.', after);
+    assert.deepEqual(outcome, { sent: true, followed: true });
+    assert.deepEqual(calls, ['forRestored server']);
+    assert.deepEqual(
+      backend.sent.map((e) => e.type),
+      ['user'],
+      'the message went out once',
+    );
+    const continued = after.get('server:s_cont');
+    assert.ok(continued && continued !== restored, 'the shown session was replaced by one followed live');
+    // The replay sees the message open a turn after the first result, and does not stop there.
+    await waitFor(() => (continued.phase === 'executing' ? true : undefined), { timeoutMs: 20_000, message: 'executing again' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(continued.phase, 'executing', 'still executing: the first result did not end the continued turn');
+    backend.push({ type: 'result', subtype: 'success', result: 'Step 2 done.' });
+    await waitFor(() => (continued.phase === 'completed' ? true : undefined), { timeoutMs: 20_000, message: 'the continued turn’s end' });
+    assert.match(continued.snapshot.panel.outcome?.text ?? '', /Step 2 done\./);
+
+    await after.close();
+
+    // Its backend out of reach after another reload: refused with the reason, nothing sent.
+    const unreachable = new FollowedSessions({
+      context: { workspaceState: state, extensionUri },
+      log,
+      settings: { read: () => ({ ...SETTING_DEFAULTS, pollIntervalMs: 250 }) },
+      backends: {
+        forRestored: async () => {
+          throw new Error('the server at http://127.0.0.1:9 did not answer');
+        },
+        forNewSession: async () => ({ backend, demo: false }),
+        hasServerToken: async () => true,
+      },
+      trust: trusted,
+    });
+    open.push(unreachable);
+    await unreachable.restored;
+    const again = unreachable.get('server:s_cont');
+    assert.ok(again?.finished);
+    const refused = await continueAfterExecution(again, 'Carry out step 3 now.', unreachable);
+    assert.equal(refused.sent, false);
+    assert.match(
+      refused.sent ? '' : refused.message,
+      /sending the message to "restored server:s_cont" failed: the server at http:\/\/127\.0\.0\.1:9 did not answer/,
+    );
+    assert.equal(backend.sent.length, 1, 'nothing more was sent');
+    assert.equal(unreachable.get('server:s_cont'), again, 'the finished session stays as it was');
   });
 
   it('Choose Backend writes a setting the workspace overrides where the workspace sets it', async () => {

@@ -6,11 +6,10 @@ import { strict as assert } from 'node:assert';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bindingFor } from '../../../src/core/decision';
-import { setPlanModeEvent, userMessageEvent } from '../../../src/core/protocol';
-import { createClaudeWebBackend, type ClaudeWebBackend } from '../../../src/sessions/claudeWeb/backend';
+import type { ClaudeWebBackend } from '../../../src/client/claudeWeb/backend';
 import type { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import { startClaudeCompatProxy, type ClaudeCompatProxy } from '../../support/claudeCompatProxy';
-import { makeClaudeHome, makeGitRepo, type ClaudeHome } from '../../support/claudeCompatFixtures';
+import { launchClaudeWebSession, makeClaudeHome, makeGitRepo, type ClaudeHome } from '../../support/claudeCompatFixtures';
 import { followSession } from '../../support/followedSession';
 import { EXAMPLES_DIR, startServer, type ServerProcess } from '../../support/serverProcess';
 import { waitFor } from '../../support/wait';
@@ -50,25 +49,9 @@ describe('approve with notes on Claude Code on the web (strict stand-in)', funct
   });
 
   it('one edited approval whose updatedInput.plan is the plan plus the notes; the remote approves it as edited', async () => {
-    backend = (
-      await createClaudeWebBackend({
-        env: home.env,
-        homeDir: home.homeDir,
-        platform: 'linux',
-        baseUrl: proxy.url,
-        workspaceFolder: repo,
-        log: () => undefined,
-        archiveRetryMs: [20, 40],
-        stream: { initialBackoffMs: 20, maxBackoffMs: 100 },
-      })
-    ).backend;
-    const session = await backend.createSession({
-      title: 'ultraplan: Add a changelog',
-      events: [
-        { type: 'event', data: setPlanModeEvent('set-mode-test') },
-        { type: 'event', data: userMessageEvent('Add a changelog') },
-      ],
-    });
+    const launched = await launchClaudeWebSession(home, proxy.url, repo, 'ultraplan: Add a changelog', 'Add a changelog');
+    backend = launched.backend;
+    const session = { id: launched.sessionId };
     controller = followSession(backend, session.id, 30_000);
     const c = controller;
     await waitFor(() => c.canDecide, { message: 'a plan to decide', timeoutMs: 30_000 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CLAUDE_WEB_FAILURE_REASONS, ClaudeWebError } from '../../../src/sessions/claudeWeb';
+import { CLAUDE_WEB_FAILURE_REASONS, ClaudeWebError } from '../../../src/client/claudeWeb';
 import { claudeWebActions, isLoginFailure, launchWarning } from '../../../src/extension/claudeWeb/claudeWebFailure';
 import { parseSettings, SETTING_DEFAULTS, type SettingKey } from '../../../src/extension/settings/settingsSchema';
 

@@ -15,10 +15,10 @@ describe('createPlanFile: teleported plans never overwrite each other', () => {
   });
 
   it('takes the next free name when the first is held, leaving the existing file as it was', async () => {
-    await writeFile(path.join(folder, '2026-11-30-add-a-flag.md'), 'earlier plan\n');
+    await writeFile(path.join(folder, '2026-11-30-add-a-flag.plan.md'), 'earlier plan\n');
     const file = await createPlanFile(folder, date, 'add-a-flag', 'new plan\n');
-    assert.equal(path.basename(file), '2026-11-30-add-a-flag-2.md');
-    assert.equal(await readFile(path.join(folder, '2026-11-30-add-a-flag.md'), 'utf8'), 'earlier plan\n');
+    assert.equal(path.basename(file), '2026-11-30-add-a-flag-2.plan.md');
+    assert.equal(await readFile(path.join(folder, '2026-11-30-add-a-flag.plan.md'), 'utf8'), 'earlier plan\n');
     assert.equal(await readFile(file, 'utf8'), 'new plan\n');
   });
 

@@ -8,13 +8,14 @@ import * as path from 'node:path';
 import { bindingFor } from '../../../src/core/decision';
 import { APPROVED_PLAN_MARKER } from '../../../src/core/protocol';
 import { FollowedSession } from '../../../src/extension/sessions/followedSession';
-import { CONTINUE_MESSAGE } from '../../../src/extension/sessions/sessionDecisions';
+import { CONTINUE_MESSAGE } from '../../../src/core/sessionActs';
 import type { NotifierAction, SessionNotifier } from '../../../src/extension/sessions/sessionNotifier';
-import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
-import { SessionHost } from '../../../src/sessions/host';
-import { parseScenario, scriptedAgentFactory } from '../../../src/sessions/scriptedAgent';
-import { FileSessionStore } from '../../../src/sessions/store';
-import { allEvents, createRequest, scenarioFactory, toolResults, waitForStatus } from '../../sessions/hostTestKit';
+import { InProcessBackend } from '../../../src/service/inProcessBackend';
+import { SessionHost } from '../../../src/service/host/sessionHost';
+import { parseScenario } from '../../../src/agents/catalogue/scenario';
+import { scriptedAgentFactory } from '../../../src/agents/scripted/scriptedAgent';
+import { FileSessionStore } from '../../../src/service/store/sessionStore';
+import { allEvents, createRequest, scenarioFactory, toolResults, waitForStatus } from '../../service/hostTestKit';
 import { quietLog } from '../../support/followedSession';
 import { waitFor } from '../../support/wait';
 
@@ -29,7 +30,7 @@ class RecordingNotifier implements SessionNotifier {
   askPermission = async () => {};
 }
 
-describe('SessionController: the agent stopped (agent_lost in the log)', () => {
+describe('FollowedSession: the agent stopped (agent_lost in the log)', () => {
   let dataDir: string;
   let host: SessionHost | undefined;
   let controller: FollowedSession | undefined;
@@ -56,7 +57,7 @@ describe('SessionController: the agent stopped (agent_lost in the log)', () => {
       agentFactory: scriptedAgentFactory(parseScenario({ steps: [{ say: 'A fresh agent turn.' }] })),
       store: new FileSessionStore(dataDir),
     });
-    const backend = new EmbeddedBackend({ host, label: 'Embedded', closeHostOnDispose: false });
+    const backend = new InProcessBackend({ host, label: 'Embedded', closeHostOnDispose: false });
     const notifier = new RecordingNotifier();
     controller = new FollowedSession({
       backend,

@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import { notesPrompt, planWithNotes } from '../../../src/core/approvalNotes';
 import { bindingFor } from '../../../src/core/decision';
 import { PANEL_LIMITS } from '../../../src/core/panelMessages';
-import type { BackendKind } from '../../../src/sessions/backend';
+import type { BackendKind } from '../../../src/core/backendKinds';
 import type { PersistedSession } from '../../../src/core/persistedSessions';
 import { toPersisted } from '../../../src/core/sessionRecord';
 import { FollowedSession } from '../../../src/extension/sessions/followedSession';

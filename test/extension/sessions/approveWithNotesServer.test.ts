@@ -5,13 +5,13 @@
 import { strict as assert } from 'node:assert';
 import { notesPrompt } from '../../../src/core/approvalNotes';
 import { bindingFor } from '../../../src/core/decision';
-import { SessionsClient } from '../../../src/sessions/client';
-import { HttpBackend } from '../../../src/sessions/httpBackend';
+import { SessionsClient } from '../../../src/client/sessionsClient';
+import { HttpBackend } from '../../../src/client/httpBackend';
 import type { FollowedSession } from '../../../src/extension/sessions/followedSession';
 import { followSession } from '../../support/followedSession';
 import { serversPerTest } from '../../support/serverProcess';
 import { fakeRun, waitForRecord, type FakeRun } from '../../support/fakeAcpAgent';
-import { createRequest } from '../../sessions/hostTestKit';
+import { createRequest } from '../../service/hostTestKit';
 import { sessionEvents } from '../../e2e/ultraplanSteps';
 import { waitFor } from '../../support/wait';
 
@@ -36,7 +36,8 @@ describe('approve with notes on ultraplan-server (real server, ACP agent)', func
     run = await fakeRun('claude-plan.json');
     const server = await servers.start({
       agent: `acp:${run.argv.map((arg) => JSON.stringify(arg)).join(' ')}`,
-      extraArgs: ['--workspace', run.workspace],
+      // The agent runs in its sandbox: its record folder is the one it may write outside it.
+      extraArgs: ['--workspace', run.workspace, '--sandbox', 'required', '--sandbox-share', run.recordDir],
     });
     const token = server.token;
     const backend = new HttpBackend({
@@ -51,8 +52,11 @@ describe('approve with notes on ultraplan-server (real server, ACP agent)', func
     assert.deepEqual(await c.decisions.approveWithNotes(bindingFor(session.id, pending.toolUseId, pending.plan), NOTES), { sent: true });
 
     // The agent's own record: the task, then the notes as a prompt of their own.
+    // Approved in a read-only sandbox, the agent starts again where the workspace is writable and is
+    // told the approved plan (this fake agent cannot load its session), the notes with it.
     const prompts = await waitForRecord(run.record, 'prompt', 2, 15_000);
-    assert.equal(prompts[1]?.text, notesPrompt(NOTES));
+    assert.match(String(prompts[1]?.text), /^The reviewer approved the plan below\. Carry it out now/);
+    assert.ok(String(prompts[1]?.text).endsWith(`\n\n${notesPrompt(NOTES)}`), String(prompts[1]?.text));
     // The server's log: the approval, then the notes message, as sent.
     const events = await sessionEvents(server, session.id);
     const decisionAt = events.findIndex((e) => e.type === 'control_response');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
+  LOCAL_SANDBOX_CHOICES,
   SETTING_DEFAULTS,
   backendProblems,
   parseSettings,
@@ -46,6 +47,15 @@ describe('settings parsing', () => {
     assert.equal(read({ plansDirectory: '' }).problems.length, 1);
   });
 
+  it("refuses a Jules address that is not http(s) or is empty, and keeps Jules's own", () => {
+    for (const bad of ['file:///etc/passwd', 'javascript:alert(1)', '']) {
+      const r = read({ 'jules.baseUrl': bad });
+      assert.equal(r.problems[0]?.key, 'ultraplan.jules.baseUrl', bad);
+      assert.equal(r.settings['jules.baseUrl'], 'https://jules.googleapis.com/v1alpha');
+    }
+    assert.deepEqual(read({ 'jules.baseUrl': 'http://127.0.0.1:9/v1alpha' }).problems, []);
+  });
+
   it("outside access is ask, allow or deny, and only the user's settings can set it (a workspace's files are not trusted)", () => {
     assert.equal(read({}).settings['agent.outsideAccess'], 'ask');
     assert.equal(read({ 'agent.outsideAccess': 'deny' }).settings['agent.outsideAccess'], 'deny');
@@ -58,6 +68,21 @@ describe('settings parsing', () => {
     const property = manifest.contributes.configuration.properties['ultraplan.agent.outsideAccess'];
     assert.equal(property?.scope, 'application');
     assert.equal(property?.default, 'ask');
+  });
+
+  it("the local service's sandbox is auto or off, and only the user's settings can turn it off (a workspace's files are not trusted)", () => {
+    assert.equal(read({}).settings['localService.sandbox'], 'auto');
+    assert.equal(read({ 'localService.sandbox': 'off' }).settings['localService.sandbox'], 'off');
+    const bad = read({ 'localService.sandbox': 'required' });
+    assert.match(bad.problems[0]?.message ?? '', /ultraplan\.localService\.sandbox must be one of: auto, off/);
+    assert.equal(bad.settings['localService.sandbox'], 'auto');
+    const manifest = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { scope?: string; default?: unknown; enum?: unknown }> } };
+    };
+    const property = manifest.contributes.configuration.properties['ultraplan.localService.sandbox'];
+    assert.equal(property?.scope, 'application');
+    assert.equal(property?.default, SETTING_DEFAULTS['localService.sandbox']);
+    assert.deepEqual(property?.enum, [...LOCAL_SANDBOX_CHOICES]);
   });
 
   it('refuses a task command that is a shell line instead of an argv array', () => {

@@ -33,6 +33,11 @@ describe('untrusted workspaces: restricted settings', () => {
     assert.ok(restricted.includes('ultraplan.claudeWeb.baseUrl'));
   });
 
+  it("keeps the address the Jules API key is sent to out of every workspace's reach", () => {
+    assert.equal(manifest.contributes.configuration.properties['ultraplan.jules.baseUrl']?.scope, 'application');
+    assert.ok(restricted.includes('ultraplan.jules.baseUrl'));
+  });
+
   it('every restricted key is a real setting', () => {
     const properties = manifest.contributes.configuration.properties;
     for (const key of restricted) assert.ok(key in properties, `${key} is contributed`);

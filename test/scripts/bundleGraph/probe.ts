@@ -7,9 +7,9 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SessionsError } from '../../../src/core/errors';
-import { createAcpAgentFactory } from '../../../src/sessions/acp';
-import { ClaudeWebError } from '../../../src/sessions/claudeWeb';
-import { connectServer } from '../../../src/sessions/serverConnection';
+import { createAcpAgentFactory } from '../../../src/agents/acp/acpAgentFactory';
+import { ClaudeWebError } from '../../../src/client/claudeWeb';
+import { connectServer } from '../../../src/client/serverConnection';
 import { waitFor } from '../../support/wait';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   // No login in an empty config folder: the error thrown inside the backend's chunk is the class
   // this file imported, with no brand.
   const empty = path.join(here, 'no-claude-login');
-  const { listEnvironments } = await import('../../../src/sessions/claudeWeb/backend');
+  const { listEnvironments } = await import('../../../src/client/claudeWeb/backend');
   try {
     await listEnvironments({ configDir: empty, homeDir: empty, env: {}, platform: 'linux' });
     steps.claudeWeb = { loaded: loaded(), error: null };

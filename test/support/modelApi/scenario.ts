@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { waitFor } from '../wait';
+import { errorMessage } from '../../../src/core/errors';
 
 /** A tool result the agent sent back to the model. */
 export interface ToolResultView {
@@ -79,6 +80,8 @@ export interface ModelApiFamily {
 export class Scenario {
   private next = 0;
   readonly overruns: number[] = [];
+  /** What each request past the end was about (its start and its last user text), to tell why it came. */
+  readonly overrunRequests: string[] = [];
 
   constructor(private readonly rounds: readonly ScenarioRound[]) {}
 
@@ -91,6 +94,7 @@ export class Scenario {
     const step = this.rounds[round];
     if (!step) {
       this.overruns.push(round);
+      this.overrunRequests.push(`${view.allText.slice(0, 200)} … last user: ${view.lastUser.text.slice(0, 200)}`);
       return { round, reply: { text: `(the scripted model has no round ${round + 1})` } };
     }
     return { round, reply: step({ ...view, round }) };
@@ -195,7 +199,7 @@ export class ScriptedModelServer {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
-          error: { message: `the scripted ${this.family.name} API failed: ${error instanceof Error ? error.message : String(error)}` },
+          error: { message: `the scripted ${this.family.name} API failed: ${errorMessage(error)}` },
         }),
       );
     } finally {

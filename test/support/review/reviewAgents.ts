@@ -5,11 +5,11 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { AcpAgent } from '../../../src/sessions/acp/acpAgent';
-import { EmbeddedBackend } from '../../../src/sessions/embeddedBackend';
-import { SessionHost } from '../../../src/sessions/host';
-import { runAgentTurn } from '../../../src/sessions/review/agentTurn';
-import type { ReviewerSource } from '../../../src/sessions/review/fleet';
+import { AcpAgent } from '../../../src/agents/acp/acpAgent';
+import { InProcessBackend } from '../../../src/service/inProcessBackend';
+import { SessionHost } from '../../../src/service/host/sessionHost';
+import { runAgentTurn } from '../../../src/client/review/agentTurn';
+import type { ReviewerSource } from '../../../src/client/review/fleet';
 import { anthropicApi } from '../modelApi/anthropic';
 import { geminiApi } from '../modelApi/gemini';
 import {
@@ -77,7 +77,7 @@ export class ReviewAgentSource {
   /** Codex's scripted model. */
   responses?: ScriptedResponsesApi;
   host!: SessionHost;
-  backend!: EmbeddedBackend;
+  backend!: InProcessBackend;
   home = '';
   label = '';
 
@@ -117,7 +117,7 @@ export class ReviewAgentSource {
         return agent;
       },
     });
-    this.backend = new EmbeddedBackend({ host: this.host, label: `Embedded · ${this.label}` });
+    this.backend = new InProcessBackend({ host: this.host, label: `Embedded · ${this.label}` });
     if (kind === 'codex') await this.#firstCodexRun();
     return { label: this.label, backend: this.backend };
   }

@@ -123,7 +123,10 @@ export class JulesInboxListing {
     const wait = Math.max(0, this.#dueAt - this.#o.now());
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      void this.refresh();
+      // A timer counts from the event loop's cached clock, so it can fire a little before the wall
+      // clock reaches dueAt; never ask sooner than promised (Retry-After included).
+      if (this.#o.now() < this.#dueAt) this.#schedule();
+      else void this.refresh();
     }, wait);
   }
 

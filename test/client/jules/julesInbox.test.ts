@@ -3,7 +3,7 @@
 // approval reads as waiting for the person's decision) and a click that attaches to it or opens
 // the review a window already follows; listed again on its interval; a failure is a row above the
 // sessions last listed, retried with backoff (doubling, never sooner than Retry-After) until a
-// listing works; a refused key is not tried again until the key changes; no listing while paused
+// listing works (by the listing's clock, not the timer's); a refused key is not tried again until the key changes; no listing while paused
 // or after dispose. The rows' words and limits (julesInboxView) without a server at the end.
 import assert from 'node:assert/strict';
 import { JulesApi } from '../../../src/client/jules/api';
@@ -172,6 +172,23 @@ describe("Jules: the inbox's group of the key's sessions", () => {
     assert.ok(failed.retryAt !== undefined && failed.retryAt >= before + 3_000, 'Retry-After (3 s) is longer than the backoff');
     assert.match(julesInboxView(failed, NOBODY_FOLLOWS, Date.now()).rows[0]!.description, /^trying again in [23] s$/);
     assert.deepEqual(julesInboxView(failed, NOBODY_FOLLOWS, Date.now()).rows.length, 1, 'nothing listed yet: the error row only');
+  });
+
+  it('never asks before the retry is due by its clock, even when the timer fires early', async () => {
+    await started(['COMPLETED']);
+    // A clock that stands still until the test moves it: the retry timer fires on the event loop's
+    // time, but the listing's own clock has not reached the due time yet.
+    let clock = 1_000_000;
+    const inbox = listing({ firstRetryMs: 40, now: () => clock });
+    standIn.failNext(LIST, { status: 503 });
+    await inbox.refresh();
+    assert.equal(inbox.state.kind, 'failed');
+    assert.equal(inbox.state.kind === 'failed' ? inbox.state.retryAt : 0, 1_000_040);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(listRequests().length, 1, 'the timer fired, but the clock says the retry is not due: nothing asked');
+    clock += 40;
+    await waitFor(() => inbox.state.kind === 'listed', { message: 'the retry once its time came', timeoutMs: 5_000 });
+    assert.equal(listRequests().length, 2);
   });
 
   it('a refused key is a row that sets the key, and is not tried again until the key changes', async () => {

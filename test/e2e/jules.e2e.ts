@@ -29,6 +29,7 @@ const REPO = 'acme/widgets';
 describe('Jules backend: key, inbox, plan, reject as a message, approve, attach (code-server + Chromium)', function () {
   let window: TestWindow | undefined;
   let standIn: JulesStandIn | undefined;
+  let other: JulesStandIn | undefined;
   let workspace = '';
   let ownId = '';
   let elsewhereId = '';
@@ -51,6 +52,7 @@ describe('Jules backend: key, inbox, plan, reject as a message, approve, attach 
   after(async function () {
     await window?.close();
     await standIn?.close();
+    await other?.close();
     if (workspace) await fs.promises.rm(workspace, { recursive: true, force: true });
   });
 
@@ -164,13 +166,40 @@ describe('Jules backend: key, inbox, plan, reject as a message, approve, attach 
     await screenshot(page, 'jules-attached');
   });
 
+  it("another API address in the settings: the inbox's Jules group lists the sessions there at once", async function () {
+    const { page, probe } = window!;
+    other = await new JulesStandIn({ key: KEY }).start();
+    const created = await fetch(`${other.baseUrl}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': KEY },
+      body: JSON.stringify({
+        prompt: 'Rename the widgets module',
+        title: 'a session at the other address',
+        sourceContext: { source: `sources/github/${REPO}`, githubRepoContext: { startingBranch: 'main' } },
+        requirePlanApproval: true,
+      }),
+    });
+    assert.equal(created.status, 200);
+    await probe.updateConfiguration('ultraplan', 'jules.baseUrl', other.baseUrl);
+    await probe.executeCommand('ultraplan.inbox.focus');
+    const rows = await waitFor(async () => (await inboxGroups(page)).Jules ?? [], {
+      timeoutMs: 15_000,
+      intervalMs: 500,
+      message: "the Jules group to list the other address's sessions without a new key or a reload",
+      until: (listed) => listed.includes('a session at the other address'),
+    });
+    assert.ok(!rows.includes('fix the flaky login test'), `the first address's sessions are gone: ${rows.join(' | ')}`);
+    assert.ok(other.requests.some((r) => r.method === 'GET' && r.path === '/v1alpha/sessions'));
+  });
+
   it('sent the key only in its header: every request carried it, and no log holds it', function () {
+    const requests = [...standIn!.requests, ...(other?.requests ?? [])];
     assert.ok(standIn!.requests.length > 0);
     assert.deepEqual(
-      standIn!.requests.filter((r) => !r.keyOk).map((r) => `${r.method} ${r.path}`),
+      requests.filter((r) => !r.keyOk).map((r) => `${r.method} ${r.path}`),
       [],
     );
-    assert.ok(standIn!.requests.every((r) => !r.query.includes(KEY) && !r.body.includes(KEY)));
+    assert.ok(requests.every((r) => !r.query.includes(KEY) && !r.body.includes(KEY)));
     const logs = extensionLogFiles(window!);
     assert.ok(logs.length > 0, 'the extension wrote its log');
     for (const file of logs) assert.ok(!fs.readFileSync(file, 'utf8').includes(KEY), `${file} holds no key`);

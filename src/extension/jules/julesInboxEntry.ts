@@ -29,7 +29,7 @@ export function registerJulesInbox(
       return;
     }
     const { JulesInboxGroup } = await import('./julesInboxGroup');
-    const group = new JulesInboxGroup(context.secrets, services.settings.read()['jules.baseUrl'], sessions, log);
+    const group = new JulesInboxGroup(context.secrets, () => services.settings.read()['jules.baseUrl'], sessions, log);
     // Before "Plans on disk": sessions come before files.
     shown = { group, removal: inbox.addGroup(group, true) };
   };

@@ -1,6 +1,6 @@
 // The inbox's Jules group in VS Code: the rows julesInboxView words (client/jules/julesInboxRows.ts)
 // as tree items, the listing (client/jules/julesInboxListing.ts) paused while the window is not in
-// use and listed again when it is, and on a change of the key. A chunk of its own, loaded only
+// use and listed again when it is, and on a change of the key or of the API's address. A chunk of its own, loaded only
 // when a Jules key is set (julesInboxEntry.ts).
 import * as vscode from 'vscode';
 import { Disposable, toDisposable } from '../../core/lifecycle';
@@ -26,14 +26,26 @@ export class JulesInboxGroup extends Disposable implements InboxExtraGroup {
   readonly #listing: JulesInboxListing;
   readonly #sessions: FollowedSessions;
 
-  constructor(secrets: vscode.SecretStorage, baseUrl: string, sessions: FollowedSessions, log: vscode.LogOutputChannel) {
+  constructor(secrets: vscode.SecretStorage, readBaseUrl: () => string, sessions: FollowedSessions, log: vscode.LogOutputChannel) {
     super();
     this.#sessions = sessions;
-    const api = new JulesApi({ getKey: julesKeyReader(secrets), baseUrl, log: (line) => log.debug(`http: ${line}`) });
+    const apiAt = (baseUrl: string) =>
+      new JulesApi({ getKey: julesKeyReader(secrets), baseUrl, log: (line) => log.debug(`http: ${line}`) });
+    let api = apiAt(readBaseUrl());
     const listing = (this.#listing = new JulesInboxListing({
       read: (signal) => readJulesSessions(api, signal),
       log: (line) => log.warn(line),
     }));
+    // Another address lists the sessions there at once, as a new key does.
+    this._register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (!e.affectsConfiguration('ultraplan.jules.baseUrl')) return;
+        const next = apiAt(readBaseUrl());
+        if (next.baseUrl === api.baseUrl) return;
+        api = next;
+        void listing.refresh();
+      }),
+    );
     this._register(toDisposable(() => listing.dispose()));
     this._register(listing.onDidChange(() => this.#changed.fire()));
     // A Jules session followed, forgotten or moved on here changes its row's words and click; other

@@ -76,7 +76,7 @@ describe('the real Claude ACP adapter, up to the model call', function () {
 
         await connection.agent.request('session/set_mode', { sessionId: session.sessionId, modeId: 'plan' });
         // The adapter reports the switch (as a config_option_update of `mode`).
-        await waitFor(() => modeUpdates, { message: 'the plan mode update', timeoutMs: 5000, until: (modes) => modes.includes('plan') });
+        await waitFor(() => modeUpdates, { message: 'the plan mode update', timeoutMs: 20_000, until: (modes) => modes.includes('plan') });
       },
     );
   });

@@ -112,7 +112,7 @@ export async function requestIdFor(client: SessionsClient, sessionId: string, to
     }
     return undefined;
   };
-  return waitFor(requestId, { message: `the control_request for tool_use ${toolUseId}`, timeoutMs: 5000 });
+  return waitFor(requestId, { message: `the control_request for tool_use ${toolUseId}`, timeoutMs: 10_000 });
 }
 
 export type ReviewStep =

@@ -328,7 +328,7 @@ describe('SessionHost (file store, restarts in process)', () => {
       allEvents(reopened, id).flatMap((e) =>
         e.type === 'assistant' ? [(e.message as { content: Array<{ text?: string }> }).content[0]?.text] : [],
       );
-    await waitFor(texts, { message: "the agent's fresh start", timeoutMs: 5000, until: (said) => said.at(-1) === 'Fresh start?' });
+    await waitFor(texts, { message: "the agent's fresh start", timeoutMs: 10_000, until: (said) => said.at(-1) === 'Fresh start?' });
     await waitForStatus(host, id, 'idle');
   });
 });

@@ -33,7 +33,7 @@ export async function assertAgentGroupsGone(pids: readonly number[]): Promise<vo
     assert.ok(await waitGone(pid, 10_000), `agent ${pid} left behind`);
     await waitFor(() => processGroupMembers(pid), {
       message: `no process left in agent group ${pid}`,
-      timeoutMs: 5000,
+      timeoutMs: 10_000,
       until: (left) => left.length === 0,
     });
   }

@@ -69,7 +69,7 @@ describe('TokenKeeper', () => {
       await waitFor(() => keeper.current?.access_token, {
         until: (token) => token === 'renewed',
         message: 'the renewed token',
-        timeoutMs: 3000,
+        timeoutMs: 10_000,
       });
       assert.equal(keeper.current?.access_token, 'renewed');
       assert.equal(calls, 2);

@@ -150,7 +150,7 @@ describe("Jules: the inbox's group of the key's sessions", () => {
 
     const listed = await waitFor(() => (inbox.state.kind === 'listed' ? inbox.state : undefined), {
       message: 'a listing that works after two failures',
-      timeoutMs: 5_000,
+      timeoutMs: 10_000,
     });
     assert.equal(listed.sessions.length, 2);
     const kinds = seen.map((s) => s.state.kind);
@@ -187,7 +187,7 @@ describe("Jules: the inbox's group of the key's sessions", () => {
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(listRequests().length, 1, 'the timer fired, but the clock says the retry is not due: nothing asked');
     clock += 40;
-    await waitFor(() => inbox.state.kind === 'listed', { message: 'the retry once its time came', timeoutMs: 5_000 });
+    await waitFor(() => inbox.state.kind === 'listed', { message: 'the retry once its time came', timeoutMs: 10_000 });
     assert.equal(listRequests().length, 2);
   });
 
@@ -221,7 +221,7 @@ describe("Jules: the inbox's group of the key's sessions", () => {
     await new Promise((resolve) => setTimeout(resolve, 350));
     assert.equal(listRequests().length, 1, 'no listing while the window is not in use');
     inbox.resume();
-    await waitFor(() => listRequests().length >= 2 || undefined, { message: 'a listing on resume', timeoutMs: 2_000 });
+    await waitFor(() => listRequests().length >= 2 || undefined, { message: 'a listing on resume', timeoutMs: 10_000 });
     inbox.dispose();
     const after = listRequests().length;
     await new Promise((resolve) => setTimeout(resolve, 350));

@@ -213,7 +213,7 @@ describe('webhook notifications (real receivers on 127.0.0.1)', function () {
     await waitFor(() => healthy.received.length, {
       until: (n) => n >= 50,
       message: 'the 50 deliveries to the healthy receiver',
-      timeoutMs: 5000,
+      timeoutMs: 10_000,
     });
     assert.equal(healthy.received.length, 50);
     assert.equal(hung.received.length, 1, 'the hung receiver got a second delivery before answering the first');

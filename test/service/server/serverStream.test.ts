@@ -78,7 +78,7 @@ describe('ultraplan-server event stream (SSE)', function () {
   it('ends the stream once the session is archived; an unknown session is a 404 JSON error', async () => {
     const id = await createSession(server);
     await waitForStatus(server, id, 'requires_action');
-    const stream = readStream(server, id, { timeoutMs: 5000 });
+    const stream = readStream(server, id, { timeoutMs: 20_000 });
     await new Promise((r) => setTimeout(r, 200));
     assert.equal((await call(server, 'POST', `/v1/sessions/${id}/archive`, {})).status, 200);
     const { frames, ended } = await stream;

@@ -53,7 +53,7 @@ const openJournal: OpenStore = async (limits) => {
       contexts.get(sessionId)?.emit(planRequest(requestId));
       await waitFor(async () => (await store.readEvents(sessionId, null, 1000)).data.some((e) => e.request_id === requestId), {
         message: `the plan request ${requestId} stored`,
-        timeoutMs: 5_000,
+        timeoutMs: 10_000,
       });
     },
     close: () => store.close(),
@@ -330,7 +330,7 @@ for (const [name, open] of [
       const stop = store.watch(id, () => woken++);
       try {
         await store.appendEvents(id, [userMessageEvent('wake up')]);
-        await waitFor(() => woken > 0, { message: 'the watcher woken', timeoutMs: 5_000 });
+        await waitFor(() => woken > 0, { message: 'the watcher woken', timeoutMs: 10_000 });
       } finally {
         stop();
       }

@@ -52,9 +52,9 @@ const openJournal: Open = async (limits) => {
   return {
     store,
     async agentIdle(sessionId) {
-      await waitFor(() => contexts.has(sessionId), { message: 'the agent started', timeoutMs: 5_000 });
+      await waitFor(() => contexts.has(sessionId), { message: 'the agent started', timeoutMs: 10_000 });
       contexts.get(sessionId)?.setStatus('idle');
-      await waitFor(async () => (await store.getSession(sessionId)).session_status === 'idle', { message: 'idle', timeoutMs: 5_000 });
+      await waitFor(async () => (await store.getSession(sessionId)).session_status === 'idle', { message: 'idle', timeoutMs: 10_000 });
     },
     replica: async () => store,
     close: () => store.close(),
@@ -185,7 +185,7 @@ for (const [name, open] of [
       // takes the message, and counted until then): the limit is full again.
       await waitFor(async () => ((await store.getSession(idle)).session_status === 'running' ? true : undefined), {
         message: 'the woken session at work',
-        timeoutMs: 5_000,
+        timeoutMs: 10_000,
       });
       await refusedBy(create(store, alice), 'max_live_per_user', 2, 429);
       // Its retry (the answer lost on the way) is answered with what was stored, whatever the count.
@@ -229,7 +229,7 @@ for (const [name, open] of [
       const statusesNow = async () => Promise.all(idle.map(async (id) => (await subject.store.getSession(id)).session_status));
       const statuses = await waitFor(statusesNow, {
         message: 'the woken sessions at work',
-        timeoutMs: 5_000,
+        timeoutMs: 10_000,
         until: (now) => now.filter((status) => status === 'running').length >= limit,
       });
       idle.forEach((id, index) => {

@@ -116,7 +116,7 @@ describe('worker folder retention (real folders, PostgreSQL)', function () {
       await waitFor(() => folders.every((dir) => !existsSync(dir)), { message: 'the old folders deleted', timeoutMs: 10_000 });
       await waitFor(() => lines.some((line) => /deleted the folders of 1 archived or deleted session/.test(line)), {
         message: 'the sweep logged',
-        timeoutMs: 5_000,
+        timeoutMs: 20_000,
       });
     } finally {
       await worker.close();

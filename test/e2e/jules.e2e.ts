@@ -26,6 +26,22 @@ import {
 
 const KEY = 'AIzaSy-e2e-jules-key-0123456789abcdef';
 const REPO = 'acme/widgets';
+/** A session started outside this window (the Jules web app), waiting on its plan; its id. The title is the prompt in lower case. */
+async function startedElsewhere(at: JulesStandIn, prompt: string): Promise<string> {
+  const created = await fetch(`${at.baseUrl}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-goog-api-key': KEY },
+    body: JSON.stringify({
+      prompt,
+      title: prompt.toLowerCase(),
+      sourceContext: { source: `sources/github/${REPO}`, githubRepoContext: { startingBranch: 'main' } },
+      requirePlanApproval: true,
+    }),
+  });
+  assert.equal(created.status, 200);
+  return ((await created.json()) as { id: string }).id;
+}
+
 describe('Jules backend: key, inbox, plan, reject as a message, approve, attach (code-server + Chromium)', function () {
   let window: TestWindow | undefined;
   let standIn: JulesStandIn | undefined;
@@ -59,18 +75,7 @@ describe('Jules backend: key, inbox, plan, reject as a message, approve, attach 
   it('stores the key through "Set Jules API Key…"; the inbox lists the Jules sessions of that key', async function () {
     const { page, probe } = window!;
     // A session started elsewhere (the Jules web app): its plan waits for approval there.
-    const created = await fetch(`${standIn!.baseUrl}/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-goog-api-key': KEY },
-      body: JSON.stringify({
-        prompt: 'Fix the flaky login test',
-        title: 'fix the flaky login test',
-        sourceContext: { source: `sources/github/${REPO}`, githubRepoContext: { startingBranch: 'main' } },
-        requirePlanApproval: true,
-      }),
-    });
-    assert.equal(created.status, 200);
-    elsewhereId = ((await created.json()) as { id: string }).id;
+    elsewhereId = await startedElsewhere(standIn!, 'Fix the flaky login test');
 
     await runCommand(page, 'Ultraplan: Set Jules API Key…');
     await answerInputBox(page, KEY);
@@ -169,17 +174,7 @@ describe('Jules backend: key, inbox, plan, reject as a message, approve, attach 
   it("another API address in the settings: the inbox's Jules group lists the sessions there at once", async function () {
     const { page, probe } = window!;
     other = await new JulesStandIn({ key: KEY }).start();
-    const created = await fetch(`${other.baseUrl}/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-goog-api-key': KEY },
-      body: JSON.stringify({
-        prompt: 'Rename the widgets module',
-        title: 'a session at the other address',
-        sourceContext: { source: `sources/github/${REPO}`, githubRepoContext: { startingBranch: 'main' } },
-        requirePlanApproval: true,
-      }),
-    });
-    assert.equal(created.status, 200);
+    await startedElsewhere(other, 'A session at the other address');
     await probe.updateConfiguration('ultraplan', 'jules.baseUrl', other.baseUrl);
     await probe.executeCommand('ultraplan.inbox.focus');
     const rows = await waitFor(async () => (await inboxGroups(page)).Jules ?? [], {

@@ -161,7 +161,13 @@ describe('staying signed in to a team server from code-server (30-second access 
       message: `alice's approval in the server's audit:\n${the.server.stderr().slice(-2000)}`,
     });
 
-    const logged = requestsLogged(the.server);
+    // The server logs a request once its answer is sent, which can be after the audit line it wrote
+    // while handling it.
+    const logged = await waitFor(() => requestsLogged(the.server), {
+      timeoutMs: 30_000,
+      message: "the approval's request in the server's log",
+      until: (lines) => lines.some((r) => r.method === 'POST' && /\/events$/.test(r.path)),
+    });
     // The session's start and the approval, both answered after the first token expired.
     const afterExpiry = logged.filter((r) => r.at > firstExpiry && r.method === 'POST' && r.status < 300).map((r) => r.path);
     assert.ok(

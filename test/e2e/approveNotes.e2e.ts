@@ -13,7 +13,7 @@ import { killGroupsLeft, processesWithHome } from '../support/processes';
 import { anthropicApi } from '../support/modelApi/anthropic';
 import { Scenario, ScriptedModelServer } from '../support/modelApi/scenario';
 import { CLAUDE_ADAPTER, claudeEnv } from '../support/realAgents';
-import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
+import { planTask, reportIfFailed, reviewFrame, AFTER_RELOAD_MS } from './ultraplanSteps';
 import { UNSANDBOXED_AGENT } from './realAgentWindow';
 import { ORIGINAL_APP } from '../support/acpFixtures';
 
@@ -114,7 +114,7 @@ describe('Approve with Notes in code-server, with the real Claude ACP adapter an
     const after = await w.reload();
     assert.notEqual(after.startedAt, before?.startedAt, 'a new extension host');
     await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
-    const frame = await reviewFrame(w.page, '.revision-feedback h2');
+    const frame = await reviewFrame(w.page, '.revision-feedback h2', AFTER_RELOAD_MS);
     assert.equal(await frame.locator('.revision-feedback h2').textContent(), 'Approved with notes');
     assert.equal(await frame.locator('.approval-notes-text').textContent(), NOTES);
     assert.equal((await frame.locator('.revision-list button').first().textContent())?.trim(), 'Revision 1: approved with notes');

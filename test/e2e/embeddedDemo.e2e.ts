@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { servicePids } from '../support/serviceProcess';
 import { readStatusBar, screenshot, statusBarAriaLabel, waitFor } from './harness';
-import { planTask, reviewFrame, revisionFrame, suiteWindow, writeReview } from './ultraplanSteps';
+import { planTask, reviewFrame, revisionFrame, suiteWindow, writeReview, AFTER_RELOAD_MS } from './ultraplanSteps';
 
 describe('embedded backend: the scripted demo, across a reload', function () {
   const suite = suiteWindow({
@@ -32,7 +32,7 @@ describe('embedded backend: the scripted demo, across a reload', function () {
     await w.reload();
     assert.deepEqual(servicePids(w.server.serviceDir), service, 'the same service, untouched by the reload');
     await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
-    let frame = await reviewFrame(w.page, '#plan li');
+    let frame = await reviewFrame(w.page, '#plan li', AFTER_RELOAD_MS);
     await waitFor(async () => ((await frame.getByRole('button', { name: 'Reject', exact: true }).isEnabled()) ? true : undefined), {
       timeoutMs: 20_000,
       message: 'the plan to be decidable after the reload',
@@ -64,7 +64,7 @@ describe('embedded backend: the scripted demo, across a reload', function () {
     const w = suite.window;
     await w.reload();
     await readStatusBar(w.page, 'Ultraplan: approved · completed', { timeoutMs: 30_000 });
-    const frame = await reviewFrame(w.page, '.revision-label');
+    const frame = await reviewFrame(w.page, '.revision-label', AFTER_RELOAD_MS);
     await frame.getByRole('button', { name: 'Revision 1: rejected' }).click();
     assert.match((await frame.locator('.revision-feedback').textContent()) ?? '', /in-memory fallback/);
     assert.equal(await frame.locator('.comment-card .comment-text').textContent(), 'Redis is not available locally');

@@ -21,7 +21,7 @@ import { PLAN_4, STEP_FILES, finderReplyFor, todoList, type TodoState } from '..
 import { fakeAgentCommand, readAgentRecord, RECORD_OUTSIDE_SANDBOX } from '../support/fakeAcpAgent';
 import { killGroupsLeft } from '../support/processes';
 import { CONFIRMED, jsonText } from '../support/review/planRepo';
-import { planTask, reportIfFailed, reviewFrame } from './ultraplanSteps';
+import { planTask, reportIfFailed, reviewFrame, AFTER_RELOAD_MS } from './ultraplanSteps';
 
 /** The workspace before the plan: committed, so the service records the change since approval. */
 const INITIAL: Record<string, string> = {
@@ -275,7 +275,7 @@ describe('execution loop in code-server: approve, checklist, verification finds 
     );
     await win.reload();
     const { page } = win;
-    const frame = await reviewFrame(page, '.continue-step');
+    const frame = await reviewFrame(page, '.continue-step', AFTER_RELOAD_MS);
     await frame.locator('.continue-step').click();
 
     const continued = await waitFor(
@@ -328,7 +328,7 @@ describe('execution loop in code-server: approve, checklist, verification finds 
       'the clean verification in the browser storage',
     );
     await win.reload();
-    const frame = await reviewFrame(win.page, '.verification-step');
+    const frame = await reviewFrame(win.page, '.verification-step', AFTER_RELOAD_MS);
     await waitFor(async () => ((await checklist(frame)).length === 4 ? true : undefined), {
       timeoutMs: 30_000,
       message: 'the checklist after the reload',

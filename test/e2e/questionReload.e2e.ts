@@ -19,6 +19,7 @@ import {
   sessionEvents,
   suiteWindow,
   waitForEvents,
+  AFTER_RELOAD_MS,
 } from './ultraplanSteps';
 
 /** Answers the agent's question from the panel (Ctrl+Enter in the reply box) and waits for the plan. */
@@ -64,7 +65,7 @@ describe('question -> reply -> plan, then a window reload and approve by keybind
     const after = await w.reload();
     assert.notEqual(after.startedAt, before?.startedAt, 'a new extension host');
     await readStatusBar(w.page, 'Ultraplan: plan ready', { timeoutMs: 30_000 });
-    const frame = await reviewFrame(w.page, '#plan li');
+    const frame = await reviewFrame(w.page, '#plan li', AFTER_RELOAD_MS);
     await waitFor(async () => ((await frame.getByRole('button', { name: 'Approve', exact: true }).isEnabled()) ? true : undefined), {
       timeoutMs: 20_000,
       message: 'Approve to be enabled after the reload',

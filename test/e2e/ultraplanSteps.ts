@@ -180,9 +180,13 @@ export async function inboxGroups(page: Page): Promise<Record<string, string[]>>
 export const HOST_NOTICE = '.notice:not(.notice-local)';
 
 /** The review panel's frame, once it shows `selector`. */
-export async function reviewFrame(page: Page, selector = '#plan'): Promise<Frame> {
-  return findWebviewFrame(page, selector, { timeoutMs: 30_000 });
+/** After a window reload the panel is restored with the new extension host: pass `AFTER_RELOAD_MS`. */
+export async function reviewFrame(page: Page, selector = '#plan', timeoutMs = 30_000): Promise<Frame> {
+  return findWebviewFrame(page, selector, { timeoutMs });
 }
+
+/** How long a panel may take to come back after a reload on a loaded machine (seen: 30 s and more). */
+export const AFTER_RELOAD_MS = 90_000;
 
 interface StoredEvent {
   id: string;

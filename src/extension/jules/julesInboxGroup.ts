@@ -1,7 +1,7 @@
 // The inbox's Jules group in VS Code: the rows julesInboxView words (client/jules/julesInboxRows.ts)
 // as tree items, the listing (client/jules/julesInboxListing.ts) paused while the window is not in
-// use and listed again when it is, and on a change of the key or of the API's address. A chunk of its own, loaded only
-// when a Jules key is set (julesInboxEntry.ts).
+// use and listed again when it is, and on a change of the key or of the API's address. A chunk of
+// its own, loaded only when a Jules key is set (julesInboxEntry.ts).
 import * as vscode from 'vscode';
 import { Disposable, toDisposable } from '../../core/lifecycle';
 import { JulesApi } from '../../client/jules/api';

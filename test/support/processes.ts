@@ -135,3 +135,14 @@ export function agentRootsWithHome(home: string): number[] {
   const parents = new Map(liveProcesses().map((p) => [p.pid, p.ppid]));
   return [...members].filter((pid) => !members.has(parents.get(pid) ?? 0));
 }
+
+/** Live processes whose command line names `file` (a script given to node, say). */
+export function processesRunning(file: string): number[] {
+  const found: number[] = [];
+  for (const { pid } of liveProcesses()) {
+    if (pid === process.pid) continue;
+    const exposure = procExposure(pid);
+    if (exposure?.cmdline.split('\0').includes(file)) found.push(pid);
+  }
+  return found;
+}

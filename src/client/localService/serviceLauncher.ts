@@ -193,7 +193,13 @@ async function startService(place: ServicePlace, options: ServiceLauncherOptions
     }
     if (Date.now() - lastProgress > quietLimitMs || Date.now() - started > MAX_START_MS) {
       const quiet = Math.round((Date.now() - lastProgress) / 1000);
-      throw new ServiceStartError(`it did not answer on ${place.socket} (nothing in its log for ${quiet} s)`, place.logFile);
+      // Left running, a hung start would hold the data folder's lock, and every later start (the
+      // person's retry, another window) would lose the race to it and wait on it in turn.
+      const stopped = child.exitCode === undefined && child.pid !== undefined && (await stopHungStart(child));
+      throw new ServiceStartError(
+        `it did not answer on ${place.socket} (nothing in its log for ${quiet} s${stopped ? '; it was stopped' : ''})`,
+        place.logFile,
+      );
     }
     // Exit 3: another process holds this version's lock. Usually the winner of a race, coming up:
     // keep asking. If that holder has gone since (it was stopping), start again.
@@ -203,12 +209,35 @@ async function startService(place: ServicePlace, options: ServiceLauncherOptions
 }
 
 interface SpawnedService {
+  pid: number | undefined;
   exitCode: number | undefined;
   spawnError: Error | undefined;
 }
 
+/** How long a hung start is given to end on SIGTERM (its agents with it) before its group is killed. */
+const HUNG_START_GRACE_MS = 3_000;
+
+/** Ends a start this window spawned (detached: the leader of its own process group); answers whether it is gone. */
+async function stopHungStart(child: SpawnedService): Promise<boolean> {
+  const pid = child.pid as number;
+  const signalGroup = (signal: NodeJS.Signals): void => {
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // already gone
+    }
+  };
+  signalGroup('SIGTERM');
+  const deadline = Date.now() + HUNG_START_GRACE_MS;
+  while (child.exitCode === undefined && Date.now() < deadline) await delay(50);
+  if (child.exitCode === undefined) signalGroup('SIGKILL');
+  const killedBy = Date.now() + HUNG_START_GRACE_MS;
+  while (child.exitCode === undefined && Date.now() < killedBy) await delay(50);
+  return child.exitCode !== undefined;
+}
+
 function spawnService(place: ServicePlace, options: ServiceLauncherOptions, log: (line: string) => void): SpawnedService {
-  const state: SpawnedService = { exitCode: undefined, spawnError: undefined };
+  const state: SpawnedService = { pid: undefined, exitCode: undefined, spawnError: undefined };
   const logFd = openSync(place.logFile, 'a', 0o600);
   try {
     const args = [
@@ -234,6 +263,7 @@ function spawnService(place: ServicePlace, options: ServiceLauncherOptions, log:
       env: { ...(options.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
       windowsHide: true,
     });
+    state.pid = child.pid;
     child.once('error', (err) => (state.spawnError = err));
     child.once('exit', (code, signal) => (state.exitCode = code ?? (signal ? 128 : 1)));
     child.unref();

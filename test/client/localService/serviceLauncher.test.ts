@@ -18,7 +18,7 @@ import {
 } from '../../../src/client/localService/serviceLauncher';
 import { LocalService } from '../../../src/client/localService/localService';
 import { servicePlace } from '../../../src/core/node/servicePaths';
-import { isAlive, waitGone } from '../../support/processes';
+import { isAlive, processesRunning, waitGone } from '../../support/processes';
 import { EXAMPLES_DIR, SERVER_JS, startServer } from '../../support/serverProcess';
 import { killService, servicePids } from '../../support/serviceProcess';
 import { cleanUpServices, clientOf, createSession, launcherOptions, scripted, serviceDir } from './serviceKit';
@@ -323,17 +323,16 @@ describe('local session service: start, find, race, replace, exit', function () 
     assert.ok(await waitGone(connection.status.pid, 15_000), 'then it exits');
   });
 
-  /** A server script that writes `lines` log lines 300 ms apart, then runs the real server (or, with `hang`, nothing). */
+  /** A server script that writes `lines` log lines 300 ms apart, then runs the real server (or, with `hang`, nothing, deaf to SIGTERM). */
   async function slowStart(dir: string, lines: number, hang = false): Promise<string> {
     const parent = path.dirname(dir);
     const script = path.join(parent, 'slow-start.mjs');
     await fs.writeFile(
       script,
       [
+        hang ? `process.on('SIGTERM', () => {});` : '',
         `for (let i = 0; i < ${lines}; i++) { console.log('resuming session ' + i); await new Promise((r) => setTimeout(r, 300)); }`,
-        hang
-          ? `(await import('node:fs')).writeFileSync(${JSON.stringify(`${script}.pid`)}, String(process.pid)); setInterval(() => {}, 1 << 30);`
-          : `await import(${JSON.stringify(pathToFileURL(SERVER_JS).href)});`,
+        hang ? `setInterval(() => {}, 1 << 30);` : `await import(${JSON.stringify(pathToFileURL(SERVER_JS).href)});`,
       ].join('\n'),
     );
     return script;
@@ -348,19 +347,17 @@ describe('local session service: start, find, race, replace, exit', function () 
     assert.match(await fs.readFile(connection.place.logFile, 'utf8'), /resuming session 9/);
   });
 
-  it('a start that neither answers nor writes to its log fails after the quiet bound, naming its log', async () => {
+  it('a start that neither answers nor writes to its log fails after the quiet bound, naming its log, and is stopped', async () => {
     const dir = serviceDir();
+    // It also ignores SIGTERM, as a truly hung process would: the launcher has to kill its group.
     const script = await slowStart(dir, 1, true);
-    const error = await connectOrStartService(launcherOptions(dir, '1.0.0', { serverScript: script, startTimeoutMs: 1_000 })).then(
+    const error = await connectOrStartService(launcherOptions(dir, '1.0.0', { serverScript: script, startTimeoutMs: 2_000 })).then(
       () => assert.fail('the start should fail'),
       (err: unknown) => err,
     );
     assert.ok(error instanceof ServiceStartError, String(error));
-    assert.match(error.message, /did not answer on .* \(nothing in its log for [12] s\)\. Its log: /);
-    // The hung start is detached and holds no lock, so the suite's cleanup would not find it.
-    const pid = Number(await fs.readFile(`${script}.pid`, 'utf8'));
-    killService(pid);
-    assert.ok(await waitGone(pid));
+    assert.match(error.message, /did not answer on .* \(nothing in its log for [2-4] s; it was stopped\)\. Its log: /);
+    assert.deepEqual(processesRunning(script), [], 'no process of the hung start is left');
   });
 
   it('a start that fails says why and names the log file', async () => {

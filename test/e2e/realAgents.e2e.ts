@@ -63,7 +63,7 @@ function describeRealAgent(spec: RealAgentE2e): void {
       }
     });
     afterEach(async function () {
-      await reportIfFailed(this, window);
+      await reportIfFailed(this, window, () => `scripted model requests: ${model.describe()}`);
     });
     after(async function () {
       await closeRealAgentRun(window, home, model);

@@ -307,13 +307,14 @@ export function extensionLog(window: TestWindow): string {
 }
 
 /**
- * After a failed test: a screenshot, and the tail of the extension's own log (why a session did
- * not move on). For a suite's afterEach.
+ * After a failed test: a screenshot, the tail of the extension's own log (why a session did not
+ * move on), and what `more` says (a scripted model's requests). For a suite's afterEach.
  */
-export async function reportIfFailed(context: Mocha.Context, window: TestWindow | undefined): Promise<void> {
+export async function reportIfFailed(context: Mocha.Context, window: TestWindow | undefined, more?: () => string): Promise<void> {
   await screenshotIfFailed(context, window);
   if (context.currentTest?.state !== 'failed' || !window) return;
   for (const file of extensionLogFiles(window)) console.log(`--- ${file}\n${fs.readFileSync(file, 'utf8').slice(-4000)}`);
+  if (more) console.log(more());
 }
 
 const QUICK_INPUT_ROW = '.quick-input-widget .monaco-list-row';

@@ -166,23 +166,49 @@ export async function answerInputBox(
 
 /**
  * The frame (webviews live two iframes deep) that contains `selector`. Searches every frame of
- * the page until one matches.
+ * the page until one matches; on timeout, says what each webview showed instead.
  */
 export async function findWebviewFrame(page: Page, selector: string, options: TimeoutOption = {}): Promise<Frame> {
-  return waitFor(
-    async () => {
-      for (const frame of page.frames()) {
-        if (frame === page.mainFrame()) continue;
-        try {
-          if ((await frame.locator(selector).count()) > 0) return frame;
-        } catch {
-          // the frame went away while we looked (webview reloads)
+  try {
+    return await waitFor(
+      async () => {
+        for (const frame of page.frames()) {
+          if (frame === page.mainFrame()) continue;
+          try {
+            if ((await frame.locator(selector).count()) > 0) return frame;
+          } catch {
+            // the frame went away while we looked (webview reloads)
+          }
         }
-      }
-      return undefined;
-    },
-    { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 200, message: `a webview frame containing ${selector}` },
-  );
+        return undefined;
+      },
+      { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 200, message: `a webview frame containing ${selector}` },
+    );
+  } catch (error) {
+    if (!(error instanceof Error)) throw error;
+    error.message += `\nwebview frames showed: ${await webviewTexts(page)}`;
+    throw error;
+  }
+}
+
+/** The visible text of each webview page (its start), for a failure message. */
+async function webviewTexts(page: Page): Promise<string> {
+  const shown: string[] = [];
+  const isPanelPage = async (frame: Frame) =>
+    frame !== page.mainFrame() &&
+    (await frame
+      .locator('#app')
+      .count()
+      .catch(() => 0)) > 0;
+  for (const frame of page.frames()) {
+    if (!(await isPanelPage(frame))) continue;
+    const text = await frame
+      .locator('body')
+      .innerText({ timeout: 2_000 })
+      .catch((err: unknown) => `(unreadable: ${String(err).split('\n')[0]})`);
+    shown.push(JSON.stringify(text.replace(/\s+/g, ' ').slice(0, 400)));
+  }
+  return shown.length > 0 ? shown.join(' | ') : 'no webview page';
 }
 
 /** Saves test-output/e2e/<suite>/<name>.png and returns its path. */

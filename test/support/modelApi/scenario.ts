@@ -157,7 +157,11 @@ export class ScriptedModelServer {
   /** One line per request, for failure messages. */
   describe(): string {
     return this.requests
-      .map((request) => `#${request.seq} ${request.method} ${request.url}${request.round === undefined ? '' : ` round ${request.round}`}`)
+      .map((request) => {
+        // The Anthropic and OpenAI SDKs number their own retries: a round asked twice shows here.
+        const retry = request.headers['x-stainless-retry-count'];
+        return `#${request.seq} ${request.method} ${request.url}${request.round === undefined ? '' : ` round ${request.round}`}${retry && retry !== '0' ? ` (retry ${String(retry)})` : ''}`;
+      })
       .join('; ');
   }
 

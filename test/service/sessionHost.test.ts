@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { SessionsError } from '../../src/core/errors';
 import { APPROVED_PLAN_MARKER, controlResponseEvent, userMessageEvent } from '../../src/core/protocol';
 import { pollForApprovedPlan } from '../../src/core/poller';
-import type { Agent } from '../../src/agents/agent';
+import type { Agent, AgentFactory } from '../../src/agents/agent';
 import { InProcessBackend } from '../../src/service/inProcessBackend';
 import { AGENT_LOST_SUBTYPE, SessionHost } from '../../src/service/host/sessionHost';
 import { parseScenario } from '../../src/agents/catalogue/scenario';
@@ -286,6 +286,41 @@ describe('SessionHost (file store, restarts in process)', () => {
       texts.filter((t) => t.startsWith('Step')),
       ['Step one.', 'Step two, after a pause.'],
     );
+  });
+
+  it('an agent that takes long to resume says so in the log while it does, so the service is never silent while busy', async () => {
+    host = await open('slow.json');
+    const { id } = await host.createSession(createRequest());
+    await new Promise((r) => setTimeout(r, 200)); // inside the first sleep: it has a checkpoint to resume from
+    await host.close();
+    const lines: string[] = [];
+    const scripted = await scenarioFactory('slow.json');
+    let resumes = 0;
+    // The scripted agent, its resume held back 1 s as a slow agent's session/load would be.
+    const slowResume: AgentFactory = (options) => {
+      const agent = scripted(options);
+      const resume = agent.resume?.bind(agent);
+      if (!resume) throw new Error('the scripted agent resumes');
+      return Object.assign(agent, {
+        resume: async (ctx: Parameters<typeof resume>[0], checkpoint: unknown) => {
+          resumes++;
+          await new Promise((r) => setTimeout(r, 1_000));
+          return resume(ctx, checkpoint);
+        },
+      });
+    };
+    host = await SessionHost.open({
+      agentFactory: slowResume,
+      store: new FileSessionStore(dataDir),
+      log: (l) => lines.push(l),
+      progressLogMs: 300,
+    });
+    assert.equal(resumes, 1);
+    const progress = lines.filter((l) => l.startsWith(`session ${id}: resuming its agent: still going after`));
+    assert.ok(progress.length >= 2, `progress lines while the resume took 1 s:\n${lines.join('\n')}`);
+    const count = lines.length;
+    await new Promise((r) => setTimeout(r, 700));
+    assert.equal(lines.slice(count).filter((l) => l.includes('still going')).length, 0, 'nothing more once the resume is done');
   });
 
   it('drops a torn last line with a log line and keeps appending after it', async () => {

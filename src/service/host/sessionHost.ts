@@ -28,6 +28,7 @@ import type { SessionOwner } from '../identity/sessionOwner';
 import { checkNewSession, checkWake, DEFAULT_USER_QUOTAS, LIVE_STATUSES, type HeldCounts, type UserQuotas } from '../store/quotas';
 import { withholdsSecrets } from '../../core/withheldFiles';
 import { PLAN_FILE_FIELD, planFileEvents, readPlanFileField } from '../../core/planFileSession';
+import { PROGRESS_LOG_MS, withProgressLog } from '../runtime/progressLog';
 
 export type { StoredEvent } from '../store/sessionStore';
 export {
@@ -63,6 +64,8 @@ export interface SessionHostOptions {
   limits?: Partial<SessionHostLimits>;
   /** Told of each session's plan approvals (the record of what changed: changes/sessionWorkspace.ts). */
   approvals?: (session: SessionMeta) => ApprovalHooks | undefined;
+  /** How often an agent's resume that takes long says so in the log (progressLog.ts). */
+  progressLogMs?: number;
 }
 
 /** The system event a session gets when a restarted host cannot continue its agent. */
@@ -80,6 +83,7 @@ export class SessionHost {
   private readonly store: SessionStore;
   private readonly log: (line: string) => void;
   private readonly approvals: SessionHostOptions['approvals'];
+  readonly #progressLogMs: number;
   readonly limits: SessionHostLimits;
   /** The owners (null: none) of sessions being created, counted toward the limits until stored. */
   private readonly creating: Array<string | null> = [];
@@ -91,6 +95,7 @@ export class SessionHost {
     this.store = options.store ?? new MemorySessionStore();
     this.log = options.log ?? (() => {});
     this.approvals = options.approvals;
+    this.#progressLogMs = options.progressLogMs ?? PROGRESS_LOG_MS;
     this.limits = { ...DEFAULT_HOST_LIMITS, ...options.limits };
   }
 
@@ -116,7 +121,8 @@ export class SessionHost {
       this.sessions.set(session.id, session);
       const damaged = loaded.damagedLines.length > 0 ? this.reportDamage(session, loaded.damagedLines) : false;
       if (session.archived) continue;
-      await this.runtimeFor(session, cursor).begin(damaged ? { lostBecause: 'its journal is damaged' } : {});
+      const begin = () => this.runtimeFor(session, cursor).begin(damaged ? { lostBecause: 'its journal is damaged' } : {});
+      await withProgressLog(this.log, `session ${session.id}: resuming its agent`, begin, this.#progressLogMs);
     }
     // What loading wrote (notices, lost agents) is stored before the first reader can ask.
     await Promise.all([...this.sessions.values()].map((s) => s.flushed()));
@@ -266,10 +272,7 @@ export class SessionHost {
     return counts;
   }
 
-  /**
-   * Removes archived sessions archived before `before` (their journals, from memory and from the
-   * store); answers how many. Readers of a removed session get 404 from then on.
-   */
+  /** Removes sessions archived before `before` (journal, memory, store); answers how many. Their readers get 404. */
   async removeArchived(before: Date): Promise<number> {
     const cutoff = before.toISOString();
     let removed = 0;

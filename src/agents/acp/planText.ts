@@ -10,8 +10,14 @@ import { namedPlanFile, planSource, rawInputPlan, toolCallText, type PlanReviewF
 
 /** Files the agent proposed while planning (edit diffs), remembered for its exit request. */
 const MAX_PROPOSED_FILES = 100;
-/** How long an exit request without a plan waits for the tool call's update that carries it. */
-const ANNOUNCED_INPUT_WAIT_MS = 3000;
+/**
+ * How long an exit request without a plan waits for the tool call's update that carries it. Only
+ * the time this process ran counts (each pause at most ANNOUNCED_INPUT_PAUSE_COUNTED_MS): on a
+ * loaded machine a stall of this process, or of the agent, must not turn a plan into "no plan".
+ */
+export const ANNOUNCED_INPUT_WAIT_MS = 10_000;
+const ANNOUNCED_INPUT_POLL_MS = 20;
+const ANNOUNCED_INPUT_PAUSE_COUNTED_MS = 100;
 
 export interface PlanTextHost {
   readonly label: string;
@@ -21,6 +27,8 @@ export interface PlanTextHost {
   readonly quirks: AgentQuirks;
   /** Neither ended nor stopping. */
   readonly live: boolean;
+  /** Default ANNOUNCED_INPUT_WAIT_MS. */
+  readonly announcedInputWaitMs?: number;
   log(line: string): void;
 }
 
@@ -89,12 +97,20 @@ export class PlanTexts {
    * arrive just after the request: waited for, briefly, when the request came without one.
    */
   async #announcedInput(toolCallId: string): Promise<unknown> {
-    const deadline = Date.now() + ANNOUNCED_INPUT_WAIT_MS;
+    let waited = 0;
     for (;;) {
       const input = this.#host.translator.toolCall(toolCallId)?.rawInput;
-      if (rawInputPlan({ rawInput: input }) || namedPlanFile({ rawInput: input }) || Date.now() > deadline || !this.#host.live)
+      if (
+        rawInputPlan({ rawInput: input }) ||
+        namedPlanFile({ rawInput: input }) ||
+        waited >= (this.#host.announcedInputWaitMs ?? ANNOUNCED_INPUT_WAIT_MS) ||
+        !this.#host.live
+      )
         return input;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      const paused = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, ANNOUNCED_INPUT_POLL_MS));
+      // A long pause is this process (or the machine) stalled, with the update perhaps read meanwhile: not time spent waiting.
+      waited += Math.min(Date.now() - paused, ANNOUNCED_INPUT_PAUSE_COUNTED_MS);
     }
   }
 

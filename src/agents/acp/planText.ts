@@ -36,6 +36,8 @@ export class PlanTexts {
   readonly #host: PlanTextHost;
   /** The whole new text of files the agent's edit tool calls announced while planning (by path). */
   readonly #proposedFiles = new Map<string, string>();
+  /** The newest Markdown file in a `plans` folder that an edit tool call named while planning. */
+  #planFileEdited: string | undefined;
 
   constructor(host: PlanTextHost) {
     this.#host = host;
@@ -43,6 +45,8 @@ export class PlanTexts {
 
   /** While planning: remembers the whole new text of each file an edit tool call completed (Gemini announces its plan file only so). */
   toolCallSeen(call: ToolCallUpdate): void {
+    const planFile = editedPlanFile(call, call.kind ?? this.#host.translator.toolCall(call.toolCallId)?.kind);
+    if (planFile) this.#planFileEdited = path.resolve(this.#host.workspace, planFile);
     if (call.status !== 'completed') return;
     for (const item of call.content ?? []) {
       if (item.type !== 'diff') continue;
@@ -75,7 +79,7 @@ export class PlanTexts {
       locations: toolCall.locations,
     });
     if (source.kind === 'text') return source.text;
-    if (source.kind === 'none') return this.#withoutSource(toolCall.toolCallId);
+    if (source.kind === 'none') return this.#planFileOrLastWords(toolCall.toolCallId);
     return this.#namedPlanText(path.resolve(this.#host.workspace, source.path));
   }
 
@@ -114,6 +118,18 @@ export class PlanTexts {
     }
   }
 
+  /**
+   * No plan in the request, nor in its update: the plan file the agent wrote while planning, which
+   * is where Claude Code itself takes the plan from (its adapter's request does not always carry it
+   * yet); else its last words.
+   */
+  async #planFileOrLastWords(toolCallId: string): Promise<string> {
+    const planFile = this.#planFileEdited;
+    if (planFile === undefined) return this.#withoutSource(toolCallId);
+    this.#host.log(`the exit-plan request ${toolCallId} carries no plan: taking the plan file ${planFile} the agent wrote while planning`);
+    return this.#namedPlanText(planFile);
+  }
+
   /** No plan in the request: the agent's last words are the plan it proposed, if it said any. */
   #withoutSource(toolCallId: string): string {
     this.#host.log(`the exit-plan request ${toolCallId} carries no plan`);
@@ -137,4 +153,14 @@ export class PlanTexts {
     this.#host.log(`did not read the named plan file ${resolved}: ${named.message}`);
     return `(${this.#host.label} named its plan file ${resolved}, but Ultraplan did not read it: ${named.message}.)`;
   }
+}
+
+/** The plan file an edit tool call names: a Markdown file in a folder named `plans` (Claude's ~/.claude/plans, Copilot's, OpenCode's). */
+function editedPlanFile(call: ToolCallUpdate, kind: string | null | undefined): string | undefined {
+  if (kind !== 'edit') return undefined;
+  const input = call.rawInput && typeof call.rawInput === 'object' ? (call.rawInput as Record<string, unknown>) : {};
+  const named = [input.file_path, input.path, ...(call.locations ?? []).map((location) => location.path)];
+  return named.find(
+    (file): file is string => typeof file === 'string' && file.endsWith('.md') && path.basename(path.dirname(file)) === 'plans',
+  );
 }

@@ -10,6 +10,8 @@ import type { RememberedToolCall } from '../../../src/agents/acp/eventTranslator
 const PLAN = '# Flip the flag\n\n1. Set original to false.\n2. Run the tests.\n';
 const EXIT: ToolCallUpdate = { toolCallId: 'toolu_exit', title: 'Ready to code?', rawInput: {} };
 
+const PLAN_FILE = '/home/person/.claude/plans/flip-the-flag-cosmic-wren.md';
+
 /** PlanTexts over a translator whose remembered tool call the test sets, as the agent's update would. */
 function planTexts(options: { waitMs?: number; lastWords?: string } = {}) {
   const calls = new Map<string, RememberedToolCall>();
@@ -17,7 +19,11 @@ function planTexts(options: { waitMs?: number; lastWords?: string } = {}) {
   const host: PlanTextHost = {
     label: 'Claude (ACP)',
     workspace: '/work/space',
-    files: { namedPlan: () => Promise.reject(new Error('no plan file is named here')) },
+    // The plan file the agent wrote (the policy's own checks are tested with AgentFileAccess).
+    files: {
+      namedPlan: (file) =>
+        Promise.resolve(file === PLAN_FILE ? { ok: true, value: PLAN } : { ok: false, refused: true, message: 'not a plan file' }),
+    },
     translator: {
       lastAssistantText: options.lastWords ?? '',
       latestPlanToolCall: () => undefined,
@@ -30,7 +36,20 @@ function planTexts(options: { waitMs?: number; lastWords?: string } = {}) {
   };
   const announce = (rawInput: unknown) =>
     calls.set(EXIT.toolCallId, { toolCallId: EXIT.toolCallId, title: 'ExitPlanMode', kind: 'switch_mode', rawInput, resultEmitted: false });
-  return { texts: new PlanTexts(host), announce, logged };
+  const texts = new PlanTexts(host);
+  /** A tool call update as the session sees it: the translator remembers the call's kind from its first report. */
+  const seen = (call: ToolCallUpdate) => {
+    const known = calls.get(call.toolCallId);
+    calls.set(call.toolCallId, {
+      toolCallId: call.toolCallId,
+      title: call.title ?? known?.title ?? '',
+      kind: call.kind ?? known?.kind,
+      rawInput: call.rawInput ?? known?.rawInput,
+      resultEmitted: false,
+    });
+    texts.toolCallSeen(call);
+  };
+  return { texts, announce, seen, logged };
 }
 
 /** Keeps this process busy, as a loaded machine that does not schedule it would. */
@@ -62,6 +81,26 @@ describe('the plan of an exit request that came without one', () => {
     const plan = texts.ofExitRequest(EXIT);
     setTimeout(() => announce({ plan: PLAN }), 400);
     assert.equal(await plan, PLAN);
+  });
+
+  it('once the wait is over, is the plan file the agent wrote while planning (where Claude Code takes the plan from)', async () => {
+    const { texts, seen, logged } = planTexts({ waitMs: 300, lastWords: 'I will now leave plan mode.' });
+    // As Claude's adapter reports its Write: the tool call (kind edit), then updates without a kind.
+    seen({ toolCallId: 'toolu_read', kind: 'read', title: 'Read', rawInput: { file_path: '/home/person/.claude/plans/old.md' } });
+    seen({ toolCallId: 'toolu_write', kind: 'edit', title: 'Write', rawInput: {} });
+    seen({ toolCallId: 'toolu_write', rawInput: { file_path: PLAN_FILE, content: PLAN }, locations: [{ path: PLAN_FILE }] });
+    seen({ toolCallId: 'toolu_write', status: 'completed' });
+    assert.equal(await texts.ofExitRequest(EXIT), PLAN);
+    assert.ok(
+      logged.some((line) => line.includes(`taking the plan file ${PLAN_FILE}`)),
+      logged.join('\n'),
+    );
+  });
+
+  it('a file the agent only read in a plans folder is not its plan', async () => {
+    const { texts, seen } = planTexts({ waitMs: 100, lastWords: 'Plan: flip the flag.' });
+    seen({ toolCallId: 'toolu_read', kind: 'read', title: 'Read', rawInput: { file_path: PLAN_FILE } });
+    assert.equal(await texts.ofExitRequest(EXIT), 'Plan: flip the flag.');
   });
 
   it("falls back to the agent's last words once the wait is over, and says so in the log", async () => {

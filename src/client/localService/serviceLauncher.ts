@@ -159,8 +159,7 @@ async function makeWayForThisVersion(paths: ServicePaths, version: string, token
       continue;
     }
     log(`service ${other} had nothing live and stops for version ${version}`);
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline && processAlive(status.pid)) await delay(50);
+    await waitUntil(() => !processAlive(status.pid), 15_000);
   }
 }
 
@@ -227,13 +226,18 @@ async function stopHungStart(child: SpawnedService): Promise<boolean> {
       // already gone
     }
   };
+  const exited = (): boolean => child.exitCode !== undefined;
   signalGroup('SIGTERM');
-  const deadline = Date.now() + HUNG_START_GRACE_MS;
-  while (child.exitCode === undefined && Date.now() < deadline) await delay(50);
-  if (child.exitCode === undefined) signalGroup('SIGKILL');
-  const killedBy = Date.now() + HUNG_START_GRACE_MS;
-  while (child.exitCode === undefined && Date.now() < killedBy) await delay(50);
-  return child.exitCode !== undefined;
+  await waitUntil(exited, HUNG_START_GRACE_MS);
+  if (!exited()) signalGroup('SIGKILL');
+  await waitUntil(exited, HUNG_START_GRACE_MS);
+  return exited();
+}
+
+/** Checks `done` every 50 ms until it holds or `boundMs` have passed. */
+async function waitUntil(done: () => boolean, boundMs: number): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  while (!done() && Date.now() < deadline) await delay(50);
 }
 
 function spawnService(place: ServicePlace, options: ServiceLauncherOptions, log: (line: string) => void): SpawnedService {

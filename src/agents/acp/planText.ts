@@ -15,7 +15,7 @@ const MAX_PROPOSED_FILES = 100;
  * the time this process ran counts (each pause at most ANNOUNCED_INPUT_PAUSE_COUNTED_MS): on a
  * loaded machine a stall of this process, or of the agent, must not turn a plan into "no plan".
  */
-export const ANNOUNCED_INPUT_WAIT_MS = 10_000;
+const ANNOUNCED_INPUT_WAIT_MS = 10_000;
 const ANNOUNCED_INPUT_POLL_MS = 20;
 const ANNOUNCED_INPUT_PAUSE_COUNTED_MS = 100;
 

@@ -179,8 +179,10 @@ export async function inboxGroups(page: Page): Promise<Record<string, string[]>>
 
 export const HOST_NOTICE = '.notice:not(.notice-local)';
 
-/** The review panel's frame, once it shows `selector`. */
-/** After a window reload the panel is restored with the new extension host: pass `AFTER_RELOAD_MS`. */
+/**
+ * The review panel's frame, once it shows `selector`. After a window reload the panel is restored
+ * with the new extension host: pass `AFTER_RELOAD_MS`.
+ */
 export async function reviewFrame(page: Page, selector = '#plan', timeoutMs = 30_000): Promise<Frame> {
   return findWebviewFrame(page, selector, { timeoutMs });
 }

@@ -15,6 +15,7 @@ import type { Agent, AgentContext, AgentStartOptions, ResumeOutcome } from '../a
 import { SavedSession, parseAcpCheckpoint } from './acpCheckpoint';
 import { labelFromArgv } from '../catalogue/agentLabel';
 import { knownAgentOfArgv } from '../catalogue/knownAgents';
+import { environmentSeenBy } from './envCommand';
 import { progressSignalEnv } from '../catalogue/progressSignals';
 import { AgentFileAccess } from './agentFileAccess';
 import type { AgentExit, AgentProcess } from './agentProcess';
@@ -131,11 +132,8 @@ export class AcpAgent implements Agent {
     if (!saved.loadable) return { lost: `${this.label} is not resumed with session/load` };
     const connection = await this.#spawn(ctx, saved.approved);
     if (!connection) return { lost: `${this.label} could not be started` };
-    const outcome = await handshake(connection, this.#handshakeHost, {
-      kind: 'load',
-      sessionId: saved.sessionId,
-      carryOut: saved.approved,
-    });
+    const load: SessionStart = { kind: 'load', sessionId: saved.sessionId, carryOut: saved.approved };
+    const outcome = await handshake(connection, this.#handshakeHost, load);
     if (!outcome.ok) {
       await this.stop();
       return { lost: 'message' in outcome ? outcome.message : `${outcome.context}: ${agentErrorMessage(outcome.error)}` };
@@ -176,7 +174,7 @@ export class AcpAgent implements Agent {
         {
           argv: this.#options.argv,
           workspace: this.#workspace,
-          env: this.#agentEnv() as NodeJS.ProcessEnv,
+          env: this.#agentEnv('spawned') as NodeJS.ProcessEnv,
           sandbox: this.#options.sandbox,
           sessionId: ctx.sessionId,
           approved,
@@ -230,10 +228,14 @@ export class AcpAgent implements Agent {
     return this.#stopping;
   }
 
-  /** The agent's environment: the host's (unless inheritEnv is false), `env`, and what it needs to report progress. */
-  #agentEnv(): Record<string, string | undefined> {
+  /**
+   * The agent's environment: the host's (unless inheritEnv is false), `env`, and what it needs to
+   * report progress; as the agent program sees it (a leading `env` in its command changes it), or as spawned.
+   */
+  #agentEnv(as: 'seen' | 'spawned' = 'seen'): Record<string, string | undefined> {
     const env = { ...(this.#options.inheritEnv === false ? {} : process.env), ...this.#options.env };
-    return { ...env, ...progressSignalEnv(knownAgentOfArgv(this.#options.argv)?.id, env).set };
+    const spawned = { ...env, ...progressSignalEnv(knownAgentOfArgv(this.#options.argv)?.id, env).set };
+    return as === 'seen' ? { ...environmentSeenBy(this.#options.argv, spawned) } : spawned;
   }
 
   get #live(): boolean {

@@ -98,7 +98,9 @@ export class PlanTexts {
   /**
    * The rawInput a tool call announced in its updates. Claude's adapter asks its permission from
    * one path and streams the tool call's input from another, so the update carrying the plan may
-   * arrive just after the request: waited for, briefly, when the request came without one.
+   * arrive just after the request: waited for, briefly, when the request came without one and the
+   * agent wrote no plan file while planning. When it wrote one, that file is the plan at once (Claude
+   * Code fills its request from it, and leaves the request empty when its own cache of the file lags).
    */
   async #announcedInput(toolCallId: string): Promise<unknown> {
     let waited = 0;
@@ -107,6 +109,7 @@ export class PlanTexts {
       if (
         rawInputPlan({ rawInput: input }) ||
         namedPlanFile({ rawInput: input }) ||
+        this.#planFileEdited !== undefined ||
         waited >= (this.#host.announcedInputWaitMs ?? ANNOUNCED_INPUT_WAIT_MS) ||
         !this.#host.live
       )

@@ -83,8 +83,10 @@ describe('the plan of an exit request that came without one', () => {
     assert.equal(await plan, PLAN);
   });
 
-  it('once the wait is over, is the plan file the agent wrote while planning (where Claude Code takes the plan from)', async () => {
-    const { texts, seen, logged } = planTexts({ waitMs: 300, lastWords: 'I will now leave plan mode.' });
+  it('is the plan file the agent wrote while planning, at once (where Claude Code takes the plan from)', async function () {
+    // Waiting for an update first would outlast this test: the bound is an hour.
+    this.timeout(5_000);
+    const { texts, seen, logged } = planTexts({ waitMs: 3_600_000, lastWords: 'I will now leave plan mode.' });
     // As Claude's adapter reports its Write: the tool call (kind edit), then updates without a kind.
     seen({ toolCallId: 'toolu_read', kind: 'read', title: 'Read', rawInput: { file_path: '/home/person/.claude/plans/old.md' } });
     seen({ toolCallId: 'toolu_write', kind: 'edit', title: 'Write', rawInput: {} });

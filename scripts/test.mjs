@@ -45,9 +45,10 @@ const onlyCodeServer = args.find((a) => a.startsWith('--code-server='))?.slice('
 const summary = { passed: 0, failed: 0, pending: 0, failures: [] };
 
 /**
- * Each failure of a mocha run in a few lines (its titles and the error's first line), from the
- * failures mocha lists after its "N failing": repeated in the summary, the last thing a run prints,
- * so a log kept only by its tail still names what failed.
+ * Each failure of a mocha run in a line (its titles, the error's first line and what follows it: an
+ * assertion's actual and expected values), from the failures mocha lists after its "N failing":
+ * repeated in the summary, the last thing a run prints, so a log kept only by its tail still says
+ * what failed and how.
  */
 function failureHeads(text) {
   const at = [...text.matchAll(/^\s*\d+ failing\b.*$/gm)].at(-1);
@@ -61,7 +62,8 @@ function failureHeads(text) {
     if (!/^\d+\) /.test(lines[0] ?? '')) continue;
     const error = lines.findIndex((l) => /^\w*Error\b|^AssertionError|^Error:/.test(l));
     const title = lines.slice(0, error < 0 ? 3 : Math.min(error, 4)).join(' ');
-    heads.push(`${title}${error < 0 ? '' : ` -- ${lines[error]}`}`.slice(0, 400));
+    const how = lines.slice(error, error + 4).filter((line) => !line.startsWith('at '));
+    heads.push(`${title}${error < 0 ? '' : ` -- ${how.join(' | ')}`}`.slice(0, 700));
   }
   return heads;
 }

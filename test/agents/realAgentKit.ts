@@ -136,6 +136,16 @@ export class RealAgentRun {
     return this.read('src/app.ts');
   }
 
+  /** What a failed test's run saw: the scripted model's requests and each session's events, in short. */
+  describeFailure(): string {
+    const lines = [`      scripted model requests: ${this.model?.describe() ?? '(no model)'}`];
+    for (const session of this.host?.listSessions() ?? []) {
+      const events = this.events(session.id).map((event) => JSON.stringify(event).slice(0, 300));
+      lines.push(`      session ${session.id} (${session.session_status}), ${events.length} events:`, ...events.map((e) => `        ${e}`));
+    }
+    return lines.join('\n');
+  }
+
   /** Archives every session and checks each agent's process group is empty. */
   async close(): Promise<void> {
     const pids = this.agents.map((agent) => agent.pid).filter((pid): pid is number => pid !== undefined);
@@ -157,7 +167,8 @@ export function eachRealAgentRun(): RealAgentRun {
   beforeEach(() => {
     current = new RealAgentRun();
   });
-  afterEach(async () => {
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && current) console.log(current.describeFailure());
     await current?.close();
     current = undefined;
   });

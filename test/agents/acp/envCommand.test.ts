@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { environmentSeenBy } from '../../../src/agents/acp/envCommand';
+import { CLAUDE_EXIT_OPTIONS, DEFAULT_AND_PLAN_MODES } from '../../support/acpFixtures';
 import { FakeAgentRuns } from '../../support/recordingAgentContext';
 
 const SPAWNED = { HOME: '/home/person', PATH: '/usr/bin', CLAUDE_CONFIG_DIR: '/home/person/.config/claude' };
@@ -58,13 +59,7 @@ describe('an agent started as `env HOME=… agent`: its plans folder is under th
     const planFile = '{{home}}/.claude/plans/flip-the-flag-cosmic-wren.md';
     const run = await runs.prepare({
       agentInfo: { name: '@agentclientprotocol/claude-agent-acp', version: '0.101.0' },
-      modes: {
-        currentModeId: 'default',
-        availableModes: [
-          { id: 'default', name: 'Manual' },
-          { id: 'plan', name: 'Plan Mode' },
-        ],
-      },
+      modes: DEFAULT_AND_PLAN_MODES,
       turns: [
         [
           { toolCall: { toolCallId: 'toolu_write', title: 'Write', kind: 'edit', status: 'pending', rawInput: {} } },
@@ -81,10 +76,7 @@ describe('an agent started as `env HOME=… agent`: its plans folder is under th
             permission: {
               // As Claude's adapter asks when Claude Code did not fill in the plan: no input, no content.
               toolCall: { toolCallId: 'toolu_exit', title: 'Ready to code?', kind: 'switch_mode', rawInput: {} },
-              options: [
-                { optionId: 'default', name: 'Yes, and manually approve edits', kind: 'allow_once' },
-                { optionId: 'plan', name: 'No, keep planning', kind: 'reject_once' },
-              ],
+              options: CLAUDE_EXIT_OPTIONS,
             },
             then: { '*': [{ stopReason: 'end_turn' }] },
           },

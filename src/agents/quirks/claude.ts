@@ -5,9 +5,9 @@
 // - in plan mode the model writes its plan itself to ~/.claude/plans/<slug>.md and calls
 //   ExitPlanMode with no input; the adapter fills the permission request's rawInput with
 //   {plan, planFilePath} from that file. When the model passed the plan inline instead, the
-//   permission arrives with an empty rawInput and the plan is in the tool call's update; on a loaded
-//   machine the request can also come empty with no input at all, its update only later: then the
-//   plan is the file the model wrote (acp/planText.ts);
+//   permission arrives with an empty rawInput and the plan is in the tool call's update; the request
+//   also comes empty when Claude Code's cache of the plan file lags the model's Write (it fills the
+//   input from that cache): then the plan is the file the model wrote, at once (acp/planText.ts);
 // - the exit request's options: `exit-plan-default` (manual edits), `exit-plan-clear-auto` (clear
 //   the context, then auto mode), `exit-plan-auto` (auto mode), `exit-plan-bypass`, `reject`
 //   ("No, keep planning"); there is no accept-edits option, so that choice is `exit-plan-default`
